@@ -1,0 +1,186 @@
+# tfkit - machine-learning pipelines as Unix filters.
+#
+#   make            build libtfcore (.so and .a), the tools and man pages
+#   make check      build and run every test (unit, command, fuzz seeds)
+#   make check SANITIZE=1   the same under AddressSanitizer + UBSan
+#   make demo       convert the bundled data and show it
+#   make install PREFIX=/usr/local DESTDIR=
+#   make fuzz       build the libFuzzer targets (clang)
+#   make bench      run the benchmarks under bench/
+#   make lint       clang-format (check mode) and cppcheck
+#
+# Missing Debian packages are installed first (mk/deps.sh).
+
+VERSION   := 0.1.0
+SOVERSION := 0
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+BINDIR    := $(PREFIX)/bin
+LIBDIR    := $(PREFIX)/lib
+INCDIR    := $(PREFIX)/include
+MANDIR    := $(PREFIX)/share/man
+DATADIR   := $(PREFIX)/share/tfkit
+PLUGINDIR := $(LIBDIR)/tfkit/plugins
+
+CC        ?= cc
+SANITIZE  ?= 0
+ifeq ($(SANITIZE),1)
+B         := build-san
+SANFLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+OPT       := -O1 -g
+else
+B         := build
+SANFLAGS  :=
+OPT       := -O2 -g
+endif
+
+NVCC := $(shell command -v nvcc 2>/dev/null)
+ifeq ($(CUDA),0)
+NVCC :=
+endif
+
+WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-result
+CPPFLAGS += -D_GNU_SOURCE -Ilibtfcore/include -I$(B)/gen -MMD -MP \
+            -DTF_VERSION='"$(VERSION)"' -DTF_TOOL_VERSION='"$(VERSION)"' -DTF_PLUGINDIR='"$(PLUGINDIR)"'
+CFLAGS   ?= $(OPT)
+CFLAGS   += -std=c11 $(WARN) -pthread $(SANFLAGS)
+LIBCFLAGS = $(CFLAGS) -fPIC -fvisibility=hidden -DTF_BUILDING_LIBRARY -Ilibtfcore
+LDFLAGS  += -pthread $(SANFLAGS)
+LIBS     := -lcsv -larchive -lprotobuf-c -lz -lm
+
+V ?= 0
+ifeq ($(V),0)
+Q := @
+say = printf '  %-7s %s\n' $(1) $(2);
+else
+Q :=
+say =
+endif
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+.SECONDARY:
+
+LIB_SRC   := $(wildcard libtfcore/*.c)
+LIB_OBJ   := $(patsubst libtfcore/%.c,$(B)/lib/%.o,$(LIB_SRC)) $(B)/lib/example.pb-c.o
+LIB_HDR   := $(wildcard libtfcore/include/tf/*.h)
+TOOLS     := tf-csv2record tf-records
+TOOL_BIN  := $(addprefix $(B)/bin/,$(TOOLS))
+TOOL_COMMON := $(B)/tools/tool.o
+UNIT_SRC  := $(wildcard tests/unit/test_*.c)
+UNIT_BIN  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
+FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_RUN  := $(patsubst tests/fuzz/%.c,$(B)/fuzz-run/%,$(FUZZ_SRC))
+SOLIB     := $(B)/lib/libtfcore.so.$(SOVERSION)
+ALIB      := $(B)/lib/libtfcore.a
+MANPAGES  := $(wildcard man/man*/*.[0-9])
+
+.PHONY: all deps deps-check lib tools check unit demo install uninstall \
+        clean fuzz bench lint cuda-note
+all: deps lib tools cuda-note
+
+deps:
+	@sh mk/deps.sh build
+deps-check:
+	@sh mk/deps.sh check
+
+cuda-note:
+ifeq ($(NVCC),)
+	@echo "tfkit: nvcc not found: building without CUDA (CPU kernels only)"
+else
+	@echo "tfkit: nvcc found at $(NVCC) (nothing in this build needs CUDA yet)"
+endif
+
+lib: $(SOLIB) $(ALIB) $(B)/lib/libtfcore.so $(B)/libtfcore.pc
+tools: $(TOOL_BIN)
+
+$(B)/gen/example.pb-c.c $(B)/gen/example.pb-c.h: libtfcore/proto/example.proto
+	@mkdir -p $(B)/gen
+	$(Q)$(call say,PROTOC,$<)protoc-c --c_out=$(B)/gen -Ilibtfcore/proto $<
+
+$(B)/lib/example.pb-c.o: $(B)/gen/example.pb-c.c
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(LIBCFLAGS) -Wno-unused-parameter -c -o $@ $<
+
+$(B)/lib/%.o: libtfcore/%.c $(B)/gen/example.pb-c.h
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(LIBCFLAGS) -c -o $@ $<
+
+$(SOLIB): $(LIB_OBJ)
+	$(Q)$(call say,LD,$@)$(CC) -shared -Wl,-soname,libtfcore.so.$(SOVERSION) $(LDFLAGS) -o $@ $^ $(LIBS)
+$(B)/lib/libtfcore.so: $(SOLIB)
+	$(Q)ln -sf libtfcore.so.$(SOVERSION) $@
+$(ALIB): $(LIB_OBJ)
+	$(Q)$(call say,AR,$@)rm -f $@ && ar rcs $@ $^
+
+$(B)/libtfcore.pc: mk/libtfcore.pc.in Makefile
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|; s|@PLUGINDIR@|$(PLUGINDIR)|' $< > $@
+
+$(B)/tools/%.o: tools/%.c
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+# Tools link the shared library, found at run time next to them
+# ($ORIGIN/../lib), in the build tree and once installed.
+$(B)/bin/%: $(B)/tools/%.o $(TOOL_COMMON) $(SOLIB) $(B)/lib/libtfcore.so
+	@mkdir -p $(@D)
+	$(Q)$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $< $(TOOL_COMMON) -L$(B)/lib -ltfcore -Wl,-rpath,'$$ORIGIN/../lib' -lm
+
+# Unit tests link the static library so they can reach internals.
+$(B)/tests/%: tests/unit/%.c tests/unit/test.h $(ALIB)
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -o $@ $< $(ALIB) $(LIBS) $(LDFLAGS)
+
+# Fuzz targets, built with a plain driver that runs each seed once.
+$(B)/fuzz-run/%: tests/fuzz/%.c tests/fuzz/driver.c $(ALIB)
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< tests/fuzz/driver.c $(ALIB) $(LIBS) $(LDFLAGS)
+
+check: deps-check all $(UNIT_BIN) $(FUZZ_RUN)
+	@B=$(B) SANITIZE=$(SANITIZE) sh tests/run
+
+unit: all $(UNIT_BIN)
+	@B=$(B) ONLY=unit sh tests/run
+
+demo: deps all
+	@B=$(B) sh share/demo.sh
+
+# libFuzzer builds (clang): build/fuzz/fuzz_record etc.
+fuzz: $(ALIB)
+	@mkdir -p $(B)/fuzz
+	@for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \
+	  echo "  FUZZ    $(B)/fuzz/$$n"; \
+	  clang $(CPPFLAGS) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \
+	    -Ilibtfcore -DTF_BUILDING_LIBRARY -o $(B)/fuzz/$$n $$f $(LIB_SRC) $(B)/gen/example.pb-c.c \
+	    $(LIBS) -pthread || exit 1; done
+	@echo "run e.g.: $(B)/fuzz/fuzz_record -max_total_time=60 tests/fuzz/corpus/record"
+
+bench: all
+	@B=$(B) sh bench/csv2record
+
+lint:
+	@sh mk/lint.sh
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/tf \
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
+	  $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(DATADIR)/data
+	install -m 755 $(TOOL_BIN) $(DESTDIR)$(BINDIR)/
+	install -m 755 $(SOLIB) $(DESTDIR)$(LIBDIR)/
+	ln -sf libtfcore.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libtfcore.so
+	install -m 644 $(ALIB) $(DESTDIR)$(LIBDIR)/
+	install -m 644 $(B)/libtfcore.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 644 $(LIB_HDR) $(DESTDIR)$(INCDIR)/tf/
+	for m in $(MANPAGES); do s=$$(echo $$m | sed 's|.*\.||'); \
+	  install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
+	install -m 644 share/data/*.csv share/data/README $(DESTDIR)$(DATADIR)/data/
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(TOOLS))
+	rm -f $(DESTDIR)$(LIBDIR)/libtfcore.* $(DESTDIR)$(LIBDIR)/pkgconfig/libtfcore.pc
+	rm -rf $(DESTDIR)$(INCDIR)/tf $(DESTDIR)$(DATADIR)
+
+clean:
+	rm -rf build build-san
+
+-include $(shell find build build-san -name '*.d' 2>/dev/null)

@@ -1,0 +1,2267 @@
+/*
+ * csv.c - CSV / libsvm text to tf.train.Example records, in parallel.
+ *
+ * Flow for each stream of a tf_input:
+ *   1. the header row (CSV) names the columns;
+ *   2. on the first stream, the first infer_rows rows are parsed once to
+ *      infer column types, then the plan (which column becomes which
+ *      feature) is fixed;
+ *   3. the main thread cuts the bytes into chunks at row boundaries
+ *      (outside quotes) and queues them; worker threads parse each chunk
+ *      with their own libcsv parser and encode framed records; the main
+ *      thread hands finished chunks to the sink in input order.
+ * Line numbers in messages are physical lines of the stream (1-based).
+ */
+#include <csv.h>
+#include <ctype.h>
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "tf/crc32c.h"
+#include "tf/csv.h"
+#include "tf/example.h"
+#include "tf/record.h"
+
+#define CHUNK ((size_t)4 << 20)
+#define MAX_ROW ((size_t)64 << 20)
+#define VOCAB_MAX 1000
+#define SKIP_LOG_MAX 20
+
+enum role { ROLE_FEATURE = 0, ROLE_LABEL = 1, ROLE_DROP = 2 };
+
+/* ---- numbers ----------------------------------------------------------- */
+
+static const double pow10tab[23] = {
+	1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+static int
+slow_float(const char *s, size_t n, float *out)
+{
+	char tmp[128];
+	if (n == 0 || n >= sizeof tmp) {
+		return -1;
+	}
+	memcpy(tmp, s, n);
+	tmp[n] = '\0';
+	if (isspace((unsigned char)tmp[0]) || tmp[0] == '0' + 0 * 0 - 0 ||
+	    1) {
+		/* strtof skips leading spaces; refuse them here. */
+		if (isspace((unsigned char)tmp[0])) {
+			return -1;
+		}
+	}
+	char *end;
+	errno = 0;
+	float f = strtof(tmp, &end);
+	if (end != tmp + n) {
+		return -1;
+	}
+	/* Hex floats are not numbers in a CSV file. */
+	if (memchr(tmp, 'x', n) || memchr(tmp, 'X', n)) {
+		return -1;
+	}
+	*out = f;
+	return 0;
+}
+
+/*
+ * Decimal text to float, correctly rounded.  The common case (up to 19
+ * significant digits, a small exponent) is Clinger's fast path in double,
+ * which is exact unless the double lands on a float rounding midpoint;
+ * anything else goes to strtof.
+ */
+int
+tf_parse_float(const char *s, size_t n, float *out)
+{
+	const char *p = s, *end = s + n;
+	int neg = 0;
+	if (p < end && (*p == '-' || *p == '+')) {
+		neg = *p == '-';
+		p++;
+	}
+	uint64_t m = 0;
+	int digits = 0, exp10 = 0, any = 0, inexact = 0;
+	while (p < end && *p >= '0' && *p <= '9') {
+		any = 1;
+		if (digits < 19) {
+			m = m * 10 + (uint64_t)(*p - '0');
+			digits += m != 0;
+		} else {
+			exp10++;
+			inexact |= *p != '0';
+		}
+		p++;
+	}
+	if (p < end && *p == '.') {
+		p++;
+		while (p < end && *p >= '0' && *p <= '9') {
+			any = 1;
+			if (digits < 19) {
+				m = m * 10 + (uint64_t)(*p - '0');
+				digits += m != 0;
+				exp10--;
+			} else {
+				inexact |= *p != '0';
+			}
+			p++;
+		}
+	}
+	if (!any) {
+		return slow_float(s, n, out); /* nan, inf, or not a number */
+	}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		p++;
+		int eneg = 0, e = 0, edig = 0;
+		if (p < end && (*p == '-' || *p == '+')) {
+			eneg = *p == '-';
+			p++;
+		}
+		while (p < end && *p >= '0' && *p <= '9') {
+			if (e < 10000) {
+				e = e * 10 + (*p - '0');
+			}
+			edig = 1;
+			p++;
+		}
+		if (!edig) {
+			return -1;
+		}
+		exp10 += eneg ? -e : e;
+	}
+	if (p != end) {
+		return -1;
+	}
+	if (m == 0) {
+		*out = neg ? -0.0f : 0.0f;
+		return 0;
+	}
+	if (inexact || m > ((uint64_t)1 << 53) || exp10 < -22 || exp10 > 22) {
+		return slow_float(s, n, out);
+	}
+	double d = exp10 < 0 ? (double)m / pow10tab[-exp10]
+			     : (double)m * pow10tab[exp10];
+	if (d < (double)FLT_MIN || d > (double)FLT_MAX) {
+		return slow_float(s, n, out);
+	}
+	uint64_t bits;
+	memcpy(&bits, &d, 8);
+	if ((bits & 0x1fffffffu) == 0x10000000u) {
+		return slow_float(s, n, out); /* double rounding could bite */
+	}
+	float f = (float)d;
+	*out = neg ? -f : f;
+	return 0;
+}
+
+int
+tf_parse_int64(const char *s, size_t n, int64_t *out)
+{
+	const char *p = s, *end = s + n;
+	int neg = 0;
+	if (p < end && (*p == '-' || *p == '+')) {
+		neg = *p == '-';
+		p++;
+	}
+	if (p == end) {
+		return -1;
+	}
+	uint64_t v = 0;
+	uint64_t lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+	while (p < end) {
+		if (*p < '0' || *p > '9') {
+			return -1;
+		}
+		uint64_t d = (uint64_t)(*p - '0');
+		if (v > (lim - d) / 10) {
+			return -1;
+		}
+		v = v * 10 + d;
+		p++;
+	}
+	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
+	return 0;
+}
+
+int
+tf_coltype_parse(const char *name)
+{
+	if (strcmp(name, "int64") == 0 || strcmp(name, "int") == 0) {
+		return TF_COL_INT64;
+	}
+	if (strcmp(name, "float") == 0) {
+		return TF_COL_FLOAT;
+	}
+	if (strcmp(name, "bytes") == 0 || strcmp(name, "string") == 0) {
+		return TF_COL_BYTES;
+	}
+	if (strcmp(name, "auto") == 0) {
+		return TF_COL_AUTO;
+	}
+	return -1;
+}
+
+const char *
+tf_coltype_name(int t)
+{
+	switch (t) {
+	case TF_COL_INT64:
+		return "int64";
+	case TF_COL_FLOAT:
+		return "float";
+	case TF_COL_BYTES:
+		return "bytes";
+	default:
+		return "auto";
+	}
+}
+
+/* ---- a small string set (vocabularies) ---------------------------------- */
+
+struct strset {
+	struct tfi_buf chars;
+	uint32_t *slots; /* 1 + index into offs, 0 = empty */
+	size_t *offs;    /* start of each string in chars (NUL-terminated) */
+	size_t n, nslots;
+	int over;        /* more than VOCAB_MAX distinct values seen */
+};
+
+static uint64_t
+hash_bytes(const void *p, size_t n)
+{
+	const uint8_t *s = p;
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++) {
+		h = (h ^ s[i]) * 1099511628211ull;
+	}
+	return h;
+}
+
+static void
+strset_free(struct strset *s)
+{
+	tfi_buf_free(&s->chars);
+	free(s->slots);
+	free(s->offs);
+	memset(s, 0, sizeof *s);
+}
+
+static int
+strset_add(struct strset *s, const char *p, size_t n)
+{
+	if (s->over) {
+		return TF_OK;
+	}
+	if (s->slots == NULL) {
+		s->nslots = 2048; /* > 2 * VOCAB_MAX */
+		s->slots = calloc(s->nslots, sizeof *s->slots);
+		s->offs = malloc((VOCAB_MAX + 1) * sizeof *s->offs);
+		if (s->slots == NULL || s->offs == NULL) {
+			return TF_ENOMEM;
+		}
+	}
+	size_t i = hash_bytes(p, n) & (s->nslots - 1);
+	while (s->slots[i] != 0) {
+		const char *q = (const char *)s->chars.data +
+				s->offs[s->slots[i] - 1];
+		if (strlen(q) == n && memcmp(q, p, n) == 0) {
+			return TF_OK;
+		}
+		i = (i + 1) & (s->nslots - 1);
+	}
+	if (s->n == VOCAB_MAX || memchr(p, 0, n) != NULL) {
+		s->over = 1;
+		return TF_OK;
+	}
+	s->offs[s->n] = s->chars.len;
+	if (tfi_buf_append(&s->chars, p, n) || tfi_buf_append(&s->chars, "", 1)) {
+		return TF_ENOMEM;
+	}
+	s->slots[i] = (uint32_t)++s->n;
+	return TF_OK;
+}
+
+static const char *
+strset_at(const struct strset *s, size_t i)
+{
+	return (const char *)s->chars.data + s->offs[i];
+}
+
+/* ---- plan --------------------------------------------------------------- */
+
+struct colstats {
+	uint64_t present, missing;
+	double min, max;
+	struct strset vocab; /* bytes columns, and int64 labels */
+};
+
+struct col {
+	char *name;
+	int role;
+	int type;  /* resolved TF_COL_* */
+	int given; /* type given by --types */
+	int pack;  /* index in the packed list, -1 if not packed */
+	/* inference */
+	uint64_t inf_seen;
+	int inf_int, inf_num;
+	struct colstats st;
+};
+
+/* One output feature, in encoding (name) order. */
+struct outfeat {
+	const char *name;
+	int col; /* source column, or -1 for the packed list */
+	/* For float columns and the packed list, every byte of the map
+	 * entry but the float values is fixed: prefix holds them. */
+	uint8_t *prefix;
+	size_t prefix_len;
+};
+
+struct row {
+	float *f;
+	int64_t *i;
+	size_t *boff, *blen;
+	unsigned char *present;
+	struct tfi_buf chars;
+	float *packed;
+};
+
+struct chunk {
+	uint64_t seq;
+	int state; /* 0 free, 1 ready, 2 working, 3 done */
+	const char *stream;
+	uint64_t first_line;
+	int has_quotes;
+	char *data;
+	size_t len, cap;
+	struct tfi_buf out;
+	size_t *ends;
+	size_t nrec, ends_cap;
+	uint64_t rows, skipped;
+	int err;
+	char msg[TFI_MSG_MAX];
+	struct tfi_buf skiplog;
+	struct colstats *st;
+	uint64_t max_index; /* libsvm */
+};
+
+struct worker {
+	struct tf_csv *c;
+	pthread_t thread;
+	struct csv_parser p;
+	struct tf_example *ex;
+	struct row row;
+	struct chunk *ch;
+	size_t nfields;
+	uint64_t line, row_line, row_newlines;
+	int row_bad, stop;
+	char msg[TFI_MSG_MAX];
+	int64_t *ids;
+	float *vals;
+	size_t ids_cap;
+};
+
+struct tf_csv {
+	struct tfi_handle err;
+	struct tf_csv_options o;
+	char *s_names, *s_label, *s_columns, *s_drop, *s_types, *s_pack;
+	int planned;
+	struct col *cols;
+	size_t ncols;
+	struct outfeat *outs;
+	size_t nouts;
+	size_t npack;
+	int label_col;
+	char **sources;
+	size_t nsources;
+	uint64_t rows, skipped, bytes_in, max_index;
+	struct tfi_buf skiplog;
+	unsigned skiplog_n;
+	/* pipeline */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct chunk *slots;
+	size_t nslots;
+	struct worker *workers;
+	int nworkers;
+	int shutdown;
+};
+
+void
+tf_csv_options_init(struct tf_csv_options *o)
+{
+	memset(o, 0, sizeof *o);
+	o->delimiter = ',';
+	o->infer_rows = 1000;
+	o->empty = TF_EMPTY_OMIT;
+}
+
+struct tf_csv *
+tf_csv_new(void)
+{
+	struct tf_csv *c = calloc(1, sizeof *c);
+	if (c != NULL) {
+		tf_csv_options_init(&c->o);
+		c->label_col = -1;
+	}
+	return c;
+}
+
+static void
+stats_free(struct colstats *s)
+{
+	strset_free(&s->vocab);
+}
+
+void
+tf_csv_free(struct tf_csv *c)
+{
+	if (c == NULL) {
+		return;
+	}
+	for (size_t i = 0; i < c->ncols; i++) {
+		free(c->cols[i].name);
+		stats_free(&c->cols[i].st);
+	}
+	free(c->cols);
+	for (size_t i = 0; i < c->nouts; i++) {
+		free(c->outs[i].prefix);
+	}
+	free(c->outs);
+	for (size_t i = 0; i < c->nsources; i++) {
+		free(c->sources[i]);
+	}
+	free(c->sources);
+	free(c->s_names);
+	free(c->s_label);
+	free(c->s_columns);
+	free(c->s_drop);
+	free(c->s_types);
+	free(c->s_pack);
+	tfi_buf_free(&c->skiplog);
+	free(c);
+}
+
+uint64_t
+tf_csv_rows(const struct tf_csv *c)
+{
+	return c->rows;
+}
+
+uint64_t
+tf_csv_skipped(const struct tf_csv *c)
+{
+	return c->skipped;
+}
+
+const char *
+tf_csv_skip_log(const struct tf_csv *c)
+{
+	return c->skiplog.len ? (const char *)c->skiplog.data : "";
+}
+
+static int
+dup_opt(struct tf_csv *c, char **dst, const char *src)
+{
+	free(*dst);
+	*dst = NULL;
+	if (src != NULL && (*dst = strdup(src)) == NULL) {
+		return tfi_set_error(c, TF_ENOMEM, "out of memory");
+	}
+	return TF_OK;
+}
+
+int
+tf_csv_set_options(struct tf_csv *c, const struct tf_csv_options *o)
+{
+	if (c->planned) {
+		return tfi_set_error(c, TF_EINVAL,
+				     "options cannot change after conversion "
+				     "started");
+	}
+	if (o->format != TF_FORMAT_CSV && o->format != TF_FORMAT_LIBSVM) {
+		return tfi_set_error(c, TF_EINVAL, "unknown input format");
+	}
+	if (o->delimiter == '"' || o->delimiter == '\n' ||
+	    o->delimiter == '\r' || o->delimiter == '\0') {
+		return tfi_set_error(c, TF_EINVAL, "bad delimiter");
+	}
+	if (o->label_type != TF_COL_AUTO && o->label_type != TF_COL_INT64 &&
+	    o->label_type != TF_COL_FLOAT) {
+		return tfi_set_error(c, TF_EINVAL,
+				     "label type must be int or float");
+	}
+	if (o->empty < TF_EMPTY_OMIT || o->empty > TF_EMPTY_ERROR) {
+		return tfi_set_error(c, TF_EINVAL, "bad empty-field policy");
+	}
+	if (o->pack != NULL && o->pack[0] == '\0') {
+		return tfi_set_error(c, TF_EINVAL,
+				     "the packed feature needs a name");
+	}
+	c->o = *o;
+	if (dup_opt(c, &c->s_names, o->names) ||
+	    dup_opt(c, &c->s_label, o->label) ||
+	    dup_opt(c, &c->s_columns, o->columns) ||
+	    dup_opt(c, &c->s_drop, o->drop) ||
+	    dup_opt(c, &c->s_types, o->types) ||
+	    dup_opt(c, &c->s_pack, o->pack)) {
+		return TF_ENOMEM;
+	}
+	c->o.names = c->s_names;
+	c->o.label = c->s_label;
+	c->o.columns = c->s_columns;
+	c->o.drop = c->s_drop;
+	c->o.types = c->s_types;
+	c->o.pack = c->s_pack;
+	if (c->o.threads <= 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		c->o.threads = n < 1 ? 1 : n > 16 ? 16 : (int)n;
+	}
+	return TF_OK;
+}
+
+/* Is name in a comma-separated list? */
+static int
+in_list(const char *list, const char *name)
+{
+	if (list == NULL) {
+		return 0;
+	}
+	size_t n = strlen(name);
+	const char *p = list;
+	for (;;) {
+		const char *e = strchr(p, ',');
+		size_t k = e ? (size_t)(e - p) : strlen(p);
+		if (k == n && memcmp(p, name, n) == 0) {
+			return 1;
+		}
+		if (e == NULL) {
+			return 0;
+		}
+		p = e + 1;
+	}
+}
+
+static int
+find_col(const struct tf_csv *c, const char *name, size_t n)
+{
+	for (size_t i = 0; i < c->ncols; i++) {
+		if (strlen(c->cols[i].name) == n &&
+		    memcmp(c->cols[i].name, name, n) == 0) {
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
+/* Every name in a list must be a column. */
+static int
+check_list(struct tf_csv *c, const char *list, const char *what)
+{
+	if (list == NULL) {
+		return TF_OK;
+	}
+	const char *p = list;
+	for (;;) {
+		const char *e = strchr(p, ',');
+		size_t k = e ? (size_t)(e - p) : strlen(p);
+		if (find_col(c, p, k) < 0) {
+			return tfi_set_error(c, TF_EINVAL,
+					     "%s: no column named '%.*s'", what,
+					     (int)k, p);
+		}
+		if (e == NULL) {
+			return TF_OK;
+		}
+		p = e + 1;
+	}
+}
+
+/* Set up columns from names (header row or --names). */
+static int
+set_columns(struct tf_csv *c, char **names, size_t n)
+{
+	c->cols = calloc(n ? n : 1, sizeof *c->cols);
+	if (c->cols == NULL) {
+		return tfi_set_error(c, TF_ENOMEM, "out of memory");
+	}
+	c->ncols = n;
+	for (size_t i = 0; i < n; i++) {
+		c->cols[i].name = names[i];
+		names[i] = NULL;
+		c->cols[i].pack = -1;
+		c->cols[i].inf_int = c->cols[i].inf_num = 1;
+		c->cols[i].st.min = INFINITY;
+		c->cols[i].st.max = -INFINITY;
+		for (size_t j = 0; j < i; j++) {
+			if (strcmp(c->cols[j].name, c->cols[i].name) == 0) {
+				return tfi_set_error(c, TF_EFORMAT,
+						     "column name '%s' appears "
+						     "twice",
+						     c->cols[i].name);
+			}
+		}
+	}
+	if (check_list(c, c->o.columns, "--columns") ||
+	    check_list(c, c->o.drop, "--drop")) {
+		return TF_EINVAL;
+	}
+	/* Label column. */
+	c->label_col = -1;
+	if (!c->o.no_label) {
+		if (c->o.label == NULL) {
+			c->label_col = (int)n - 1;
+		} else {
+			c->label_col = find_col(c, c->o.label,
+						strlen(c->o.label));
+			int64_t idx;
+			if (c->label_col < 0 &&
+			    tf_parse_int64(c->o.label, strlen(c->o.label),
+					   &idx) == 0 &&
+			    idx >= 1 && (uint64_t)idx <= n) {
+				c->label_col = (int)idx - 1;
+			}
+			if (c->label_col < 0) {
+				return tfi_set_error(c, TF_EINVAL,
+						     "--label: no column '%s'",
+						     c->o.label);
+			}
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct col *k = &c->cols[i];
+		if ((int)i == c->label_col) {
+			k->role = ROLE_LABEL;
+		} else if ((c->o.columns && !in_list(c->o.columns, k->name)) ||
+			   in_list(c->o.drop, k->name)) {
+			k->role = ROLE_DROP;
+		}
+	}
+	/* Given types. */
+	const char *p = c->o.types;
+	while (p != NULL && *p != '\0') {
+		const char *e = strchr(p, ',');
+		size_t k = e ? (size_t)(e - p) : strlen(p);
+		const char *colon = memchr(p, ':', k);
+		if (colon == NULL) {
+			return tfi_set_error(c, TF_EINVAL,
+					     "--types: expected NAME:TYPE, got "
+					     "'%.*s'",
+					     (int)k, p);
+		}
+		int ci = find_col(c, p, (size_t)(colon - p));
+		char tname[16] = "";
+		size_t tl = k - (size_t)(colon - p) - 1;
+		if (tl < sizeof tname) {
+			memcpy(tname, colon + 1, tl);
+			tname[tl] = '\0';
+		}
+		int t = tf_coltype_parse(tname);
+		if (ci < 0) {
+			return tfi_set_error(c, TF_EINVAL,
+					     "--types: no column named '%.*s'",
+					     (int)(colon - p), p);
+		}
+		if (t < 0) {
+			return tfi_set_error(c, TF_EINVAL,
+					     "--types: unknown type '%.*s' "
+					     "(int64, float or bytes)",
+					     (int)tl, colon + 1);
+		}
+		c->cols[ci].type = t;
+		c->cols[ci].given = t != TF_COL_AUTO;
+		p = e ? e + 1 : NULL;
+	}
+	if (c->label_col >= 0 && c->o.label_type != TF_COL_AUTO) {
+		c->cols[c->label_col].type = c->o.label_type;
+		c->cols[c->label_col].given = 1;
+	}
+	return TF_OK;
+}
+
+static int make_prefixes(struct tf_csv *c);
+
+static int
+outfeat_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct outfeat *)a)->name,
+		      ((const struct outfeat *)b)->name);
+}
+
+/* Resolve types from inference and fix the output features. */
+static int
+make_plan(struct tf_csv *c)
+{
+	c->outs = calloc(c->ncols + 1, sizeof *c->outs);
+	if (c->outs == NULL) {
+		return tfi_set_error(c, TF_ENOMEM, "out of memory");
+	}
+	c->npack = 0;
+	int have_pack = 0;
+	for (size_t i = 0; i < c->ncols; i++) {
+		struct col *k = &c->cols[i];
+		if (k->role == ROLE_DROP) {
+			continue;
+		}
+		if (!k->given) {
+			k->type = k->inf_seen == 0 ? TF_COL_FLOAT
+				  : k->inf_int     ? TF_COL_INT64
+				  : k->inf_num     ? TF_COL_FLOAT
+						   : TF_COL_BYTES;
+			if (k->role == ROLE_FEATURE && c->o.numeric_as_float &&
+			    k->type == TF_COL_INT64) {
+				k->type = TF_COL_FLOAT;
+			}
+		}
+		if (k->role == ROLE_FEATURE && c->o.pack != NULL &&
+		    k->type != TF_COL_BYTES) {
+			k->pack = (int)c->npack++;
+			if (!have_pack) {
+				c->outs[c->nouts].name = c->o.pack;
+				c->outs[c->nouts++].col = -1;
+				have_pack = 1;
+			}
+			continue;
+		}
+		c->outs[c->nouts].name = k->name;
+		c->outs[c->nouts++].col = (int)i;
+	}
+	qsort(c->outs, c->nouts, sizeof *c->outs, outfeat_cmp);
+	for (size_t i = 1; i < c->nouts; i++) {
+		if (strcmp(c->outs[i - 1].name, c->outs[i].name) == 0) {
+			return tfi_set_error(c, TF_EINVAL,
+					     "feature name '%s' used twice "
+					     "(--pack-features clashes with a "
+					     "column)",
+					     c->outs[i].name);
+		}
+	}
+	if (c->nouts == 0) {
+		return tfi_set_error(c, TF_EINVAL, "no columns left to write");
+	}
+	c->planned = 1;
+	return make_prefixes(c);
+}
+
+/* ---- header and inference (main thread, serial) ------------------------- */
+
+struct fields {
+	char **v;
+	size_t n, cap;
+	int done;
+	uint64_t rows;
+	struct tf_csv *c;
+	int infer;
+	size_t nf; /* fields in the current row (inference) */
+	size_t want;
+};
+
+static void
+hdr_field(void *s, size_t len, void *data)
+{
+	struct fields *f = data;
+	if (f->done) {
+		return;
+	}
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 64;
+		char **v = realloc(f->v, cap * sizeof *v);
+		if (v == NULL) {
+			return;
+		}
+		f->v = v;
+		f->cap = cap;
+	}
+	char *p = malloc(len + 1);
+	if (p == NULL) {
+		return;
+	}
+	if (len > 0) {
+		memcpy(p, s, len);
+	}
+	p[len] = '\0';
+	f->v[f->n++] = p;
+}
+
+static void
+hdr_row(int ch, void *data)
+{
+	(void)ch;
+	struct fields *f = data;
+	if (f->n > 0) {
+		f->done = 1;
+	}
+}
+
+static void
+free_fields(struct fields *f)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		free(f->v[i]);
+	}
+	free(f->v);
+	memset(f, 0, sizeof *f);
+}
+
+static void
+inf_field(void *s, size_t len, void *data)
+{
+	struct fields *f = data;
+	struct tf_csv *c = f->c;
+	size_t i = f->nf++;
+	if (f->done || i >= c->ncols || s == NULL || len == 0) {
+		return;
+	}
+	struct col *k = &c->cols[i];
+	float fv;
+	int64_t iv;
+	k->inf_seen++;
+	if (k->inf_int && tf_parse_int64(s, len, &iv) != 0) {
+		k->inf_int = 0;
+	}
+	if (k->inf_num && !k->inf_int && tf_parse_float(s, len, &fv) != 0) {
+		k->inf_num = 0;
+	}
+}
+
+static void
+inf_row(int ch, void *data)
+{
+	(void)ch;
+	struct fields *f = data;
+	if (f->nf > 0 && ++f->rows >= f->want && f->want > 0) {
+		f->done = 1;
+	}
+	f->nf = 0;
+}
+
+/* ---- reading a stream into a growable buffer --------------------------- */
+
+struct pending {
+	char *data;
+	size_t len, cap;
+	int eof;
+};
+
+static int
+pend_read(struct tf_csv *c, struct tf_input *in, struct pending *pb,
+	  size_t want)
+{
+	if (pb->eof) {
+		return TF_OK;
+	}
+	if (pb->cap - pb->len < want) {
+		size_t cap = pb->cap ? pb->cap : CHUNK;
+		while (cap - pb->len < want) {
+			cap *= 2;
+		}
+		char *d = realloc(pb->data, cap);
+		if (d == NULL) {
+			return tfi_set_error(c, TF_ENOMEM, "out of memory");
+		}
+		pb->data = d;
+		pb->cap = cap;
+	}
+	size_t got;
+	if (tf_input_read(in, pb->data + pb->len, want, &got) != TF_OK) {
+		return tfi_set_error(c, tf_errcode(in), "%s", tf_errmsg(in));
+	}
+	if (got == 0) {
+		pb->eof = 1;
+	}
+	pb->len += got;
+	c->bytes_in += got;
+	return TF_OK;
+}
+
+static uint64_t
+count_newlines(const char *p, size_t n)
+{
+	uint64_t k = 0;
+	const char *end = p + n;
+	while ((p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+		k++;
+		p++;
+	}
+	return k;
+}
+
+/*
+ * The first row of pb: parse byte by byte until libcsv ends it.  With
+ * consume, drop its bytes from pb and add the newlines it held to *line.
+ * TF_EOF for an empty stream.
+ */
+static int
+first_row(struct tf_csv *c, struct tf_input *in, struct pending *pb,
+	  struct fields *hf, int consume, uint64_t *line)
+{
+	struct csv_parser p;
+	csv_init(&p, 0);
+	csv_set_delim(&p, (unsigned char)c->o.delimiter);
+	size_t used = 0;
+	while (!hf->done) {
+		if (used == pb->len) {
+			if (pb->eof || used > MAX_ROW) {
+				break;
+			}
+			if (pend_read(c, in, pb, 1 << 16) != TF_OK) {
+				csv_free(&p);
+				return c->err.code;
+			}
+			continue;
+		}
+		if (csv_parse(&p, pb->data + used, 1, hdr_field, hdr_row, hf) !=
+		    1) {
+			break;
+		}
+		used++;
+	}
+	if (!hf->done) {
+		csv_fini(&p, hdr_field, hdr_row, hf);
+	}
+	csv_free(&p);
+	if (hf->n == 0) {
+		return TF_EOF;
+	}
+	if (consume) {
+		*line += count_newlines(pb->data, used);
+		memmove(pb->data, pb->data + used, pb->len - used);
+		pb->len -= used;
+	}
+	return TF_OK;
+}
+
+/* Names from --names, or col1..colN for the first row's width. */
+static int
+names_from_option(struct tf_csv *c, struct fields *hf, size_t width)
+{
+	if (c->o.names != NULL) {
+		const char *p = c->o.names;
+		for (;;) {
+			const char *e = strchr(p, ',');
+			size_t k = e ? (size_t)(e - p) : strlen(p);
+			hdr_field((void *)p, k, hf);
+			if (e == NULL) {
+				break;
+			}
+			p = e + 1;
+		}
+	} else {
+		for (size_t i = 0; i < width; i++) {
+			char b[32];
+			int k = snprintf(b, sizeof b, "col%zu", i + 1);
+			hdr_field(b, (size_t)k, hf);
+		}
+	}
+	if (hf->n == 0) {
+		return tfi_set_error(c, TF_ENOMEM, "out of memory");
+	}
+	hf->done = 1;
+	return TF_OK;
+}
+
+/* ---- workers ------------------------------------------------------------ */
+
+static void
+row_reset(struct worker *w)
+{
+	w->nfields = 0;
+	w->row_bad = 0;
+	w->row.chars.len = 0;
+	memset(w->row.present, 0, w->c->ncols);
+}
+
+static void
+row_error(struct worker *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void
+row_error(struct worker *w, const char *fmt, ...)
+{
+	if (w->row_bad) {
+		return;
+	}
+	w->row_bad = 1;
+	int k = snprintf(w->msg, sizeof w->msg, "%s:%llu: ", w->ch->stream,
+			 (unsigned long long)w->row_line);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(w->msg + k, sizeof w->msg - (size_t)k, fmt, ap);
+	va_end(ap);
+}
+
+static void
+stat_num(struct colstats *s, double v)
+{
+	s->present++;
+	if (v < s->min) {
+		s->min = v;
+	}
+	if (v > s->max) {
+		s->max = v;
+	}
+}
+
+static void
+w_field(void *sp, size_t len, void *data)
+{
+	struct worker *w = data;
+	const char *s = sp;
+	size_t i = w->nfields++;
+	if (w->stop || w->row_bad || i >= w->c->ncols) {
+		return;
+	}
+	if (w->ch->has_quotes && s != NULL && len > 0) {
+		w->row_newlines += count_newlines(s, len);
+	}
+	const struct col *k = &w->c->cols[i];
+	if (k->role == ROLE_DROP || s == NULL || len == 0) {
+		return;
+	}
+	switch (k->type) {
+	case TF_COL_FLOAT:
+		if (tf_parse_float(s, len, &w->row.f[i]) != 0) {
+			row_error(w, "column '%s': '%.*s' is not a number",
+				  k->name, (int)(len > 40 ? 40 : len), s);
+			return;
+		}
+		break;
+	case TF_COL_INT64:
+		if (tf_parse_int64(s, len, &w->row.i[i]) != 0) {
+			row_error(w,
+				  "column '%s': '%.*s' is not an integer (the "
+				  "type was inferred from the first rows; see "
+				  "--types and --infer-rows)",
+				  k->name, (int)(len > 40 ? 40 : len), s);
+			return;
+		}
+		break;
+	default:
+		w->row.boff[i] = w->row.chars.len;
+		w->row.blen[i] = len;
+		if (tfi_buf_append(&w->row.chars, s, len) != TF_OK) {
+			row_error(w, "out of memory");
+			return;
+		}
+	}
+	w->row.present[i] = 1;
+}
+
+/* Fill a missing value by the empty-field policy; 0 if the row is bad. */
+static int
+fill_missing(struct worker *w, size_t i)
+{
+	const struct tf_csv *c = w->c;
+	const struct col *k = &c->cols[i];
+	if (k->role == ROLE_LABEL) {
+		row_error(w, "the label '%s' is empty", k->name);
+		return 0;
+	}
+	if (c->o.empty == TF_EMPTY_ERROR) {
+		row_error(w, "column '%s' is empty", k->name);
+		return 0;
+	}
+	if (c->o.empty == TF_EMPTY_ZERO) {
+		w->row.f[i] = 0;
+		w->row.i[i] = 0;
+		w->row.blen[i] = 0;
+		w->row.boff[i] = 0;
+		w->row.present[i] = 1;
+	} else if (k->pack >= 0) {
+		w->row.packed[k->pack] = NAN;
+	}
+	return 1;
+}
+
+/* Update a column's statistics with the current row's value. */
+static void
+col_stats(struct worker *w, size_t i)
+{
+	const struct col *k = &w->c->cols[i];
+	struct colstats *st = &w->ch->st[i];
+	if (!w->row.present[i]) {
+		st->missing++;
+		return;
+	}
+	switch (k->type) {
+	case TF_COL_FLOAT:
+		stat_num(st, w->row.f[i]);
+		break;
+	case TF_COL_INT64:
+		stat_num(st, (double)w->row.i[i]);
+		if (k->role == ROLE_LABEL) {
+			char b[24];
+			int n = snprintf(b, sizeof b, "%lld",
+					 (long long)w->row.i[i]);
+			strset_add(&st->vocab, b, (size_t)n);
+		}
+		break;
+	default:
+		st->present++;
+		strset_add(&st->vocab,
+			   (const char *)w->row.chars.data + w->row.boff[i],
+			   w->row.blen[i]);
+	}
+}
+
+/*
+ * Size of one map entry of Features (tag, length and body) for a column
+ * holding one value of n payload bytes.  Mirrors the layout of
+ * tf_example_encode(): key then value, one packed run.
+ */
+static size_t
+entry_bytes(size_t klen, int kind, size_t payload, size_t *es, size_t *fs,
+	    size_t *ls)
+{
+	*ls = kind == TF_COL_BYTES ? 1 + tfi_varint_size(payload) + payload
+		  : payload	     ? 1 + tfi_varint_size(payload) + payload
+				     : 0;
+	*fs = 1 + tfi_varint_size(*ls) + *ls;
+	*es = 1 + tfi_varint_size(klen) + klen + 1 + tfi_varint_size(*fs) +
+	      *fs;
+	return 1 + tfi_varint_size(*es) + *es;
+}
+
+/* Write an entry's bytes up to its payload; returns the payload start. */
+static uint8_t *
+entry_head(uint8_t *p, const char *key, size_t klen, int kind, size_t payload)
+{
+	size_t es, fs, ls;
+	entry_bytes(klen, kind, payload, &es, &fs, &ls);
+	*p++ = 0x0a;
+	p = tfi_put_varint(p, es);
+	*p++ = 0x0a;
+	p = tfi_put_varint(p, klen);
+	memcpy(p, key, klen);
+	p += klen;
+	*p++ = 0x12;
+	p = tfi_put_varint(p, fs);
+	/* Feature kind: bytes_list 1, float_list 2, int64_list 3. */
+	*p++ = kind == TF_COL_BYTES ? 0x0a : kind == TF_COL_FLOAT ? 0x12 : 0x1a;
+	p = tfi_put_varint(p, ls);
+	if (ls > 0) {
+		*p++ = 0x0a;
+		p = tfi_put_varint(p, payload);
+	}
+	return p;
+}
+
+static int
+make_prefixes(struct tf_csv *c)
+{
+	for (size_t j = 0; j < c->nouts; j++) {
+		struct outfeat *o = &c->outs[j];
+		if (o->col >= 0 && c->cols[o->col].type != TF_COL_FLOAT) {
+			continue;
+		}
+		size_t n = o->col < 0 ? 4 * c->npack : 4;
+		size_t klen = strlen(o->name);
+		o->prefix = malloc(klen + 64);
+		if (o->prefix == NULL) {
+			return tfi_set_error(c, TF_ENOMEM, "out of memory");
+		}
+		o->prefix_len = (size_t)(entry_head(o->prefix, o->name, klen,
+						    TF_COL_FLOAT, n) -
+					 o->prefix);
+	}
+	return TF_OK;
+}
+
+static uint8_t *
+put_floats(uint8_t *p, const float *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint32_t u;
+		memcpy(&u, &v[i], 4);
+		tfi_put_le32(p, u);
+		p += 4;
+	}
+	return p;
+}
+
+/* Encode the current row as a framed Example onto the chunk's output. */
+static int
+emit_row(struct worker *w)
+{
+	const struct tf_csv *c = w->c;
+	struct chunk *ch = w->ch;
+	size_t total = 0;
+	for (size_t j = 0; j < c->nouts; j++) {
+		const struct outfeat *o = &c->outs[j];
+		size_t es, fs, ls;
+		if (o->col < 0) {
+			total += o->prefix_len + 4 * c->npack;
+			continue;
+		}
+		size_t i = (size_t)o->col;
+		if (!w->row.present[i]) {
+			continue;
+		}
+		const struct col *k = &c->cols[i];
+		if (k->type == TF_COL_FLOAT) {
+			total += o->prefix_len + 4;
+		} else {
+			size_t pl = k->type == TF_COL_INT64
+					    ? tfi_varint_size(
+						      (uint64_t)w->row.i[i])
+					    : w->row.blen[i];
+			total += entry_bytes(strlen(k->name), k->type, pl, &es,
+					     &fs, &ls);
+		}
+	}
+	size_t n = 1 + tfi_varint_size(total) + total;
+	if (tfi_buf_reserve(&ch->out, n + 16) != TF_OK) {
+		return TF_ENOMEM;
+	}
+	if (ch->nrec == ch->ends_cap) {
+		size_t cap = ch->ends_cap ? ch->ends_cap * 2 : 4096;
+		size_t *e = realloc(ch->ends, cap * sizeof *e);
+		if (e == NULL) {
+			return TF_ENOMEM;
+		}
+		ch->ends = e;
+		ch->ends_cap = cap;
+	}
+	uint8_t *rec = ch->out.data + ch->out.len;
+	uint8_t *p = rec + 12;
+	*p++ = 0x0a;
+	p = tfi_put_varint(p, total);
+	for (size_t j = 0; j < c->nouts; j++) {
+		const struct outfeat *o = &c->outs[j];
+		if (o->col < 0) {
+			memcpy(p, o->prefix, o->prefix_len);
+			p = put_floats(p + o->prefix_len, w->row.packed,
+				       c->npack);
+			continue;
+		}
+		size_t i = (size_t)o->col;
+		if (!w->row.present[i]) {
+			continue;
+		}
+		const struct col *k = &c->cols[i];
+		if (k->type == TF_COL_FLOAT) {
+			memcpy(p, o->prefix, o->prefix_len);
+			p = put_floats(p + o->prefix_len, &w->row.f[i], 1);
+		} else if (k->type == TF_COL_INT64) {
+			uint64_t v = (uint64_t)w->row.i[i];
+			p = entry_head(p, k->name, strlen(k->name),
+				       TF_COL_INT64, tfi_varint_size(v));
+			p = tfi_put_varint(p, v);
+		} else {
+			size_t bl = w->row.blen[i];
+			p = entry_head(p, k->name, strlen(k->name),
+				       TF_COL_BYTES, bl);
+			memcpy(p, w->row.chars.data + w->row.boff[i], bl);
+			p += bl;
+		}
+	}
+	if ((size_t)(p - rec - 12) != n) {
+		return TF_EINTERNAL;
+	}
+	tfi_put_le64(rec, (uint64_t)n);
+	tfi_put_le32(rec + 8, tf_crc32c_mask(tf_crc32c(rec, 8)));
+	tfi_put_le32(rec + 12 + n, tf_crc32c_mask(tf_crc32c(rec + 12, n)));
+	ch->out.len += n + 16;
+	ch->ends[ch->nrec++] = ch->out.len;
+	ch->rows++;
+	return TF_OK;
+}
+
+/* Frame the worker's tf_example onto the chunk's output (libsvm). */
+static int
+emit_example(struct worker *w)
+{
+	struct chunk *ch = w->ch;
+	size_t n = tf_example_encoded_size(w->ex);
+	if (tfi_buf_reserve(&ch->out, n + 16) != TF_OK) {
+		return TF_ENOMEM;
+	}
+	if (ch->nrec == ch->ends_cap) {
+		size_t cap = ch->ends_cap ? ch->ends_cap * 2 : 4096;
+		size_t *e = realloc(ch->ends, cap * sizeof *e);
+		if (e == NULL) {
+			return TF_ENOMEM;
+		}
+		ch->ends = e;
+		ch->ends_cap = cap;
+	}
+	uint8_t *p = ch->out.data + ch->out.len;
+	tf_example_encode(w->ex, p + 12);
+	tfi_put_le64(p, (uint64_t)n);
+	tfi_put_le32(p + 8, tf_crc32c_mask(tf_crc32c(p, 8)));
+	tfi_put_le32(p + 12 + n, tf_crc32c_mask(tf_crc32c(p + 12, n)));
+	ch->out.len += n + 16;
+	ch->ends[ch->nrec++] = ch->out.len;
+	ch->rows++;
+	return TF_OK;
+}
+
+static void
+row_failed(struct worker *w)
+{
+	struct chunk *ch = w->ch;
+	if (!w->c->o.skip_bad) {
+		ch->err = TF_EFORMAT;
+		snprintf(ch->msg, sizeof ch->msg, "%s", w->msg);
+		w->stop = 1;
+		return;
+	}
+	ch->skipped++;
+	if (ch->skipped <= SKIP_LOG_MAX) {
+		tfi_buf_append(&ch->skiplog, w->msg, strlen(w->msg));
+		tfi_buf_append(&ch->skiplog, "\n", 1);
+	}
+}
+
+static void
+w_row(int term, void *data)
+{
+	struct worker *w = data;
+	const struct tf_csv *c = w->c;
+	if (w->stop) {
+		return;
+	}
+	if (w->nfields == 0) {
+		goto next; /* a blank line */
+	}
+	if (!w->row_bad && w->nfields != c->ncols) {
+		row_error(w, "expected %zu fields, found %zu", c->ncols,
+			  w->nfields);
+	}
+	for (size_t i = 0; i < c->ncols && !w->row_bad; i++) {
+		const struct col *k = &c->cols[i];
+		if (k->role == ROLE_DROP) {
+			continue;
+		}
+		if (!w->row.present[i] && !fill_missing(w, i)) {
+			break;
+		}
+		if (k->pack >= 0 && w->row.present[i]) {
+			w->row.packed[k->pack] = k->type == TF_COL_INT64
+							 ? (float)w->row.i[i]
+							 : w->row.f[i];
+		}
+	}
+	if (w->row_bad) {
+		row_failed(w);
+		goto next;
+	}
+	for (size_t i = 0; i < c->ncols; i++) {
+		if (c->cols[i].role != ROLE_DROP) {
+			col_stats(w, i);
+		}
+	}
+	int rc = emit_row(w);
+	if (rc != TF_OK) {
+		w->ch->err = rc;
+		snprintf(w->ch->msg, sizeof w->ch->msg, "%s:%llu: %s",
+			 w->ch->stream, (unsigned long long)w->row_line,
+			 tf_strerror(rc));
+		w->stop = 1;
+	}
+next:
+	w->line += w->row_newlines + (term == '\n');
+	w->row_newlines = 0;
+	w->row_line = w->line;
+	row_reset(w);
+}
+
+/* libsvm: "label idx:val idx:val ... [# comment]" per line. */
+static void
+libsvm_line(struct worker *w, const char *s, size_t n)
+{
+	const struct tf_csv *c = w->c;
+	const char *p = s, *end = s + n;
+	const char *hash = memchr(s, '#', n);
+	if (hash != NULL) {
+		end = hash;
+	}
+	while (end > p && (end[-1] == '\r' || isspace((unsigned char)end[-1]))) {
+		end--;
+	}
+	while (p < end && isspace((unsigned char)*p)) {
+		p++;
+	}
+	if (p == end) {
+		return;
+	}
+	const char *t = p;
+	while (p < end && !isspace((unsigned char)*p)) {
+		p++;
+	}
+	size_t tl = (size_t)(p - t);
+	float lf = 0;
+	int64_t li = 0;
+	int ltype = c->cols[0].type;
+	if ((ltype == TF_COL_INT64 && tf_parse_int64(t, tl, &li) != 0) ||
+	    (ltype != TF_COL_INT64 && tf_parse_float(t, tl, &lf) != 0)) {
+		row_error(w, "label '%.*s' is not %s", (int)(tl > 40 ? 40 : tl),
+			  t, ltype == TF_COL_INT64 ? "an integer" : "a number");
+		row_failed(w);
+		return;
+	}
+	size_t k = 0;
+	while (p < end) {
+		while (p < end && isspace((unsigned char)*p)) {
+			p++;
+		}
+		if (p == end) {
+			break;
+		}
+		t = p;
+		while (p < end && !isspace((unsigned char)*p)) {
+			p++;
+		}
+		const char *colon = memchr(t, ':', (size_t)(p - t));
+		int64_t idx;
+		float v;
+		if (colon == NULL || tf_parse_int64(t, (size_t)(colon - t), &idx) ||
+		    tf_parse_float(colon + 1, (size_t)(p - colon - 1), &v)) {
+			if (colon != NULL && colon - t == 3 &&
+			    memcmp(t, "qid", 3) == 0) {
+				continue; /* ranking query id: ignored */
+			}
+			row_error(w, "expected INDEX:VALUE, found '%.*s'",
+				  (int)(p - t > 40 ? 40 : p - t), t);
+			row_failed(w);
+			return;
+		}
+		if (idx < 0) {
+			row_error(w, "negative index %lld", (long long)idx);
+			row_failed(w);
+			return;
+		}
+		if (k == w->ids_cap) {
+			size_t cap = w->ids_cap ? w->ids_cap * 2 : 256;
+			int64_t *a = realloc(w->ids, cap * sizeof *a);
+			float *b = a ? realloc(w->vals, cap * sizeof *b) : NULL;
+			if (a != NULL) {
+				w->ids = a;
+			}
+			if (b == NULL) {
+				row_error(w, "out of memory");
+				row_failed(w);
+				return;
+			}
+			w->vals = b;
+			w->ids_cap = cap;
+		}
+		w->ids[k] = idx;
+		w->vals[k++] = v;
+		if ((uint64_t)idx > w->ch->max_index) {
+			w->ch->max_index = (uint64_t)idx;
+		}
+	}
+	tf_example_clear(w->ex);
+	const char *label = c->cols[0].name;
+	int rc = tf_example_add_int64s(w->ex, "ids", w->ids, k);
+	struct colstats *st = &w->ch->st[0];
+	if (rc == TF_OK && ltype == TF_COL_INT64) {
+		char b[24];
+		int m = snprintf(b, sizeof b, "%lld", (long long)li);
+		strset_add(&st->vocab, b, (size_t)m);
+		stat_num(st, (double)li);
+		rc = tf_example_add_int64s(w->ex, label, &li, 1);
+	} else if (rc == TF_OK) {
+		stat_num(st, lf);
+		rc = tf_example_add_floats(w->ex, label, &lf, 1);
+	}
+	if (rc == TF_OK) {
+		rc = tf_example_add_floats(w->ex, "values", w->vals, k);
+	}
+	if (rc == TF_OK) {
+		rc = emit_example(w);
+	}
+	if (rc != TF_OK) {
+		row_error(w, "%s", tf_errmsg(w->ex));
+		w->c->o.skip_bad ? row_failed(w) : (void)0;
+		w->ch->err = rc;
+		snprintf(w->ch->msg, sizeof w->ch->msg, "%s", w->msg);
+		w->stop = 1;
+	}
+}
+
+static void
+process_chunk(struct worker *w, struct chunk *ch)
+{
+	const struct tf_csv *c = w->c;
+	w->ch = ch;
+	w->stop = 0;
+	w->line = w->row_line = ch->first_line;
+	w->row_newlines = 0;
+	ch->out.len = 0;
+	ch->nrec = 0;
+	ch->rows = ch->skipped = 0;
+	ch->err = TF_OK;
+	ch->msg[0] = '\0';
+	ch->skiplog.len = 0;
+	ch->max_index = 0;
+	for (size_t i = 0; i < c->ncols; i++) {
+		strset_free(&ch->st[i].vocab);
+		memset(&ch->st[i], 0, sizeof ch->st[i]);
+		ch->st[i].min = INFINITY;
+		ch->st[i].max = -INFINITY;
+	}
+	if (c->o.format == TF_FORMAT_LIBSVM) {
+		const char *p = ch->data, *end = ch->data + ch->len;
+		while (p < end && !w->stop) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			const char *e = nl ? nl : end;
+			w->row_line = w->line;
+			w->row_bad = 0;
+			libsvm_line(w, p, (size_t)(e - p));
+			w->line++;
+			p = nl ? nl + 1 : end;
+		}
+		return;
+	}
+	row_reset(w);
+	csv_parse(&w->p, ch->data, ch->len, w_field, w_row, w);
+	csv_fini(&w->p, w_field, w_row, w);
+}
+
+static void *
+worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct tf_csv *c = w->c;
+	pthread_mutex_lock(&c->mu);
+	for (;;) {
+		struct chunk *next = NULL;
+		for (size_t i = 0; i < c->nslots; i++) {
+			struct chunk *s = &c->slots[i];
+			if (s->state == 1 && (next == NULL || s->seq < next->seq)) {
+				next = s;
+			}
+		}
+		if (next == NULL) {
+			if (c->shutdown) {
+				break;
+			}
+			pthread_cond_wait(&c->cv, &c->mu);
+			continue;
+		}
+		next->state = 2;
+		pthread_mutex_unlock(&c->mu);
+		process_chunk(w, next);
+		pthread_mutex_lock(&c->mu);
+		next->state = 3;
+		pthread_cond_broadcast(&c->cv);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+static int
+worker_init(struct tf_csv *c, struct worker *w)
+{
+	memset(w, 0, sizeof *w);
+	w->c = c;
+	size_t n = c->ncols ? c->ncols : 1;
+	w->ex = tf_example_new();
+	w->row.f = calloc(n, sizeof(float));
+	w->row.i = calloc(n, sizeof(int64_t));
+	w->row.boff = calloc(n, sizeof(size_t));
+	w->row.blen = calloc(n, sizeof(size_t));
+	w->row.present = calloc(n, 1);
+	w->row.packed = calloc(c->npack + 1, sizeof(float));
+	if (csv_init(&w->p, CSV_REPALL_NL | CSV_EMPTY_IS_NULL) != 0 ||
+	    !w->ex || !w->row.f || !w->row.i || !w->row.boff ||
+	    !w->row.blen || !w->row.present || !w->row.packed) {
+		return TF_ENOMEM;
+	}
+	csv_set_delim(&w->p, (unsigned char)c->o.delimiter);
+	return TF_OK;
+}
+
+static void
+worker_fini(struct worker *w)
+{
+	csv_free(&w->p);
+	tf_example_free(w->ex);
+	free(w->row.f);
+	free(w->row.i);
+	free(w->row.boff);
+	free(w->row.blen);
+	free(w->row.present);
+	free(w->row.packed);
+	tfi_buf_free(&w->row.chars);
+	free(w->ids);
+	free(w->vals);
+}
+
+/* ---- the pipeline (main thread) ----------------------------------------- */
+
+static void
+merge_stats(struct colstats *dst, const struct colstats *src)
+{
+	dst->present += src->present;
+	dst->missing += src->missing;
+	if (src->min < dst->min) {
+		dst->min = src->min;
+	}
+	if (src->max > dst->max) {
+		dst->max = src->max;
+	}
+	if (src->vocab.over) {
+		dst->vocab.over = 1;
+	}
+	for (size_t i = 0; i < src->vocab.n && !dst->vocab.over; i++) {
+		const char *s = strset_at(&src->vocab, i);
+		strset_add(&dst->vocab, s, strlen(s));
+	}
+}
+
+/* Hand a finished chunk to the sink; returns non-OK to stop. */
+static int
+retire(struct tf_csv *c, struct chunk *ch, const struct tf_csv_sink *sink)
+{
+	int rc = TF_OK;
+	if (ch->nrec > 0 && c->err.code == TF_OK &&
+	    sink->write(sink->ctx, ch->out.data, ch->out.len, ch->ends,
+			ch->nrec) != 0) {
+		rc = tfi_set_error(c, TF_EIO, "writing records failed");
+	}
+	c->rows += ch->rows;
+	c->skipped += ch->skipped;
+	if (ch->max_index > c->max_index) {
+		c->max_index = ch->max_index;
+	}
+	if (ch->skiplog.len > 0 && c->skiplog_n < SKIP_LOG_MAX) {
+		tfi_json_put(&c->skiplog, (const char *)ch->skiplog.data,
+			     ch->skiplog.len);
+		c->skiplog_n += (unsigned)(ch->skipped < SKIP_LOG_MAX
+						   ? ch->skipped
+						   : SKIP_LOG_MAX);
+	}
+	for (size_t i = 0; i < c->ncols; i++) {
+		merge_stats(&c->cols[i].st, &ch->st[i]);
+	}
+	if (ch->err != TF_OK) {
+		rc = tfi_set_error(c, ch->err, "%s", ch->msg);
+	}
+	if (sink->progress != NULL) {
+		sink->progress(sink->ctx, c->rows, c->bytes_in);
+	}
+	ch->state = 0;
+	return rc;
+}
+
+/*
+ * Where to cut: just after the last newline that is outside quotes, or 0
+ * if there is none yet.  A quote opens a quoted field only at the start
+ * of a field; inside one, "" is an escaped quote.
+ */
+static size_t
+find_cut(const char *p, size_t n, char delim, int *has_quotes)
+{
+	if (memchr(p, '"', n) == NULL) {
+		const char *nl = memrchr(p, '\n', n);
+		return nl ? (size_t)(nl - p) + 1 : 0;
+	}
+	*has_quotes = 1;
+	size_t cut = 0, i = 0;
+	int inq = 0;
+	while (i < n) {
+		if (!inq) {
+			const char *q = memchr(p + i, '"', n - i);
+			size_t qe = q ? (size_t)(q - p) : n;
+			const char *nl = qe > i ? memrchr(p + i, '\n', qe - i)
+						: NULL;
+			if (nl != NULL) {
+				cut = (size_t)(nl - p) + 1;
+			}
+			if (q == NULL) {
+				break;
+			}
+			size_t j = qe;
+			while (j > 0 && (p[j - 1] == ' ' || p[j - 1] == '\t')) {
+				j--;
+			}
+			if (j == 0 || p[j - 1] == delim || p[j - 1] == '\n' ||
+			    p[j - 1] == '\r') {
+				inq = 1;
+			}
+			i = qe + 1;
+		} else {
+			const char *q = memchr(p + i, '"', n - i);
+			if (q == NULL) {
+				break;
+			}
+			size_t qe = (size_t)(q - p);
+			if (qe + 1 >= n) {
+				break; /* cannot tell yet */
+			}
+			if (p[qe + 1] == '"') {
+				i = qe + 2;
+			} else {
+				inq = 0;
+				i = qe + 1;
+			}
+		}
+	}
+	return cut;
+}
+
+/* Retire finished chunks in input order (mu held).  After an error the
+ * rest are dropped. */
+static void
+retire_ready(struct tf_csv *c, const struct tf_csv_sink *sink,
+	     uint64_t *next_out, int *rc)
+{
+	for (;;) {
+		struct chunk *s = NULL;
+		for (size_t i = 0; i < c->nslots; i++) {
+			if (c->slots[i].state == 3 &&
+			    c->slots[i].seq == *next_out) {
+				s = &c->slots[i];
+			}
+		}
+		if (s == NULL) {
+			return;
+		}
+		if (*rc == TF_OK) {
+			pthread_mutex_unlock(&c->mu);
+			int r = retire(c, s, sink);
+			pthread_mutex_lock(&c->mu);
+			*rc = r;
+		}
+		s->state = 0;
+		(*next_out)++;
+	}
+}
+
+/* A free slot to fill, retiring finished chunks meanwhile (mu held). */
+static struct chunk *
+free_slot(struct tf_csv *c, const struct tf_csv_sink *sink,
+	  uint64_t *next_out, int *rc)
+{
+	for (;;) {
+		retire_ready(c, sink, next_out, rc);
+		if (*rc != TF_OK) {
+			return NULL;
+		}
+		for (size_t i = 0; i < c->nslots; i++) {
+			if (c->slots[i].state == 0) {
+				return &c->slots[i];
+			}
+		}
+		pthread_cond_wait(&c->cv, &c->mu);
+	}
+}
+
+/* Wait for every queued chunk (mu held). */
+static void
+drain(struct tf_csv *c, const struct tf_csv_sink *sink, uint64_t *next_out,
+      int *rc)
+{
+	for (;;) {
+		retire_ready(c, sink, next_out, rc);
+		int busy = 0;
+		for (size_t i = 0; i < c->nslots; i++) {
+			struct chunk *s = &c->slots[i];
+			if (*rc != TF_OK && s->state != 2) {
+				s->state = 0; /* not started or not wanted */
+			}
+			busy |= s->state != 0;
+		}
+		if (!busy) {
+			return;
+		}
+		pthread_cond_wait(&c->cv, &c->mu);
+	}
+}
+
+static int
+pipeline_start(struct tf_csv *c)
+{
+	c->nworkers = c->o.threads;
+	c->nslots = (size_t)c->nworkers * 2 + 2;
+	c->slots = calloc(c->nslots, sizeof *c->slots);
+	c->workers = calloc((size_t)c->nworkers, sizeof *c->workers);
+	if (c->slots == NULL || c->workers == NULL) {
+		return tfi_set_error(c, TF_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < c->nslots; i++) {
+		c->slots[i].st = calloc(c->ncols + 1, sizeof(struct colstats));
+		if (c->slots[i].st == NULL) {
+			return tfi_set_error(c, TF_ENOMEM, "out of memory");
+		}
+	}
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->cv, NULL);
+	c->shutdown = 0;
+	for (int i = 0; i < c->nworkers; i++) {
+		if (worker_init(c, &c->workers[i]) != TF_OK) {
+			return tfi_set_error(c, TF_ENOMEM, "out of memory");
+		}
+	}
+	for (int i = 0; i < c->nworkers; i++) {
+		if (pthread_create(&c->workers[i].thread, NULL, worker_main,
+				   &c->workers[i]) != 0) {
+			c->nworkers = i;
+			return tfi_set_error(c, TF_EINTERNAL,
+					     "cannot start a worker thread");
+		}
+	}
+	return TF_OK;
+}
+
+static void
+pipeline_stop(struct tf_csv *c)
+{
+	if (c->slots == NULL) {
+		return;
+	}
+	if (c->workers != NULL) {
+		pthread_mutex_lock(&c->mu);
+		c->shutdown = 1;
+		pthread_cond_broadcast(&c->cv);
+		pthread_mutex_unlock(&c->mu);
+		for (int i = 0; i < c->nworkers; i++) {
+			pthread_join(c->workers[i].thread, NULL);
+		}
+		for (int i = 0; i < c->o.threads; i++) {
+			worker_fini(&c->workers[i]);
+		}
+		pthread_mutex_destroy(&c->mu);
+		pthread_cond_destroy(&c->cv);
+	}
+	for (size_t i = 0; i < c->nslots; i++) {
+		struct chunk *s = &c->slots[i];
+		free(s->data);
+		tfi_buf_free(&s->out);
+		tfi_buf_free(&s->skiplog);
+		free(s->ends);
+		for (size_t k = 0; s->st && k < c->ncols; k++) {
+			strset_free(&s->st[k].vocab);
+		}
+		free(s->st);
+	}
+	free(c->slots);
+	free(c->workers);
+	c->slots = NULL;
+	c->workers = NULL;
+}
+
+/* Feed the rest of one stream through the workers. */
+static int
+run_stream(struct tf_csv *c, struct tf_input *in, struct pending *pb,
+	   const char *name, uint64_t line, const struct tf_csv_sink *sink)
+{
+	uint64_t seq = 0, next_out = 0;
+	int rc = TF_OK;
+	int quotes = 0;
+	pthread_mutex_lock(&c->mu);
+	for (;;) {
+		pthread_mutex_unlock(&c->mu);
+		while (!pb->eof && pb->len < CHUNK && rc == TF_OK) {
+			rc = pend_read(c, in, pb, CHUNK);
+		}
+		size_t cut = 0;
+		if (rc == TF_OK) {
+			cut = pb->eof ? pb->len
+				      : find_cut(pb->data, pb->len,
+						 c->o.delimiter, &quotes);
+			if (cut == 0 && !pb->eof) {
+				if (pb->len > MAX_ROW) {
+					rc = tfi_set_error(
+						c, TF_ETOOBIG,
+						"%s:%llu: a row longer than "
+						"%zu bytes",
+						name, (unsigned long long)line,
+						MAX_ROW);
+				} else {
+					rc = pend_read(c, in, pb, pb->len);
+					pthread_mutex_lock(&c->mu);
+					continue;
+				}
+			}
+		}
+		pthread_mutex_lock(&c->mu);
+		if (rc != TF_OK || cut == 0) {
+			break;
+		}
+		struct chunk *ch = free_slot(c, sink, &next_out, &rc);
+		if (ch == NULL) {
+			break;
+		}
+		pthread_mutex_unlock(&c->mu);
+		if (ch->cap < cut) {
+			char *d = realloc(ch->data, cut);
+			if (d == NULL) {
+				pthread_mutex_lock(&c->mu);
+				rc = tfi_set_error(c, TF_ENOMEM,
+						   "out of memory");
+				break;
+			}
+			ch->data = d;
+			ch->cap = cut;
+		}
+		memcpy(ch->data, pb->data, cut);
+		ch->len = cut;
+		ch->stream = name;
+		ch->first_line = line;
+		ch->has_quotes = quotes;
+		quotes = 0;
+		line += count_newlines(pb->data, cut);
+		memmove(pb->data, pb->data + cut, pb->len - cut);
+		pb->len -= cut;
+		pthread_mutex_lock(&c->mu);
+		ch->seq = seq++;
+		ch->state = 1;
+		pthread_cond_broadcast(&c->cv);
+	}
+	drain(c, sink, &next_out, &rc);
+	pthread_mutex_unlock(&c->mu);
+	return rc != TF_OK ? rc : c->err.code;
+}
+
+/* Type inference over the first rows of the pending buffer. */
+static int
+infer(struct tf_csv *c, struct tf_input *in, struct pending *pb)
+{
+	struct fields f = {0};
+	f.c = c;
+	f.want = c->o.infer_rows;
+	struct csv_parser p;
+	csv_init(&p, CSV_EMPTY_IS_NULL);
+	csv_set_delim(&p, (unsigned char)c->o.delimiter);
+	size_t used = 0;
+	int rc = TF_OK;
+	while (!f.done) {
+		if (used < pb->len) {
+			size_t step = pb->len - used;
+			step = step > 65536 ? 65536 : step;
+			csv_parse(&p, pb->data + used, step, inf_field, inf_row,
+				  &f);
+			used += step;
+			continue;
+		}
+		if (pb->eof) {
+			csv_fini(&p, inf_field, inf_row, &f);
+			break;
+		}
+		if ((rc = pend_read(c, in, pb, CHUNK)) != TF_OK) {
+			break;
+		}
+	}
+	csv_free(&p);
+	return rc;
+}
+
+static int
+infer_libsvm(struct tf_csv *c)
+{
+	char *name = strdup(c->o.label ? c->o.label : "label");
+	if (name == NULL) {
+		return tfi_set_error(c, TF_ENOMEM, "out of memory");
+	}
+	int rc = set_columns(c, &name, 1);
+	if (rc != TF_OK) {
+		return rc;
+	}
+	c->cols[0].role = ROLE_LABEL;
+	c->cols[0].type = c->o.label_type == TF_COL_FLOAT ? TF_COL_FLOAT
+							  : TF_COL_INT64;
+	c->cols[0].given = 1;
+	c->planned = 1;
+	return TF_OK;
+}
+
+static int
+add_source(struct tf_csv *c, const char *name)
+{
+	char **s = realloc(c->sources, (c->nsources + 1) * sizeof *s);
+	if (s == NULL) {
+		return TF_ENOMEM;
+	}
+	c->sources = s;
+	if ((s[c->nsources] = strdup(name)) == NULL) {
+		return TF_ENOMEM;
+	}
+	c->nsources++;
+	return TF_OK;
+}
+
+static int
+convert_stream(struct tf_csv *c, struct tf_input *in, const char *name,
+	       const struct tf_csv_sink *sink)
+{
+	struct pending pb = {0};
+	struct fields hf = {0};
+	uint64_t line = 1;
+	int rc = TF_OK;
+	if (add_source(c, name) != TF_OK) {
+		return tfi_set_error(c, TF_ENOMEM, "out of memory");
+	}
+	if (c->o.format == TF_FORMAT_CSV) {
+		/* The header row names the columns (or is replaced by
+		 * --names); without one, --names or col1..colN do. */
+		struct fields first = {0};
+		rc = first_row(c, in, &pb, &first, !c->o.no_header, &line);
+		if (rc == TF_EOF) {
+			rc = TF_OK;
+			free_fields(&first);
+			goto out; /* an empty stream */
+		}
+		if (rc == TF_OK && (c->o.names != NULL || c->o.no_header)) {
+			rc = names_from_option(c, &hf, first.n);
+			free_fields(&first);
+		} else {
+			hf = first;
+		}
+		if (rc != TF_OK) {
+			goto out;
+		}
+		if (hf.n > 0 && hf.v[0] && strncmp(hf.v[0], "\xef\xbb\xbf", 3) == 0) {
+			memmove(hf.v[0], hf.v[0] + 3, strlen(hf.v[0]) - 2);
+		}
+		if (!c->planned) {
+			if ((rc = set_columns(c, hf.v, hf.n)) != TF_OK) {
+				goto out;
+			}
+			if ((rc = infer(c, in, &pb)) != TF_OK ||
+			    (rc = make_plan(c)) != TF_OK) {
+				goto out;
+			}
+		} else {
+			int same = hf.n == c->ncols;
+			for (size_t i = 0; same && i < hf.n; i++) {
+				same = strcmp(hf.v[i], c->cols[i].name) == 0;
+			}
+			if (!same) {
+				rc = tfi_set_error(c, TF_EFORMAT,
+						   "%s:1: the header differs "
+						   "from the first input's",
+						   name);
+				goto out;
+			}
+		}
+	} else if (!c->planned && (rc = infer_libsvm(c)) != TF_OK) {
+		goto out;
+	}
+	if (c->slots == NULL && (rc = pipeline_start(c)) != TF_OK) {
+		goto out;
+	}
+	rc = run_stream(c, in, &pb, name, line, sink);
+out:
+	free_fields(&hf);
+	free(pb.data);
+	return rc;
+}
+
+int
+tf_csv_convert(struct tf_csv *c, struct tf_input *in,
+	       const struct tf_csv_sink *sink)
+{
+	if (c->err.code != TF_OK) {
+		return c->err.code;
+	}
+	if (c->o.threads <= 0) {
+		struct tf_csv_options o = c->o;
+		if (tf_csv_set_options(c, &o) != TF_OK) {
+			return c->err.code;
+		}
+	}
+	int rc;
+	const char *name;
+	while ((rc = tf_input_next(in, &name)) == TF_OK) {
+		rc = convert_stream(c, in, name, sink);
+		if (rc != TF_OK) {
+			break;
+		}
+	}
+	if (rc == TF_EOF) {
+		rc = TF_OK;
+	} else if (rc != TF_OK && c->err.code == TF_OK) {
+		tfi_set_error(c, tf_errcode(in), "%s", tf_errmsg(in));
+	}
+	pipeline_stop(c);
+	return rc == TF_OK ? TF_OK : c->err.code;
+}
+
+/* ---- schema ------------------------------------------------------------- */
+
+static int
+jnum(struct tfi_buf *b, double v)
+{
+	char t[48];
+	if (!isfinite(v)) {
+		return tfi_json_put(b, "null", 4);
+	}
+	int n = snprintf(t, sizeof t, "%.9g", v);
+	return tfi_json_put(b, t, (size_t)n);
+}
+
+static int
+jkey(struct tfi_buf *b, const char *k)
+{
+	return tfi_json_string(b, (const uint8_t *)k, strlen(k)) ||
+	       tfi_json_put(b, ":", 1);
+}
+
+static int
+jstr(struct tfi_buf *b, const char *s)
+{
+	return tfi_json_string(b, (const uint8_t *)s, strlen(s));
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int
+cmp_num(const void *a, const void *b)
+{
+	long long x = strtoll(*(const char *const *)a, NULL, 10);
+	long long y = strtoll(*(const char *const *)b, NULL, 10);
+	return x < y ? -1 : x > y;
+}
+
+/* A sorted JSON list of a vocabulary (numbers for int64 labels). */
+static int
+jvocab(struct tfi_buf *b, const struct strset *s, int numeric)
+{
+	const char **v = malloc((s->n + 1) * sizeof *v);
+	if (v == NULL) {
+		return TF_ENOMEM;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		v[i] = strset_at(s, i);
+	}
+	qsort(v, s->n, sizeof *v, numeric ? cmp_num : cmp_str);
+	int rc = tfi_json_put(b, "[", 1);
+	for (size_t i = 0; i < s->n && rc == TF_OK; i++) {
+		if (i > 0) {
+			rc = tfi_json_put(b, ",", 1);
+		}
+		rc = rc ? rc
+			: numeric ? tfi_json_put(b, v[i], strlen(v[i]))
+				  : jstr(b, v[i]);
+	}
+	free(v);
+	return rc ? rc : tfi_json_put(b, "]", 1);
+}
+
+static int
+jcol(struct tfi_buf *b, const struct col *k, size_t index)
+{
+	char t[64];
+	int rc = tfi_json_put(b, "{", 1) || jkey(b, "name") ||
+		 jstr(b, k->name) || tfi_json_put(b, ",", 1) ||
+		 jkey(b, "type") || jstr(b, tf_coltype_name(k->type));
+	snprintf(t, sizeof t, ",\"column\":%zu,\"present\":%llu,\"missing\":%llu",
+		 index, (unsigned long long)k->st.present,
+		 (unsigned long long)k->st.missing);
+	rc = rc || tfi_json_put(b, t, strlen(t));
+	if (k->type != TF_COL_BYTES && k->st.present > 0) {
+		rc = rc || tfi_json_put(b, ",\"min\":", 7) || jnum(b, k->st.min) ||
+		     tfi_json_put(b, ",\"max\":", 7) || jnum(b, k->st.max);
+	}
+	if (k->pack >= 0) {
+		snprintf(t, sizeof t, ",\"packed_index\":%d", k->pack);
+		rc = rc || tfi_json_put(b, t, strlen(t));
+	}
+	return rc || tfi_json_put(b, "}", 1) ? TF_ENOMEM : TF_OK;
+}
+
+int
+tf_csv_schema_json(struct tf_csv *c, char **out)
+{
+	struct tfi_buf b = {0};
+	char t[128];
+	int rc = tfi_json_put(&b, "{\"format\":\"tfkit-schema\",\"version\":1,",
+			      37);
+	const char *layout = c->o.format == TF_FORMAT_LIBSVM ? "libsvm"
+			     : c->o.pack != NULL		 ? "packed"
+								 : "columns";
+	rc = rc || jkey(&b, "layout") || jstr(&b, layout);
+	snprintf(t, sizeof t, ",\"rows\":%llu,\"skipped\":%llu,",
+		 (unsigned long long)c->rows, (unsigned long long)c->skipped);
+	rc = rc || tfi_json_put(&b, t, strlen(t));
+	rc = rc || jkey(&b, "sources") || tfi_json_put(&b, "[", 1);
+	for (size_t i = 0; i < c->nsources && !rc; i++) {
+		rc = (i > 0 && tfi_json_put(&b, ",", 1)) ||
+		     jstr(&b, c->sources[i]);
+	}
+	rc = rc || tfi_json_put(&b, "],", 2) || jkey(&b, "label");
+	if (c->label_col < 0) {
+		rc = rc || tfi_json_put(&b, "null", 4);
+	} else {
+		const struct col *k = &c->cols[c->label_col];
+		rc = rc || jcol(&b, k, (size_t)c->label_col);
+		if (!rc && k->type == TF_COL_INT64) {
+			b.len--; /* reopen the object for the classes */
+			rc = tfi_json_put(&b, ",\"classes\":", 11) ||
+			     (k->st.vocab.over ? tfi_json_put(&b, "null", 4)
+					       : jvocab(&b, &k->st.vocab, 1)) ||
+			     tfi_json_put(&b, "}", 1);
+		}
+	}
+	rc = rc || tfi_json_put(&b, ",", 1) || jkey(&b, "features") ||
+	     tfi_json_put(&b, "[", 1);
+	int first = 1;
+	for (size_t i = 0; i < c->ncols && !rc; i++) {
+		const struct col *k = &c->cols[i];
+		if (k->role != ROLE_FEATURE) {
+			continue;
+		}
+		rc = (!first && tfi_json_put(&b, ",", 1)) || jcol(&b, k, i);
+		first = 0;
+	}
+	rc = rc || tfi_json_put(&b, "]", 1);
+	if (c->o.format == TF_FORMAT_LIBSVM) {
+		snprintf(t, sizeof t,
+			 ",\"sparse\":{\"ids\":\"ids\",\"values\":\"values\","
+			 "\"max_index\":%llu}",
+			 (unsigned long long)c->max_index);
+		rc = rc || tfi_json_put(&b, t, strlen(t));
+	}
+	if (c->o.pack != NULL) {
+		rc = rc || tfi_json_put(&b, ",", 1) || jkey(&b, "packed") ||
+		     tfi_json_put(&b, "{", 1) || jkey(&b, "name") ||
+		     jstr(&b, c->o.pack);
+		snprintf(t, sizeof t, ",\"size\":%zu,\"columns\":[", c->npack);
+		rc = rc || tfi_json_put(&b, t, strlen(t));
+		first = 1;
+		for (size_t i = 0; i < c->ncols && !rc; i++) {
+			if (c->cols[i].pack >= 0) {
+				rc = (!first && tfi_json_put(&b, ",", 1)) ||
+				     jstr(&b, c->cols[i].name);
+				first = 0;
+			}
+		}
+		rc = rc || tfi_json_put(&b, "]}", 2);
+	}
+	rc = rc || tfi_json_put(&b, ",", 1) || jkey(&b, "vocabularies") ||
+	     tfi_json_put(&b, "{", 1);
+	first = 1;
+	for (size_t i = 0; i < c->ncols && !rc; i++) {
+		const struct col *k = &c->cols[i];
+		if (k->type != TF_COL_BYTES || k->role == ROLE_DROP) {
+			continue;
+		}
+		rc = (!first && tfi_json_put(&b, ",", 1)) || jkey(&b, k->name) ||
+		     (k->st.vocab.over ? tfi_json_put(&b, "null", 4)
+				       : jvocab(&b, &k->st.vocab, 0));
+		first = 0;
+	}
+	rc = rc || tfi_json_put(&b, "}}\n", 3);
+	if (rc) {
+		tfi_buf_free(&b);
+		return tfi_set_error(c, TF_ENOMEM, "out of memory");
+	}
+	*out = (char *)b.data;
+	return TF_OK;
+}

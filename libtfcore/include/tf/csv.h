@@ -1,0 +1,118 @@
+/*
+ * csv.h - converting CSV and libsvm text to tf.train.Example records.
+ *
+ * CSV is parsed with libcsv (RFC 4180 quoting).  The first row names the
+ * columns unless told otherwise; the label is the last column unless told
+ * otherwise.  Column types are inferred from the first rows (int64, float or
+ * bytes) or given.  Each row becomes one Example: one feature per column, or
+ * all numeric features packed into one float list.  The libsvm format
+ * ("label idx:val ...") becomes int64 "ids", float "values" and the label.
+ *
+ * Conversion runs on worker threads over chunks of the input cut at row
+ * boundaries; records come out in input order.  A malformed row stops the
+ * conversion with "FILE:LINE: reason" (TF_EFORMAT), or is skipped and
+ * counted when skip_bad is set.
+ */
+#ifndef TF_CSV_H
+#define TF_CSV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tf/error.h"
+#include "tf/input.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum tf_coltype {
+	TF_COL_AUTO = 0,
+	TF_COL_INT64 = 1,
+	TF_COL_FLOAT = 2,
+	TF_COL_BYTES = 3
+};
+
+/* "int64", "float", "bytes" ("int" and "string" are accepted); -1 if bad. */
+TF_API int tf_coltype_parse(const char *name);
+TF_API const char *tf_coltype_name(int type);
+
+/* What an empty field becomes. */
+enum tf_empty {
+	TF_EMPTY_OMIT = 0,  /* feature left out (NaN inside a packed list) */
+	TF_EMPTY_ZERO = 1,  /* 0, or "" for bytes */
+	TF_EMPTY_ERROR = 2  /* the row is malformed */
+};
+
+enum tf_text_format { TF_FORMAT_CSV = 0, TF_FORMAT_LIBSVM = 1 };
+
+struct tf_csv_options {
+	int format;            /* TF_FORMAT_* */
+	char delimiter;        /* ',' by default */
+	int no_header;         /* the first row is data */
+	const char *names;     /* comma-separated column names */
+	const char *label;     /* column name or 1-based index; NULL: last */
+	int no_label;          /* no label column at all */
+	int label_type;        /* TF_COL_AUTO, TF_COL_INT64 or TF_COL_FLOAT */
+	const char *columns;   /* comma-separated: keep only these */
+	const char *drop;      /* comma-separated: leave these out */
+	const char *types;     /* "name:type,..." */
+	int empty;             /* TF_EMPTY_* */
+	const char *pack;      /* pack numeric features into this float list */
+	size_t infer_rows;     /* rows used to infer types; 0: all */
+	int numeric_as_float;  /* write integer feature columns as floats */
+	int skip_bad;          /* skip malformed rows instead of failing */
+	int threads;           /* worker threads; 0: one per CPU */
+};
+
+/* Defaults: CSV, ',', header, last column is the label, 1000 rows. */
+TF_API void tf_csv_options_init(struct tf_csv_options *o);
+
+/* Where converted records go. */
+struct tf_csv_sink {
+	void *ctx;
+	/*
+	 * n bytes of framed TFRecords; ends[i] is the end offset of record i
+	 * within bytes, for count records.  Non-zero stops the conversion.
+	 */
+	int (*write)(void *ctx, const uint8_t *bytes, size_t n,
+		     const size_t *ends, size_t count);
+	/* Optional: called after each chunk with running totals. */
+	void (*progress)(void *ctx, uint64_t rows, uint64_t bytes);
+};
+
+struct tf_csv;
+
+TF_API struct tf_csv *tf_csv_new(void);
+TF_API void tf_csv_free(struct tf_csv *c);
+/* Check and take options (strings are copied).  TF_EINVAL if bad. */
+TF_API int tf_csv_set_options(struct tf_csv *c,
+			      const struct tf_csv_options *o);
+/*
+ * Convert every stream of in.  May be called again with further inputs;
+ * their header must name the same columns.
+ */
+TF_API int tf_csv_convert(struct tf_csv *c, struct tf_input *in,
+			  const struct tf_csv_sink *sink);
+
+/* Rows written and rows skipped so far. */
+TF_API uint64_t tf_csv_rows(const struct tf_csv *c);
+TF_API uint64_t tf_csv_skipped(const struct tf_csv *c);
+/* Messages of the first skipped rows, one per line. */
+TF_API const char *tf_csv_skip_log(const struct tf_csv *c);
+
+/*
+ * The schema of what was written, as a JSON document (malloc'd, caller
+ * frees): columns with types and statistics, the label, the layout, row
+ * count and the vocabularies of bytes columns.  See tf-csv2record(1).
+ */
+TF_API int tf_csv_schema_json(struct tf_csv *c, char **out);
+
+/* Number parsing shared by the tools: exact, whole string, no spaces. */
+TF_API int tf_parse_float(const char *s, size_t n, float *out);
+TF_API int tf_parse_int64(const char *s, size_t n, int64_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

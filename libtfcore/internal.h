@@ -1,0 +1,105 @@
+/*
+ * internal.h - declarations shared inside libtfcore only.
+ *
+ * Every handle begins with a struct tfi_handle so that tf_errmsg() works on
+ * any of them.  The first error set on a handle wins; later ones are dropped
+ * so the message names the cause rather than a consequence.
+ */
+#ifndef TF_INTERNAL_H
+#define TF_INTERNAL_H
+
+#ifndef TF_BUILDING_LIBRARY
+#error "internal.h is for the libtfcore build only"
+#endif
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tf/error.h"
+
+#define TFI_MSG_MAX 512
+
+struct tfi_handle {
+	int code;
+	char msg[TFI_MSG_MAX];
+};
+
+/* Record an error on h (first one wins).  Returns code. */
+int tfi_set_error(void *h, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int tfi_set_errorv(void *h, int code, const char *fmt, va_list ap);
+/* Same, appending ": strerror(err)". */
+int tfi_set_errno(void *h, int code, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* A growable byte buffer. */
+struct tfi_buf {
+	uint8_t *data;
+	size_t len;
+	size_t cap;
+};
+int tfi_buf_reserve(struct tfi_buf *b, size_t extra);
+int tfi_buf_append(struct tfi_buf *b, const void *p, size_t n);
+void tfi_buf_free(struct tfi_buf *b);
+
+/* JSON text into a buffer kept NUL-terminated. */
+int tfi_json_put(struct tfi_buf *b, const char *p, size_t n);
+int tfi_json_string(struct tfi_buf *b, const uint8_t *s, size_t n);
+int tfi_utf8_valid(const uint8_t *s, size_t n);
+struct tf_example;
+int tfi_example_json(struct tf_example *ex, struct tfi_buf *out);
+
+/* Protobuf varint helpers (FORMATS.md section 0). */
+static inline size_t
+tfi_varint_size(uint64_t v)
+{
+	size_t n = 1;
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static inline uint8_t *
+tfi_put_varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+static inline void
+tfi_put_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+static inline void
+tfi_put_le64(uint8_t *p, uint64_t v)
+{
+	tfi_put_le32(p, (uint32_t)v);
+	tfi_put_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+static inline uint32_t
+tfi_get_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t
+tfi_get_le64(const uint8_t *p)
+{
+	return (uint64_t)tfi_get_le32(p) | (uint64_t)tfi_get_le32(p + 4) << 32;
+}
+
+#endif

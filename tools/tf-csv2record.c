@@ -1,0 +1,440 @@
+/*
+ * tf-csv2record - convert CSV or libsvm rows to TFRecord files of
+ * tf.train.Example, with a schema sidecar for the later stages.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tf/tf.h"
+#include "tool.h"
+
+static void
+usage(void)
+{
+	printf("Usage: %s [OPTION]... [FILE]...\n"
+	       "Convert CSV (or libsvm) rows to TFRecord files of "
+	       "tf.train.Example.\n"
+	       "FILE may be a .tar, .tar.gz, .zip or .gz archive; with no "
+	       "FILE, or when\nFILE is -, read standard input.\n\n"
+	       "Input:\n"
+	       "  -d, --delimiter=C          field separator (default ','; "
+	       "'tab' for a tab)\n"
+	       "      --drop=LIST            leave out these columns "
+	       "(comma-separated names)\n"
+	       "      --columns=LIST         keep only these columns (and "
+	       "the label)\n"
+	       "      --empty=POLICY         an empty field: omit (default), "
+	       "zero or error\n"
+	       "  -f, --format=FMT           csv (default) or libsvm\n"
+	       "      --infer-rows=N         rows used to infer types "
+	       "(default 1000; 0 = all)\n"
+	       "  -l, --label=COL            label column, name or 1-based "
+	       "index (default: last)\n"
+	       "      --label-type=TYPE      int or float (default: "
+	       "inferred)\n"
+	       "  -m, --member=GLOB          archive members to read "
+	       "(repeatable)\n"
+	       "      --names=LIST           column names (replace or stand "
+	       "in for the header)\n"
+	       "      --no-header            the first row is data\n"
+	       "      --no-label             the data has no label column\n"
+	       "      --numeric-as-float     write integer feature columns "
+	       "as float\n"
+	       "      --skip-bad             skip malformed rows and report "
+	       "how many\n"
+	       "      --types=LIST           NAME:TYPE,... (int64, float, "
+	       "bytes)\n"
+	       "Output:\n"
+	       "  -n, --shards=N             write N files "
+	       "OUTPUT-00000-of-0000N (needs -o)\n"
+	       "  -o, --output=FILE          write FILE (default: standard "
+	       "output)\n"
+	       "  -p, --pack-features=NAME   pack numeric features into one "
+	       "float list NAME\n"
+	       "      --no-schema            write no schema file\n"
+	       "      --schema=FILE          schema file (default: "
+	       "OUTPUT.schema.json with -o)\n"
+	       "  -z, --compress=TYPE        gzip or zlib (default: none)\n"
+	       "Other:\n"
+	       "  -j, --threads=N            worker threads (default: one "
+	       "per CPU)\n"
+	       "  -q, --quiet                no progress line\n"
+	       "  -h, --help                 show this help and exit\n"
+	       "  -V, --version              show the version and exit\n\n"
+	       "Exit status: 0 success, 64 usage, 65 malformed input, 66 "
+	       "missing input,\n73 cannot create output, 74 I/O error.\n",
+	       tool_name);
+}
+
+enum {
+	OPT_COLUMNS = 256,
+	OPT_DROP,
+	OPT_EMPTY,
+	OPT_INFER,
+	OPT_LABEL_TYPE,
+	OPT_NAMES,
+	OPT_NO_HEADER,
+	OPT_NO_LABEL,
+	OPT_NO_SCHEMA,
+	OPT_NUMERIC_FLOAT,
+	OPT_SCHEMA,
+	OPT_SKIP_BAD,
+	OPT_TYPES
+};
+
+static const struct option options[] = {
+	{"columns", required_argument, NULL, OPT_COLUMNS},
+	{"compress", required_argument, NULL, 'z'},
+	{"delimiter", required_argument, NULL, 'd'},
+	{"drop", required_argument, NULL, OPT_DROP},
+	{"empty", required_argument, NULL, OPT_EMPTY},
+	{"format", required_argument, NULL, 'f'},
+	{"help", no_argument, NULL, 'h'},
+	{"infer-rows", required_argument, NULL, OPT_INFER},
+	{"label", required_argument, NULL, 'l'},
+	{"label-type", required_argument, NULL, OPT_LABEL_TYPE},
+	{"member", required_argument, NULL, 'm'},
+	{"names", required_argument, NULL, OPT_NAMES},
+	{"no-header", no_argument, NULL, OPT_NO_HEADER},
+	{"no-label", no_argument, NULL, OPT_NO_LABEL},
+	{"no-schema", no_argument, NULL, OPT_NO_SCHEMA},
+	{"numeric-as-float", no_argument, NULL, OPT_NUMERIC_FLOAT},
+	{"output", required_argument, NULL, 'o'},
+	{"pack-features", required_argument, NULL, 'p'},
+	{"quiet", no_argument, NULL, 'q'},
+	{"schema", required_argument, NULL, OPT_SCHEMA},
+	{"shards", required_argument, NULL, 'n'},
+	{"skip-bad", no_argument, NULL, OPT_SKIP_BAD},
+	{"threads", required_argument, NULL, 'j'},
+	{"types", required_argument, NULL, OPT_TYPES},
+	{"version", no_argument, NULL, 'V'},
+	{NULL, 0, NULL, 0},
+};
+
+struct out {
+	struct tf_writer **w;
+	int n;
+	uint64_t next; /* index of the next record, for sharding */
+	int quiet;
+};
+
+static int
+sink_write(void *ctx, const uint8_t *bytes, size_t n, const size_t *ends,
+	   size_t count)
+{
+	struct out *o = ctx;
+	if (o->n == 1) {
+		return tf_writer_write_framed(o->w[0], bytes, n, count);
+	}
+	size_t start = 0;
+	for (size_t i = 0; i < count; i++) {
+		struct tf_writer *w = o->w[o->next++ % (uint64_t)o->n];
+		int rc = tf_writer_write_framed(w, bytes + start,
+						ends[i] - start, 1);
+		if (rc != TF_OK) {
+			return rc;
+		}
+		start = ends[i];
+	}
+	return TF_OK;
+}
+
+static void
+sink_progress(void *ctx, uint64_t rows, uint64_t bytes)
+{
+	struct out *o = ctx;
+	if (!o->quiet) {
+		progress_update(rows, bytes);
+	}
+}
+
+static char
+parse_delim(const char *s)
+{
+	if (strcmp(s, "tab") == 0 || strcmp(s, "\\t") == 0 ||
+	    strcmp(s, "\t") == 0) {
+		return '\t';
+	}
+	if (strlen(s) != 1 || s[0] == '"' || s[0] == '\n' || s[0] == '\r') {
+		usage_error("--delimiter: '%s' is not one character (or 'tab')",
+			    s);
+	}
+	return s[0];
+}
+
+/* Write the schema through a temporary name. */
+static void
+write_schema(const char *path, const char *json)
+{
+	size_t n = strlen(path) + 16;
+	char *tmp = malloc(n);
+	if (tmp == NULL) {
+		die(EX_OSERR, "out of memory");
+	}
+	snprintf(tmp, n, "%s.tmp.XXXXXX", path);
+	int fd = mkstemp(tmp);
+	if (fd < 0) {
+		die(EX_CANTCREAT, "cannot create '%s'", path);
+	}
+	size_t len = strlen(json);
+	mode_t mask = umask(0);
+	umask(mask);
+	fchmod(fd, 0666 & ~mask);
+	if (write(fd, json, len) != (ssize_t)len || close(fd) != 0 ||
+	    rename(tmp, path) != 0) {
+		unlink(tmp);
+		die(EX_IOERR, "cannot write '%s'", path);
+	}
+	free(tmp);
+}
+
+int
+main(int argc, char **argv)
+{
+	tool_name = "tf-csv2record";
+	struct tf_csv_options o;
+	tf_csv_options_init(&o);
+	const char *output = NULL, *schema = NULL;
+	int compress = TF_COMPRESS_NONE, shards = 1, no_schema = 0;
+	int quiet = 0;
+	const char **members = NULL;
+	int nmembers = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, "d:f:hj:l:m:n:o:p:qVz:", options,
+				NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			o.delimiter = parse_delim(optarg);
+			break;
+		case 'f':
+			if (strcmp(optarg, "csv") == 0) {
+				o.format = TF_FORMAT_CSV;
+			} else if (strcmp(optarg, "libsvm") == 0) {
+				o.format = TF_FORMAT_LIBSVM;
+			} else {
+				usage_error("--format: '%s' is not csv or "
+					    "libsvm",
+					    optarg);
+			}
+			break;
+		case 'h':
+			usage();
+			return 0;
+		case 'j':
+			o.threads = (int)opt_int("--threads", optarg, 1, 256);
+			break;
+		case 'l':
+			o.label = optarg;
+			break;
+		case 'm':
+			members = realloc(members,
+					  (size_t)(nmembers + 1) * sizeof *members);
+			if (members == NULL) {
+				die(EX_OSERR, "out of memory");
+			}
+			members[nmembers++] = optarg;
+			break;
+		case 'n':
+			shards = (int)opt_int("--shards", optarg, 1, 99999);
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'p':
+			o.pack = optarg;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'V':
+			print_version();
+			return 0;
+		case 'z':
+			compress = tf_compression_parse(optarg);
+			if (compress < TF_COMPRESS_NONE) {
+				usage_error("--compress: '%s' is not gzip, zlib "
+					    "or none",
+					    optarg);
+			}
+			break;
+		case OPT_COLUMNS:
+			o.columns = optarg;
+			break;
+		case OPT_DROP:
+			o.drop = optarg;
+			break;
+		case OPT_EMPTY:
+			if (strcmp(optarg, "omit") == 0) {
+				o.empty = TF_EMPTY_OMIT;
+			} else if (strcmp(optarg, "zero") == 0) {
+				o.empty = TF_EMPTY_ZERO;
+			} else if (strcmp(optarg, "error") == 0) {
+				o.empty = TF_EMPTY_ERROR;
+			} else {
+				usage_error("--empty: '%s' is not omit, zero or "
+					    "error",
+					    optarg);
+			}
+			break;
+		case OPT_INFER:
+			o.infer_rows = (size_t)opt_int("--infer-rows", optarg,
+						       0, 1LL << 40);
+			break;
+		case OPT_LABEL_TYPE:
+			if (strcmp(optarg, "int") == 0 ||
+			    strcmp(optarg, "int64") == 0) {
+				o.label_type = TF_COL_INT64;
+			} else if (strcmp(optarg, "float") == 0) {
+				o.label_type = TF_COL_FLOAT;
+			} else {
+				usage_error("--label-type: '%s' is not int or "
+					    "float",
+					    optarg);
+			}
+			break;
+		case OPT_NAMES:
+			o.names = optarg;
+			break;
+		case OPT_NO_HEADER:
+			o.no_header = 1;
+			break;
+		case OPT_NO_LABEL:
+			o.no_label = 1;
+			break;
+		case OPT_NO_SCHEMA:
+			no_schema = 1;
+			break;
+		case OPT_NUMERIC_FLOAT:
+			o.numeric_as_float = 1;
+			break;
+		case OPT_SCHEMA:
+			schema = optarg;
+			break;
+		case OPT_SKIP_BAD:
+			o.skip_bad = 1;
+			break;
+		case OPT_TYPES:
+			o.types = optarg;
+			break;
+		default:
+			fprintf(stderr, "try '%s --help'\n", tool_name);
+			return EX_USAGE;
+		}
+	}
+	if (o.label != NULL && o.no_label) {
+		usage_error("--label and --no-label exclude each other");
+	}
+	if (o.format == TF_FORMAT_LIBSVM &&
+	    (o.pack || o.columns || o.drop || o.types || o.names)) {
+		usage_error("--format libsvm takes no column options");
+	}
+	if (shards > 1 && (output == NULL || strcmp(output, "-") == 0)) {
+		usage_error("--shards needs --output");
+	}
+	check_binary_stdout(shards > 1 ? "x" : output);
+
+	struct tf_csv *conv = tf_csv_new();
+	if (conv == NULL) {
+		die(EX_OSERR, "out of memory");
+	}
+	if (tf_csv_set_options(conv, &o) != TF_OK) {
+		usage_error("%s", tf_errmsg(conv));
+	}
+
+	struct out out = {0};
+	out.n = shards;
+	out.quiet = quiet;
+	out.w = calloc((size_t)shards, sizeof *out.w);
+	if (out.w == NULL) {
+		die(EX_OSERR, "out of memory");
+	}
+	for (int i = 0; i < shards; i++) {
+		char name[4096];
+		if (shards > 1) {
+			snprintf(name, sizeof name, "%s-%05d-of-%05d", output, i,
+				 shards);
+		} else {
+			snprintf(name, sizeof name, "%s", output ? output : "-");
+		}
+		out.w[i] = tf_writer_new();
+		if (out.w[i] == NULL) {
+			die(EX_OSERR, "out of memory");
+		}
+		if (tf_writer_open(out.w[i], name, compress, 0) != TF_OK) {
+			die_status(tf_errcode(out.w[i]), tf_errmsg(out.w[i]));
+		}
+	}
+	struct tf_csv_sink sink = {&out, sink_write, sink_progress};
+
+	struct tf_input *in = tf_input_new();
+	if (in == NULL) {
+		die(EX_OSERR, "out of memory");
+	}
+	for (int i = 0; i < nmembers; i++) {
+		tf_input_add_member_glob(in, members[i]);
+	}
+	int nfiles = argc - optind;
+	int rc = TF_OK;
+	for (int i = 0; i < (nfiles ? nfiles : 1) && rc == TF_OK; i++) {
+		const char *path = nfiles ? argv[optind + i] : "-";
+		if (tf_input_open(in, path) != TF_OK) {
+			progress_done();
+			die_status(tf_errcode(in), tf_errmsg(in));
+		}
+		rc = tf_csv_convert(conv, in, &sink);
+		if (rc == TF_OK && tf_input_streams(in) == 0) {
+			progress_done();
+			die(EX_DATAERR, "%s: no CSV members (see --member)",
+			    path);
+		}
+	}
+	progress_done();
+	if (rc != TF_OK) {
+		/* A writer's own error says more than "writing failed". */
+		for (int i = 0; i < shards; i++) {
+			if (tf_errcode(out.w[i]) != TF_OK) {
+				die_status(tf_errcode(out.w[i]),
+					   tf_errmsg(out.w[i]));
+			}
+		}
+		die_status(rc, tf_errmsg(conv));
+	}
+	for (int i = 0; i < shards; i++) {
+		if (tf_writer_close(out.w[i]) != TF_OK) {
+			die_status(tf_errcode(out.w[i]), tf_errmsg(out.w[i]));
+		}
+	}
+	if (!no_schema && (schema != NULL ||
+			   (output != NULL && strcmp(output, "-") != 0))) {
+		char path[4096];
+		if (schema == NULL) {
+			snprintf(path, sizeof path, "%s.schema.json", output);
+			schema = path;
+		}
+		char *json = NULL;
+		if (tf_csv_schema_json(conv, &json) != TF_OK) {
+			die_status(tf_errcode(conv), tf_errmsg(conv));
+		}
+		write_schema(schema, json);
+		free(json);
+	}
+	if (tf_csv_skipped(conv) > 0) {
+		fputs(tf_csv_skip_log(conv), stderr);
+		warnx_("skipped %llu malformed row%s of %llu",
+		       (unsigned long long)tf_csv_skipped(conv),
+		       tf_csv_skipped(conv) == 1 ? "" : "s",
+		       (unsigned long long)(tf_csv_skipped(conv) +
+					    tf_csv_rows(conv)));
+	}
+	for (int i = 0; i < shards; i++) {
+		tf_writer_free(out.w[i]);
+	}
+	free(out.w);
+	free(members);
+	tf_input_free(in);
+	tf_csv_free(conv);
+	return 0;
+}

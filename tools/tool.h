@@ -1,0 +1,40 @@
+/*
+ * tool.h - what every tf-* command shares: messages, exit codes, number
+ * parsing, version lines and the progress line.
+ */
+#ifndef TF_TOOL_H
+#define TF_TOOL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sysexits.h>
+
+extern const char *tool_name;
+
+/* "tf-NAME: message" on stderr. */
+void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same, then exit with code. */
+_Noreturn void die(int code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* A usage error: the message, a hint to --help, exit 64. */
+_Noreturn void usage_error(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+/* Exit with the sysexits code for a libtfcore status and its message. */
+_Noreturn void die_status(int status, const char *msg);
+
+/* Checked numbers for options: the whole string, in range, or exit 64. */
+long long opt_int(const char *opt, const char *s, long long min,
+		  long long max);
+double opt_double(const char *opt, const char *s);
+
+/* "tf-NAME 0.1.0 (libtfcore 0.1.0; ...)" on stdout. */
+void print_version(void);
+
+/* Refuse to write binary records to a terminal. */
+void check_binary_stdout(const char *out);
+
+/* Progress on stderr when it is a terminal: rows, rows/s. */
+void progress_update(uint64_t rows, uint64_t bytes);
+void progress_done(void);
+
+#endif
