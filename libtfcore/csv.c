@@ -1625,7 +1625,7 @@ static int
 retire(struct tf_csv *c, struct chunk *ch, const struct tf_csv_sink *sink)
 {
 	int rc = TF_OK;
-	if (ch->nrec > 0 && c->err.code == TF_OK &&
+	if (ch->nrec > 0 && c->err.code == TF_OK && ch->err == TF_OK &&
 	    sink->write(sink->ctx, ch->out.data, ch->out.len, ch->ends,
 			ch->nrec) != 0) {
 		rc = tfi_set_error(c, TF_EIO, "writing records failed");
@@ -1868,9 +1868,13 @@ run_stream(struct tf_csv *c, struct tf_input *in, struct pending *pb,
 		}
 		size_t cut = 0;
 		if (rc == TF_OK) {
-			cut = pb->eof ? pb->len
-				      : find_cut(pb->data, pb->len,
-						 c->o.delimiter, &quotes);
+			if (pb->eof) {
+				cut = pb->len;
+				quotes = memchr(pb->data, '"', cut) != NULL;
+			} else {
+				cut = find_cut(pb->data, pb->len,
+					       c->o.delimiter, &quotes);
+			}
 			if (cut == 0 && !pb->eof) {
 				if (pb->len > MAX_ROW) {
 					rc = tfi_set_error(

@@ -37,6 +37,7 @@ struct tf_example {
 	struct tfi_buf boffs;  /* struct boff[] */
 	struct tfi_buf bviews; /* struct tf_bytes[], rebuilt on demand */
 	int views_stale;
+	int in_order; /* names were added in increasing order */
 	size_t *order; /* sorted order for encoding */
 	size_t order_cap;
 	struct tfi_buf enc;
@@ -138,10 +139,16 @@ feat_push(struct tf_example *ex, const char *name, size_t len, int kind)
 static int
 check_new_name(struct tf_example *ex, const char *name)
 {
-	/* Names added in increasing order (the usual case) are unique. */
-	if (ex->n == 0 || strcmp(name_at(ex, &ex->feats[ex->n - 1]), name) < 0) {
+	/* While names arrive in increasing order (the usual case) they are
+	 * unique without a search. */
+	if (ex->n == 0) {
+		ex->in_order = 1;
+	}
+	if (ex->in_order &&
+	    (ex->n == 0 || strcmp(name_at(ex, &ex->feats[ex->n - 1]), name) < 0)) {
 		return TF_OK;
 	}
+	ex->in_order = 0;
 	for (size_t i = 0; i < ex->n; i++) {
 		if (strcmp(name_at(ex, &ex->feats[i]), name) == 0) {
 			return tfi_set_error(ex, TF_EINVAL,
@@ -422,7 +429,11 @@ encode_feature(const struct tf_example *ex, const struct feat *f,
 		}
 	} else {
 		const int64_t *v = (const int64_t *)ex->ints.data + f->val_off;
-		p = tfi_put_varint(p, list - 1 - tfi_varint_size(list));
+		size_t payload = 0;
+		for (size_t i = 0; i < f->count; i++) {
+			payload += tfi_varint_size((uint64_t)v[i]);
+		}
+		p = tfi_put_varint(p, payload);
 		for (size_t i = 0; i < f->count; i++) {
 			p = tfi_put_varint(p, (uint64_t)v[i]);
 		}

@@ -164,7 +164,7 @@ struct printer {
 static void
 csv_field(const uint8_t *s, size_t n)
 {
-	int quote = n == 0 ? 0 : 0;
+	int quote = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (s[i] == ',' || s[i] == '"' || s[i] == '\n' ||
 		    s[i] == '\r') {

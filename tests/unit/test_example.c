@@ -1,0 +1,278 @@
+/* tf.train.Example: the vectors of FORMATS.md 2.4, packed and unpacked
+ * lists, and agreement of the fast decoder and encoder with protobuf-c. */
+#include "test.h"
+
+static const char *EX53 =
+	"0a 33 0a 0e 0a 05 6c 61 62 65 6c 12 05 1a 03 0a 01 01 0a 0e 0a 04 6e "
+	"61 6d 65 12 06 0a 04 0a 02 61 62 0a 11 0a 01 78 12 0c 12 0a 0a 08 00 "
+	"00 80 3f 00 00 20 c0";
+static const char *EX52_UNPACKED =
+	"0a 32 0a 0d 0a 05 6c 61 62 65 6c 12 04 1a 02 08 01 0a 0e 0a 04 6e 61 "
+	"6d 65 12 06 0a 04 0a 02 61 62 0a 11 0a 01 78 12 0c 12 0a 0d 00 00 80 "
+	"3f 0d 00 00 20 c0";
+static const char *EX_NEG = "0a 15 0a 13 0a 01 6e 12 0e 1a 0c 0a 0a ff ff ff "
+			    "ff ff ff ff ff ff 01";
+
+typedef int (*parse_fn)(struct tf_example *, const void *, size_t);
+
+static void
+check_53_values(struct tf_example *ex)
+{
+	struct tf_feature f;
+	REQUIRE(tf_example_count(ex) == 3);
+	CHECK_STATUS(tf_example_find(ex, "label", &f), TF_OK, ex);
+	CHECK(f.kind == TF_KIND_INT64 && f.count == 1 && f.ints[0] == 1);
+	CHECK_STATUS(tf_example_find(ex, "name", &f), TF_OK, ex);
+	CHECK(f.kind == TF_KIND_BYTES && f.count == 1 && f.bytes[0].len == 2 &&
+	      memcmp(f.bytes[0].data, "ab", 2) == 0);
+	CHECK_STATUS(tf_example_find(ex, "x", &f), TF_OK, ex);
+	CHECK(f.kind == TF_KIND_FLOAT && f.count == 2 && f.floats[0] == 1.0f &&
+	      f.floats[1] == -2.5f);
+	CHECK_STATUS(tf_example_find(ex, "nope", &f), TF_ENOENT, ex);
+}
+
+TEST(encode_vector)
+{
+	struct tf_example *ex = tf_example_new();
+	float x[] = {1.0f, -2.5f};
+	int64_t one = 1;
+	struct tf_bytes ab = {(const uint8_t *)"ab", 2};
+	/* Added out of order: the encoding sorts by key. */
+	tf_example_add_floats(ex, "x", x, 2);
+	tf_example_add_bytes(ex, "name", &ab, 1);
+	tf_example_add_int64s(ex, "label", &one, 1);
+	unsigned char want[64];
+	size_t n = unhex(EX53, want);
+	const uint8_t *got;
+	size_t len;
+	CHECK_STATUS(tf_example_serialize(ex, &got, &len), TF_OK, ex);
+	CHECK_EQ_INT(len, n);
+	CHECK_MEM(got, want, n);
+	/* protobuf-c produces the very same bytes. */
+	uint8_t *pb;
+	size_t pn;
+	CHECK_STATUS(tf_example_serialize_pb(ex, &pb, &pn), TF_OK, ex);
+	CHECK_EQ_INT(pn, n);
+	CHECK_MEM(pb, want, n);
+	free(pb);
+	CHECK_STATUS(tf_example_add_floats(ex, "x", x, 1), TF_EINVAL, ex);
+	tf_example_free(ex);
+}
+
+TEST(decode_vectors_both_decoders)
+{
+	parse_fn fns[] = {tf_example_parse, tf_example_parse_pb};
+	unsigned char b[64];
+	for (int i = 0; i < 2; i++) {
+		struct tf_example *ex = tf_example_new();
+		size_t n = unhex(EX53, b);
+		CHECK_STATUS(fns[i](ex, b, n), TF_OK, ex);
+		check_53_values(ex);
+		n = unhex(EX52_UNPACKED, b);
+		CHECK_STATUS(fns[i](ex, b, n), TF_OK, ex);
+		check_53_values(ex);
+		n = unhex(EX_NEG, b);
+		CHECK_STATUS(fns[i](ex, b, n), TF_OK, ex);
+		struct tf_feature f;
+		CHECK_STATUS(tf_example_find(ex, "n", &f), TF_OK, ex);
+		CHECK(f.count == 1 && f.ints[0] == -1);
+		/* And the -1 re-encodes to the 10-byte varint. */
+		const uint8_t *e;
+		size_t en;
+		CHECK_STATUS(tf_example_serialize(ex, &e, &en), TF_OK, ex);
+		CHECK_EQ_INT(en, n);
+		CHECK_MEM(e, b, n);
+		CHECK_STATUS(fns[i](ex, "", 0), TF_OK, ex);
+		CHECK_EQ_INT(tf_example_count(ex), 0);
+		tf_example_free(ex);
+	}
+}
+
+TEST(decoder_edge_cases)
+{
+	struct tf_example *ex = tf_example_new();
+	unsigned char b[128];
+	struct tf_feature f;
+	/* Value before key, an unknown field (99 varint) in the entry. */
+	size_t n = unhex("0a 0f 0a 0d 12 05 1a 03 0a 01 07 98 06 05 0a 01 6b",
+			 b);
+	CHECK_STATUS(tf_example_parse(ex, b, n), TF_OK, ex);
+	CHECK_STATUS(tf_example_find(ex, "k", &f), TF_OK, ex);
+	CHECK(f.kind == TF_KIND_INT64 && f.ints[0] == 7);
+	/* A repeated key keeps the last entry. */
+	n = unhex("0a 1d 0a 0d 0a 01 6b 12 08 12 06 0a 04 00 00 00 00 "
+		  "0a 0c 0a 01 6b 12 07 1a 05 0a 03 05 06 07",
+		  b);
+	CHECK_STATUS(tf_example_parse(ex, b, n), TF_OK, ex);
+	CHECK_EQ_INT(tf_example_count(ex), 1);
+	CHECK_STATUS(tf_example_find(ex, "k", &f), TF_OK, ex);
+	CHECK(f.kind == TF_KIND_INT64 && f.count == 3 && f.ints[2] == 7);
+	/* Missing value: a Feature with no kind. */
+	n = unhex("0a 05 0a 03 0a 01 6b", b);
+	CHECK_STATUS(tf_example_parse(ex, b, n), TF_OK, ex);
+	CHECK_STATUS(tf_example_find(ex, "k", &f), TF_OK, ex);
+	CHECK_EQ_INT(f.kind, TF_KIND_NONE);
+	/* Malformed: lengths past the end, packed floats of 3 bytes,
+	 * truncated varint.  Both decoders refuse each. */
+	const char *bad[] = {"0a 33 0a", "0a 09 0a 07 0a 01 6b 12 02 12 09",
+			     "0a 0b 0a 09 0a 01 6b 12 04 12 02 0a 03",
+			     "0a 08 0a 06 0a 01 6b 12 01 1a", "08 ff ff"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		n = unhex(bad[i], b);
+		if (tf_example_parse(ex, b, n) != TF_EFORMAT) {
+			FAILF("fast decoder accepted bad input %zu", i);
+		}
+		CHECK_CONTAINS(tf_errmsg(ex), "malformed Example");
+		if (tf_example_parse_pb(ex, b, n) != TF_EFORMAT) {
+			FAILF("protobuf-c accepted bad input %zu", i);
+		}
+	}
+	tf_example_free(ex);
+}
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t
+rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* Two examples hold the same features and values. */
+static int
+same(struct tf_example *a, struct tf_example *b)
+{
+	if (tf_example_count(a) != tf_example_count(b)) {
+		return 0;
+	}
+	for (size_t i = 0; i < tf_example_count(a); i++) {
+		struct tf_feature x, y;
+		tf_example_get(a, i, &x);
+		tf_example_get(b, i, &y);
+		if (strcmp(x.name, y.name) != 0 || x.kind != y.kind ||
+		    x.count != y.count) {
+			return 0;
+		}
+		for (size_t k = 0; k < x.count; k++) {
+			if ((x.kind == TF_KIND_FLOAT &&
+			     memcmp(&x.floats[k], &y.floats[k], 4) != 0) ||
+			    (x.kind == TF_KIND_INT64 && x.ints[k] != y.ints[k]) ||
+			    (x.kind == TF_KIND_BYTES &&
+			     (x.bytes[k].len != y.bytes[k].len ||
+			      memcmp(x.bytes[k].data, y.bytes[k].data,
+				     x.bytes[k].len) != 0))) {
+				return 0;
+			}
+		}
+	}
+	return 1;
+}
+
+TEST(random_examples_agree_with_protobuf_c)
+{
+	struct tf_example *ex = tf_example_new(), *a = tf_example_new(),
+			  *b = tf_example_new();
+	for (int it = 0; it < 2000; it++) {
+		tf_example_clear(ex);
+		int nf = (int)(rnd() % 12);
+		for (int i = 0; i < nf; i++) {
+			char name[16];
+			snprintf(name, sizeof name, "f%d_%d", i,
+				 (int)(rnd() % 1000));
+			size_t n = rnd() % 40;
+			float fv[40];
+			int64_t iv[40];
+			struct tf_bytes bv[40];
+			char text[40][8];
+			for (size_t k = 0; k < n; k++) {
+				uint32_t u = (uint32_t)rnd();
+				memcpy(&fv[k], &u, 4);
+				iv[k] = (int64_t)rnd() >> (rnd() % 64);
+				snprintf(text[k], 8, "%x", (unsigned)rnd());
+				bv[k].data = (const uint8_t *)text[k];
+				bv[k].len = strlen(text[k]);
+			}
+			switch (rnd() % 3) {
+			case 0:
+				tf_example_add_floats(ex, name, fv, n);
+				break;
+			case 1:
+				tf_example_add_int64s(ex, name, iv, n);
+				break;
+			default:
+				tf_example_add_bytes(ex, name, bv, n);
+			}
+		}
+		const uint8_t *enc;
+		size_t en;
+		uint8_t *pb;
+		size_t pn;
+		REQUIRE(tf_example_serialize(ex, &enc, &en) == TF_OK);
+		REQUIRE(tf_example_serialize_pb(ex, &pb, &pn) == TF_OK);
+		if (en != pn || memcmp(enc, pb, en) != 0) {
+			FAILF("iteration %d: encoders differ (%zu, %zu bytes)",
+			      it, en, pn);
+			for (size_t k = 0; k < en && k < pn; k++) {
+				if (enc[k] != pb[k]) {
+					FAILF("first difference at %zu: %02x %02x", k,
+					      enc[k], pb[k]);
+					break;
+				}
+			}
+			free(pb);
+			break;
+		}
+		CHECK_STATUS(tf_example_parse(a, enc, en), TF_OK, a);
+		CHECK_STATUS(tf_example_parse_pb(b, enc, en), TF_OK, b);
+		free(pb);
+		if (!same(a, b)) {
+			FAILF("iteration %d: decoders differ", it);
+			break;
+		}
+	}
+	tf_example_free(ex);
+	tf_example_free(a);
+	tf_example_free(b);
+}
+
+TEST(json)
+{
+	struct tf_example *ex = tf_example_new();
+	float x[] = {0.1f, 3.0f, NAN, -INFINITY};
+	int64_t i = -5;
+	struct tf_bytes s[] = {{(const uint8_t *)"a\"b\n", 4},
+			       {(const uint8_t *)"\xff\x00", 2}};
+	tf_example_add_floats(ex, "x", x, 4);
+	tf_example_add_int64s(ex, "i", &i, 1);
+	tf_example_add_bytes(ex, "s", s, 2);
+	char *out = NULL;
+	size_t len = 0, cap = 0;
+	CHECK_STATUS(tf_example_to_json(ex, &out, &len, &cap), TF_OK, ex);
+	/* Insertion order here (a parsed example is sorted). */
+	CHECK(strcmp(out, "{\"x\":[0.1,3,NaN,-Infinity],\"i\":[-5],"
+			  "\"s\":[\"a\\\"b\\n\",{\"b64\":\"/wA=\"}]}") == 0);
+	if (strcmp(out, "{\"x\":[0.1,3,NaN,-Infinity],\"i\":[-5],"
+			"\"s\":[\"a\\\"b\\n\",{\"b64\":\"/wA=\"}]}") != 0) {
+		printf("# got %s\n", out);
+	}
+	free(out);
+	char buf[32];
+	tf_format_float(buf, sizeof buf, 16777217.0f);
+	CHECK(strtof(buf, NULL) == 16777217.0f);
+	tf_format_float(buf, sizeof buf, 0.3f);
+	CHECK(strcmp(buf, "0.3") == 0);
+	tf_example_free(ex);
+}
+
+int
+main(void)
+{
+	RUN(encode_vector);
+	RUN(decode_vectors_both_decoders);
+	RUN(decoder_edge_cases);
+	RUN(random_examples_agree_with_protobuf_c);
+	RUN(json);
+	DONE();
+}
