@@ -667,6 +667,12 @@ tf_writer_set_level(struct tf_writer *w, int level)
 	w->level = level;
 }
 
+const char *
+tf_writer_temp_path(const struct tf_writer *w)
+{
+	return w->tmp;
+}
+
 uint64_t
 tf_writer_count(const struct tf_writer *w)
 {

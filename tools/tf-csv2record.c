@@ -359,13 +359,7 @@ main(int argc, char **argv)
 		} else {
 			snprintf(name, sizeof name, "%s", output ? output : "-");
 		}
-		out.w[i] = tf_writer_new();
-		if (out.w[i] == NULL) {
-			die(EX_OSERR, "out of memory");
-		}
-		if (tf_writer_open(out.w[i], name, compress, 0) != TF_OK) {
-			die_status(tf_errcode(out.w[i]), tf_errmsg(out.w[i]));
-		}
+		out.w[i] = output_open(name, compress);
 	}
 	struct tf_csv_sink sink = {&out, sink_write, sink_progress};
 
@@ -403,9 +397,7 @@ main(int argc, char **argv)
 		die_status(rc, tf_errmsg(conv));
 	}
 	for (int i = 0; i < shards; i++) {
-		if (tf_writer_close(out.w[i]) != TF_OK) {
-			die_status(tf_errcode(out.w[i]), tf_errmsg(out.w[i]));
-		}
+		output_close(out.w[i]);
 	}
 	if (!no_schema && (schema != NULL ||
 			   (output != NULL && strcmp(output, "-") != 0))) {
@@ -428,9 +420,6 @@ main(int argc, char **argv)
 		       tf_csv_skipped(conv) == 1 ? "" : "s",
 		       (unsigned long long)(tf_csv_skipped(conv) +
 					    tf_csv_rows(conv)));
-	}
-	for (int i = 0; i < shards; i++) {
-		tf_writer_free(out.w[i]);
 	}
 	free(out.w);
 	free(members);

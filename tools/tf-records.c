@@ -297,27 +297,17 @@ static struct tf_writer *
 open_output(const char *path)
 {
 	check_binary_stdout(path);
-	struct tf_writer *w = tf_writer_new();
-	if (w == NULL) {
-		die(EX_OSERR, "out of memory");
-	}
-	if (tf_writer_open(w, path, O.out_comp, 0) != TF_OK) {
-		die_status(tf_errcode(w), tf_errmsg(w));
-	}
-	return w;
+	return output_open(path, O.out_comp);
 }
 
+/* Rename the output into place, unless an input failed: then the exit
+ * handler removes it, so an error leaves no partial output. */
 static void
 close_output(struct tf_writer *w)
 {
-	if (status != 0) {
-		tf_writer_free(w); /* an error: leave no partial output */
-		return;
+	if (status == 0) {
+		output_close(w);
 	}
-	if (tf_writer_close(w) != TF_OK) {
-		die_status(tf_errcode(w), tf_errmsg(w));
-	}
-	tf_writer_free(w);
 }
 
 static void

@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,4 +139,76 @@ progress_done(void)
 	if (tty == 1) {
 		fprintf(stderr, "\r\033[K");
 	}
+}
+
+/* ---- tracked outputs ----------------------------------------------------- */
+
+#define MAX_OUTPUTS 4096
+static struct tf_writer *outputs[MAX_OUTPUTS];
+static volatile sig_atomic_t noutputs;
+
+static void
+remove_outputs(void)
+{
+	for (int i = 0; i < noutputs; i++) {
+		if (outputs[i] != NULL) {
+			tf_writer_free(outputs[i]); /* unlinks its temp file */
+			outputs[i] = NULL;
+		}
+	}
+}
+
+static void
+on_signal(int sig)
+{
+	for (int i = 0; i < noutputs; i++) {
+		const char *t = outputs[i] ? tf_writer_temp_path(outputs[i])
+					   : NULL;
+		if (t != NULL) {
+			unlink(t);
+		}
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+struct tf_writer *
+output_open(const char *path, int compression)
+{
+	static int installed;
+	if (!installed) {
+		installed = 1;
+		atexit(remove_outputs);
+		int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+		for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+			signal(sigs[i], on_signal);
+		}
+	}
+	if (noutputs == MAX_OUTPUTS) {
+		die(EX_SOFTWARE, "too many outputs");
+	}
+	struct tf_writer *w = tf_writer_new();
+	if (w == NULL) {
+		die(EX_OSERR, "out of memory");
+	}
+	outputs[noutputs] = w;
+	noutputs = noutputs + 1;
+	if (tf_writer_open(w, path, compression, 0) != TF_OK) {
+		die_status(tf_errcode(w), tf_errmsg(w));
+	}
+	return w;
+}
+
+void
+output_close(struct tf_writer *w)
+{
+	if (tf_writer_close(w) != TF_OK) {
+		die_status(tf_errcode(w), tf_errmsg(w));
+	}
+	for (int i = 0; i < noutputs; i++) {
+		if (outputs[i] == w) {
+			outputs[i] = NULL;
+		}
+	}
+	tf_writer_free(w);
 }

@@ -33,6 +33,17 @@ void print_version(void);
 /* Refuse to write binary records to a terminal. */
 void check_binary_stdout(const char *out);
 
+struct tf_writer;
+/*
+ * Open an output through a tf_writer that is tracked until
+ * output_close(): if the command exits early or is killed by SIGINT,
+ * SIGTERM, SIGHUP or SIGPIPE, its temporary file is removed, so a failed
+ * run leaves nothing behind.  Dies with the right code on failure.
+ */
+struct tf_writer *output_open(const char *path, int compression);
+/* Close (rename into place) and free; dies on failure. */
+void output_close(struct tf_writer *w);
+
 /* Progress on stderr when it is a terminal: rows, rows/s. */
 void progress_update(uint64_t rows, uint64_t bytes);
 void progress_done(void);

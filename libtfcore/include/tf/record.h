@@ -123,6 +123,10 @@ TF_API int tf_writer_flush(struct tf_writer *w);
 /* Finish the stream, flush, and rename into place. */
 TF_API int tf_writer_close(struct tf_writer *w);
 
+/* The temporary file being written (NULL for an fd or once renamed), so a
+ * signal handler can unlink(2) it. */
+TF_API const char *tf_writer_temp_path(const struct tf_writer *w);
+
 TF_API uint64_t tf_writer_count(const struct tf_writer *w);
 /* Bytes of framed (uncompressed) records written. */
 TF_API uint64_t tf_writer_bytes(const struct tf_writer *w);

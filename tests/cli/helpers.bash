@@ -1,0 +1,35 @@
+# Shared by the bats tests: paths, fixtures and small checks.
+# tests/run puts the built tools first on PATH and sets TFKIT_TOP.
+
+TOP=${TFKIT_TOP:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
+DATA=$TOP/share/data
+
+setup() {
+	cd "$BATS_TEST_TMPDIR" || return 1
+}
+
+# The long options a command's --help lists, sorted.
+help_options() {
+	"$1" --help | grep -o -- '--[a-z][a-z-]*' | sort -u
+}
+
+# The long options a man page documents (Fl -name), sorted.
+man_options() {
+	grep -o 'Fl -[a-z][a-z-]*' "$TOP/man/man1/$1.1" | sed 's/^Fl /-/' | sort -u
+}
+
+# Flip one byte of a file at an offset.
+flip_byte() {
+	/usr/bin/python3 - "$1" "$2" <<'PY'
+import sys
+p, off = sys.argv[1], int(sys.argv[2])
+b = bytearray(open(p, "rb").read())
+b[off] ^= 0x01
+open(p, "wb").write(b)
+PY
+}
+
+# A small CSV with mixed types.
+small_csv() {
+	printf 'a,b,name,y\n1,2.5,x,0\n2,3,"y, z",1\n3,-1.25,w,1\n'
+}

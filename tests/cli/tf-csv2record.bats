@@ -1,0 +1,284 @@
+#!/usr/bin/env bats
+# tf-csv2record as a user runs it: normal use, every option, bad input.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+@test "-h and --help print the same usage on stdout" {
+	run -0 --separate-stderr tf-csv2record --help
+	[[ "$output" == Usage:* ]]
+	[ -z "$stderr" ]
+	help=$output
+	run -0 tf-csv2record -h
+	[ "$output" = "$help" ]
+}
+
+@test "--version names the command and the library" {
+	run -0 tf-csv2record --version
+	[[ "$output" =~ ^tf-csv2record\ [0-9]+\.[0-9]+\.[0-9]+\ \(libtfcore ]]
+}
+
+@test "the man page documents exactly the options --help lists" {
+	diff <(help_options tf-csv2record) <(man_options tf-csv2record)
+}
+
+@test "converts breast_cancer.csv: 569 records and a schema" {
+	run -0 --separate-stderr tf-csv2record "$DATA/breast_cancer.csv" -o bc.tfrecord
+	[ -z "$stderr" ]
+	run -0 tf-records count bc.tfrecord
+	[ "$output" = 569 ]
+	run -0 /usr/bin/python3 -c 'import json,sys; s=json.load(open("bc.tfrecord.schema.json")); print(s["rows"], s["label"]["name"], s["label"]["classes"], len(s["features"]), s["features"][0]["type"])'
+	[ "$output" = "569 label [0, 1] 30 float" ]
+	# no temporary files are left beside the output
+	[ -z "$(ls | grep '\.tmp\.')" ]
+}
+
+@test "python3-protobuf decodes every record to the CSV's values" {
+	mkdir pb
+	protoc -I"$TOP/tests/proto" --python_out=pb "$TOP/tests/proto/example.proto"
+	tf-csv2record "$DATA/breast_cancer.csv" -o bc.tfrecord
+	run -0 /usr/bin/python3 "$TOP/tests/cli/pydecode.py" pb compare "$DATA/breast_cancer.csv" bc.tfrecord
+	[ "$output" = "569 records match" ]
+	tf-csv2record --pack-features features -z gzip "$DATA/iris.csv" -o iris.tfrecord.gz
+	run -0 /usr/bin/python3 "$TOP/tests/cli/pydecode.py" pb compare "$DATA/iris.csv" iris.tfrecord.gz --packed features
+	[ "$output" = "150 records match" ]
+}
+
+@test "reads standard input, as - and with no file" {
+	small_csv > s.csv
+	small_csv | tf-csv2record > a.tfrecord
+	small_csv | tf-csv2record - > b.tfrecord
+	tf-csv2record s.csv > c.tfrecord
+	cmp a.tfrecord b.tfrecord
+	cmp a.tfrecord c.tfrecord
+	# stdout output writes no schema unless asked
+	[ ! -e a.tfrecord.schema.json ]
+	run -0 tf-records head -n 1 a.tfrecord
+	[ "$output" = '{"a":[1],"b":[2.5],"name":["x"],"y":[0]}' ]
+}
+
+@test "several files in a row, and their headers must agree" {
+	small_csv > s1.csv
+	small_csv > s2.csv
+	tf-csv2record s1.csv s2.csv -o two.tfrecord
+	run -0 tf-records count two.tfrecord
+	[ "$output" = 6 ]
+	printf 'a,b,other,y\n1,2,3,4\n' > s3.csv
+	run -65 --separate-stderr tf-csv2record s1.csv s3.csv -o bad.tfrecord
+	[[ "$stderr" == *"s3.csv:1: the header differs"* ]]
+	[ ! -e bad.tfrecord ]
+}
+
+@test "archives: every CSV member of a .tar.gz in order, --member, zip, gz" {
+	mkdir d
+	small_csv > d/one.csv
+	small_csv | sed 's/^1,/7,/' > d/two.csv
+	echo "not data" > d/README
+	tar -czf data.tar.gz -C d one.csv README two.csv
+	run -0 tf-csv2record data.tar.gz -o all.tfrecord
+	run -0 tf-records count all.tfrecord
+	[ "$output" = 6 ]
+	run -0 tf-records cat all.tfrecord
+	[[ "${lines[3]}" == '{"a":[7],'* ]]
+	tf-csv2record --member 'two*' data.tar.gz -o two.tfrecord
+	run -0 tf-records count two.tfrecord
+	[ "$output" = 3 ]
+	(cd d && /usr/bin/python3 -c 'import zipfile; z=zipfile.ZipFile("../d.zip","w",zipfile.ZIP_DEFLATED); z.write("one.csv"); z.write("two.csv"); z.close()')
+	tf-csv2record d.zip -o zip.tfrecord
+	cmp zip.tfrecord all.tfrecord
+	gzip -c d/one.csv > one.csv.gz
+	tf-csv2record one.csv.gz -o gz.tfrecord
+	tf-csv2record d/one.csv -o plain.tfrecord
+	cmp gz.tfrecord plain.tfrecord
+	run -65 --separate-stderr tf-csv2record --member 'nothing*' data.tar.gz -o none.tfrecord
+	[[ "$stderr" == *"no CSV members"* ]]
+}
+
+@test "--delimiter tab, --no-header and --names" {
+	printf '1\t2.5\t0\n2\t3.5\t1\n' > t.tsv
+	tf-csv2record --delimiter tab --no-header --names u,v,label t.tsv -o t.tfrecord
+	run -0 tf-records cat t.tfrecord
+	[ "${lines[1]}" = '{"label":[1],"u":[2],"v":[3.5]}' ]
+	tf-csv2record -d '	' --no-header t.tsv -o t2.tfrecord
+	run -0 tf-records head -n 1 t2.tfrecord
+	[ "$output" = '{"col1":[1],"col2":[2.5],"col3":[0]}' ]
+}
+
+@test "RFC 4180 quoting: delimiters, quotes and newlines inside fields" {
+	printf 'id,text,y\r\n1,"a, ""b""\r\nc",0\r\n2,plain,1\r\n' > q.csv
+	tf-csv2record q.csv -o q.tfrecord
+	run -0 tf-records cat q.tfrecord
+	[ "${lines[0]}" = '{"id":[1],"text":["a, \"b\"\r\nc"],"y":[0]}' ]
+}
+
+@test "--label by name or index, --label-type, --no-label" {
+	small_csv > s.csv
+	tf-csv2record --label a s.csv -o l.tfrecord
+	run -0 tf-records head -n 1 l.tfrecord
+	[ "$output" = '{"a":[1],"b":[2.5],"name":["x"],"y":[0]}' ]
+	run -0 /usr/bin/python3 -c 'import json; print(json.load(open("l.tfrecord.schema.json"))["label"]["name"])'
+	[ "$output" = a ]
+	tf-csv2record --label 2 --label-type float --numeric-as-float s.csv -o l2.tfrecord
+	run -0 /usr/bin/python3 -c 'import json; s=json.load(open("l2.tfrecord.schema.json")); print(s["label"]["name"], s["label"]["type"], [f["type"] for f in s["features"]])'
+	[ "$output" = "b float ['float', 'bytes', 'float']" ]
+	tf-csv2record --no-label s.csv -o n.tfrecord
+	run -0 /usr/bin/python3 -c 'import json; print(json.load(open("n.tfrecord.schema.json"))["label"])'
+	[ "$output" = None ]
+}
+
+@test "--columns, --drop and --types" {
+	small_csv > s.csv
+	tf-csv2record --columns a s.csv -o c.tfrecord
+	run -0 tf-records head -n 1 c.tfrecord
+	[ "$output" = '{"a":[1],"y":[0]}' ]
+	tf-csv2record --drop name,b s.csv -o d.tfrecord
+	cmp c.tfrecord d.tfrecord
+	tf-csv2record --types a:float,b:bytes s.csv -o t.tfrecord
+	run -0 tf-records head -n 1 t.tfrecord
+	[ "$output" = '{"a":[1],"b":["2.5"],"name":["x"],"y":[0]}' ]
+	run -0 tf-records schema t.tfrecord
+	[[ "$output" == *"a                        float"* ]]
+}
+
+@test "--empty: omit (default), zero, error; an empty label is an error" {
+	printf 'x,z,y\n,1,0\n2,,1\n' > e.csv
+	tf-csv2record e.csv -o omit.tfrecord
+	run -0 tf-records cat omit.tfrecord
+	[ "${lines[0]}" = '{"y":[0],"z":[1]}' ]
+	tf-csv2record --empty zero e.csv -o zero.tfrecord
+	run -0 tf-records cat zero.tfrecord
+	[ "${lines[1]}" = '{"x":[2],"y":[1],"z":[0]}' ]
+	run -65 --separate-stderr tf-csv2record --empty error e.csv -o err.tfrecord
+	[ "$stderr" = "tf-csv2record: e.csv:2: column 'x' is empty" ]
+	printf 'x,y\n1,\n' > nolabel.csv
+	run -65 --separate-stderr tf-csv2record nolabel.csv -o x.tfrecord
+	[ "$stderr" = "tf-csv2record: nolabel.csv:2: the label 'y' is empty" ]
+}
+
+@test "--pack-features puts numeric columns in one float list" {
+	tf-csv2record --pack-features features "$DATA/iris.csv" -o p.tfrecord
+	run -0 tf-records head -n 1 p.tfrecord
+	[ "$output" = '{"features":[5.1,3.5,1.4,0.2],"label":[0]}' ]
+	run -0 /usr/bin/python3 -c 'import json; s=json.load(open("p.tfrecord.schema.json")); print(s["layout"], s["packed"]["size"], s["packed"]["columns"][0])'
+	[ "$output" = "packed 4 sepal_length" ]
+}
+
+@test "--format libsvm: ids, values and the label" {
+	printf '+1 1:0.5 3:-1\n-1 2:0.25\n' > h.svm
+	tf-csv2record --format libsvm h.svm -o h.tfrecord
+	run -0 tf-records cat h.tfrecord
+	[ "${lines[0]}" = '{"ids":[1,3],"label":[1],"values":[0.5,-1]}' ]
+	[ "${lines[1]}" = '{"ids":[2],"label":[-1],"values":[0.25]}' ]
+	run -0 /usr/bin/python3 -c 'import json; s=json.load(open("h.tfrecord.schema.json")); print(s["layout"], s["sparse"]["max_index"], s["label"]["classes"])'
+	[ "$output" = "libsvm 3 [-1, 1]" ]
+	printf '1 1:0.5\n1 x:2\n' > bad.svm
+	run -65 --separate-stderr tf-csv2record -f libsvm bad.svm -o b.tfrecord
+	[ "$stderr" = "tf-csv2record: bad.svm:2: expected INDEX:VALUE, found 'x:2'" ]
+}
+
+@test "--compress gzip and zlib write what tf-records and gzip read" {
+	tf-csv2record -z gzip "$DATA/iris.csv" -o i.tfrecord.gz
+	gzip -t i.tfrecord.gz
+	run -0 tf-records verify i.tfrecord.gz
+	[ "$output" = "i.tfrecord.gz: OK, 150 records (gzip)" ]
+	tf-csv2record --compress zlib "$DATA/iris.csv" -o i.tfrecord.z
+	run -0 tf-records verify -c zlib i.tfrecord.z
+	[ "$output" = "i.tfrecord.z: OK, 150 records (zlib)" ]
+	tf-csv2record "$DATA/iris.csv" -o plain.tfrecord
+	gzip -dc i.tfrecord.gz | cmp - plain.tfrecord
+}
+
+@test "--shards N writes NAME-0000i-of-0000N round-robin" {
+	tf-csv2record --shards 3 "$DATA/iris.csv" -o iris
+	run -0 tf-records count iris-00000-of-00003 iris-00001-of-00003 iris-00002-of-00003
+	[ "${lines[3]}" = "150 total" ]
+	[ -e iris.schema.json ]
+	tf-csv2record "$DATA/iris.csv" -o whole.tfrecord
+	tf-records split --shard 1/3 whole.tfrecord -o s1
+	cmp s1 iris-00001-of-00003
+}
+
+@test "--schema names the sidecar, --no-schema writes none" {
+	tf-csv2record --schema my.json "$DATA/iris.csv" > out.tfrecord
+	[ -s my.json ]
+	tf-csv2record --no-schema "$DATA/iris.csv" -o x.tfrecord
+	[ ! -e x.tfrecord.schema.json ]
+}
+
+@test "--threads does not change the output" {
+	/usr/bin/python3 -c '
+import random
+r = random.Random(5)
+print("k,s,v,y")
+for i in range(60000):
+    s = "\"q,\"\"%d\"\"\nx\"" % i if i % 9 == 0 else "s%d" % i
+    print("%d,%s,%.4f,%d" % (i, s, r.random(), i % 2))' > big.csv
+	tf-csv2record -j 1 big.csv -o one.tfrecord
+	tf-csv2record --threads 4 big.csv -o four.tfrecord
+	cmp one.tfrecord four.tfrecord
+	run -0 tf-records count four.tfrecord
+	[ "$output" = 60000 ]
+}
+
+@test "a malformed row: FILE:LINE, exit 65, no output left behind" {
+	printf 'x,y\n1,0\n2,1\n3\n4,1\n' > bad.csv
+	run -65 --separate-stderr tf-csv2record bad.csv -o out.tfrecord
+	[ "$stderr" = "tf-csv2record: bad.csv:4: expected 2 fields, found 1" ]
+	[ -z "$output" ]
+	[ ! -e out.tfrecord ] && [ ! -e out.tfrecord.schema.json ]
+	[ -z "$(ls | grep '\.tmp\.')" ]
+	printf 'x,y\n1.5,0\nabc,1\n' > num.csv
+	run -65 --separate-stderr tf-csv2record --infer-rows 1 num.csv -o out.tfrecord
+	[ "$stderr" = "tf-csv2record: num.csv:3: column 'x': 'abc' is not a number" ]
+}
+
+@test "--skip-bad keeps going and reports the skipped rows" {
+	printf 'x,y\n1,0\n2,1\n3\n4,1\n5\n' > bad.csv
+	run -0 --separate-stderr tf-csv2record --skip-bad bad.csv -o out.tfrecord
+	[[ "$stderr" == *"bad.csv:4: expected 2 fields, found 1"* ]]
+	[[ "$stderr" == *"bad.csv:6: expected 2 fields, found 1"* ]]
+	[[ "$stderr" == *"skipped 2 malformed rows of 5"* ]]
+	run -0 tf-records count out.tfrecord
+	[ "$output" = 3 ]
+	run -0 /usr/bin/python3 -c 'import json; s=json.load(open("out.tfrecord.schema.json")); print(s["rows"], s["skipped"])'
+	[ "$output" = "3 2" ]
+}
+
+@test "usage errors exit 64 with a hint" {
+	run -64 --separate-stderr tf-csv2record --bogus
+	[[ "$stderr" == *"try 'tf-csv2record --help'"* ]]
+	run -64 --separate-stderr tf-csv2record --delimiter ab x.csv
+	[[ "$stderr" == *"--delimiter: 'ab' is not one character"* ]]
+	run -64 --separate-stderr tf-csv2record --shards 2 x.csv
+	[[ "$stderr" == *"--shards needs --output"* ]]
+	run -64 --separate-stderr tf-csv2record --threads 0 x.csv
+	run -64 --separate-stderr tf-csv2record --compress lz4 x.csv
+	run -64 --separate-stderr tf-csv2record --empty maybe x.csv
+	run -64 --separate-stderr tf-csv2record --format parquet x.csv
+	small_csv > s.csv
+	run -64 --separate-stderr tf-csv2record --label nope s.csv -o o.tfrecord
+	[ "$stderr" = "tf-csv2record: --label: no column 'nope'" ]
+	run -64 --separate-stderr tf-csv2record --drop nope s.csv -o o.tfrecord
+	[ "$stderr" = "tf-csv2record: --drop: no column named 'nope'" ]
+	[ ! -e o.tfrecord ]
+}
+
+@test "missing input exits 66, an unwritable output 73" {
+	run -66 --separate-stderr tf-csv2record no-such.csv -o o.tfrecord
+	[[ "$stderr" == *"cannot open 'no-such.csv': No such file or directory"* ]]
+	[ ! -e o.tfrecord ]
+	small_csv > s.csv
+	run -73 --separate-stderr tf-csv2record s.csv -o no/such/dir/o.tfrecord
+	[[ "$stderr" == *"cannot create 'no/such/dir/o.tfrecord'"* ]]
+}
+
+@test "an empty input gives an empty output, not an error" {
+	: > empty.csv
+	run -0 tf-csv2record empty.csv -o e.tfrecord
+	[ -e e.tfrecord ]
+	[ ! -s e.tfrecord ]
+	printf 'x,y\n' > header-only.csv
+	run -0 tf-csv2record header-only.csv -o h.tfrecord
+	run -0 tf-records count h.tfrecord
+	[ "$output" = 0 ]
+}
