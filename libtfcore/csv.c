@@ -30,9 +30,9 @@
 #include "tf/example.h"
 #include "tf/record.h"
 
-#define CHUNK ((size_t)4 << 20)
-#define MAX_ROW ((size_t)64 << 20)
-#define VOCAB_MAX 1000
+#define CHUNK        ((size_t)4 << 20)
+#define MAX_ROW      ((size_t)64 << 20)
+#define VOCAB_MAX    1000
 #define SKIP_LOG_MAX 20
 
 enum role { ROLE_FEATURE = 0, ROLE_LABEL = 1, ROLE_DROP = 2 };
@@ -40,8 +40,8 @@ enum role { ROLE_FEATURE = 0, ROLE_LABEL = 1, ROLE_DROP = 2 };
 /* ---- numbers ----------------------------------------------------------- */
 
 static const double pow10tab[23] = {
-	1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
 static int
 slow_float(const char *s, size_t n, float *out)
@@ -52,8 +52,7 @@ slow_float(const char *s, size_t n, float *out)
 	}
 	memcpy(tmp, s, n);
 	tmp[n] = '\0';
-	if (isspace((unsigned char)tmp[0]) || tmp[0] == '0' + 0 * 0 - 0 ||
-	    1) {
+	if (isspace((unsigned char)tmp[0]) || tmp[0] == '0' + 0 * 0 - 0 || 1) {
 		/* strtof skips leading spaces; refuse them here. */
 		if (isspace((unsigned char)tmp[0])) {
 			return -1;
@@ -148,7 +147,7 @@ tf_parse_float(const char *s, size_t n, float *out)
 		return slow_float(s, n, out);
 	}
 	double d = exp10 < 0 ? (double)m / pow10tab[-exp10]
-			     : (double)m * pow10tab[exp10];
+	                     : (double)m * pow10tab[exp10];
 	if (d < (double)FLT_MIN || d > (double)FLT_MAX) {
 		return slow_float(s, n, out);
 	}
@@ -231,7 +230,7 @@ struct strset {
 	uint32_t *slots; /* 1 + index into offs, 0 = empty */
 	size_t *offs;    /* start of each string in chars (NUL-terminated) */
 	size_t n, nslots;
-	int over;        /* more than VOCAB_MAX distinct values seen */
+	int over; /* more than VOCAB_MAX distinct values seen */
 };
 
 static uint64_t
@@ -270,8 +269,8 @@ strset_add(struct strset *s, const char *p, size_t n)
 	}
 	size_t i = hash_bytes(p, n) & (s->nslots - 1);
 	while (s->slots[i] != 0) {
-		const char *q = (const char *)s->chars.data +
-				s->offs[s->slots[i] - 1];
+		const char *q =
+		    (const char *)s->chars.data + s->offs[s->slots[i] - 1];
 		if (strlen(q) == n && memcmp(q, p, n) == 0) {
 			return TF_OK;
 		}
@@ -282,7 +281,8 @@ strset_add(struct strset *s, const char *p, size_t n)
 		return TF_OK;
 	}
 	s->offs[s->n] = s->chars.len;
-	if (tfi_buf_append(&s->chars, p, n) || tfi_buf_append(&s->chars, "", 1)) {
+	if (tfi_buf_append(&s->chars, p, n) ||
+	    tfi_buf_append(&s->chars, "", 1)) {
 		return TF_ENOMEM;
 	}
 	s->slots[i] = (uint32_t)++s->n;
@@ -484,8 +484,8 @@ tf_csv_set_options(struct tf_csv *c, const struct tf_csv_options *o)
 {
 	if (c->planned) {
 		return tfi_set_error(c, TF_EINVAL,
-				     "options cannot change after conversion "
-				     "started");
+		                     "options cannot change after conversion "
+		                     "started");
 	}
 	if (o->format != TF_FORMAT_CSV && o->format != TF_FORMAT_LIBSVM) {
 		return tfi_set_error(c, TF_EINVAL, "unknown input format");
@@ -497,14 +497,14 @@ tf_csv_set_options(struct tf_csv *c, const struct tf_csv_options *o)
 	if (o->label_type != TF_COL_AUTO && o->label_type != TF_COL_INT64 &&
 	    o->label_type != TF_COL_FLOAT) {
 		return tfi_set_error(c, TF_EINVAL,
-				     "label type must be int or float");
+		                     "label type must be int or float");
 	}
 	if (o->empty < TF_EMPTY_OMIT || o->empty > TF_EMPTY_ERROR) {
 		return tfi_set_error(c, TF_EINVAL, "bad empty-field policy");
 	}
 	if (o->pack != NULL && o->pack[0] == '\0') {
 		return tfi_set_error(c, TF_EINVAL,
-				     "the packed feature needs a name");
+		                     "the packed feature needs a name");
 	}
 	c->o = *o;
 	if (dup_opt(c, &c->s_names, o->names) ||
@@ -575,8 +575,8 @@ check_list(struct tf_csv *c, const char *list, const char *what)
 		size_t k = e ? (size_t)(e - p) : strlen(p);
 		if (find_col(c, p, k) < 0) {
 			return tfi_set_error(c, TF_EINVAL,
-					     "%s: no column named '%.*s'", what,
-					     (int)k, p);
+			                     "%s: no column named '%.*s'", what,
+			                     (int)k, p);
 		}
 		if (e == NULL) {
 			return TF_OK;
@@ -604,9 +604,9 @@ set_columns(struct tf_csv *c, char **names, size_t n)
 		for (size_t j = 0; j < i; j++) {
 			if (strcmp(c->cols[j].name, c->cols[i].name) == 0) {
 				return tfi_set_error(c, TF_EFORMAT,
-						     "column name '%s' appears "
-						     "twice",
-						     c->cols[i].name);
+				                     "column name '%s' appears "
+				                     "twice",
+				                     c->cols[i].name);
 			}
 		}
 	}
@@ -620,19 +620,19 @@ set_columns(struct tf_csv *c, char **names, size_t n)
 		if (c->o.label == NULL) {
 			c->label_col = (int)n - 1;
 		} else {
-			c->label_col = find_col(c, c->o.label,
-						strlen(c->o.label));
+			c->label_col =
+			    find_col(c, c->o.label, strlen(c->o.label));
 			int64_t idx;
 			if (c->label_col < 0 &&
 			    tf_parse_int64(c->o.label, strlen(c->o.label),
-					   &idx) == 0 &&
+			                   &idx) == 0 &&
 			    idx >= 1 && (uint64_t)idx <= n) {
 				c->label_col = (int)idx - 1;
 			}
 			if (c->label_col < 0) {
 				return tfi_set_error(c, TF_EINVAL,
-						     "--label: no column '%s'",
-						     c->o.label);
+				                     "--label: no column '%s'",
+				                     c->o.label);
 			}
 		}
 	}
@@ -641,7 +641,7 @@ set_columns(struct tf_csv *c, char **names, size_t n)
 		if ((int)i == c->label_col) {
 			k->role = ROLE_LABEL;
 		} else if ((c->o.columns && !in_list(c->o.columns, k->name)) ||
-			   in_list(c->o.drop, k->name)) {
+		           in_list(c->o.drop, k->name)) {
 			k->role = ROLE_DROP;
 		}
 	}
@@ -653,9 +653,9 @@ set_columns(struct tf_csv *c, char **names, size_t n)
 		const char *colon = memchr(p, ':', k);
 		if (colon == NULL) {
 			return tfi_set_error(c, TF_EINVAL,
-					     "--types: expected NAME:TYPE, got "
-					     "'%.*s'",
-					     (int)k, p);
+			                     "--types: expected NAME:TYPE, got "
+			                     "'%.*s'",
+			                     (int)k, p);
 		}
 		int ci = find_col(c, p, (size_t)(colon - p));
 		char tname[16] = "";
@@ -667,14 +667,14 @@ set_columns(struct tf_csv *c, char **names, size_t n)
 		int t = tf_coltype_parse(tname);
 		if (ci < 0) {
 			return tfi_set_error(c, TF_EINVAL,
-					     "--types: no column named '%.*s'",
-					     (int)(colon - p), p);
+			                     "--types: no column named '%.*s'",
+			                     (int)(colon - p), p);
 		}
 		if (t < 0) {
 			return tfi_set_error(c, TF_EINVAL,
-					     "--types: unknown type '%.*s' "
-					     "(int64, float or bytes)",
-					     (int)tl, colon + 1);
+			                     "--types: unknown type '%.*s' "
+			                     "(int64, float or bytes)",
+			                     (int)tl, colon + 1);
 		}
 		c->cols[ci].type = t;
 		c->cols[ci].given = t != TF_COL_AUTO;
@@ -693,7 +693,7 @@ static int
 outfeat_cmp(const void *a, const void *b)
 {
 	return strcmp(((const struct outfeat *)a)->name,
-		      ((const struct outfeat *)b)->name);
+	              ((const struct outfeat *)b)->name);
 }
 
 /* Resolve types from inference and fix the output features. */
@@ -713,9 +713,9 @@ make_plan(struct tf_csv *c)
 		}
 		if (!k->given) {
 			k->type = k->inf_seen == 0 ? TF_COL_FLOAT
-				  : k->inf_int     ? TF_COL_INT64
-				  : k->inf_num     ? TF_COL_FLOAT
-						   : TF_COL_BYTES;
+			          : k->inf_int     ? TF_COL_INT64
+			          : k->inf_num     ? TF_COL_FLOAT
+			                           : TF_COL_BYTES;
 			if (k->role == ROLE_FEATURE && c->o.numeric_as_float &&
 			    k->type == TF_COL_INT64) {
 				k->type = TF_COL_FLOAT;
@@ -738,10 +738,10 @@ make_plan(struct tf_csv *c)
 	for (size_t i = 1; i < c->nouts; i++) {
 		if (strcmp(c->outs[i - 1].name, c->outs[i].name) == 0) {
 			return tfi_set_error(c, TF_EINVAL,
-					     "feature name '%s' used twice "
-					     "(--pack-features clashes with a "
-					     "column)",
-					     c->outs[i].name);
+			                     "feature name '%s' used twice "
+			                     "(--pack-features clashes with a "
+			                     "column)",
+			                     c->outs[i].name);
 		}
 	}
 	if (c->nouts == 0) {
@@ -853,7 +853,7 @@ struct pending {
 
 static int
 pend_read(struct tf_csv *c, struct tf_input *in, struct pending *pb,
-	  size_t want)
+          size_t want)
 {
 	if (pb->eof) {
 		return TF_OK;
@@ -901,7 +901,7 @@ count_newlines(const char *p, size_t n)
  */
 static int
 first_row(struct tf_csv *c, struct tf_input *in, struct pending *pb,
-	  struct fields *hf, int consume, uint64_t *line)
+          struct fields *hf, int consume, uint64_t *line)
 {
 	struct csv_parser p;
 	csv_init(&p, 0);
@@ -979,9 +979,8 @@ row_reset(struct worker *w)
 	memset(w->row.present, 0, w->c->ncols);
 }
 
-static void
-row_error(struct worker *w, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+static void row_error(struct worker *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 static void
 row_error(struct worker *w, const char *fmt, ...)
@@ -991,7 +990,7 @@ row_error(struct worker *w, const char *fmt, ...)
 	}
 	w->row_bad = 1;
 	int k = snprintf(w->msg, sizeof w->msg, "%s:%llu: ", w->ch->stream,
-			 (unsigned long long)w->row_line);
+	                 (unsigned long long)w->row_line);
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(w->msg + k, sizeof w->msg - (size_t)k, fmt, ap);
@@ -1030,17 +1029,17 @@ w_field(void *sp, size_t len, void *data)
 	case TF_COL_FLOAT:
 		if (tf_parse_float(s, len, &w->row.f[i]) != 0) {
 			row_error(w, "column '%s': '%.*s' is not a number",
-				  k->name, (int)(len > 40 ? 40 : len), s);
+			          k->name, (int)(len > 40 ? 40 : len), s);
 			return;
 		}
 		break;
 	case TF_COL_INT64:
 		if (tf_parse_int64(s, len, &w->row.i[i]) != 0) {
 			row_error(w,
-				  "column '%s': '%.*s' is not an integer (the "
-				  "type was inferred from the first rows; see "
-				  "--types and --infer-rows)",
-				  k->name, (int)(len > 40 ? 40 : len), s);
+			          "column '%s': '%.*s' is not an integer (the "
+			          "type was inferred from the first rows; see "
+			          "--types and --infer-rows)",
+			          k->name, (int)(len > 40 ? 40 : len), s);
 			return;
 		}
 		break;
@@ -1100,15 +1099,15 @@ col_stats(struct worker *w, size_t i)
 		if (k->role == ROLE_LABEL) {
 			char b[24];
 			int n = snprintf(b, sizeof b, "%lld",
-					 (long long)w->row.i[i]);
+			                 (long long)w->row.i[i]);
 			strset_add(&st->vocab, b, (size_t)n);
 		}
 		break;
 	default:
 		st->present++;
 		strset_add(&st->vocab,
-			   (const char *)w->row.chars.data + w->row.boff[i],
-			   w->row.blen[i]);
+		           (const char *)w->row.chars.data + w->row.boff[i],
+		           w->row.blen[i]);
 	}
 }
 
@@ -1119,14 +1118,13 @@ col_stats(struct worker *w, size_t i)
  */
 static size_t
 entry_bytes(size_t klen, int kind, size_t payload, size_t *es, size_t *fs,
-	    size_t *ls)
+            size_t *ls)
 {
 	*ls = kind == TF_COL_BYTES ? 1 + tfi_varint_size(payload) + payload
-		  : payload	     ? 1 + tfi_varint_size(payload) + payload
-				     : 0;
+	      : payload            ? 1 + tfi_varint_size(payload) + payload
+	                           : 0;
 	*fs = 1 + tfi_varint_size(*ls) + *ls;
-	*es = 1 + tfi_varint_size(klen) + klen + 1 + tfi_varint_size(*fs) +
-	      *fs;
+	*es = 1 + tfi_varint_size(klen) + klen + 1 + tfi_varint_size(*fs) + *fs;
 	return 1 + tfi_varint_size(*es) + *es;
 }
 
@@ -1169,8 +1167,8 @@ make_prefixes(struct tf_csv *c)
 			return tfi_set_error(c, TF_ENOMEM, "out of memory");
 		}
 		o->prefix_len = (size_t)(entry_head(o->prefix, o->name, klen,
-						    TF_COL_FLOAT, n) -
-					 o->prefix);
+		                                    TF_COL_FLOAT, n) -
+		                         o->prefix);
 	}
 	return TF_OK;
 }
@@ -1210,11 +1208,10 @@ emit_row(struct worker *w)
 			total += o->prefix_len + 4;
 		} else {
 			size_t pl = k->type == TF_COL_INT64
-					    ? tfi_varint_size(
-						      (uint64_t)w->row.i[i])
-					    : w->row.blen[i];
+			                ? tfi_varint_size((uint64_t)w->row.i[i])
+			                : w->row.blen[i];
 			total += entry_bytes(strlen(k->name), k->type, pl, &es,
-					     &fs, &ls);
+			                     &fs, &ls);
 		}
 	}
 	size_t n = 1 + tfi_varint_size(total) + total;
@@ -1239,7 +1236,7 @@ emit_row(struct worker *w)
 		if (o->col < 0) {
 			memcpy(p, o->prefix, o->prefix_len);
 			p = put_floats(p + o->prefix_len, w->row.packed,
-				       c->npack);
+			               c->npack);
 			continue;
 		}
 		size_t i = (size_t)o->col;
@@ -1253,12 +1250,12 @@ emit_row(struct worker *w)
 		} else if (k->type == TF_COL_INT64) {
 			uint64_t v = (uint64_t)w->row.i[i];
 			p = entry_head(p, k->name, strlen(k->name),
-				       TF_COL_INT64, tfi_varint_size(v));
+			               TF_COL_INT64, tfi_varint_size(v));
 			p = tfi_put_varint(p, v);
 		} else {
 			size_t bl = w->row.blen[i];
 			p = entry_head(p, k->name, strlen(k->name),
-				       TF_COL_BYTES, bl);
+			               TF_COL_BYTES, bl);
 			memcpy(p, w->row.chars.data + w->row.boff[i], bl);
 			p += bl;
 		}
@@ -1334,7 +1331,7 @@ w_row(int term, void *data)
 	}
 	if (!w->row_bad && w->nfields != c->ncols) {
 		row_error(w, "expected %zu fields, found %zu", c->ncols,
-			  w->nfields);
+		          w->nfields);
 	}
 	for (size_t i = 0; i < c->ncols && !w->row_bad; i++) {
 		const struct col *k = &c->cols[i];
@@ -1346,8 +1343,8 @@ w_row(int term, void *data)
 		}
 		if (k->pack >= 0 && w->row.present[i]) {
 			w->row.packed[k->pack] = k->type == TF_COL_INT64
-							 ? (float)w->row.i[i]
-							 : w->row.f[i];
+			                             ? (float)w->row.i[i]
+			                             : w->row.f[i];
 		}
 	}
 	if (w->row_bad) {
@@ -1363,8 +1360,8 @@ w_row(int term, void *data)
 	if (rc != TF_OK) {
 		w->ch->err = rc;
 		snprintf(w->ch->msg, sizeof w->ch->msg, "%s:%llu: %s",
-			 w->ch->stream, (unsigned long long)w->row_line,
-			 tf_strerror(rc));
+		         w->ch->stream, (unsigned long long)w->row_line,
+		         tf_strerror(rc));
 		w->stop = 1;
 	}
 next:
@@ -1384,7 +1381,8 @@ libsvm_line(struct worker *w, const char *s, size_t n)
 	if (hash != NULL) {
 		end = hash;
 	}
-	while (end > p && (end[-1] == '\r' || isspace((unsigned char)end[-1]))) {
+	while (end > p &&
+	       (end[-1] == '\r' || isspace((unsigned char)end[-1]))) {
 		end--;
 	}
 	while (p < end && isspace((unsigned char)*p)) {
@@ -1404,7 +1402,7 @@ libsvm_line(struct worker *w, const char *s, size_t n)
 	if ((ltype == TF_COL_INT64 && tf_parse_int64(t, tl, &li) != 0) ||
 	    (ltype != TF_COL_INT64 && tf_parse_float(t, tl, &lf) != 0)) {
 		row_error(w, "label '%.*s' is not %s", (int)(tl > 40 ? 40 : tl),
-			  t, ltype == TF_COL_INT64 ? "an integer" : "a number");
+		          t, ltype == TF_COL_INT64 ? "an integer" : "a number");
 		row_failed(w);
 		return;
 	}
@@ -1423,14 +1421,15 @@ libsvm_line(struct worker *w, const char *s, size_t n)
 		const char *colon = memchr(t, ':', (size_t)(p - t));
 		int64_t idx;
 		float v;
-		if (colon == NULL || tf_parse_int64(t, (size_t)(colon - t), &idx) ||
+		if (colon == NULL ||
+		    tf_parse_int64(t, (size_t)(colon - t), &idx) ||
 		    tf_parse_float(colon + 1, (size_t)(p - colon - 1), &v)) {
 			if (colon != NULL && colon - t == 3 &&
 			    memcmp(t, "qid", 3) == 0) {
 				continue; /* ranking query id: ignored */
 			}
 			row_error(w, "expected INDEX:VALUE, found '%.*s'",
-				  (int)(p - t > 40 ? 40 : p - t), t);
+			          (int)(p - t > 40 ? 40 : p - t), t);
 			row_failed(w);
 			return;
 		}
@@ -1538,7 +1537,8 @@ worker_main(void *arg)
 		struct chunk *next = NULL;
 		for (size_t i = 0; i < c->nslots; i++) {
 			struct chunk *s = &c->slots[i];
-			if (s->state == 1 && (next == NULL || s->seq < next->seq)) {
+			if (s->state == 1 &&
+			    (next == NULL || s->seq < next->seq)) {
 				next = s;
 			}
 		}
@@ -1573,9 +1573,9 @@ worker_init(struct tf_csv *c, struct worker *w)
 	w->row.blen = calloc(n, sizeof(size_t));
 	w->row.present = calloc(n, 1);
 	w->row.packed = calloc(c->npack + 1, sizeof(float));
-	if (csv_init(&w->p, CSV_REPALL_NL | CSV_EMPTY_IS_NULL) != 0 ||
-	    !w->ex || !w->row.f || !w->row.i || !w->row.boff ||
-	    !w->row.blen || !w->row.present || !w->row.packed) {
+	if (csv_init(&w->p, CSV_REPALL_NL | CSV_EMPTY_IS_NULL) != 0 || !w->ex ||
+	    !w->row.f || !w->row.i || !w->row.boff || !w->row.blen ||
+	    !w->row.present || !w->row.packed) {
 		return TF_ENOMEM;
 	}
 	csv_set_delim(&w->p, (unsigned char)c->o.delimiter);
@@ -1627,7 +1627,7 @@ retire(struct tf_csv *c, struct chunk *ch, const struct tf_csv_sink *sink)
 	int rc = TF_OK;
 	if (ch->nrec > 0 && c->err.code == TF_OK && ch->err == TF_OK &&
 	    sink->write(sink->ctx, ch->out.data, ch->out.len, ch->ends,
-			ch->nrec) != 0) {
+	                ch->nrec) != 0) {
 		rc = tfi_set_error(c, TF_EIO, "writing records failed");
 	}
 	c->rows += ch->rows;
@@ -1637,10 +1637,10 @@ retire(struct tf_csv *c, struct chunk *ch, const struct tf_csv_sink *sink)
 	}
 	if (ch->skiplog.len > 0 && c->skiplog_n < SKIP_LOG_MAX) {
 		tfi_json_put(&c->skiplog, (const char *)ch->skiplog.data,
-			     ch->skiplog.len);
-		c->skiplog_n += (unsigned)(ch->skipped < SKIP_LOG_MAX
-						   ? ch->skipped
-						   : SKIP_LOG_MAX);
+		             ch->skiplog.len);
+		c->skiplog_n +=
+		    (unsigned)(ch->skipped < SKIP_LOG_MAX ? ch->skipped
+		                                          : SKIP_LOG_MAX);
 	}
 	for (size_t i = 0; i < c->ncols; i++) {
 		merge_stats(&c->cols[i].st, &ch->st[i]);
@@ -1674,8 +1674,8 @@ find_cut(const char *p, size_t n, char delim, int *has_quotes)
 		if (!inq) {
 			const char *q = memchr(p + i, '"', n - i);
 			size_t qe = q ? (size_t)(q - p) : n;
-			const char *nl = qe > i ? memrchr(p + i, '\n', qe - i)
-						: NULL;
+			const char *nl =
+			    qe > i ? memrchr(p + i, '\n', qe - i) : NULL;
 			if (nl != NULL) {
 				cut = (size_t)(nl - p) + 1;
 			}
@@ -1715,7 +1715,7 @@ find_cut(const char *p, size_t n, char delim, int *has_quotes)
  * rest are dropped. */
 static void
 retire_ready(struct tf_csv *c, const struct tf_csv_sink *sink,
-	     uint64_t *next_out, int *rc)
+             uint64_t *next_out, int *rc)
 {
 	for (;;) {
 		struct chunk *s = NULL;
@@ -1741,8 +1741,8 @@ retire_ready(struct tf_csv *c, const struct tf_csv_sink *sink,
 
 /* A free slot to fill, retiring finished chunks meanwhile (mu held). */
 static struct chunk *
-free_slot(struct tf_csv *c, const struct tf_csv_sink *sink,
-	  uint64_t *next_out, int *rc)
+free_slot(struct tf_csv *c, const struct tf_csv_sink *sink, uint64_t *next_out,
+          int *rc)
 {
 	for (;;) {
 		retire_ready(c, sink, next_out, rc);
@@ -1806,10 +1806,10 @@ pipeline_start(struct tf_csv *c)
 	}
 	for (int i = 0; i < c->nworkers; i++) {
 		if (pthread_create(&c->workers[i].thread, NULL, worker_main,
-				   &c->workers[i]) != 0) {
+		                   &c->workers[i]) != 0) {
 			c->nworkers = i;
 			return tfi_set_error(c, TF_EINTERNAL,
-					     "cannot start a worker thread");
+			                     "cannot start a worker thread");
 		}
 	}
 	return TF_OK;
@@ -1855,7 +1855,7 @@ pipeline_stop(struct tf_csv *c)
 /* Feed the rest of one stream through the workers. */
 static int
 run_stream(struct tf_csv *c, struct tf_input *in, struct pending *pb,
-	   const char *name, uint64_t line, const struct tf_csv_sink *sink)
+           const char *name, uint64_t line, const struct tf_csv_sink *sink)
 {
 	uint64_t seq = 0, next_out = 0;
 	int rc = TF_OK;
@@ -1873,16 +1873,16 @@ run_stream(struct tf_csv *c, struct tf_input *in, struct pending *pb,
 				quotes = memchr(pb->data, '"', cut) != NULL;
 			} else {
 				cut = find_cut(pb->data, pb->len,
-					       c->o.delimiter, &quotes);
+				               c->o.delimiter, &quotes);
 			}
 			if (cut == 0 && !pb->eof) {
 				if (pb->len > MAX_ROW) {
 					rc = tfi_set_error(
-						c, TF_ETOOBIG,
-						"%s:%llu: a row longer than "
-						"%zu bytes",
-						name, (unsigned long long)line,
-						MAX_ROW);
+					    c, TF_ETOOBIG,
+					    "%s:%llu: a row longer than "
+					    "%zu bytes",
+					    name, (unsigned long long)line,
+					    MAX_ROW);
 				} else {
 					rc = pend_read(c, in, pb, pb->len);
 					pthread_mutex_lock(&c->mu);
@@ -1904,7 +1904,7 @@ run_stream(struct tf_csv *c, struct tf_input *in, struct pending *pb,
 			if (d == NULL) {
 				pthread_mutex_lock(&c->mu);
 				rc = tfi_set_error(c, TF_ENOMEM,
-						   "out of memory");
+				                   "out of memory");
 				break;
 			}
 			ch->data = d;
@@ -1946,7 +1946,7 @@ infer(struct tf_csv *c, struct tf_input *in, struct pending *pb)
 			size_t step = pb->len - used;
 			step = step > 65536 ? 65536 : step;
 			csv_parse(&p, pb->data + used, step, inf_field, inf_row,
-				  &f);
+			          &f);
 			used += step;
 			continue;
 		}
@@ -1974,8 +1974,8 @@ infer_libsvm(struct tf_csv *c)
 		return rc;
 	}
 	c->cols[0].role = ROLE_LABEL;
-	c->cols[0].type = c->o.label_type == TF_COL_FLOAT ? TF_COL_FLOAT
-							  : TF_COL_INT64;
+	c->cols[0].type =
+	    c->o.label_type == TF_COL_FLOAT ? TF_COL_FLOAT : TF_COL_INT64;
 	c->cols[0].given = 1;
 	c->planned = 1;
 	return TF_OK;
@@ -1998,7 +1998,7 @@ add_source(struct tf_csv *c, const char *name)
 
 static int
 convert_stream(struct tf_csv *c, struct tf_input *in, const char *name,
-	       const struct tf_csv_sink *sink)
+               const struct tf_csv_sink *sink)
 {
 	struct pending pb = {0};
 	struct fields hf = {0};
@@ -2026,7 +2026,8 @@ convert_stream(struct tf_csv *c, struct tf_input *in, const char *name,
 		if (rc != TF_OK) {
 			goto out;
 		}
-		if (hf.n > 0 && hf.v[0] && strncmp(hf.v[0], "\xef\xbb\xbf", 3) == 0) {
+		if (hf.n > 0 && hf.v[0] &&
+		    strncmp(hf.v[0], "\xef\xbb\xbf", 3) == 0) {
 			memmove(hf.v[0], hf.v[0] + 3, strlen(hf.v[0]) - 2);
 		}
 		if (!c->planned) {
@@ -2044,9 +2045,9 @@ convert_stream(struct tf_csv *c, struct tf_input *in, const char *name,
 			}
 			if (!same) {
 				rc = tfi_set_error(c, TF_EFORMAT,
-						   "%s:1: the header differs "
-						   "from the first input's",
-						   name);
+				                   "%s:1: the header differs "
+				                   "from the first input's",
+				                   name);
 				goto out;
 			}
 		}
@@ -2065,7 +2066,7 @@ out:
 
 int
 tf_csv_convert(struct tf_csv *c, struct tf_input *in,
-	       const struct tf_csv_sink *sink)
+               const struct tf_csv_sink *sink)
 {
 	if (c->err.code != TF_OK) {
 		return c->err.code;
@@ -2095,14 +2096,16 @@ tf_csv_convert(struct tf_csv *c, struct tf_input *in,
 
 /* ---- schema ------------------------------------------------------------- */
 
+/* A statistic: floats in their shortest exact form, integers whole. */
 static int
-jnum(struct tfi_buf *b, double v)
+jnum(struct tfi_buf *b, double v, int type)
 {
 	char t[48];
 	if (!isfinite(v)) {
 		return tfi_json_put(b, "null", 4);
 	}
-	int n = snprintf(t, sizeof t, "%.9g", v);
+	int n = type == TF_COL_FLOAT ? tf_format_float(t, sizeof t, (float)v)
+	                             : snprintf(t, sizeof t, "%.17g", v);
 	return tfi_json_put(b, t, (size_t)n);
 }
 
@@ -2150,9 +2153,9 @@ jvocab(struct tfi_buf *b, const struct strset *s, int numeric)
 		if (i > 0) {
 			rc = tfi_json_put(b, ",", 1);
 		}
-		rc = rc ? rc
-			: numeric ? tfi_json_put(b, v[i], strlen(v[i]))
-				  : jstr(b, v[i]);
+		rc = rc        ? rc
+		     : numeric ? tfi_json_put(b, v[i], strlen(v[i]))
+		               : jstr(b, v[i]);
 	}
 	free(v);
 	return rc ? rc : tfi_json_put(b, "]", 1);
@@ -2163,15 +2166,18 @@ jcol(struct tfi_buf *b, const struct col *k, size_t index)
 {
 	char t[64];
 	int rc = tfi_json_put(b, "{", 1) || jkey(b, "name") ||
-		 jstr(b, k->name) || tfi_json_put(b, ",", 1) ||
-		 jkey(b, "type") || jstr(b, tf_coltype_name(k->type));
-	snprintf(t, sizeof t, ",\"column\":%zu,\"present\":%llu,\"missing\":%llu",
-		 index, (unsigned long long)k->st.present,
-		 (unsigned long long)k->st.missing);
+	         jstr(b, k->name) || tfi_json_put(b, ",", 1) ||
+	         jkey(b, "type") || jstr(b, tf_coltype_name(k->type));
+	snprintf(t, sizeof t,
+	         ",\"column\":%zu,\"present\":%llu,\"missing\":%llu", index,
+	         (unsigned long long)k->st.present,
+	         (unsigned long long)k->st.missing);
 	rc = rc || tfi_json_put(b, t, strlen(t));
 	if (k->type != TF_COL_BYTES && k->st.present > 0) {
-		rc = rc || tfi_json_put(b, ",\"min\":", 7) || jnum(b, k->st.min) ||
-		     tfi_json_put(b, ",\"max\":", 7) || jnum(b, k->st.max);
+		rc = rc || tfi_json_put(b, ",\"min\":", 7) ||
+		     jnum(b, k->st.min, k->type) ||
+		     tfi_json_put(b, ",\"max\":", 7) ||
+		     jnum(b, k->st.max, k->type);
 	}
 	if (k->pack >= 0) {
 		snprintf(t, sizeof t, ",\"packed_index\":%d", k->pack);
@@ -2185,14 +2191,14 @@ tf_csv_schema_json(struct tf_csv *c, char **out)
 {
 	struct tfi_buf b = {0};
 	char t[128];
-	int rc = tfi_json_put(&b, "{\"format\":\"tfkit-schema\",\"version\":1,",
-			      37);
+	int rc =
+	    tfi_json_put(&b, "{\"format\":\"tfkit-schema\",\"version\":1,", 37);
 	const char *layout = c->o.format == TF_FORMAT_LIBSVM ? "libsvm"
-			     : c->o.pack != NULL		 ? "packed"
-								 : "columns";
+	                     : c->o.pack != NULL             ? "packed"
+	                                                     : "columns";
 	rc = rc || jkey(&b, "layout") || jstr(&b, layout);
 	snprintf(t, sizeof t, ",\"rows\":%llu,\"skipped\":%llu,",
-		 (unsigned long long)c->rows, (unsigned long long)c->skipped);
+	         (unsigned long long)c->rows, (unsigned long long)c->skipped);
 	rc = rc || tfi_json_put(&b, t, strlen(t));
 	rc = rc || jkey(&b, "sources") || tfi_json_put(&b, "[", 1);
 	for (size_t i = 0; i < c->nsources && !rc; i++) {
@@ -2209,7 +2215,7 @@ tf_csv_schema_json(struct tf_csv *c, char **out)
 			b.len--; /* reopen the object for the classes */
 			rc = tfi_json_put(&b, ",\"classes\":", 11) ||
 			     (k->st.vocab.over ? tfi_json_put(&b, "null", 4)
-					       : jvocab(&b, &k->st.vocab, 1)) ||
+			                       : jvocab(&b, &k->st.vocab, 1)) ||
 			     tfi_json_put(&b, "}", 1);
 		}
 	}
@@ -2227,9 +2233,9 @@ tf_csv_schema_json(struct tf_csv *c, char **out)
 	rc = rc || tfi_json_put(&b, "]", 1);
 	if (c->o.format == TF_FORMAT_LIBSVM) {
 		snprintf(t, sizeof t,
-			 ",\"sparse\":{\"ids\":\"ids\",\"values\":\"values\","
-			 "\"max_index\":%llu}",
-			 (unsigned long long)c->max_index);
+		         ",\"sparse\":{\"ids\":\"ids\",\"values\":\"values\","
+		         "\"max_index\":%llu}",
+		         (unsigned long long)c->max_index);
 		rc = rc || tfi_json_put(&b, t, strlen(t));
 	}
 	if (c->o.pack != NULL) {
@@ -2256,9 +2262,10 @@ tf_csv_schema_json(struct tf_csv *c, char **out)
 		if (k->type != TF_COL_BYTES || k->role == ROLE_DROP) {
 			continue;
 		}
-		rc = (!first && tfi_json_put(&b, ",", 1)) || jkey(&b, k->name) ||
+		rc = (!first && tfi_json_put(&b, ",", 1)) ||
+		     jkey(&b, k->name) ||
 		     (k->st.vocab.over ? tfi_json_put(&b, "null", 4)
-				       : jvocab(&b, &k->st.vocab, 0));
+		                       : jvocab(&b, &k->st.vocab, 0));
 		first = 0;
 	}
 	rc = rc || tfi_json_put(&b, "}}\n", 3);

@@ -37,7 +37,7 @@ struct tf_example {
 	struct tfi_buf boffs;  /* struct boff[] */
 	struct tfi_buf bviews; /* struct tf_bytes[], rebuilt on demand */
 	int views_stale;
-	int in_order; /* names were added in increasing order */
+	int in_order;  /* names were added in increasing order */
 	size_t *order; /* sorted order for encoding */
 	size_t order_cap;
 	struct tfi_buf enc;
@@ -129,9 +129,10 @@ feat_push(struct tf_example *ex, const char *name, size_t len, int kind)
 	f->name_len = len;
 	f->kind = kind;
 	f->count = 0;
-	f->val_off = kind == TF_KIND_FLOAT   ? ex->floats.len / sizeof(float)
-		     : kind == TF_KIND_INT64 ? ex->ints.len / sizeof(int64_t)
-					     : ex->boffs.len / sizeof(struct boff);
+	f->val_off = kind == TF_KIND_FLOAT ? ex->floats.len / sizeof(float)
+	             : kind == TF_KIND_INT64
+	                 ? ex->ints.len / sizeof(int64_t)
+	                 : ex->boffs.len / sizeof(struct boff);
 	ex->views_stale = 1;
 	return f;
 }
@@ -145,22 +146,23 @@ check_new_name(struct tf_example *ex, const char *name)
 		ex->in_order = 1;
 	}
 	if (ex->in_order &&
-	    (ex->n == 0 || strcmp(name_at(ex, &ex->feats[ex->n - 1]), name) < 0)) {
+	    (ex->n == 0 ||
+	     strcmp(name_at(ex, &ex->feats[ex->n - 1]), name) < 0)) {
 		return TF_OK;
 	}
 	ex->in_order = 0;
 	for (size_t i = 0; i < ex->n; i++) {
 		if (strcmp(name_at(ex, &ex->feats[i]), name) == 0) {
 			return tfi_set_error(ex, TF_EINVAL,
-					     "feature '%s' added twice", name);
+			                     "feature '%s' added twice", name);
 		}
 	}
 	return TF_OK;
 }
 
 int
-tf_example_add_floats(struct tf_example *ex, const char *name,
-		      const float *v, size_t n)
+tf_example_add_floats(struct tf_example *ex, const char *name, const float *v,
+                      size_t n)
 {
 	if (check_new_name(ex, name) != TF_OK) {
 		return TF_EINVAL;
@@ -174,8 +176,8 @@ tf_example_add_floats(struct tf_example *ex, const char *name,
 }
 
 int
-tf_example_add_int64s(struct tf_example *ex, const char *name,
-		      const int64_t *v, size_t n)
+tf_example_add_int64s(struct tf_example *ex, const char *name, const int64_t *v,
+                      size_t n)
 {
 	if (check_new_name(ex, name) != TF_OK) {
 		return TF_EINVAL;
@@ -202,7 +204,7 @@ push_bytes(struct tf_example *ex, const void *p, size_t len)
 
 int
 tf_example_add_bytes(struct tf_example *ex, const char *name,
-		     const struct tf_bytes *v, size_t n)
+                     const struct tf_bytes *v, size_t n)
 {
 	if (check_new_name(ex, name) != TF_OK) {
 		return TF_EINVAL;
@@ -247,7 +249,7 @@ tf_example_get(struct tf_example *ex, size_t i, struct tf_feature *out)
 {
 	if (i >= ex->n) {
 		return tfi_set_error(ex, TF_EINVAL, "feature %zu of %zu", i,
-				     ex->n);
+		                     ex->n);
 	}
 	if (refresh_views(ex) != TF_OK) {
 		return TF_ENOMEM;
@@ -259,19 +261,19 @@ tf_example_get(struct tf_example *ex, size_t i, struct tf_feature *out)
 	out->kind = f->kind;
 	out->count = f->count;
 	if (f->kind == TF_KIND_FLOAT) {
+		// cppcheck-suppress invalidPointerCast
 		out->floats = (const float *)ex->floats.data + f->val_off;
 	} else if (f->kind == TF_KIND_INT64) {
 		out->ints = (const int64_t *)ex->ints.data + f->val_off;
 	} else if (f->kind == TF_KIND_BYTES) {
-		out->bytes = (const struct tf_bytes *)ex->bviews.data +
-			     f->val_off;
+		out->bytes =
+		    (const struct tf_bytes *)ex->bviews.data + f->val_off;
 	}
 	return TF_OK;
 }
 
 int
-tf_example_find(struct tf_example *ex, const char *name,
-		struct tf_feature *out)
+tf_example_find(struct tf_example *ex, const char *name, struct tf_feature *out)
 {
 	for (size_t i = 0; i < ex->n; i++) {
 		if (strcmp(name_at(ex, &ex->feats[i]), name) == 0) {
@@ -285,7 +287,7 @@ tf_example_find(struct tf_example *ex, const char *name,
 
 static int
 name_cmp(const struct tf_example *ex, const struct feat *a,
-	 const struct feat *b)
+         const struct feat *b)
 {
 	size_t n = a->name_len < b->name_len ? a->name_len : b->name_len;
 	int c = memcmp(name_at(ex, a), name_at(ex, b), n);
@@ -314,7 +316,7 @@ sort_order(struct tf_example *ex)
 	for (size_t i = 0; i < ex->n; i++) {
 		size_t j = i;
 		while (j > 0 && name_cmp(ex, &ex->feats[ex->order[j - 1]],
-					 &ex->feats[i]) > 0) {
+		                         &ex->feats[i]) > 0) {
 			ex->order[j] = ex->order[j - 1];
 			j--;
 		}
@@ -336,8 +338,8 @@ list_size(const struct tf_example *ex, const struct feat *f)
 			payload += tfi_varint_size((uint64_t)v[i]);
 		}
 	} else if (f->kind == TF_KIND_BYTES) {
-		const struct boff *b = (const struct boff *)ex->boffs.data +
-				       f->val_off;
+		const struct boff *b =
+		    (const struct boff *)ex->boffs.data + f->val_off;
 		for (size_t i = 0; i < f->count; i++) {
 			payload += 1 + tfi_varint_size(b[i].len) + b[i].len;
 		}
@@ -368,8 +370,8 @@ features_size(const struct tf_example *ex)
 	for (size_t i = 0; i < ex->n; i++) {
 		const struct feat *f = &ex->feats[i];
 		size_t fs = f->kind == TF_KIND_NONE
-				    ? 0
-				    : feature_size(list_size(ex, f));
+		                ? 0
+		                : feature_size(list_size(ex, f));
 		size_t es = entry_size(f, fs);
 		total += 1 + tfi_varint_size(es) + es;
 	}
@@ -384,8 +386,7 @@ tf_example_encoded_size(struct tf_example *ex)
 }
 
 static uint8_t *
-encode_feature(const struct tf_example *ex, const struct feat *f,
-	       uint8_t *p)
+encode_feature(const struct tf_example *ex, const struct feat *f, uint8_t *p)
 {
 	size_t list = list_size(ex, f);
 	size_t fs = f->kind == TF_KIND_NONE ? 0 : feature_size(list);
@@ -404,8 +405,8 @@ encode_feature(const struct tf_example *ex, const struct feat *f,
 	*p++ = (uint8_t)(f->kind << 3 | 2); /* bytes 1, float 2, int64 3 */
 	p = tfi_put_varint(p, list);
 	if (f->kind == TF_KIND_BYTES) {
-		const struct boff *b = (const struct boff *)ex->boffs.data +
-				       f->val_off;
+		const struct boff *b =
+		    (const struct boff *)ex->boffs.data + f->val_off;
 		for (size_t i = 0; i < f->count; i++) {
 			*p++ = 0x0a;
 			p = tfi_put_varint(p, b[i].len);
@@ -419,6 +420,7 @@ encode_feature(const struct tf_example *ex, const struct feat *f,
 	}
 	*p++ = 0x0a; /* one packed run */
 	if (f->kind == TF_KIND_FLOAT) {
+		// cppcheck-suppress invalidPointerCast
 		const float *v = (const float *)ex->floats.data + f->val_off;
 		p = tfi_put_varint(p, f->count * 4);
 		for (size_t i = 0; i < f->count; i++) {
@@ -468,8 +470,8 @@ tf_example_serialize(struct tf_example *ex, const uint8_t **out, size_t *n)
 	ex->enc.len = tf_example_encode(ex, ex->enc.data);
 	if (ex->enc.len != size) {
 		return tfi_set_error(ex, TF_EINTERNAL,
-				     "encoded %zu bytes, expected %zu",
-				     ex->enc.len, size);
+		                     "encoded %zu bytes, expected %zu",
+		                     ex->enc.len, size);
 	}
 	*out = ex->enc.data;
 	*n = ex->enc.len;
@@ -485,8 +487,9 @@ struct cur {
 static int
 bad(struct tf_example *ex, const struct cur *c, const char *what)
 {
-	return tfi_set_error(ex, TF_EFORMAT, "malformed Example at byte %zu: %s",
-			     (size_t)(c->p - c->base), what);
+	return tfi_set_error(ex, TF_EFORMAT,
+	                     "malformed Example at byte %zu: %s",
+	                     (size_t)(c->p - c->base), what);
 }
 
 static int
@@ -552,7 +555,7 @@ skip_field(struct tf_example *ex, struct cur *c, int wire)
 	switch (wire) {
 	case 0:
 		return get_varint(c, &v) == 0 ? TF_OK
-					       : bad(ex, c, "truncated varint");
+		                              : bad(ex, c, "truncated varint");
 	case 1:
 		if (c->end - c->p < 8) {
 			return bad(ex, c, "truncated fixed64");
@@ -592,9 +595,10 @@ set_kind(struct tf_example *ex, struct feat *f, int kind)
 	}
 	f->kind = kind;
 	f->count = 0;
-	f->val_off = kind == TF_KIND_FLOAT   ? ex->floats.len / sizeof(float)
-		     : kind == TF_KIND_INT64 ? ex->ints.len / sizeof(int64_t)
-					     : ex->boffs.len / sizeof(struct boff);
+	f->val_off = kind == TF_KIND_FLOAT ? ex->floats.len / sizeof(float)
+	             : kind == TF_KIND_INT64
+	                 ? ex->ints.len / sizeof(int64_t)
+	                 : ex->boffs.len / sizeof(struct boff);
 }
 
 static int
@@ -616,8 +620,9 @@ parse_list(struct tf_example *ex, struct feat *f, int kind, struct cur *c)
 		struct cur sub;
 		if (kind == TF_KIND_BYTES) {
 			if (wire != 2) {
-				return bad(ex, c, "bytes value is not "
-						  "length-delimited");
+				return bad(ex, c,
+				           "bytes value is not "
+				           "length-delimited");
 			}
 			if (get_len(ex, c, &sub) != TF_OK ||
 			    push_bytes(ex, sub.p, (size_t)(sub.end - sub.p))) {
@@ -632,8 +637,9 @@ parse_list(struct tf_example *ex, struct feat *f, int kind, struct cur *c)
 				}
 				n = (size_t)(sub.end - sub.p);
 				if (n % 4 != 0) {
-					return bad(ex, c, "packed floats not a "
-							  "multiple of 4 bytes");
+					return bad(ex, c,
+					           "packed floats not a "
+					           "multiple of 4 bytes");
 				}
 			} else if (wire == 5) {
 				if (c->end - c->p < 4) {
@@ -643,14 +649,17 @@ parse_list(struct tf_example *ex, struct feat *f, int kind, struct cur *c)
 				n = 4;
 				c->p += 4;
 			} else {
-				return bad(ex, c, "float value of wrong wire "
-						  "type");
+				return bad(ex, c,
+				           "float value of wrong wire "
+				           "type");
 			}
 			if (tfi_buf_reserve(&ex->floats, n) != TF_OK) {
 				return tfi_set_error(ex, TF_ENOMEM,
-						     "out of memory");
+				                     "out of memory");
 			}
-			float *dst = (float *)(ex->floats.data + ex->floats.len);
+			float *dst =
+			    // cppcheck-suppress invalidPointerCast
+			    (float *)(ex->floats.data + ex->floats.len);
 			for (size_t i = 0; i < n / 4; i++) {
 				uint32_t u = tfi_get_le32(sub.p + 4 * i);
 				memcpy(&dst[i], &u, 4);
@@ -666,8 +675,8 @@ parse_list(struct tf_example *ex, struct feat *f, int kind, struct cur *c)
 				while (sub.p < sub.end) {
 					if (get_varint(&sub, &v) != 0) {
 						return bad(ex, &sub,
-							   "truncated packed "
-							   "varint");
+						           "truncated packed "
+						           "varint");
 					}
 					int64_t s = (int64_t)v;
 					if (tfi_buf_append(&ex->ints, &s, 8)) {
@@ -685,8 +694,9 @@ parse_list(struct tf_example *ex, struct feat *f, int kind, struct cur *c)
 				}
 				f->count++;
 			} else {
-				return bad(ex, c, "int64 value of wrong wire "
-						  "type");
+				return bad(ex, c,
+				           "int64 value of wrong wire "
+				           "type");
 			}
 		}
 	}
@@ -733,8 +743,9 @@ parse_entry(struct tf_example *ex, struct cur *c)
 		}
 		if (field == 1 || field == 2) {
 			if (wire != 2) {
-				return bad(ex, c, "map entry field of wrong "
-						  "wire type");
+				return bad(ex, c,
+				           "map entry field of wrong "
+				           "wire type");
 			}
 			struct cur sub;
 			if (get_len(ex, c, &sub) != TF_OK) {
@@ -755,8 +766,8 @@ parse_entry(struct tf_example *ex, struct cur *c)
 	if (memchr(key.p ? (const void *)key.p : "", 0, klen) != NULL) {
 		return bad(ex, c, "feature name contains a NUL byte");
 	}
-	struct feat *f = feat_push(ex, key.p ? (const char *)key.p : "", klen,
-				   TF_KIND_NONE);
+	struct feat *f =
+	    feat_push(ex, key.p ? (const char *)key.p : "", klen, TF_KIND_NONE);
 	if (f == NULL) {
 		return tfi_set_error(ex, TF_ENOMEM, "out of memory");
 	}
@@ -842,7 +853,7 @@ tf_example_parse(struct tf_example *ex, const void *data, size_t n)
 			struct cur entry;
 			if (wire != 2) {
 				return bad(ex, &feats,
-					   "map entry of wrong wire type");
+				           "map entry of wrong wire type");
 			}
 			if (get_len(ex, &feats, &entry) != TF_OK ||
 			    parse_entry(ex, &entry) != TF_OK) {
@@ -862,8 +873,8 @@ tf_example_parse_pb(struct tf_example *ex, const void *data, size_t n)
 	Tensorflow__Example *m = tensorflow__example__unpack(NULL, n, data);
 	if (m == NULL) {
 		return tfi_set_error(ex, TF_EFORMAT,
-				     "malformed Example (protobuf-c rejected "
-				     "it)");
+		                     "malformed Example (protobuf-c rejected "
+		                     "it)");
 	}
 	int rc = TF_OK;
 	size_t nf = m->features ? m->features->n_feature : 0;
@@ -880,21 +891,21 @@ tf_example_parse_pb(struct tf_example *ex, const void *data, size_t n)
 		if (kind == TF_KIND_FLOAT) {
 			f->count = v->float_list->n_value;
 			if (tfi_buf_append(&ex->floats, v->float_list->value,
-					   f->count * sizeof(float))) {
+			                   f->count * sizeof(float))) {
 				rc = TF_ENOMEM;
 			}
 		} else if (kind == TF_KIND_INT64) {
 			f->count = v->int64_list->n_value;
 			if (tfi_buf_append(&ex->ints, v->int64_list->value,
-					   f->count * sizeof(int64_t))) {
+			                   f->count * sizeof(int64_t))) {
 				rc = TF_ENOMEM;
 			}
 		} else if (kind == TF_KIND_BYTES) {
 			f->count = v->bytes_list->n_value;
 			for (size_t k = 0; k < f->count && rc == TF_OK; k++) {
-				rc = push_bytes(ex,
-						v->bytes_list->value[k].data,
-						v->bytes_list->value[k].len);
+				rc =
+				    push_bytes(ex, v->bytes_list->value[k].data,
+				               v->bytes_list->value[k].len);
 			}
 		}
 	}
@@ -919,7 +930,7 @@ tf_example_serialize_pb(struct tf_example *ex, uint8_t **out, size_t *n)
 	Tensorflow__Int64List *il = calloc(k + 1, sizeof *il);
 	Tensorflow__BytesList *bl = calloc(k + 1, sizeof *bl);
 	ProtobufCBinaryData *bin =
-		calloc(ex->boffs.len / sizeof(struct boff) + 1, sizeof *bin);
+	    calloc(ex->boffs.len / sizeof(struct boff) + 1, sizeof *bin);
 	int rc = TF_OK;
 	if (!ent || !ptr || !fe || !fl || !il || !bl || !bin) {
 		rc = TF_ENOMEM;
@@ -1107,8 +1118,9 @@ tfi_json_string(struct tfi_buf *o, const uint8_t *s, size_t n)
 static int
 jbase64(struct jout *o, const uint8_t *s, size_t n)
 {
-	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrs"
-				  "tuvwxyz0123456789+/";
+	static const char tab[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrs"
+	    "tuvwxyz0123456789+/";
 	int rc = jput(o, "{\"b64\":\"", 8);
 	for (size_t i = 0; i < n && rc == TF_OK; i += 3) {
 		uint32_t v = (uint32_t)s[i] << 16;
@@ -1119,8 +1131,8 @@ jbase64(struct jout *o, const uint8_t *s, size_t n)
 			v |= s[i + 2];
 		}
 		char q[4] = {tab[v >> 18], tab[(v >> 12) & 63],
-			     i + 1 < n ? tab[(v >> 6) & 63] : '=',
-			     i + 2 < n ? tab[v & 63] : '='};
+		             i + 1 < n ? tab[(v >> 6) & 63] : '=',
+		             i + 2 < n ? tab[v & 63] : '='};
 		rc = jput(o, q, 4);
 	}
 	return rc == TF_OK ? jput(o, "\"}", 2) : rc;
@@ -1151,7 +1163,9 @@ tfi_example_json(struct tf_example *ex, struct tfi_buf *out)
 		if (i > 0) {
 			rc = jput(&o, ",", 1);
 		}
-		rc = rc ? rc : tfi_json_string(&o, (const uint8_t *)f.name, f.name_len);
+		rc = rc ? rc
+		        : tfi_json_string(&o, (const uint8_t *)f.name,
+		                          f.name_len);
 		rc = rc ? rc : jput(&o, ":", 1);
 		if (f.kind == TF_KIND_NONE) {
 			rc = rc ? rc : jput(&o, "null", 4);
@@ -1165,19 +1179,19 @@ tfi_example_json(struct tf_example *ex, struct tfi_buf *out)
 			int m = 0;
 			if (f.kind == TF_KIND_FLOAT) {
 				m = tf_format_float(num, sizeof num,
-						    f.floats[k]);
+				                    f.floats[k]);
 			} else if (f.kind == TF_KIND_INT64) {
 				m = snprintf(num, sizeof num, "%lld",
-					     (long long)f.ints[k]);
+				             (long long)f.ints[k]);
 			} else if (tfi_utf8_valid(f.bytes[k].data,
-					      f.bytes[k].len)) {
+			                          f.bytes[k].len)) {
 				rc = rc ? rc
-					: tfi_json_string(&o, f.bytes[k].data,
-						  f.bytes[k].len);
+				        : tfi_json_string(&o, f.bytes[k].data,
+				                          f.bytes[k].len);
 			} else {
 				rc = rc ? rc
-					: jbase64(&o, f.bytes[k].data,
-						  f.bytes[k].len);
+				        : jbase64(&o, f.bytes[k].data,
+				                  f.bytes[k].len);
 			}
 			if (m > 0 && rc == TF_OK) {
 				rc = jput(&o, num, (size_t)m);

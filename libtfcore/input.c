@@ -125,7 +125,7 @@ raw_read(struct tf_input *in, void *buf, size_t n)
 		if (k >= 0 || errno != EINTR) {
 			if (k < 0) {
 				tfi_set_errno(in, TF_EIO, errno,
-					      "%s: read failed", in->path);
+				              "%s: read failed", in->path);
 			}
 			return k;
 		}
@@ -157,14 +157,17 @@ looks_compressed_or_archive(const unsigned char *p, size_t n)
 	if (n >= 3 && memcmp(p, "BZh", 3) == 0) {
 		return 1;
 	}
-	if (n >= 6 && memcmp(p, "\xfd" "7zXZ\0", 6) == 0) {
+	if (n >= 6 && memcmp(p,
+	                     "\xfd"
+	                     "7zXZ\0",
+	                     6) == 0) {
 		return 1;
 	}
 	if (n >= 4 && memcmp(p, "\x28\xb5\x2f\xfd", 4) == 0) {
 		return 1; /* zstd */
 	}
 	if (n >= 4 && (memcmp(p, "PK\003\004", 4) == 0 ||
-		       memcmp(p, "PK\005\006", 4) == 0)) {
+	               memcmp(p, "PK\005\006", 4) == 0)) {
 		return 1; /* zip */
 	}
 	if (n >= 262 && memcmp(p + 257, "ustar", 5) == 0) {
@@ -184,8 +187,8 @@ start(struct tf_input *in, const char *name)
 		return tfi_set_error(in, TF_ENOMEM, "out of memory");
 	}
 	while (in->peek_len < PEEK) {
-		ssize_t k = raw_read(in, in->peek + in->peek_len,
-				     PEEK - in->peek_len);
+		ssize_t k =
+		    raw_read(in, in->peek + in->peek_len, PEEK - in->peek_len);
 		if (k < 0) {
 			return TF_EIO;
 		}
@@ -210,7 +213,7 @@ start(struct tf_input *in, const char *name)
 	if (archive_read_open(in->ar, in, NULL, ar_read_cb, NULL) !=
 	    ARCHIVE_OK) {
 		return tfi_set_error(in, TF_EFORMAT, "%s: %s", name,
-				     archive_error_string(in->ar));
+		                     archive_error_string(in->ar));
 	}
 	return TF_OK;
 }
@@ -227,7 +230,7 @@ tf_input_open(struct tf_input *in, const char *path)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		return tfi_set_errno(in, TF_ENOENT, errno, "cannot open '%s'",
-				     path);
+		                     path);
 	}
 	struct stat st;
 	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -244,7 +247,7 @@ tf_input_open(struct tf_input *in, const char *path)
 
 int
 tf_input_open_mem(struct tf_input *in, const void *data, size_t n,
-		  const char *name)
+                  const char *name)
 {
 	input_close(in);
 	tf_errclear(in);
@@ -265,7 +268,7 @@ member_wanted(const struct tf_input *in, const char *path)
 		return 0;
 	}
 	static const char *const ext[] = {".csv", ".tsv", ".txt", ".svm",
-					  ".libsvm"};
+	                                  ".libsvm"};
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
 	if (base[0] == '.' || strncmp(path, "__MACOSX/", 9) == 0) {
@@ -328,7 +331,7 @@ tf_input_next(struct tf_input *in, const char **name)
 		}
 		if (rc < ARCHIVE_WARN) {
 			return tfi_set_error(in, TF_EFORMAT, "%s: %s", in->path,
-					     archive_error_string(in->ar));
+			                     archive_error_string(in->ar));
 		}
 		if (archive_format(in->ar) == ARCHIVE_FORMAT_RAW) {
 			in->raw_format = 1;
@@ -364,7 +367,7 @@ tf_input_read(struct tf_input *in, void *buf, size_t n, size_t *got)
 		la_ssize_t k = archive_read_data(in->ar, buf, n);
 		if (k < 0) {
 			return tfi_set_error(in, TF_EFORMAT, "%s: %s", in->name,
-					     archive_error_string(in->ar));
+			                     archive_error_string(in->ar));
 		}
 		*got = (size_t)k;
 		return TF_OK;

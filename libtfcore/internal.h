@@ -27,11 +27,11 @@ struct tfi_handle {
 
 /* Record an error on h (first one wins).  Returns code. */
 int tfi_set_error(void *h, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 int tfi_set_errorv(void *h, int code, const char *fmt, va_list ap);
 /* Same, appending ": strerror(err)". */
 int tfi_set_errno(void *h, int code, int err, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 /* A growable byte buffer. */
 struct tfi_buf {

@@ -183,10 +183,9 @@ tf_reader_skip_log(const struct tf_reader *r)
 static int
 reader_start(struct tf_reader *r, const char *name, int compression)
 {
-	if (compression < TF_COMPRESS_AUTO ||
-	    compression > TF_COMPRESS_GZIP) {
+	if (compression < TF_COMPRESS_AUTO || compression > TF_COMPRESS_GZIP) {
 		return tfi_set_error(r, TF_EINVAL, "%s: bad compression %d",
-				     name, compression);
+		                     name, compression);
 	}
 	r->name = strdup(name);
 	r->buf = malloc(CHUNK);
@@ -200,7 +199,7 @@ reader_start(struct tf_reader *r, const char *name, int compression)
 
 int
 tf_reader_open_fd(struct tf_reader *r, int fd, const char *name,
-		  int compression)
+                  int compression)
 {
 	reader_reset(r);
 	r->fd = fd;
@@ -217,7 +216,7 @@ tf_reader_open(struct tf_reader *r, const char *path, int compression)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		return tfi_set_errno(r, TF_ENOENT, errno, "cannot open '%s'",
-				     path);
+		                     path);
 	}
 	struct stat st;
 	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -234,7 +233,7 @@ tf_reader_open(struct tf_reader *r, const char *path, int compression)
 
 int
 tf_reader_open_mem(struct tf_reader *r, const void *data, size_t n,
-		   const char *name, int compression)
+                   const char *name, int compression)
 {
 	reader_reset(r);
 	r->mem = data;
@@ -264,7 +263,7 @@ src_read(struct tf_reader *r, uint8_t *dst, size_t n)
 		}
 		if (errno != EINTR) {
 			tfi_set_errno(r, TF_EIO, errno, "%s: read failed",
-				      r->name);
+			              r->name);
 			return -1;
 		}
 	}
@@ -322,16 +321,16 @@ stream_read(struct tf_reader *r, uint8_t *dst, size_t n)
 				break; /* deliver what we have first */
 			}
 			tfi_set_error(r, TF_EFORMAT,
-				      "%s: inflate() failed: compressed stream "
-				      "ends early",
-				      r->name);
+			              "%s: inflate() failed: compressed stream "
+			              "ends early",
+			              r->name);
 			return -1;
 		}
 		if (rc != Z_OK && rc != Z_BUF_ERROR) {
 			tfi_set_error(r, TF_EFORMAT,
-				      "%s: inflate() failed with error %d: %s",
-				      r->name, rc,
-				      r->zs.msg ? r->zs.msg : zError(rc));
+			              "%s: inflate() failed with error %d: %s",
+			              r->name, rc,
+			              r->zs.msg ? r->zs.msg : zError(rc));
 			return -1;
 		}
 	}
@@ -346,7 +345,7 @@ fill(struct tf_reader *r, size_t need)
 		if (r->cap - r->start < need) {
 			if (r->start > 0) {
 				memmove(r->buf, r->buf + r->start,
-					r->end - r->start);
+				        r->end - r->start);
 				r->end -= r->start;
 				r->start = 0;
 			}
@@ -355,9 +354,9 @@ fill(struct tf_reader *r, size_t need)
 				uint8_t *p = realloc(r->buf, cap);
 				if (p == NULL) {
 					tfi_set_error(r, TF_ENOMEM,
-						      "%s: out of memory for a "
-						      "%zu-byte record",
-						      r->name, need);
+					              "%s: out of memory for a "
+					              "%zu-byte record",
+					              r->name, need);
 					return -1;
 				}
 				r->buf = p;
@@ -396,14 +395,14 @@ detect(struct tf_reader *r)
 			return r->err.code;
 		}
 		const uint8_t *p = r->buf + r->start;
-		if (k >= 12 && tf_crc32c_mask(tf_crc32c(p, 8)) ==
-				       tfi_get_le32(p + 8)) {
+		if (k >= 12 &&
+		    tf_crc32c_mask(tf_crc32c(p, 8)) == tfi_get_le32(p + 8)) {
 			return TF_OK; /* a valid plain record header */
 		}
 		if (k >= 2 && p[0] == 0x1f && p[1] == 0x8b) {
 			want = TF_COMPRESS_GZIP;
 		} else if (k >= 2 && (p[0] & 0x0f) == 8 &&
-			   ((p[0] << 8) | p[1]) % 31 == 0) {
+		           ((p[0] << 8) | p[1]) % 31 == 0) {
 			want = TF_COMPRESS_ZLIB;
 		} else {
 			return TF_OK;
@@ -440,9 +439,8 @@ first_hint(uint64_t off)
 }
 
 /* Report damage: fail, or log and count it when skipping. */
-static int
-damage(struct tf_reader *r, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+static int damage(struct tf_reader *r, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 static int
 damage(struct tf_reader *r, int code, const char *fmt, ...)
@@ -497,10 +495,10 @@ tf_reader_next(struct tf_reader *r, const uint8_t **data, size_t *len)
 		}
 		if (k < 12) {
 			int rc = damage(r, TF_EFORMAT,
-					"%s: record %llu: truncated record at "
-					"%llu%s",
-					r->name, (unsigned long long)r->count,
-					(unsigned long long)at, first_hint(at));
+			                "%s: record %llu: truncated record at "
+			                "%llu%s",
+			                r->name, (unsigned long long)r->count,
+			                (unsigned long long)at, first_hint(at));
 			if (rc != TF_OK) {
 				return rc;
 			}
@@ -511,10 +509,10 @@ tf_reader_next(struct tf_reader *r, const uint8_t **data, size_t *len)
 		uint64_t n = tfi_get_le64(h);
 		if (tf_crc32c_mask(tf_crc32c(h, 8)) != tfi_get_le32(h + 8)) {
 			int rc = damage(r, TF_EFORMAT,
-					"%s: record %llu: corrupted record at "
-					"%llu (length checksum mismatch)%s",
-					r->name, (unsigned long long)r->count,
-					(unsigned long long)at, first_hint(at));
+			                "%s: record %llu: corrupted record at "
+			                "%llu (length checksum mismatch)%s",
+			                r->name, (unsigned long long)r->count,
+			                (unsigned long long)at, first_hint(at));
 			if (rc != TF_OK) {
 				return rc;
 			}
@@ -524,12 +522,12 @@ tf_reader_next(struct tf_reader *r, const uint8_t **data, size_t *len)
 		}
 		if (n > r->max_record) {
 			int rc = damage(r, TF_ETOOBIG,
-					"%s: record %llu at %llu: record size "
-					"too large (%llu bytes; the limit is "
-					"%zu)",
-					r->name, (unsigned long long)r->count,
-					(unsigned long long)at,
-					(unsigned long long)n, r->max_record);
+			                "%s: record %llu at %llu: record size "
+			                "too large (%llu bytes; the limit is "
+			                "%zu)",
+			                r->name, (unsigned long long)r->count,
+			                (unsigned long long)at,
+			                (unsigned long long)n, r->max_record);
 			if (rc != TF_OK) {
 				return rc;
 			}
@@ -560,10 +558,10 @@ tf_reader_next(struct tf_reader *r, const uint8_t **data, size_t *len)
 		}
 		if ((size_t)k < need) {
 			int rc = damage(r, TF_EFORMAT,
-					"%s: record %llu: truncated record at "
-					"%llu%s",
-					r->name, (unsigned long long)r->count,
-					(unsigned long long)at, first_hint(at));
+			                "%s: record %llu: truncated record at "
+			                "%llu%s",
+			                r->name, (unsigned long long)r->count,
+			                (unsigned long long)at, first_hint(at));
 			if (rc != TF_OK) {
 				return rc;
 			}
@@ -574,11 +572,11 @@ tf_reader_next(struct tf_reader *r, const uint8_t **data, size_t *len)
 		if (tf_crc32c_mask(tf_crc32c(h + 12, (size_t)n)) !=
 		    tfi_get_le32(h + 12 + n)) {
 			int rc = damage(r, TF_EFORMAT,
-					"%s: record %llu: corrupted record at "
-					"%llu (data checksum mismatch)%s",
-					r->name, (unsigned long long)r->count,
-					(unsigned long long)(at + 12),
-					first_hint(at));
+			                "%s: record %llu: corrupted record at "
+			                "%llu (data checksum mismatch)%s",
+			                r->name, (unsigned long long)r->count,
+			                (unsigned long long)(at + 12),
+			                first_hint(at));
 			if (rc != TF_OK) {
 				return rc;
 			}
@@ -688,10 +686,9 @@ tf_writer_bytes(const struct tf_writer *w)
 static int
 writer_start(struct tf_writer *w, const char *name, int compression)
 {
-	if (compression < TF_COMPRESS_NONE ||
-	    compression > TF_COMPRESS_GZIP) {
+	if (compression < TF_COMPRESS_NONE || compression > TF_COMPRESS_GZIP) {
 		return tfi_set_error(w, TF_EINVAL, "%s: bad compression %d",
-				     name, compression);
+		                     name, compression);
 	}
 	w->name = strdup(name);
 	w->out = malloc(CHUNK);
@@ -707,9 +704,9 @@ writer_start(struct tf_writer *w, const char *name, int compression)
 		/* TensorFlow's defaults: level 6, memLevel 9. */
 		int bits = compression == TF_COMPRESS_GZIP ? 15 + 16 : 15;
 		if (deflateInit2(&w->zs, w->level, Z_DEFLATED, bits, 9,
-				 Z_DEFAULT_STRATEGY) != Z_OK) {
+		                 Z_DEFAULT_STRATEGY) != Z_OK) {
 			return tfi_set_error(w, TF_EINVAL,
-					     "%s: deflateInit failed", name);
+			                     "%s: deflateInit failed", name);
 		}
 		w->z_init = 1;
 	}
@@ -718,7 +715,7 @@ writer_start(struct tf_writer *w, const char *name, int compression)
 
 int
 tf_writer_open_fd(struct tf_writer *w, int fd, const char *name,
-		  int compression)
+                  int compression)
 {
 	writer_release(w);
 	w->fd = fd;
@@ -730,7 +727,7 @@ tf_writer_open_fd(struct tf_writer *w, int fd, const char *name,
 
 int
 tf_writer_open(struct tf_writer *w, const char *path, int compression,
-	       int flags)
+               int flags)
 {
 	if (path == NULL || strcmp(path, "-") == 0) {
 		return tf_writer_open_fd(w, 1, "(stdout)", compression);
@@ -753,7 +750,7 @@ tf_writer_open(struct tf_writer *w, const char *path, int compression,
 		free(w->tmp);
 		w->tmp = NULL;
 		return tfi_set_errno(w, TF_ECREATE, e, "cannot create '%s'",
-				     path);
+		                     path);
 	}
 	mode_t mask = umask(0);
 	umask(mask);
@@ -774,7 +771,7 @@ write_all(struct tf_writer *w, const uint8_t *p, size_t n)
 			}
 			w->failed = 1;
 			return tfi_set_errno(w, TF_EIO, errno,
-					     "%s: write failed", w->name);
+			                     "%s: write failed", w->name);
 		}
 		p += k;
 		n -= (size_t)k;
@@ -798,14 +795,14 @@ emit(struct tf_writer *w, const uint8_t *p, size_t n, int flush)
 		if (rc == Z_STREAM_ERROR) {
 			w->failed = 1;
 			return tfi_set_error(w, TF_EINTERNAL,
-					     "%s: deflate failed", w->name);
+			                     "%s: deflate failed", w->name);
 		}
 		size_t have = CHUNK - w->zs.avail_out;
 		if (have > 0 && write_all(w, w->zout, have) != TF_OK) {
 			return TF_EIO;
 		}
 		if (flush == Z_FINISH ? rc == Z_STREAM_END
-				      : w->zs.avail_out != 0) {
+		                      : w->zs.avail_out != 0) {
 			break;
 		}
 	}
@@ -840,7 +837,7 @@ writer_check(struct tf_writer *w)
 
 int
 tf_writer_write_framed(struct tf_writer *w, const void *bytes, size_t n,
-		       uint64_t count)
+                       uint64_t count)
 {
 	int rc = writer_check(w);
 	if (rc != TF_OK) {
@@ -883,8 +880,7 @@ tf_writer_write(struct tf_writer *w, const void *data, size_t n)
 		w->bytes += n + 16;
 		return TF_OK;
 	}
-	if (CHUNK - w->out_len < n + 16 &&
-	    (rc = tf_writer_flush(w)) != TF_OK) {
+	if (CHUNK - w->out_len < n + 16 && (rc = tf_writer_flush(w)) != TF_OK) {
 		return rc;
 	}
 	tf_record_frame(w->out + w->out_len, data, n);
@@ -915,19 +911,19 @@ tf_writer_close(struct tf_writer *w)
 	if ((w->flags & TF_WRITER_SYNC) && fsync(w->fd) != 0) {
 		w->failed = 1;
 		return tfi_set_errno(w, TF_EIO, errno, "%s: fsync failed",
-				     w->name);
+		                     w->name);
 	}
 	int fd = w->fd;
 	w->fd = -1;
 	if (close(fd) != 0) {
 		w->failed = 1;
 		return tfi_set_errno(w, TF_EIO, errno, "%s: close failed",
-				     w->name);
+		                     w->name);
 	}
 	if (rename(w->tmp, w->path) != 0) {
 		w->failed = 1;
 		return tfi_set_errno(w, TF_ECREATE, errno,
-				     "cannot rename to '%s'", w->path);
+		                     "cannot rename to '%s'", w->path);
 	}
 	free(w->tmp);
 	w->tmp = NULL;

@@ -86,32 +86,32 @@ enum {
 };
 
 static const struct option options[] = {
-	{"columns", required_argument, NULL, OPT_COLUMNS},
-	{"compress", required_argument, NULL, 'z'},
-	{"delimiter", required_argument, NULL, 'd'},
-	{"drop", required_argument, NULL, OPT_DROP},
-	{"empty", required_argument, NULL, OPT_EMPTY},
-	{"format", required_argument, NULL, 'f'},
-	{"help", no_argument, NULL, 'h'},
-	{"infer-rows", required_argument, NULL, OPT_INFER},
-	{"label", required_argument, NULL, 'l'},
-	{"label-type", required_argument, NULL, OPT_LABEL_TYPE},
-	{"member", required_argument, NULL, 'm'},
-	{"names", required_argument, NULL, OPT_NAMES},
-	{"no-header", no_argument, NULL, OPT_NO_HEADER},
-	{"no-label", no_argument, NULL, OPT_NO_LABEL},
-	{"no-schema", no_argument, NULL, OPT_NO_SCHEMA},
-	{"numeric-as-float", no_argument, NULL, OPT_NUMERIC_FLOAT},
-	{"output", required_argument, NULL, 'o'},
-	{"pack-features", required_argument, NULL, 'p'},
-	{"quiet", no_argument, NULL, 'q'},
-	{"schema", required_argument, NULL, OPT_SCHEMA},
-	{"shards", required_argument, NULL, 'n'},
-	{"skip-bad", no_argument, NULL, OPT_SKIP_BAD},
-	{"threads", required_argument, NULL, 'j'},
-	{"types", required_argument, NULL, OPT_TYPES},
-	{"version", no_argument, NULL, 'V'},
-	{NULL, 0, NULL, 0},
+    {"columns", required_argument, NULL, OPT_COLUMNS},
+    {"compress", required_argument, NULL, 'z'},
+    {"delimiter", required_argument, NULL, 'd'},
+    {"drop", required_argument, NULL, OPT_DROP},
+    {"empty", required_argument, NULL, OPT_EMPTY},
+    {"format", required_argument, NULL, 'f'},
+    {"help", no_argument, NULL, 'h'},
+    {"infer-rows", required_argument, NULL, OPT_INFER},
+    {"label", required_argument, NULL, 'l'},
+    {"label-type", required_argument, NULL, OPT_LABEL_TYPE},
+    {"member", required_argument, NULL, 'm'},
+    {"names", required_argument, NULL, OPT_NAMES},
+    {"no-header", no_argument, NULL, OPT_NO_HEADER},
+    {"no-label", no_argument, NULL, OPT_NO_LABEL},
+    {"no-schema", no_argument, NULL, OPT_NO_SCHEMA},
+    {"numeric-as-float", no_argument, NULL, OPT_NUMERIC_FLOAT},
+    {"output", required_argument, NULL, 'o'},
+    {"pack-features", required_argument, NULL, 'p'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"schema", required_argument, NULL, OPT_SCHEMA},
+    {"shards", required_argument, NULL, 'n'},
+    {"skip-bad", no_argument, NULL, OPT_SKIP_BAD},
+    {"threads", required_argument, NULL, 'j'},
+    {"types", required_argument, NULL, OPT_TYPES},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
 };
 
 struct out {
@@ -123,7 +123,7 @@ struct out {
 
 static int
 sink_write(void *ctx, const uint8_t *bytes, size_t n, const size_t *ends,
-	   size_t count)
+           size_t count)
 {
 	struct out *o = ctx;
 	if (o->n == 1) {
@@ -133,7 +133,7 @@ sink_write(void *ctx, const uint8_t *bytes, size_t n, const size_t *ends,
 	for (size_t i = 0; i < count; i++) {
 		struct tf_writer *w = o->w[o->next++ % (uint64_t)o->n];
 		int rc = tf_writer_write_framed(w, bytes + start,
-						ends[i] - start, 1);
+		                                ends[i] - start, 1);
 		if (rc != TF_OK) {
 			return rc;
 		}
@@ -160,7 +160,7 @@ parse_delim(const char *s)
 	}
 	if (strlen(s) != 1 || s[0] == '"' || s[0] == '\n' || s[0] == '\r') {
 		usage_error("--delimiter: '%s' is not one character (or 'tab')",
-			    s);
+		            s);
 	}
 	return s[0];
 }
@@ -204,7 +204,7 @@ main(int argc, char **argv)
 	int nmembers = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, "d:f:hj:l:m:n:o:p:qVz:", options,
-				NULL)) != -1) {
+	                        NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			o.delimiter = parse_delim(optarg);
@@ -216,8 +216,8 @@ main(int argc, char **argv)
 				o.format = TF_FORMAT_LIBSVM;
 			} else {
 				usage_error("--format: '%s' is not csv or "
-					    "libsvm",
-					    optarg);
+				            "libsvm",
+				            optarg);
 			}
 			break;
 		case 'h':
@@ -230,8 +230,8 @@ main(int argc, char **argv)
 			o.label = optarg;
 			break;
 		case 'm':
-			members = realloc(members,
-					  (size_t)(nmembers + 1) * sizeof *members);
+			members = realloc(members, (size_t)(nmembers + 1) *
+			                               sizeof *members);
 			if (members == NULL) {
 				die(EX_OSERR, "out of memory");
 			}
@@ -255,9 +255,10 @@ main(int argc, char **argv)
 		case 'z':
 			compress = tf_compression_parse(optarg);
 			if (compress < TF_COMPRESS_NONE) {
-				usage_error("--compress: '%s' is not gzip, zlib "
-					    "or none",
-					    optarg);
+				usage_error(
+				    "--compress: '%s' is not gzip, zlib "
+				    "or none",
+				    optarg);
 			}
 			break;
 		case OPT_COLUMNS:
@@ -274,14 +275,15 @@ main(int argc, char **argv)
 			} else if (strcmp(optarg, "error") == 0) {
 				o.empty = TF_EMPTY_ERROR;
 			} else {
-				usage_error("--empty: '%s' is not omit, zero or "
-					    "error",
-					    optarg);
+				usage_error(
+				    "--empty: '%s' is not omit, zero or "
+				    "error",
+				    optarg);
 			}
 			break;
 		case OPT_INFER:
 			o.infer_rows = (size_t)opt_int("--infer-rows", optarg,
-						       0, 1LL << 40);
+			                               0, 1LL << 40);
 			break;
 		case OPT_LABEL_TYPE:
 			if (strcmp(optarg, "int") == 0 ||
@@ -291,8 +293,8 @@ main(int argc, char **argv)
 				o.label_type = TF_COL_FLOAT;
 			} else {
 				usage_error("--label-type: '%s' is not int or "
-					    "float",
-					    optarg);
+				            "float",
+				            optarg);
 			}
 			break;
 		case OPT_NAMES:
@@ -354,10 +356,11 @@ main(int argc, char **argv)
 	for (int i = 0; i < shards; i++) {
 		char name[4096];
 		if (shards > 1) {
-			snprintf(name, sizeof name, "%s-%05d-of-%05d", output, i,
-				 shards);
+			snprintf(name, sizeof name, "%s-%05d-of-%05d", output,
+			         i, shards);
 		} else {
-			snprintf(name, sizeof name, "%s", output ? output : "-");
+			snprintf(name, sizeof name, "%s",
+			         output ? output : "-");
 		}
 		out.w[i] = output_open(name, compress);
 	}
@@ -391,7 +394,7 @@ main(int argc, char **argv)
 		for (int i = 0; i < shards; i++) {
 			if (tf_errcode(out.w[i]) != TF_OK) {
 				die_status(tf_errcode(out.w[i]),
-					   tf_errmsg(out.w[i]));
+				           tf_errmsg(out.w[i]));
 			}
 		}
 		die_status(rc, tf_errmsg(conv));
@@ -399,8 +402,8 @@ main(int argc, char **argv)
 	for (int i = 0; i < shards; i++) {
 		output_close(out.w[i]);
 	}
-	if (!no_schema && (schema != NULL ||
-			   (output != NULL && strcmp(output, "-") != 0))) {
+	if (!no_schema &&
+	    (schema != NULL || (output != NULL && strcmp(output, "-") != 0))) {
 		char path[4096];
 		if (schema == NULL) {
 			snprintf(path, sizeof path, "%s.schema.json", output);
@@ -419,7 +422,7 @@ main(int argc, char **argv)
 		       (unsigned long long)tf_csv_skipped(conv),
 		       tf_csv_skipped(conv) == 1 ? "" : "s",
 		       (unsigned long long)(tf_csv_skipped(conv) +
-					    tf_csv_rows(conv)));
+		                            tf_csv_rows(conv)));
 	}
 	free(out.w);
 	free(members);

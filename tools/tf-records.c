@@ -60,20 +60,20 @@ usage(void)
 enum { OPT_CSV = 256, OPT_JSON, OPT_RAW, OPT_SHARD, OPT_SKIP };
 
 static const struct option options[] = {
-	{"compress", required_argument, NULL, 'z'},
-	{"compression", required_argument, NULL, 'c'},
-	{"csv", no_argument, NULL, OPT_CSV},
-	{"help", no_argument, NULL, 'h'},
-	{"json", no_argument, NULL, OPT_JSON},
-	{"lines", required_argument, NULL, 'n'},
-	{"memory", required_argument, NULL, 'M'},
-	{"output", required_argument, NULL, 'o'},
-	{"raw", no_argument, NULL, OPT_RAW},
-	{"seed", required_argument, NULL, 's'},
-	{"shard", required_argument, NULL, OPT_SHARD},
-	{"skip-corrupt", no_argument, NULL, OPT_SKIP},
-	{"version", no_argument, NULL, 'V'},
-	{NULL, 0, NULL, 0},
+    {"compress", required_argument, NULL, 'z'},
+    {"compression", required_argument, NULL, 'c'},
+    {"csv", no_argument, NULL, OPT_CSV},
+    {"help", no_argument, NULL, 'h'},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"lines", required_argument, NULL, 'n'},
+    {"memory", required_argument, NULL, 'M'},
+    {"output", required_argument, NULL, 'o'},
+    {"raw", no_argument, NULL, OPT_RAW},
+    {"seed", required_argument, NULL, 's'},
+    {"shard", required_argument, NULL, OPT_SHARD},
+    {"skip-corrupt", no_argument, NULL, OPT_SKIP},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
 };
 
 struct opts {
@@ -126,7 +126,8 @@ each_record(record_fn fn, void *ctx)
 		}
 		if (tf_reader_skipped(r) > 0) {
 			fputs(tf_reader_skip_log(r), stderr);
-			warnx_("%s: skipped %llu damaged record%s", O.files[i < O.nfiles ? i : O.nfiles - 1],
+			warnx_("%s: skipped %llu damaged record%s",
+			       O.files[i < O.nfiles ? i : O.nfiles - 1],
 			       (unsigned long long)tf_reader_skipped(r),
 			       tf_reader_skipped(r) == 1 ? "" : "s");
 		}
@@ -196,15 +197,18 @@ csv_value(const struct tf_feature *f)
 	/* Several values: space-separated in one field. */
 	size_t len = 0, cap = 64;
 	char *s = malloc(cap);
-	for (size_t k = 0; s != NULL && k < f->count; k++) {
+	if (s == NULL) {
+		die(EX_OSERR, "out of memory");
+	}
+	for (size_t k = 0; k < f->count; k++) {
 		const char *t = num;
 		size_t m;
 		if (f->kind == TF_KIND_FLOAT) {
 			m = (size_t)tf_format_float(num, sizeof num,
-						    f->floats[k]);
+			                            f->floats[k]);
 		} else if (f->kind == TF_KIND_INT64) {
 			m = (size_t)snprintf(num, sizeof num, "%lld",
-					     (long long)f->ints[k]);
+			                     (long long)f->ints[k]);
 		} else {
 			t = (const char *)f->bytes[k].data;
 			m = f->bytes[k].len;
@@ -222,9 +226,6 @@ csv_value(const struct tf_feature *f)
 		}
 		memcpy(s + len, t, m);
 		len += m;
-	}
-	if (s == NULL) {
-		die(EX_OSERR, "out of memory");
 	}
 	csv_field((const uint8_t *)s, len);
 	free(s);
@@ -283,7 +284,8 @@ print_record(const uint8_t *d, size_t n, void *ctx)
 		print_csv(p);
 	} else {
 		p->len = 0;
-		if (tf_example_to_json(ex, &p->buf, &p->len, &p->cap) != TF_OK) {
+		if (tf_example_to_json(ex, &p->buf, &p->len, &p->cap) !=
+		    TF_OK) {
 			die(EX_OSERR, "out of memory");
 		}
 		fwrite(p->buf, 1, p->len, stdout);
@@ -318,7 +320,7 @@ cmd_cat(uint64_t limit)
 	if (O.raw) {
 		p.w = open_output(O.output);
 	} else if (O.output != NULL && strcmp(O.output, "-") != 0 &&
-		   freopen(O.output, "w", stdout) == NULL) {
+	           freopen(O.output, "w", stdout) == NULL) {
 		die(EX_CANTCREAT, "cannot create '%s'", O.output);
 	}
 	each_record(print_record, &p);
@@ -392,10 +394,10 @@ cmd_verify(void)
 					warnx_("%s: record %llu at %llu: %s",
 					       O.files[i],
 					       (unsigned long long)
-							       tf_reader_count(r) -
-						       1,
+					               tf_reader_count(r) -
+					           1,
 					       (unsigned long long)
-						       tf_reader_offset(r),
+					           tf_reader_offset(r),
 					       tf_errmsg(ex));
 				}
 			}
@@ -416,7 +418,7 @@ cmd_verify(void)
 			       O.files[i], (unsigned long long)bad,
 			       bad == 1 ? "" : "s",
 			       (unsigned long long)(tf_reader_count(r) -
-						    bad_examples));
+			                            bad_examples));
 			status = status ? status : EX_DATAERR;
 		} else {
 			printf("%s: OK, %llu records (%s)\n", O.files[i],
@@ -448,7 +450,7 @@ cmd_index(void)
 				    "uncompressed file",
 				    O.files[i],
 				    tf_compression_name(
-					    tf_reader_compression(r)));
+				        tf_reader_compression(r)));
 			}
 			printf("%llu %zu\n",
 			       (unsigned long long)tf_reader_offset(r),
@@ -461,7 +463,8 @@ cmd_index(void)
 	tf_reader_free(r);
 }
 
-/* ---- schema --------------------------------------------------------------- */
+/* ---- schema ---------------------------------------------------------------
+ */
 
 struct fstat_ {
 	char *name;
@@ -521,7 +524,7 @@ static int
 fstat_cmp(const void *a, const void *b)
 {
 	return strcmp(((const struct fstat_ *)a)->name,
-		      ((const struct fstat_ *)b)->name);
+	              ((const struct fstat_ *)b)->name);
 }
 
 static void
@@ -534,12 +537,13 @@ cmd_schema(void)
 		printf("{\"records\":%llu,\"features\":[",
 		       (unsigned long long)s.records);
 	} else {
-		printf("%-24s %-6s %10s %8s %8s\n", "feature", "kind", "records",
-		       "min_len", "max_len");
+		printf("%-24s %-6s %10s %8s %8s\n", "feature", "kind",
+		       "records", "min_len", "max_len");
 	}
 	for (size_t i = 0; i < s.n; i++) {
 		const struct fstat_ *t = &s.f[i];
-		const char *kind = t->kind < 0 ? "mixed" : tf_kind_name(t->kind);
+		const char *kind =
+		    t->kind < 0 ? "mixed" : tf_kind_name(t->kind);
 		if (O.json) {
 			char *q = NULL;
 			size_t ql = 0, qc = 0;
@@ -548,11 +552,12 @@ cmd_schema(void)
 			tf_example_add_floats(tmp, t->name, NULL, 0);
 			tf_example_to_json(tmp, &q, &ql, &qc);
 			q[ql - 4] = '\0'; /* {"name":[]} -> {"name" */
-			printf("%s{\"name\":%s,\"kind\":\"%s\",\"records\":%llu,"
-			       "\"min_len\":%zu,\"max_len\":%zu}",
-			       i ? "," : "", q + 1, kind,
-			       (unsigned long long)t->records, t->min_len,
-			       t->max_len);
+			printf(
+			    "%s{\"name\":%s,\"kind\":\"%s\",\"records\":%llu,"
+			    "\"min_len\":%zu,\"max_len\":%zu}",
+			    i ? "," : "", q + 1, kind,
+			    (unsigned long long)t->records, t->min_len,
+			    t->max_len);
 			free(q);
 			tf_example_free(tmp);
 		} else {
@@ -570,7 +575,8 @@ cmd_schema(void)
 	free(s.f);
 }
 
-/* ---- split ---------------------------------------------------------------- */
+/* ---- split ----------------------------------------------------------------
+ */
 
 struct splitter {
 	struct tf_writer **w;
@@ -619,7 +625,7 @@ cmd_split(void)
 		for (long long i = 0; i < s.n; i++) {
 			char name[4096];
 			snprintf(name, sizeof name, "%s-%05lld-of-%05lld",
-				 O.output, i, s.n);
+			         O.output, i, s.n);
 			s.w[i] = open_output(name);
 		}
 	}
@@ -630,7 +636,8 @@ cmd_split(void)
 	free(s.w);
 }
 
-/* ---- shuffle -------------------------------------------------------------- */
+/* ---- shuffle --------------------------------------------------------------
+ */
 
 /* xoshiro256** seeded through splitmix64. */
 struct rng {
@@ -740,7 +747,7 @@ pool_flush_shuffled(struct pool *p, struct rng *r, struct tf_writer *w)
 	for (size_t i = 0; i < p->n; i++) {
 		size_t k = idx[i];
 		if (tf_writer_write(w, p->data + p->off[k],
-				    p->off[k + 1] - p->off[k]) != TF_OK) {
+		                    p->off[k + 1] - p->off[k]) != TF_OK) {
 			die_status(tf_errcode(w), tf_errmsg(w));
 		}
 	}
@@ -758,7 +765,7 @@ struct shuffler {
 };
 
 static void shuffle_reader(struct tf_reader *r, struct tf_writer *out,
-			   struct rng *rng, size_t memory, int depth);
+                           struct rng *rng, size_t memory, int depth);
 
 static void
 spill(struct shuffler *s, const uint8_t *d, size_t n)
@@ -787,10 +794,10 @@ shuffle_record(const uint8_t *d, size_t n, void *ctx)
 		s->bw[b] = tf_writer_new();
 		if (s->bucket[b] == NULL || s->bw[b] == NULL ||
 		    tf_writer_open_fd(s->bw[b], fileno(s->bucket[b]),
-				      "(temporary file)",
-				      TF_COMPRESS_NONE) != TF_OK) {
+		                      "(temporary file)",
+		                      TF_COMPRESS_NONE) != TF_OK) {
 			die(EX_CANTCREAT, "cannot create a temporary file "
-					  "(see TMPDIR)");
+			                  "(see TMPDIR)");
 		}
 	}
 	s->spilled = 1;
@@ -820,10 +827,9 @@ finish_shuffle(struct shuffler *s, struct tf_writer *out, int depth)
 		}
 		tf_writer_free(s->bw[b]);
 		rewind(s->bucket[b]);
-		if (r == NULL ||
-		    tf_reader_open_fd(r, fileno(s->bucket[b]),
-				      "(temporary file)",
-				      TF_COMPRESS_NONE) != TF_OK) {
+		if (r == NULL || tf_reader_open_fd(r, fileno(s->bucket[b]),
+		                                   "(temporary file)",
+		                                   TF_COMPRESS_NONE) != TF_OK) {
 			die(EX_IOERR, "cannot read a temporary file");
 		}
 		shuffle_reader(r, out, s->rng, s->memory, depth + 1);
@@ -834,7 +840,7 @@ finish_shuffle(struct shuffler *s, struct tf_writer *out, int depth)
 
 static void
 shuffle_reader(struct tf_reader *r, struct tf_writer *out, struct rng *rng,
-	       size_t memory, int depth)
+               size_t memory, int depth)
 {
 	struct shuffler s = {0};
 	s.rng = rng;
@@ -862,7 +868,7 @@ cmd_shuffle(void)
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		O.seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
-			 (uint64_t)getpid();
+		         (uint64_t)getpid();
 	}
 	rng_seed(&rng, O.seed);
 	struct tf_writer *out = open_output(O.output);
@@ -878,7 +884,8 @@ cmd_shuffle(void)
 	free(s.pool.off);
 }
 
-/* ---- main ----------------------------------------------------------------- */
+/* ---- main -----------------------------------------------------------------
+ */
 
 static size_t
 parse_size(const char *s)
@@ -908,9 +915,10 @@ parse_size(const char *s)
 		}
 	}
 	if (end == s || *end != '\0' || v <= 0 || v * mul < 4096) {
-		usage_error("--memory: '%s' is not a size such as 64M (at least "
-			    "4K)",
-			    s);
+		usage_error(
+		    "--memory: '%s' is not a size such as 64M (at least "
+		    "4K)",
+		    s);
 	}
 	return (size_t)(v * mul);
 }
@@ -934,9 +942,9 @@ main(int argc, char **argv)
 		print_version();
 		return 0;
 	}
-	static const char *const cmds[] = {"cat",   "head",  "count",
-					   "verify", "schema", "index",
-					   "split", "shuffle"};
+	static const char *const cmds[] = {"cat",    "head",   "count",
+	                                   "verify", "schema", "index",
+	                                   "split",  "shuffle"};
 	int known = 0;
 	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
 		known |= strcmp(cmd, cmds[i]) == 0;
@@ -954,8 +962,8 @@ main(int argc, char **argv)
 			O.in_comp = tf_compression_parse(optarg);
 			if (O.in_comp < TF_COMPRESS_AUTO) {
 				usage_error("--compression: '%s' is not auto, "
-					    "none, gzip or zlib",
-					    optarg);
+				            "none, gzip or zlib",
+				            optarg);
 			}
 			break;
 		case 'h':
@@ -972,8 +980,8 @@ main(int argc, char **argv)
 			O.output = optarg;
 			break;
 		case 's':
-			O.seed = (uint64_t)opt_int("--seed", optarg, 0,
-						   INT64_MAX);
+			O.seed =
+			    (uint64_t)opt_int("--seed", optarg, 0, INT64_MAX);
 			O.seed_given = 1;
 			break;
 		case 'V':
@@ -982,9 +990,10 @@ main(int argc, char **argv)
 		case 'z':
 			O.out_comp = tf_compression_parse(optarg);
 			if (O.out_comp < TF_COMPRESS_NONE) {
-				usage_error("--compress: '%s' is not gzip, zlib "
-					    "or none",
-					    optarg);
+				usage_error(
+				    "--compress: '%s' is not gzip, zlib "
+				    "or none",
+				    optarg);
 			}
 			break;
 		case OPT_CSV:
@@ -1000,7 +1009,7 @@ main(int argc, char **argv)
 			char *slash = strchr(optarg, '/');
 			if (slash == NULL) {
 				usage_error("--shard: expected I/N, got '%s'",
-					    optarg);
+				            optarg);
 			}
 			*slash = '\0';
 			O.shard_i = opt_int("--shard", optarg, 0, 1LL << 40);

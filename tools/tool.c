@@ -56,7 +56,8 @@ usage_error(const char *fmt, ...)
 void
 die_status(int status, const char *msg)
 {
-	die(tf_exit_code(status), "%s", msg && *msg ? msg : tf_strerror(status));
+	die(tf_exit_code(status), "%s",
+	    msg && *msg ? msg : tf_strerror(status));
 }
 
 long long
@@ -67,7 +68,7 @@ opt_int(const char *opt, const char *s, long long min, long long max)
 	long long v = strtoll(s, &end, 10);
 	if (*s == '\0' || *end != '\0' || errno != 0 || v < min || v > max) {
 		usage_error("%s: '%s' is not a whole number from %lld to %lld",
-			    opt, s, min, max);
+		            opt, s, min, max);
 	}
 	return v;
 }
@@ -87,8 +88,8 @@ opt_double(const char *opt, const char *s)
 void
 print_version(void)
 {
-	printf("%s %s (libtfcore %s; cuda: no)\n", tool_name,
-	       TF_TOOL_VERSION, tf_version());
+	printf("%s %s (libtfcore %s; cuda: no)\n", tool_name, TF_TOOL_VERSION,
+	       tf_version());
 }
 
 void
@@ -96,7 +97,7 @@ check_binary_stdout(const char *out)
 {
 	if ((out == NULL || strcmp(out, "-") == 0) && isatty(1)) {
 		usage_error("refusing to write binary records to a terminal; "
-			    "use -o FILE or a pipe");
+		            "use -o FILE or a pipe");
 	}
 }
 
@@ -128,8 +129,8 @@ progress_update(uint64_t rows, uint64_t bytes)
 	last = t;
 	double dt = t - t0 > 1e-9 ? t - t0 : 1e-9;
 	fprintf(stderr, "\r%s: %llu rows, %.0f rows/s, %.1f MB read", tool_name,
-		(unsigned long long)rows, (double)rows / dt,
-		(double)bytes / 1e6);
+	        (unsigned long long)rows, (double)rows / dt,
+	        (double)bytes / 1e6);
 	fflush(stderr);
 }
 
@@ -162,8 +163,8 @@ static void
 on_signal(int sig)
 {
 	for (int i = 0; i < noutputs; i++) {
-		const char *t = outputs[i] ? tf_writer_temp_path(outputs[i])
-					   : NULL;
+		const char *t =
+		    outputs[i] ? tf_writer_temp_path(outputs[i]) : NULL;
 		if (t != NULL) {
 			unlink(t);
 		}

@@ -14,17 +14,16 @@ extern const char *tool_name;
 /* "tf-NAME: message" on stderr. */
 void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same, then exit with code. */
-_Noreturn void die(int code, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+__attribute__((noreturn, format(printf, 2, 3))) void die(int code,
+                                                         const char *fmt, ...);
 /* A usage error: the message, a hint to --help, exit 64. */
-_Noreturn void usage_error(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
+__attribute__((noreturn, format(printf, 1, 2))) void
+usage_error(const char *fmt, ...);
 /* Exit with the sysexits code for a libtfcore status and its message. */
-_Noreturn void die_status(int status, const char *msg);
+__attribute__((noreturn)) void die_status(int status, const char *msg);
 
 /* Checked numbers for options: the whole string, in range, or exit 64. */
-long long opt_int(const char *opt, const char *s, long long min,
-		  long long max);
+long long opt_int(const char *opt, const char *s, long long min, long long max);
 double opt_double(const char *opt, const char *s);
 
 /* "tf-NAME 0.1.0 (libtfcore 0.1.0; ...)" on stdout. */

@@ -60,7 +60,8 @@ main(int argc, char **argv)
 				continue;
 			}
 			char path[4096];
-			snprintf(path, sizeof path, "%s/%s", argv[i], e->d_name);
+			snprintf(path, sizeof path, "%s/%s", argv[i],
+			         e->d_name);
 			errors += run_file(path);
 			runs++;
 		}

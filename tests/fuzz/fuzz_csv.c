@@ -11,8 +11,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static struct tf_example *ex;
 
 static int
-check(void *ctx, const uint8_t *b, size_t n, const size_t *ends,
-      size_t count)
+check(void *ctx, const uint8_t *b, size_t n, const size_t *ends, size_t count)
 {
 	(void)ctx;
 	size_t start = 0;

@@ -17,8 +17,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int skip = 0; skip < 2; skip++) {
 		tf_reader_set_skip_corrupt(r, skip);
 		tf_reader_set_max_record(r, 1 << 16);
-		if (tf_reader_open_mem(r, data, size, "fuzz", TF_COMPRESS_AUTO) !=
-		    TF_OK) {
+		if (tf_reader_open_mem(r, data, size, "fuzz",
+		                       TF_COMPRESS_AUTO) != TF_OK) {
 			continue;
 		}
 		const uint8_t *d;

@@ -20,78 +20,78 @@ static int t_count, t_failed_tests, t_cur_failed;
 
 #define TEST(name) static void name(void)
 
-#define FAILF(...)                                                          \
-	do {                                                                \
-		t_cur_failed++;                                             \
-		printf("# %s:%d: ", __FILE__, __LINE__);                    \
-		printf(__VA_ARGS__);                                        \
-		printf("\n");                                               \
+#define FAILF(...)                                                             \
+	do {                                                                   \
+		t_cur_failed++;                                                \
+		printf("# %s:%d: ", __FILE__, __LINE__);                       \
+		printf(__VA_ARGS__);                                           \
+		printf("\n");                                                  \
 	} while (0)
 
-#define CHECK(cond)                                                         \
-	do {                                                                \
-		if (!(cond)) {                                              \
-			FAILF("check failed: %s", #cond);                   \
-		}                                                           \
+#define CHECK(cond)                                                            \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			FAILF("check failed: %s", #cond);                      \
+		}                                                              \
 	} while (0)
 
-#define REQUIRE(cond)                                                       \
-	do {                                                                \
-		if (!(cond)) {                                              \
-			FAILF("requirement failed: %s", #cond);             \
-			return;                                             \
-		}                                                           \
+#define REQUIRE(cond)                                                          \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			FAILF("requirement failed: %s", #cond);                \
+			return;                                                \
+		}                                                              \
 	} while (0)
 
-#define CHECK_EQ_INT(a, b)                                                  \
-	do {                                                                \
-		long long a_ = (long long)(a), b_ = (long long)(b);         \
-		if (a_ != b_) {                                             \
-			FAILF("%s == %lld, expected %lld", #a, a_, b_);     \
-		}                                                           \
+#define CHECK_EQ_INT(a, b)                                                     \
+	do {                                                                   \
+		long long a_ = (long long)(a), b_ = (long long)(b);            \
+		if (a_ != b_) {                                                \
+			FAILF("%s == %lld, expected %lld", #a, a_, b_);        \
+		}                                                              \
 	} while (0)
 
-#define CHECK_STATUS(expr, want, handle)                                    \
-	do {                                                                \
-		int rc_ = (expr);                                           \
-		if (rc_ != (want)) {                                        \
-			FAILF("%s returned %d (%s), expected %d: %s", #expr, \
-			      rc_, tf_strerror(rc_), (int)(want),           \
-			      tf_errmsg(handle));                           \
-		}                                                           \
+#define CHECK_STATUS(expr, want, handle)                                       \
+	do {                                                                   \
+		int rc_ = (expr);                                              \
+		if (rc_ != (want)) {                                           \
+			FAILF("%s returned %d (%s), expected %d: %s", #expr,   \
+			      rc_, tf_strerror(rc_), (int)(want),              \
+			      tf_errmsg(handle));                              \
+		}                                                              \
 	} while (0)
 
-#define CHECK_CONTAINS(hay, needle)                                         \
-	do {                                                                \
-		const char *h_ = (hay);                                     \
-		if (h_ == NULL || strstr(h_, (needle)) == NULL) {           \
-			FAILF("'%s' does not contain '%s'", h_ ? h_ : "(null)", \
-			      (needle));                                    \
-		}                                                           \
+#define CHECK_CONTAINS(hay, needle)                                            \
+	do {                                                                   \
+		const char *h_ = (hay);                                        \
+		if (h_ == NULL || strstr(h_, (needle)) == NULL) {              \
+			FAILF("'%s' does not contain '%s'",                    \
+			      h_ ? h_ : "(null)", (needle));                   \
+		}                                                              \
 	} while (0)
 
-#define CHECK_MEM(a, b, n)                                                  \
-	do {                                                                \
-		if (memcmp((a), (b), (n)) != 0) {                           \
-			FAILF("%s and %s differ in %zu bytes", #a, #b,      \
-			      (size_t)(n));                                 \
-		}                                                           \
+#define CHECK_MEM(a, b, n)                                                     \
+	do {                                                                   \
+		if (memcmp((a), (b), (n)) != 0) {                              \
+			FAILF("%s and %s differ in %zu bytes", #a, #b,         \
+			      (size_t)(n));                                    \
+		}                                                              \
 	} while (0)
 
-#define RUN(name)                                                           \
-	do {                                                                \
-		t_cur_failed = 0;                                           \
-		name();                                                     \
-		t_count++;                                                  \
-		printf("%sok %d - %s\n", t_cur_failed ? "not " : "", t_count, \
-		       #name);                                              \
-		t_failed_tests += t_cur_failed != 0;                        \
+#define RUN(name)                                                              \
+	do {                                                                   \
+		t_cur_failed = 0;                                              \
+		name();                                                        \
+		t_count++;                                                     \
+		printf("%sok %d - %s\n", t_cur_failed ? "not " : "", t_count,  \
+		       #name);                                                 \
+		t_failed_tests += t_cur_failed != 0;                           \
 	} while (0)
 
-#define DONE()                                                              \
-	do {                                                                \
-		printf("1..%d\n", t_count);                                 \
-		return t_failed_tests ? 1 : 0;                              \
+#define DONE()                                                                 \
+	do {                                                                   \
+		printf("1..%d\n", t_count);                                    \
+		return t_failed_tests ? 1 : 0;                                 \
 	} while (0)
 
 /* Hex string ("0a 33 ...") to bytes; returns the length. */

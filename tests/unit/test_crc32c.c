@@ -29,7 +29,8 @@ TEST(mask_vectors)
 	CHECK_EQ_INT(tf_crc32c_mask(0xe3069283u), 0xc78ab0e5u);
 	CHECK_EQ_INT(tf_crc32c_mask(0), 0xa282ead8u);
 	CHECK_EQ_INT(tf_crc32c_mask(0xffffffffu), 0xa282ead7u);
-	unsigned char b[] = "\x1a\x11" "CRC test, one two";
+	unsigned char b[] = "\x1a\x11"
+	                    "CRC test, one two";
 	CHECK_EQ_INT(tf_crc32c_mask(both(b, 19)), 0x5794d08au);
 	for (uint32_t v = 1; v < 0xf0000000u; v = v * 3 + 7) {
 		if (tf_crc32c_unmask(tf_crc32c_mask(v)) != v) {

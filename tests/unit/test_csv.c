@@ -8,8 +8,7 @@ struct collected {
 };
 
 static int
-collect(void *ctx, const uint8_t *b, size_t n, const size_t *ends,
-	size_t count)
+collect(void *ctx, const uint8_t *b, size_t n, const size_t *ends, size_t count)
 {
 	struct collected *c = ctx;
 	(void)ends;
@@ -27,7 +26,7 @@ struct result {
 
 static void
 convert(const char *text, size_t n, const struct tf_csv_options *o,
-	struct result *r)
+        struct result *r)
 {
 	memset(r, 0, sizeof *r);
 	struct tf_csv *c = tf_csv_new();
@@ -90,15 +89,16 @@ TEST(types_inferred_and_label_last)
 	struct tf_feature f;
 	REQUIRE(record(&r, 1, ex) == TF_OK);
 	CHECK_EQ_INT(tf_example_count(ex), 4);
-	CHECK(tf_example_find(ex, "a", &f) == TF_OK && f.kind == TF_KIND_INT64 &&
-	      f.ints[0] == 2);
-	CHECK(tf_example_find(ex, "b", &f) == TF_OK && f.kind == TF_KIND_FLOAT &&
-	      f.floats[0] == 3.0f);
+	CHECK(tf_example_find(ex, "a", &f) == TF_OK &&
+	      f.kind == TF_KIND_INT64 && f.ints[0] == 2);
+	CHECK(tf_example_find(ex, "b", &f) == TF_OK &&
+	      f.kind == TF_KIND_FLOAT && f.floats[0] == 3.0f);
 	CHECK(tf_example_find(ex, "name", &f) == TF_OK &&
 	      f.kind == TF_KIND_BYTES && f.bytes[0].len == 3);
-	CHECK(tf_example_find(ex, "y", &f) == TF_OK && f.kind == TF_KIND_INT64 &&
-	      f.ints[0] == 1);
-	CHECK_CONTAINS(r.schema, "\"label\":{\"name\":\"y\",\"type\":\"int64\"");
+	CHECK(tf_example_find(ex, "y", &f) == TF_OK &&
+	      f.kind == TF_KIND_INT64 && f.ints[0] == 1);
+	CHECK_CONTAINS(r.schema,
+	               "\"label\":{\"name\":\"y\",\"type\":\"int64\"");
 	CHECK_CONTAINS(r.schema, "\"classes\":[0,1]");
 	CHECK_CONTAINS(r.schema, "\"name\":[\"x\",\"y z\"]");
 	CHECK_CONTAINS(r.schema, "\"rows\":2");
@@ -126,7 +126,7 @@ TEST(quoting_crlf_and_line_numbers)
 	tf_csv_options_init(&o);
 	struct result r;
 	const char *t = "id,text,y\r\n1,\"a, \"\"quoted\"\"\nline\",0\r\n\r\n"
-			"2,plain,1\r\n3,oops\r\n";
+	                "2,plain,1\r\n3,oops\r\n";
 	CONVERT(t, &o, &r);
 	CHECK_STATUS(r.rc, TF_EFORMAT, NULL);
 	/* Line 1 header, 2-3 the quoted row, 4 blank, 5 row 2, 6 bad. */
@@ -219,7 +219,7 @@ TEST(pack_features_and_no_header)
 	REQUIRE(tf_example_find(ex, "features", &f) == TF_OK);
 	CHECK(f.count == 2 && f.floats[0] == 3.0f && isnan(f.floats[1]));
 	CHECK_CONTAINS(r.schema, "\"packed\":{\"name\":\"features\",\"size\":2,"
-				 "\"columns\":[\"a\",\"b\"]}");
+	                         "\"columns\":[\"a\",\"b\"]}");
 	result_free(&r);
 	/* No --names: col1..colN. */
 	o.names = NULL;
@@ -269,9 +269,9 @@ TEST(chunks_and_threads)
 	for (int i = 0; i < 150000; i++) {
 		char row[128];
 		int n = snprintf(row, sizeof row,
-				 i % 7 ? "%d,plain %d,%d.25,%d\n"
-				       : "%d,\"q,\"\"%d\"\"\n\",%d.25,%d\n",
-				 i, i, i % 100, i % 3);
+		                 i % 7 ? "%d,plain %d,%d.25,%d\n"
+		                       : "%d,\"q,\"\"%d\"\"\n\",%d.25,%d\n",
+		                 i, i, i % 100, i % 3);
 		tfi_buf_append(&t, row, (size_t)n);
 	}
 	struct tf_csv_options o;
@@ -287,7 +287,7 @@ TEST(chunks_and_threads)
 	CHECK_EQ_INT(r4.out.bytes.len, r1.out.bytes.len);
 	CHECK(r1.out.bytes.len == r4.out.bytes.len &&
 	      memcmp(r1.out.bytes.data, r4.out.bytes.data, r1.out.bytes.len) ==
-		      0);
+	          0);
 	/* Every record re-encodes to itself through tf_example. */
 	struct tf_reader *rd = tf_reader_new();
 	struct tf_example *ex = tf_example_new();
@@ -315,7 +315,7 @@ TEST(chunks_and_threads)
 	CHECK_STATUS(r1.rc, TF_EFORMAT, NULL);
 	char want[64];
 	snprintf(want, sizeof want, "t.csv:%d: column 'k'",
-		 1 + 150000 + 150000 / 7 + 1 + 1);
+	         1 + 150000 + 150000 / 7 + 1 + 1);
 	CHECK_CONTAINS(r1.msg, want);
 	(void)cut;
 	result_free(&r1);
@@ -341,15 +341,15 @@ TEST(float_parsing_exact)
 		switch (i % 4) {
 		case 0:
 			snprintf(buf, sizeof buf, "%.*f", point,
-				 (double)(s >> 20) / 1e6 * ((s & 1) ? -1 : 1));
+			         (double)(s >> 20) / 1e6 * ((s & 1) ? -1 : 1));
 			break;
 		case 1:
 			snprintf(buf, sizeof buf, "%.*e", digits,
-				 (double)(s >> 11) * 1e-10);
+			         (double)(s >> 11) * 1e-10);
 			break;
 		case 2:
 			snprintf(buf, sizeof buf, "%llue%d",
-				 (unsigned long long)(s >> (s % 40)), e);
+			         (unsigned long long)(s >> (s % 40)), e);
 			break;
 		default: {
 			/* Floats printed with 9 digits: near midpoints. */
@@ -357,7 +357,7 @@ TEST(float_parsing_exact)
 			float f;
 			memcpy(&f, &u, 4);
 			snprintf(buf, sizeof buf, "%.*g", 6 + (int)(s % 12),
-				 (double)f);
+			         (double)f);
 		}
 		}
 		float a, b = strtof(buf, NULL);
@@ -368,8 +368,8 @@ TEST(float_parsing_exact)
 		}
 	}
 	float f;
-	const char *no[] = {"", "-", "1e", "1.2.3", "0x10", " 1", "1 ", "abc",
-			    "1,5"};
+	const char *no[] = {"",   "-",  "1e",  "1.2.3", "0x10",
+	                    " 1", "1 ", "abc", "1,5"};
 	for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
 		if (tf_parse_float(no[i], strlen(no[i]), &f) == 0) {
 			FAILF("'%s' accepted as a number", no[i]);

@@ -3,15 +3,15 @@
 #include "test.h"
 
 static const char *EX53 =
-	"0a 33 0a 0e 0a 05 6c 61 62 65 6c 12 05 1a 03 0a 01 01 0a 0e 0a 04 6e "
-	"61 6d 65 12 06 0a 04 0a 02 61 62 0a 11 0a 01 78 12 0c 12 0a 0a 08 00 "
-	"00 80 3f 00 00 20 c0";
+    "0a 33 0a 0e 0a 05 6c 61 62 65 6c 12 05 1a 03 0a 01 01 0a 0e 0a 04 6e "
+    "61 6d 65 12 06 0a 04 0a 02 61 62 0a 11 0a 01 78 12 0c 12 0a 0a 08 00 "
+    "00 80 3f 00 00 20 c0";
 static const char *EX52_UNPACKED =
-	"0a 32 0a 0d 0a 05 6c 61 62 65 6c 12 04 1a 02 08 01 0a 0e 0a 04 6e 61 "
-	"6d 65 12 06 0a 04 0a 02 61 62 0a 11 0a 01 78 12 0c 12 0a 0d 00 00 80 "
-	"3f 0d 00 00 20 c0";
+    "0a 32 0a 0d 0a 05 6c 61 62 65 6c 12 04 1a 02 08 01 0a 0e 0a 04 6e 61 "
+    "6d 65 12 06 0a 04 0a 02 61 62 0a 11 0a 01 78 12 0c 12 0a 0d 00 00 80 "
+    "3f 0d 00 00 20 c0";
 static const char *EX_NEG = "0a 15 0a 13 0a 01 6e 12 0e 1a 0c 0a 0a ff ff ff "
-			    "ff ff ff ff ff ff 01";
+                            "ff ff ff ff ff ff 01";
 
 typedef int (*parse_fn)(struct tf_example *, const void *, size_t);
 
@@ -94,15 +94,15 @@ TEST(decoder_edge_cases)
 	unsigned char b[128];
 	struct tf_feature f;
 	/* Value before key, an unknown field (99 varint) in the entry. */
-	size_t n = unhex("0a 0f 0a 0d 12 05 1a 03 0a 01 07 98 06 05 0a 01 6b",
-			 b);
+	size_t n =
+	    unhex("0a 0f 0a 0d 12 05 1a 03 0a 01 07 98 06 05 0a 01 6b", b);
 	CHECK_STATUS(tf_example_parse(ex, b, n), TF_OK, ex);
 	CHECK_STATUS(tf_example_find(ex, "k", &f), TF_OK, ex);
 	CHECK(f.kind == TF_KIND_INT64 && f.ints[0] == 7);
 	/* A repeated key keeps the last entry. */
 	n = unhex("0a 1d 0a 0d 0a 01 6b 12 08 12 06 0a 04 00 00 00 00 "
-		  "0a 0c 0a 01 6b 12 07 1a 05 0a 03 05 06 07",
-		  b);
+	          "0a 0c 0a 01 6b 12 07 1a 05 0a 03 05 06 07",
+	          b);
 	CHECK_STATUS(tf_example_parse(ex, b, n), TF_OK, ex);
 	CHECK_EQ_INT(tf_example_count(ex), 1);
 	CHECK_STATUS(tf_example_find(ex, "k", &f), TF_OK, ex);
@@ -115,8 +115,8 @@ TEST(decoder_edge_cases)
 	/* Malformed: lengths past the end, packed floats of 3 bytes,
 	 * truncated varint.  Both decoders refuse each. */
 	const char *bad[] = {"0a 33 0a", "0a 09 0a 07 0a 01 6b 12 02 12 09",
-			     "0a 0b 0a 09 0a 01 6b 12 04 12 02 0a 03",
-			     "0a 08 0a 06 0a 01 6b 12 01 1a", "08 ff ff"};
+	                     "0a 0b 0a 09 0a 01 6b 12 04 12 02 0a 03",
+	                     "0a 08 0a 06 0a 01 6b 12 01 1a", "08 ff ff"};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		n = unhex(bad[i], b);
 		if (tf_example_parse(ex, b, n) != TF_EFORMAT) {
@@ -158,11 +158,12 @@ same(struct tf_example *a, struct tf_example *b)
 		for (size_t k = 0; k < x.count; k++) {
 			if ((x.kind == TF_KIND_FLOAT &&
 			     memcmp(&x.floats[k], &y.floats[k], 4) != 0) ||
-			    (x.kind == TF_KIND_INT64 && x.ints[k] != y.ints[k]) ||
+			    (x.kind == TF_KIND_INT64 &&
+			     x.ints[k] != y.ints[k]) ||
 			    (x.kind == TF_KIND_BYTES &&
 			     (x.bytes[k].len != y.bytes[k].len ||
 			      memcmp(x.bytes[k].data, y.bytes[k].data,
-				     x.bytes[k].len) != 0))) {
+			             x.bytes[k].len) != 0))) {
 				return 0;
 			}
 		}
@@ -173,14 +174,14 @@ same(struct tf_example *a, struct tf_example *b)
 TEST(random_examples_agree_with_protobuf_c)
 {
 	struct tf_example *ex = tf_example_new(), *a = tf_example_new(),
-			  *b = tf_example_new();
+	                  *b = tf_example_new();
 	for (int it = 0; it < 2000; it++) {
 		tf_example_clear(ex);
 		int nf = (int)(rnd() % 12);
 		for (int i = 0; i < nf; i++) {
 			char name[16];
 			snprintf(name, sizeof name, "f%d_%d", i,
-				 (int)(rnd() % 1000));
+			         (int)(rnd() % 1000));
 			size_t n = rnd() % 40;
 			float fv[40];
 			int64_t iv[40];
@@ -216,8 +217,9 @@ TEST(random_examples_agree_with_protobuf_c)
 			      it, en, pn);
 			for (size_t k = 0; k < en && k < pn; k++) {
 				if (enc[k] != pb[k]) {
-					FAILF("first difference at %zu: %02x %02x", k,
-					      enc[k], pb[k]);
+					FAILF("first difference at %zu: %02x "
+					      "%02x",
+					      k, enc[k], pb[k]);
 					break;
 				}
 			}
@@ -243,7 +245,7 @@ TEST(json)
 	float x[] = {0.1f, 3.0f, NAN, -INFINITY};
 	int64_t i = -5;
 	struct tf_bytes s[] = {{(const uint8_t *)"a\"b\n", 4},
-			       {(const uint8_t *)"\xff\x00", 2}};
+	                       {(const uint8_t *)"\xff\x00", 2}};
 	tf_example_add_floats(ex, "x", x, 4);
 	tf_example_add_int64s(ex, "i", &i, 1);
 	tf_example_add_bytes(ex, "s", s, 2);
@@ -252,9 +254,9 @@ TEST(json)
 	CHECK_STATUS(tf_example_to_json(ex, &out, &len, &cap), TF_OK, ex);
 	/* Insertion order here (a parsed example is sorted). */
 	CHECK(strcmp(out, "{\"x\":[0.1,3,NaN,-Infinity],\"i\":[-5],"
-			  "\"s\":[\"a\\\"b\\n\",{\"b64\":\"/wA=\"}]}") == 0);
+	                  "\"s\":[\"a\\\"b\\n\",{\"b64\":\"/wA=\"}]}") == 0);
 	if (strcmp(out, "{\"x\":[0.1,3,NaN,-Infinity],\"i\":[-5],"
-			"\"s\":[\"a\\\"b\\n\",{\"b64\":\"/wA=\"}]}") != 0) {
+	                "\"s\":[\"a\\\"b\\n\",{\"b64\":\"/wA=\"}]}") != 0) {
 		printf("# got %s\n", out);
 	}
 	free(out);

@@ -6,19 +6,19 @@
 #include "test.h"
 
 static const char *EXAMPLE_HEX =
-	"0a 33 0a 0e 0a 05 6c 61 62 65 6c 12 05 1a 03 0a 01 01 0a 0e 0a 04 6e "
-	"61 6d 65 12 06 0a 04 0a 02 61 62 0a 11 0a 01 78 12 0c 12 0a 0a 08 00 "
-	"00 80 3f 00 00 20 c0";
+    "0a 33 0a 0e 0a 05 6c 61 62 65 6c 12 05 1a 03 0a 01 01 0a 0e 0a 04 6e "
+    "61 6d 65 12 06 0a 04 0a 02 61 62 0a 11 0a 01 78 12 0c 12 0a 0a 08 00 "
+    "00 80 3f 00 00 20 c0";
 static const char *GZIP_HEX =
-	"1f 8b 08 00 00 00 00 00 00 03 33 65 80 80 6b 47 63 9f 71 19 73 f1 71 "
-	"b1 e6 24 26 a5 e6 08 b1 4a 31 73 31 32 02 f9 2c 79 89 b9 a9 42 6c 5c "
-	"2c 5c 4c 89 49 5c 82 5c 8c 15 42 3c 42 5c 5c 1c 0c 0c 0d f6 0c 0c 0a "
-	"07 c4 12 a3 25 00 df 78 9e a5 45 00 00 00";
+    "1f 8b 08 00 00 00 00 00 00 03 33 65 80 80 6b 47 63 9f 71 19 73 f1 71 "
+    "b1 e6 24 26 a5 e6 08 b1 4a 31 73 31 32 02 f9 2c 79 89 b9 a9 42 6c 5c "
+    "2c 5c 4c 89 49 5c 82 5c 8c 15 42 3c 42 5c 5c 1c 0c 0c 0d f6 0c 0c 0a "
+    "07 c4 12 a3 25 00 df 78 9e a5 45 00 00 00";
 static const char *ZLIB_HEX =
-	"78 9c 33 65 80 80 6b 47 63 9f 71 19 73 f1 71 b1 e6 24 26 a5 e6 08 b1 "
-	"4a 31 73 31 32 02 f9 2c 79 89 b9 a9 42 6c 5c 2c 5c 4c 89 49 5c 82 5c "
-	"8c 15 42 3c 42 5c 5c 1c 0c 0c 0d f6 0c 0c 0a 07 c4 12 a3 25 00 af 63 "
-	"0b e7";
+    "78 9c 33 65 80 80 6b 47 63 9f 71 19 73 f1 71 b1 e6 24 26 a5 e6 08 b1 "
+    "4a 31 73 31 32 02 f9 2c 79 89 b9 a9 42 6c 5c 2c 5c 4c 89 49 5c 82 5c "
+    "8c 15 42 3c 42 5c 5c 1c 0c 0c 0d f6 0c 0c 0a 07 c4 12 a3 25 00 af 63 "
+    "0b e7";
 
 static unsigned char framed[69];
 
@@ -78,8 +78,7 @@ TEST(frame_vectors)
 static long
 read_all(const void *p, size_t n, int comp, struct tf_reader *r)
 {
-	CHECK_STATUS(tf_reader_open_mem(r, p, n, "t.tfrecord", comp), TF_OK,
-		     r);
+	CHECK_STATUS(tf_reader_open_mem(r, p, n, "t.tfrecord", comp), TF_OK, r);
 	const uint8_t *d;
 	size_t len;
 	long k = 0;
@@ -98,14 +97,14 @@ TEST(read_compressed_vectors)
 	const uint8_t *d;
 	size_t len;
 	CHECK_STATUS(tf_reader_open_mem(r, gz, ng, "g", TF_COMPRESS_AUTO),
-		     TF_OK, r);
+	             TF_OK, r);
 	CHECK_STATUS(tf_reader_next(r, &d, &len), TF_OK, r);
 	CHECK_EQ_INT(len, 53);
 	CHECK_MEM(d, framed + 12, 53);
 	CHECK_EQ_INT(tf_reader_compression(r), TF_COMPRESS_GZIP);
 	CHECK_STATUS(tf_reader_next(r, &d, &len), TF_EOF, r);
 	CHECK_STATUS(tf_reader_open_mem(r, zl, nz, "z", TF_COMPRESS_ZLIB),
-		     TF_OK, r);
+	             TF_OK, r);
 	CHECK_STATUS(tf_reader_next(r, &d, &len), TF_OK, r);
 	CHECK_MEM(d, framed + 12, 53);
 	/* Auto-detection finds zlib too. */
@@ -188,7 +187,7 @@ TEST(skip_corrupt)
 	for (int i = 0; i < 4; i++) {
 		memcpy(b + 69 * i, framed, 69);
 	}
-	b[69 + 30] ^= 1; /* record 1: data damaged */
+	b[69 + 30] ^= 1;    /* record 1: data damaged */
 	b[69 * 2 + 3] ^= 1; /* record 2: length damaged */
 	memcpy(b + 69 * 4, "junk!", 5);
 	CHECK_EQ_INT(read_all(b, sizeof b, TF_COMPRESS_NONE, r), 2);
@@ -212,28 +211,29 @@ TEST(writer_round_trip)
 		const char *path = tmp("rt.tfrecord");
 		unlink(path);
 		CHECK_STATUS(tf_writer_open(w, path, comps[c], TF_WRITER_SYNC),
-			     TF_OK, w);
+		             TF_OK, w);
 		/* Nothing at the final name until close. */
 		CHECK(access(path, F_OK) != 0);
 		for (int i = 0; i < 1000; i++) {
 			char rec[32];
 			int n = snprintf(rec, sizeof rec, "record %d", i);
 			CHECK_STATUS(tf_writer_write(w, rec, (size_t)n), TF_OK,
-				     w);
+			             w);
 		}
 		CHECK_STATUS(tf_writer_write(w, big, 3u << 20), TF_OK, w);
 		CHECK_STATUS(tf_writer_close(w), TF_OK, w);
 		CHECK_EQ_INT(tf_writer_count(w), 1001);
 		CHECK(access(path, F_OK) == 0);
 		CHECK_STATUS(tf_reader_open(r, path, TF_COMPRESS_AUTO), TF_OK,
-			     r);
+		             r);
 		const uint8_t *d;
 		size_t n;
 		int k = 0;
 		while (tf_reader_next(r, &d, &n) == TF_OK) {
 			if (k < 1000) {
 				char rec[32];
-				int m = snprintf(rec, sizeof rec, "record %d", k);
+				int m =
+				    snprintf(rec, sizeof rec, "record %d", k);
 				if ((size_t)m != n || memcmp(d, rec, n) != 0) {
 					FAILF("record %d differs", k);
 					break;
@@ -255,7 +255,7 @@ TEST(writer_round_trip)
 	/* An unwritable place is TF_ECREATE with the name. */
 	w = tf_writer_new();
 	CHECK_STATUS(tf_writer_open(w, "/nonexistent/dir/x.tfrecord", 0, 0),
-		     TF_ECREATE, w);
+	             TF_ECREATE, w);
 	CHECK_CONTAINS(tf_errmsg(w), "/nonexistent/dir/x.tfrecord");
 	tf_writer_free(w);
 	/* A missing input is TF_ENOENT. */
@@ -276,7 +276,7 @@ TEST(writer_matches_tensorflow_gzip_content)
 	tf_writer_free(w);
 	char cmd[1400];
 	snprintf(cmd, sizeof cmd, "gzip -dc '%s' > '%s'", path,
-		 tmp("one.plain"));
+	         tmp("one.plain"));
 	REQUIRE(system(cmd) == 0);
 	FILE *f = fopen(tmp("one.plain"), "rb");
 	unsigned char got[100];
@@ -291,7 +291,7 @@ int
 main(void)
 {
 	snprintf(tmpdir, sizeof tmpdir, "%s/tfrec.XXXXXX",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (mkdtemp(tmpdir) == NULL) {
 		perror("mkdtemp");
 		return 1;

@@ -39,30 +39,30 @@ TF_API const char *tf_coltype_name(int type);
 
 /* What an empty field becomes. */
 enum tf_empty {
-	TF_EMPTY_OMIT = 0,  /* feature left out (NaN inside a packed list) */
-	TF_EMPTY_ZERO = 1,  /* 0, or "" for bytes */
-	TF_EMPTY_ERROR = 2  /* the row is malformed */
+	TF_EMPTY_OMIT = 0, /* feature left out (NaN inside a packed list) */
+	TF_EMPTY_ZERO = 1, /* 0, or "" for bytes */
+	TF_EMPTY_ERROR = 2 /* the row is malformed */
 };
 
 enum tf_text_format { TF_FORMAT_CSV = 0, TF_FORMAT_LIBSVM = 1 };
 
 struct tf_csv_options {
-	int format;            /* TF_FORMAT_* */
-	char delimiter;        /* ',' by default */
-	int no_header;         /* the first row is data */
-	const char *names;     /* comma-separated column names */
-	const char *label;     /* column name or 1-based index; NULL: last */
-	int no_label;          /* no label column at all */
-	int label_type;        /* TF_COL_AUTO, TF_COL_INT64 or TF_COL_FLOAT */
-	const char *columns;   /* comma-separated: keep only these */
-	const char *drop;      /* comma-separated: leave these out */
-	const char *types;     /* "name:type,..." */
-	int empty;             /* TF_EMPTY_* */
-	const char *pack;      /* pack numeric features into this float list */
-	size_t infer_rows;     /* rows used to infer types; 0: all */
-	int numeric_as_float;  /* write integer feature columns as floats */
-	int skip_bad;          /* skip malformed rows instead of failing */
-	int threads;           /* worker threads; 0: one per CPU */
+	int format;           /* TF_FORMAT_* */
+	char delimiter;       /* ',' by default */
+	int no_header;        /* the first row is data */
+	const char *names;    /* comma-separated column names */
+	const char *label;    /* column name or 1-based index; NULL: last */
+	int no_label;         /* no label column at all */
+	int label_type;       /* TF_COL_AUTO, TF_COL_INT64 or TF_COL_FLOAT */
+	const char *columns;  /* comma-separated: keep only these */
+	const char *drop;     /* comma-separated: leave these out */
+	const char *types;    /* "name:type,..." */
+	int empty;            /* TF_EMPTY_* */
+	const char *pack;     /* pack numeric features into this float list */
+	size_t infer_rows;    /* rows used to infer types; 0: all */
+	int numeric_as_float; /* write integer feature columns as floats */
+	int skip_bad;         /* skip malformed rows instead of failing */
+	int threads;          /* worker threads; 0: one per CPU */
 };
 
 /* Defaults: CSV, ',', header, last column is the label, 1000 rows. */
@@ -76,7 +76,7 @@ struct tf_csv_sink {
 	 * within bytes, for count records.  Non-zero stops the conversion.
 	 */
 	int (*write)(void *ctx, const uint8_t *bytes, size_t n,
-		     const size_t *ends, size_t count);
+	             const size_t *ends, size_t count);
 	/* Optional: called after each chunk with running totals. */
 	void (*progress)(void *ctx, uint64_t rows, uint64_t bytes);
 };
@@ -86,14 +86,13 @@ struct tf_csv;
 TF_API struct tf_csv *tf_csv_new(void);
 TF_API void tf_csv_free(struct tf_csv *c);
 /* Check and take options (strings are copied).  TF_EINVAL if bad. */
-TF_API int tf_csv_set_options(struct tf_csv *c,
-			      const struct tf_csv_options *o);
+TF_API int tf_csv_set_options(struct tf_csv *c, const struct tf_csv_options *o);
 /*
  * Convert every stream of in.  May be called again with further inputs;
  * their header must name the same columns.
  */
 TF_API int tf_csv_convert(struct tf_csv *c, struct tf_input *in,
-			  const struct tf_csv_sink *sink);
+                          const struct tf_csv_sink *sink);
 
 /* Rows written and rows skipped so far. */
 TF_API uint64_t tf_csv_rows(const struct tf_csv *c);

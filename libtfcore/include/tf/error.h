@@ -21,12 +21,13 @@ extern "C" {
 
 enum tf_status {
 	TF_OK = 0,
-	TF_EOF = 1,      /* end of stream: not an error */
-	TF_ENOMEM = 2,   /* out of memory */
-	TF_EINVAL = 3,   /* invalid argument or option */
-	TF_EIO = 4,      /* read or write failed (errno in the message) */
-	TF_ENOENT = 5,   /* input missing or unreadable */
-	TF_EFORMAT = 6,  /* malformed data: corrupt record, bad Example, bad CSV */
+	TF_EOF = 1,    /* end of stream: not an error */
+	TF_ENOMEM = 2, /* out of memory */
+	TF_EINVAL = 3, /* invalid argument or option */
+	TF_EIO = 4,    /* read or write failed (errno in the message) */
+	TF_ENOENT = 5, /* input missing or unreadable */
+	TF_EFORMAT =
+	    6, /* malformed data: corrupt record, bad Example, bad CSV */
 	TF_ETOOBIG = 7,  /* a length exceeds its ceiling */
 	TF_ECREATE = 8,  /* output could not be created */
 	TF_EINTERNAL = 9 /* a bug: an invariant did not hold */

@@ -45,8 +45,8 @@ struct tf_feature {
 	size_t name_len;
 	int kind;
 	size_t count;
-	const float *floats;         /* TF_KIND_FLOAT */
-	const int64_t *ints;         /* TF_KIND_INT64 */
+	const float *floats;          /* TF_KIND_FLOAT */
+	const int64_t *ints;          /* TF_KIND_INT64 */
 	const struct tf_bytes *bytes; /* TF_KIND_BYTES */
 };
 
@@ -62,37 +62,36 @@ TF_API void tf_example_clear(struct tf_example *ex);
  * present.  n may be 0 (an empty list).
  */
 TF_API int tf_example_add_floats(struct tf_example *ex, const char *name,
-				 const float *v, size_t n);
+                                 const float *v, size_t n);
 TF_API int tf_example_add_int64s(struct tf_example *ex, const char *name,
-				 const int64_t *v, size_t n);
+                                 const int64_t *v, size_t n);
 TF_API int tf_example_add_bytes(struct tf_example *ex, const char *name,
-				const struct tf_bytes *v, size_t n);
+                                const struct tf_bytes *v, size_t n);
 
 /* Number of features; after a parse they are sorted by name. */
 TF_API size_t tf_example_count(const struct tf_example *ex);
 /* The i-th feature (0-based) into *f; TF_EINVAL if out of range. */
 TF_API int tf_example_get(struct tf_example *ex, size_t i,
-			  struct tf_feature *f);
+                          struct tf_feature *f);
 /* The feature called name; TF_ENOENT if absent. */
 TF_API int tf_example_find(struct tf_example *ex, const char *name,
-			   struct tf_feature *f);
+                           struct tf_feature *f);
 
 /* Size of the encoding, and the encoding itself into out (that size). */
 TF_API size_t tf_example_encoded_size(struct tf_example *ex);
 TF_API size_t tf_example_encode(struct tf_example *ex, uint8_t *out);
 /* Encode into a buffer owned by ex, valid until ex changes. */
 TF_API int tf_example_serialize(struct tf_example *ex, const uint8_t **out,
-				size_t *n);
+                                size_t *n);
 
 /* Decode (fast path).  TF_EFORMAT with a message on malformed input. */
-TF_API int tf_example_parse(struct tf_example *ex, const void *data,
-			    size_t n);
+TF_API int tf_example_parse(struct tf_example *ex, const void *data, size_t n);
 /* Decode through protobuf-c. */
 TF_API int tf_example_parse_pb(struct tf_example *ex, const void *data,
-			       size_t n);
+                               size_t n);
 /* Encode through protobuf-c (sorted entries); *out is malloc'd. */
 TF_API int tf_example_serialize_pb(struct tf_example *ex, uint8_t **out,
-				   size_t *n);
+                                   size_t *n);
 
 /*
  * The example as one JSON object, {"name": [values], ...}, appended to a
@@ -101,8 +100,8 @@ TF_API int tf_example_serialize_pb(struct tf_example *ex, uint8_t **out,
  * are written NaN, Infinity, -Infinity as TensorFlow Serving does; bytes
  * that are not UTF-8 become {"b64": "..."}.
  */
-TF_API int tf_example_to_json(struct tf_example *ex, char **out,
-			      size_t *len, size_t *cap);
+TF_API int tf_example_to_json(struct tf_example *ex, char **out, size_t *len,
+                              size_t *cap);
 
 /* Shortest "%g" text that reads back to f (at most 9 digits). */
 TF_API int tf_format_float(char *buf, size_t size, float f);

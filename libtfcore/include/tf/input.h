@@ -33,8 +33,8 @@ TF_API int tf_input_add_member_glob(struct tf_input *in, const char *glob);
 /* Open a path ("-" = standard input).  TF_ENOENT if it cannot be read. */
 TF_API int tf_input_open(struct tf_input *in, const char *path);
 /* Open a buffer (not copied; it must outlive the input). */
-TF_API int tf_input_open_mem(struct tf_input *in, const void *data,
-			     size_t n, const char *name);
+TF_API int tf_input_open_mem(struct tf_input *in, const void *data, size_t n,
+                             const char *name);
 
 /*
  * Advance to the next stream; *name (owned by in) names it in messages,
@@ -43,8 +43,7 @@ TF_API int tf_input_open_mem(struct tf_input *in, const void *data,
 TF_API int tf_input_next(struct tf_input *in, const char **name);
 
 /* Read up to n bytes of the current stream; *got is 0 at its end. */
-TF_API int tf_input_read(struct tf_input *in, void *buf, size_t n,
-			 size_t *got);
+TF_API int tf_input_read(struct tf_input *in, void *buf, size_t n, size_t *got);
 
 /* Streams opened so far. */
 TF_API unsigned tf_input_streams(const struct tf_input *in);

@@ -61,13 +61,13 @@ TF_API void tf_reader_set_skip_corrupt(struct tf_reader *r, int on);
  * cannot be opened.
  */
 TF_API int tf_reader_open(struct tf_reader *r, const char *path,
-			  int compression);
+                          int compression);
 /* Read from fd (not closed by the reader); name is used in messages. */
 TF_API int tf_reader_open_fd(struct tf_reader *r, int fd, const char *name,
-			     int compression);
+                             int compression);
 /* Read from memory (not copied; must outlive the reader). */
-TF_API int tf_reader_open_mem(struct tf_reader *r, const void *data,
-			      size_t n, const char *name, int compression);
+TF_API int tf_reader_open_mem(struct tf_reader *r, const void *data, size_t n,
+                              const char *name, int compression);
 
 /*
  * The next record.  On TF_OK, *data and *len view the record's bytes, owned by
@@ -76,7 +76,7 @@ TF_API int tf_reader_open_mem(struct tf_reader *r, const void *data,
  * read error.  After an error the reader stays failed.
  */
 TF_API int tf_reader_next(struct tf_reader *r, const uint8_t **data,
-			  size_t *len);
+                          size_t *len);
 
 /* Byte offset (uncompressed) of the record last returned. */
 TF_API uint64_t tf_reader_offset(const struct tf_reader *r);
@@ -106,10 +106,10 @@ TF_API void tf_writer_free(struct tf_writer *w);
  * path, so readers never see a partial file.  TF_ECREATE on failure.
  */
 TF_API int tf_writer_open(struct tf_writer *w, const char *path,
-			  int compression, int flags);
+                          int compression, int flags);
 /* Write to fd (not closed); name is used in messages. */
 TF_API int tf_writer_open_fd(struct tf_writer *w, int fd, const char *name,
-			     int compression);
+                             int compression);
 /* Set the deflate level (0-9, default 6 as in TensorFlow). */
 TF_API void tf_writer_set_level(struct tf_writer *w, int level);
 
@@ -117,7 +117,7 @@ TF_API void tf_writer_set_level(struct tf_writer *w, int level);
 TF_API int tf_writer_write(struct tf_writer *w, const void *data, size_t n);
 /* Write bytes that are already framed records (count = how many). */
 TF_API int tf_writer_write_framed(struct tf_writer *w, const void *bytes,
-				  size_t n, uint64_t count);
+                                  size_t n, uint64_t count);
 /* Flush buffered data (and finish no stream). */
 TF_API int tf_writer_flush(struct tf_writer *w);
 /* Finish the stream, flush, and rename into place. */
