@@ -159,6 +159,7 @@ bench: all
 	@B=$(B) sh bench/csv2record
 
 lint:
+	@sh mk/deps.sh lint
 	@sh mk/lint.sh
 
 install: all

@@ -2,15 +2,19 @@
 # Install the Debian packages tfkit needs, when they are missing.
 #   sh mk/deps.sh build   libraries and tools to build
 #   sh mk/deps.sh check   the same plus what the test suite uses
+#   sh mk/deps.sh lint    clang-format and cppcheck
 # As root the packages are installed with apt-get; otherwise the exact
 # apt-get line is printed and the script fails.
 set -e
 mode=${1:-build}
 pkgs="gcc make pkg-config libcsv-dev zlib1g-dev libarchive-dev libprotobuf-c-dev
       protobuf-c-compiler libnng-dev libopenblas-dev"
+if [ "$mode" = lint ]; then
+	pkgs="clang-format cppcheck"
+fi
 if [ "$mode" = check ]; then
-	pkgs="$pkgs bats python3 python3-protobuf mandoc gzip bsdextrautils
-	      libarchive-tools zip"
+	pkgs="$pkgs bats python3 python3-protobuf protobuf-compiler mandoc gzip
+	      binutils"
 fi
 if ! command -v dpkg-query >/dev/null 2>&1; then
 	echo "tfkit: not a Debian system; make sure these are installed: $pkgs" >&2

@@ -151,6 +151,12 @@ sink_progress(void *ctx, uint64_t rows, uint64_t bytes)
 	}
 }
 
+/* The run's handles live as long as the process (and stay reachable for
+ * leak checkers when a failure exits early). */
+static struct tf_csv *conv;
+static struct tf_input *in;
+static struct out out;
+
 static char
 parse_delim(const char *s)
 {
@@ -338,7 +344,7 @@ main(int argc, char **argv)
 	}
 	check_binary_stdout(shards > 1 ? "x" : output);
 
-	struct tf_csv *conv = tf_csv_new();
+	conv = tf_csv_new();
 	if (conv == NULL) {
 		die(EX_OSERR, "out of memory");
 	}
@@ -346,7 +352,6 @@ main(int argc, char **argv)
 		usage_error("%s", tf_errmsg(conv));
 	}
 
-	struct out out = {0};
 	out.n = shards;
 	out.quiet = quiet;
 	out.w = calloc((size_t)shards, sizeof *out.w);
@@ -366,7 +371,7 @@ main(int argc, char **argv)
 	}
 	struct tf_csv_sink sink = {&out, sink_write, sink_progress};
 
-	struct tf_input *in = tf_input_new();
+	in = tf_input_new();
 	if (in == NULL) {
 		die(EX_OSERR, "out of memory");
 	}

@@ -93,6 +93,11 @@ struct opts {
 static struct opts O;
 static int status = 0; /* exit status for "keep going" errors */
 
+/* Handles live as long as the process (and stay reachable for leak
+ * checkers when a failure exits early). */
+static struct tf_reader *reader;
+static struct tf_example *ex;
+
 /* ---- reading ---------------------------------------------------------- */
 
 typedef int (*record_fn)(const uint8_t *data, size_t n, void *ctx);
@@ -102,10 +107,7 @@ static uint64_t
 each_record(record_fn fn, void *ctx)
 {
 	uint64_t total = 0;
-	struct tf_reader *r = tf_reader_new();
-	if (r == NULL) {
-		die(EX_OSERR, "out of memory");
-	}
+	struct tf_reader *r = reader;
 	tf_reader_set_skip_corrupt(r, O.skip);
 	for (int i = 0; i < O.nfiles; i++) {
 		if (tf_reader_open(r, O.files[i], O.in_comp) != TF_OK) {
@@ -136,11 +138,8 @@ each_record(record_fn fn, void *ctx)
 			status = status ? status : tf_exit_code(rc);
 		}
 	}
-	tf_reader_free(r);
 	return total;
 }
-
-static struct tf_example *ex;
 
 static void
 parse_or_die(const uint8_t *d, size_t n, uint64_t index)
@@ -373,10 +372,7 @@ cmd_count(void)
 static void
 cmd_verify(void)
 {
-	struct tf_reader *r = tf_reader_new();
-	if (r == NULL) {
-		die(EX_OSERR, "out of memory");
-	}
+	struct tf_reader *r = reader;
 	tf_reader_set_skip_corrupt(r, 1);
 	for (int i = 0; i < O.nfiles; i++) {
 		if (tf_reader_open(r, O.files[i], O.in_comp) != TF_OK) {
@@ -426,16 +422,12 @@ cmd_verify(void)
 			       tf_compression_name(tf_reader_compression(r)));
 		}
 	}
-	tf_reader_free(r);
 }
 
 static void
 cmd_index(void)
 {
-	struct tf_reader *r = tf_reader_new();
-	if (r == NULL) {
-		die(EX_OSERR, "out of memory");
-	}
+	struct tf_reader *r = reader;
 	for (int i = 0; i < O.nfiles; i++) {
 		if (tf_reader_open(r, O.files[i], O.in_comp) != TF_OK) {
 			die_status(tf_errcode(r), tf_errmsg(r));
@@ -460,7 +452,6 @@ cmd_index(void)
 			die_status(rc, tf_errmsg(r));
 		}
 	}
-	tf_reader_free(r);
 }
 
 /* ---- schema ---------------------------------------------------------------
@@ -761,11 +752,17 @@ struct shuffler {
 	size_t memory;
 	FILE *bucket[BUCKETS];
 	struct tf_writer *bw[BUCKETS];
+	struct tf_reader *r; /* reads the buckets back */
 	int spilled;
 };
 
-static void shuffle_reader(struct tf_reader *r, struct tf_writer *out,
-                           struct rng *rng, size_t memory, int depth);
+/* One shuffler per level of spilling; past MAX_DEPTH a bucket is shuffled
+ * in memory whatever its size.  Static, so everything stays reachable. */
+#define MAX_DEPTH 3
+static struct shuffler levels[MAX_DEPTH + 1];
+
+static void shuffle_level(struct tf_reader *r, struct tf_writer *out,
+                          int depth);
 
 static void
 spill(struct shuffler *s, const uint8_t *d, size_t n)
@@ -790,9 +787,11 @@ shuffle_record(const uint8_t *d, size_t n, void *ctx)
 	}
 	/* Too much for memory: deal records into temporary buckets. */
 	for (int b = 0; b < BUCKETS; b++) {
+		if (s->bw[b] == NULL && (s->bw[b] = tf_writer_new()) == NULL) {
+			die(EX_OSERR, "out of memory");
+		}
 		s->bucket[b] = tmpfile();
-		s->bw[b] = tf_writer_new();
-		if (s->bucket[b] == NULL || s->bw[b] == NULL ||
+		if (s->bucket[b] == NULL ||
 		    tf_writer_open_fd(s->bw[b], fileno(s->bucket[b]),
 		                      "(temporary file)",
 		                      TF_COMPRESS_NONE) != TF_OK) {
@@ -806,13 +805,11 @@ shuffle_record(const uint8_t *d, size_t n, void *ctx)
 		      s->pool.off[i + 1] - s->pool.off[i]);
 	}
 	s->pool.len = s->pool.n = 0;
-	free(s->pool.data);
-	s->pool.data = NULL;
-	s->pool.cap = 0;
 	return 0;
 }
 
-/* Shuffle the buckets one by one, each in memory (or again in buckets). */
+/* Write the level's records shuffled: from memory, or bucket by bucket
+ * through the next level. */
 static void
 finish_shuffle(struct shuffler *s, struct tf_writer *out, int depth)
 {
@@ -820,50 +817,50 @@ finish_shuffle(struct shuffler *s, struct tf_writer *out, int depth)
 		pool_flush_shuffled(&s->pool, s->rng, out);
 		return;
 	}
-	struct tf_reader *r = tf_reader_new();
+	if (s->r == NULL && (s->r = tf_reader_new()) == NULL) {
+		die(EX_OSERR, "out of memory");
+	}
 	for (int b = 0; b < BUCKETS; b++) {
 		if (tf_writer_close(s->bw[b]) != TF_OK) {
 			die_status(tf_errcode(s->bw[b]), tf_errmsg(s->bw[b]));
 		}
-		tf_writer_free(s->bw[b]);
 		rewind(s->bucket[b]);
-		if (r == NULL || tf_reader_open_fd(r, fileno(s->bucket[b]),
-		                                   "(temporary file)",
-		                                   TF_COMPRESS_NONE) != TF_OK) {
+		if (tf_reader_open_fd(s->r, fileno(s->bucket[b]),
+		                      "(temporary file)",
+		                      TF_COMPRESS_NONE) != TF_OK) {
 			die(EX_IOERR, "cannot read a temporary file");
 		}
-		shuffle_reader(r, out, s->rng, s->memory, depth + 1);
+		shuffle_level(s->r, out, depth + 1);
 		fclose(s->bucket[b]);
+		s->bucket[b] = NULL;
 	}
-	tf_reader_free(r);
+	s->spilled = 0;
 }
 
 static void
-shuffle_reader(struct tf_reader *r, struct tf_writer *out, struct rng *rng,
-               size_t memory, int depth)
+shuffle_level(struct tf_reader *r, struct tf_writer *out, int depth)
 {
-	struct shuffler s = {0};
-	s.rng = rng;
-	/* Past a few levels a bucket is shuffled in memory regardless. */
-	s.memory = depth >= 3 ? SIZE_MAX : memory;
+	struct shuffler *s = &levels[depth];
+	s->rng = levels[0].rng;
+	s->memory = depth >= MAX_DEPTH ? SIZE_MAX : levels[0].memory;
+	s->spilled = 0;
+	s->pool.len = s->pool.n = 0;
 	const uint8_t *d;
 	size_t n;
 	int rc;
 	while ((rc = tf_reader_next(r, &d, &n)) == TF_OK) {
-		shuffle_record(d, n, &s);
+		shuffle_record(d, n, s);
 	}
 	if (rc != TF_EOF) {
 		die_status(rc, tf_errmsg(r));
 	}
-	finish_shuffle(&s, out, depth);
-	free(s.pool.data);
-	free(s.pool.off);
+	finish_shuffle(s, out, depth);
 }
 
 static void
 cmd_shuffle(void)
 {
-	struct rng rng;
+	static struct rng rng;
 	if (!O.seed_given) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
@@ -872,16 +869,21 @@ cmd_shuffle(void)
 	}
 	rng_seed(&rng, O.seed);
 	struct tf_writer *out = open_output(O.output);
-	struct shuffler s = {0};
-	s.rng = &rng;
-	s.memory = O.memory;
-	each_record(shuffle_record, &s);
+	levels[0].rng = &rng;
+	levels[0].memory = O.memory;
+	each_record(shuffle_record, &levels[0]);
 	if (status == 0) {
-		finish_shuffle(&s, out, 0);
+		finish_shuffle(&levels[0], out, 0);
 	}
 	close_output(out);
-	free(s.pool.data);
-	free(s.pool.off);
+	for (int i = 0; i <= MAX_DEPTH; i++) {
+		free(levels[i].pool.data);
+		free(levels[i].pool.off);
+		tf_reader_free(levels[i].r);
+		for (int b = 0; b < BUCKETS; b++) {
+			tf_writer_free(levels[i].bw[b]);
+		}
+	}
 }
 
 /* ---- main -----------------------------------------------------------------
@@ -1034,7 +1036,8 @@ main(int argc, char **argv)
 		usage_error("--csv and --raw exclude each other");
 	}
 	ex = tf_example_new();
-	if (ex == NULL) {
+	reader = tf_reader_new();
+	if (ex == NULL || reader == NULL) {
 		die(EX_OSERR, "out of memory");
 	}
 	if (strcmp(cmd, "cat") == 0) {
@@ -1058,6 +1061,7 @@ main(int argc, char **argv)
 		cmd_shuffle();
 	}
 	tf_example_free(ex);
+	tf_reader_free(reader);
 	if (fflush(stdout) != 0) {
 		die(EX_IOERR, "write error");
 	}

@@ -311,6 +311,7 @@ TEST(chunks_and_threads)
 	 * newline take two lines). */
 	size_t cut = t.len;
 	tfi_buf_append(&t, "x,y,z,w\n", 8);
+	result_free(&r1);
 	convert((const char *)t.data, t.len, &o, &r1);
 	CHECK_STATUS(r1.rc, TF_EFORMAT, NULL);
 	char want[64];

@@ -179,7 +179,7 @@ TEST(random_examples_agree_with_protobuf_c)
 		tf_example_clear(ex);
 		int nf = (int)(rnd() % 12);
 		for (int i = 0; i < nf; i++) {
-			char name[16];
+			char name[32];
 			snprintf(name, sizeof name, "f%d_%d", i,
 			         (int)(rnd() % 1000));
 			size_t n = rnd() % 40;

@@ -1,0 +1,36 @@
+#!/bin/sh
+# make demo: the first stage of a pipeline on the bundled data.
+# Converts share/data/breast_cancer.csv to TFRecords with its schema,
+# checks and inspects the result, packs features for iris, and shuffles
+# and splits the records the way a training job would read them.
+set -eu
+B=${B:-build}
+top=$(cd "$(dirname "$0")/.." && pwd)
+PATH="$top/$B/bin:$PATH"
+out="$top/$B/demo"
+rm -rf "$out"
+mkdir -p "$out"
+cd "$out"
+data="$top/share/data"
+
+step() { printf '\n$ %s\n' "$*"; "$@"; }
+
+step tf-csv2record "$data/breast_cancer.csv" -o cancer.tfrecord
+step tf-records verify cancer.tfrecord
+step tf-records count cancer.tfrecord
+echo
+echo "\$ tf-records head -n 2 cancer.tfrecord | cut -c 1-150"
+tf-records head -n 2 cancer.tfrecord | cut -c 1-150
+echo
+echo "\$ head -c 300 cancer.tfrecord.schema.json"
+head -c 300 cancer.tfrecord.schema.json
+echo " ..."
+step tf-records schema cancer.tfrecord
+step tf-csv2record --pack-features features -z gzip "$data/iris.csv" -o iris.tfrecord.gz
+step tf-records head -n 3 iris.tfrecord.gz
+echo
+echo "\$ tf-records shuffle --seed 1 cancer.tfrecord | tf-records split -n 2 -o shard"
+tf-records shuffle --seed 1 cancer.tfrecord | tf-records split -n 2 -o shard
+step tf-records count shard-00000-of-00002 shard-00001-of-00002
+echo
+echo "demo output is in $out"

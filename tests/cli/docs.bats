@@ -1,0 +1,58 @@
+#!/usr/bin/env bats
+# The documentation stays true: man pages lint clean, every command has
+# one, and the EXAMPLES of each page run on the bundled data.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+@test "man pages are mandoc -Tlint clean (warnings and errors)" {
+	run -0 mandoc -Tlint -Wwarning "$TOP"/man/man*/*.[0-9]
+}
+
+@test "every command has a man page and a bats file" {
+	for t in "$TOP"/tools/tf-*.c; do
+		n=$(basename "$t" .c)
+		[ -e "$TOP/man/man1/$n.1" ] || { echo "no man page for $n"; false; }
+		[ -e "$TOP/tests/cli/$n.bats" ] || { echo "no tests for $n"; false; }
+	done
+}
+
+# Run the ".Dl $ command" lines of a page's EXAMPLES section.
+run_examples() {
+	sed -n '/^\.Sh EXAMPLES/,/^\.Sh /p' "$TOP/man/man1/$1.1" |
+		sed -n 's/^\.Dl \$ //p' > examples.sh
+	[ -s examples.sh ]
+	while IFS= read -r cmd; do
+		echo "# $cmd"
+		bash -o pipefail -c "$cmd" > /dev/null || { echo "failed: $cmd"; return 1; }
+	done < examples.sh
+}
+
+# The files the examples name, made from share/data.
+fixtures() {
+	mkdir -p share
+	ln -s "$DATA" share/data
+	mkdir m
+	cp "$DATA/iris.csv" "$DATA/wine.csv" m/
+	tar -czf data.tar.gz -C m iris.csv
+	printf '1\t0.5\t0\n2\t1.5\t1\n' | gzip > log.tsv.gz
+	tf-csv2record --no-schema "$DATA/breast_cancer.csv" -o bc.tfrecord
+	cp bc.tfrecord train.tfrecord
+	tf-records split -n 2 -o train train.tfrecord
+	tf-csv2record --no-schema -z gzip "$DATA/iris.csv" -o data.tfrecord.gz
+}
+
+@test "the EXAMPLES of tf-csv2record(1) run" {
+	fixtures
+	run_examples tf-csv2record
+}
+
+@test "the EXAMPLES of tf-records(1) run" {
+	fixtures
+	run_examples tf-records
+}
+
+@test "the README gives the two set-up commands" {
+	grep -q '^ *make demo' "$TOP/README"
+	grep -q '^ *make check' "$TOP/README"
+}
