@@ -50,6 +50,11 @@ int tfi_utf8_valid(const uint8_t *s, size_t n);
 struct tf_example;
 int tfi_example_json(struct tf_example *ex, struct tfi_buf *out);
 
+/* Quote-free CSV text to libcsv-style callbacks (csv.c). */
+void tfi_csv_split_plain(const char *p, size_t n, char delim,
+                         void (*field)(void *, size_t, void *),
+                         void (*row)(int, void *), void *data);
+
 /* Protobuf varint helpers (FORMATS.md section 0). */
 static inline size_t
 tfi_varint_size(uint64_t v)

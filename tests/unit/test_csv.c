@@ -1,5 +1,7 @@
 /* CSV and libsvm conversion: inference, quoting, errors with line numbers,
  * empty fields, packing, chunking across threads, and number parsing. */
+#include <csv.h>
+
 #include "test.h"
 
 struct collected {
@@ -326,6 +328,70 @@ TEST(chunks_and_threads)
 	tfi_buf_free(&t);
 }
 
+/* Callback trace for comparing the plain splitter with libcsv. */
+struct trace {
+	struct tfi_buf b;
+};
+
+static void
+tr_field(void *s, size_t n, void *data)
+{
+	struct trace *t = data;
+	char h[32];
+	int k = snprintf(h, sizeof h, "F%s%zu:", s ? "" : "null", n);
+	tfi_buf_append(&t->b, h, (size_t)k);
+	if (s != NULL) {
+		tfi_buf_append(&t->b, s, n);
+	}
+}
+
+static void
+tr_row(int c, void *data)
+{
+	struct trace *t = data;
+	char h[16];
+	int k = snprintf(h, sizeof h, "R%d;", c);
+	tfi_buf_append(&t->b, h, (size_t)k);
+}
+
+/* The quote-free fast path calls back exactly as libcsv does. */
+TEST(plain_splitter_agrees_with_libcsv)
+{
+	static const char alpha[] = "a1 \t,;\r\n.";
+	uint64_t s = 12345;
+	char text[64];
+	for (int it = 0; it < 100000; it++) {
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		size_t n = s % 24;
+		for (size_t i = 0; i < n; i++) {
+			text[i] = alpha[(s >> (i * 2 + 5)) % (sizeof alpha - 1) ^
+			                 (i & 1)];
+		}
+		char delim = (it & 3) == 3 ? '\t' : (it & 3) == 2 ? ';' : ',';
+		struct trace a = {{0}}, b = {{0}};
+		struct csv_parser p;
+		csv_init(&p, CSV_REPALL_NL | CSV_EMPTY_IS_NULL);
+		csv_set_delim(&p, (unsigned char)delim);
+		csv_parse(&p, text, n, tr_field, tr_row, &a);
+		csv_fini(&p, tr_field, tr_row, &a);
+		csv_free(&p);
+		tfi_csv_split_plain(text, n, delim, tr_field, tr_row, &b);
+		if (a.b.len != b.b.len || memcmp(a.b.data, b.b.data, a.b.len)) {
+			FAILF("input %d differs (delimiter %d): '%.*s'\n# libcsv "
+			      "%.*s\n# plain  %.*s",
+			      it, delim, (int)n, text, (int)a.b.len,
+			      (char *)a.b.data, (int)b.b.len, (char *)b.b.data);
+			tfi_buf_free(&a.b);
+			tfi_buf_free(&b.b);
+			break;
+		}
+		tfi_buf_free(&a.b);
+		tfi_buf_free(&b.b);
+	}
+}
+
 /* tf_parse_float rounds exactly like strtof. */
 TEST(float_parsing_exact)
 {
@@ -395,6 +461,7 @@ main(void)
 	RUN(pack_features_and_no_header);
 	RUN(libsvm);
 	RUN(chunks_and_threads);
+	RUN(plain_splitter_agrees_with_libcsv);
 	RUN(float_parsing_exact);
 	DONE();
 }
