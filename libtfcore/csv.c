@@ -2065,6 +2065,12 @@ run_stream(struct tf_csv *c, struct tf_input *in, struct pending *pb,
 		ch->seq = seq++;
 		ch->state = 1;
 		pthread_cond_broadcast(&c->cv);
+		/* Hand on what is finished now, not only when slots run out,
+		 * so output and progress keep pace with slow input. */
+		retire_ready(c, sink, &next_out, &rc);
+		if (rc != TF_OK) {
+			break;
+		}
 	}
 	drain(c, sink, &next_out, &rc);
 	pthread_mutex_unlock(&c->mu);

@@ -378,6 +378,9 @@ main(int argc, char **argv)
 	for (int i = 0; i < nmembers; i++) {
 		tf_input_add_member_glob(in, members[i]);
 	}
+	if (!quiet) {
+		progress_update(0, 0); /* start the clock */
+	}
 	int nfiles = argc - optind;
 	int rc = TF_OK;
 	for (int i = 0; i < (nfiles ? nfiles : 1) && rc == TF_OK; i++) {

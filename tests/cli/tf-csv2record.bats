@@ -282,3 +282,23 @@ for i in range(60000):
 	run -0 tf-records count h.tfrecord
 	[ "$output" = 0 ]
 }
+
+@test "a progress line on a terminal's stderr, none otherwise" {
+	/usr/bin/python3 -c '
+for i in range(900000): print("%d.5,%d" % (i, i % 2))' > rows.csv
+	# two parts with a pause between, so progress is reported mid-run
+	printf '#!/bin/sh\necho x,y; cat rows.csv; sleep 0.6; cat rows.csv\n' > feed
+	script -qec "sh feed | tf-csv2record -o big.tfrecord" /dev/null > tty.txt
+	grep -q 'tf-csv2record: [0-9]* rows, [0-9]* rows/s' tty.txt
+	run -0 --separate-stderr sh -c "sh feed | tf-csv2record -o big2.tfrecord"
+	[ -z "$stderr" ]
+	run -0 tf-records count big.tfrecord
+	[ "$output" = 1800000 ]
+	cmp big.tfrecord big2.tfrecord
+}
+
+@test "refuses to write records to a terminal" {
+	small_csv > s.csv
+	run -64 script -qec "tf-csv2record s.csv" /dev/null
+	[[ "$output" == *"refusing to write binary records to a terminal"* ]]
+}
