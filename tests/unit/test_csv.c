@@ -366,8 +366,9 @@ TEST(plain_splitter_agrees_with_libcsv)
 		s ^= s << 17;
 		size_t n = s % 24;
 		for (size_t i = 0; i < n; i++) {
-			text[i] = alpha[(s >> (i * 2 + 5)) % (sizeof alpha - 1) ^
-			                 (i & 1)];
+			text[i] =
+			    alpha[(s >> (i * 2 + 5)) % (sizeof alpha - 1) ^
+			          (i & 1)];
 		}
 		char delim = (it & 3) == 3 ? '\t' : (it & 3) == 2 ? ';' : ',';
 		struct trace a = {{0}}, b = {{0}};
@@ -379,10 +380,11 @@ TEST(plain_splitter_agrees_with_libcsv)
 		csv_free(&p);
 		tfi_csv_split_plain(text, n, delim, tr_field, tr_row, &b);
 		if (a.b.len != b.b.len || memcmp(a.b.data, b.b.data, a.b.len)) {
-			FAILF("input %d differs (delimiter %d): '%.*s'\n# libcsv "
-			      "%.*s\n# plain  %.*s",
-			      it, delim, (int)n, text, (int)a.b.len,
-			      (char *)a.b.data, (int)b.b.len, (char *)b.b.data);
+			FAILF(
+			    "input %d differs (delimiter %d): '%.*s'\n# libcsv "
+			    "%.*s\n# plain  %.*s",
+			    it, delim, (int)n, text, (int)a.b.len,
+			    (char *)a.b.data, (int)b.b.len, (char *)b.b.data);
 			tfi_buf_free(&a.b);
 			tfi_buf_free(&b.b);
 			break;
