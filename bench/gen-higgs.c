@@ -10,7 +10,8 @@
  * m_bb, b-tag count, tanh of m_wwbb, lepton eta and angle terms), so a
  * linear model stays well below a small MLP and the noise caps every model
  * near 0.82 accuracy.  Values are printed with 6 decimals (~255 bytes a
- * row).  The same ROWS and SEED give the same bytes on every machine.
+ * row).  The same ROWS and SEED give the same bytes on every machine
+ * (the random numbers come from libtfcore's tf_rng).
  */
 #include <math.h>
 #include <stdint.h>
@@ -18,40 +19,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t s[4];
+#include "tf/rng.h"
 
-static uint64_t
-rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
+static struct tf_rng rng;
 
-static uint64_t
-next(void)
-{
-	uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return r;
-}
-
-/* Uniform in [0, 1). */
 static double
 uniform(void)
 {
-	return (double)(next() >> 11) * 0x1.0p-53;
+	return tf_rng_uniform(&rng);
 }
 
-/* Standard normal, Box-Muller (one value per call, for determinism). */
 static double
 gauss(void)
 {
-	double u = uniform(), v = uniform();
-	return sqrt(-2.0 * log(1.0 - u)) * cos(2.0 * M_PI * v);
+	return tf_rng_normal(&rng);
 }
 
 static double
@@ -121,12 +102,7 @@ main(int argc, char **argv)
 	}
 	long long rows = atoll(argv[1]);
 	uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 10) : 1;
-	for (int i = 0; i < 4; i++) {
-		uint64_t z = (seed += 0x9e3779b97f4a7c15ull);
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-		s[i] = z ^ (z >> 31);
-	}
+	tf_rng_seed(&rng, seed);
 	static const double btag[3] = {0.0, 1.086538, 2.173076};
 	static char buf[1 << 16];
 	setvbuf(stdout, NULL, _IOFBF, 1 << 20);

@@ -1255,6 +1255,36 @@ put_floats(uint8_t *p, const float *v, size_t n)
 	return p;
 }
 
+/* Room for one record of n data bytes at the end of the chunk's output;
+ * the data goes at the returned pointer + 12.  NULL when out of memory. */
+static uint8_t *
+chunk_record(struct chunk *ch, size_t n)
+{
+	if (tfi_buf_reserve(&ch->out, n + TF_RECORD_OVERHEAD) != TF_OK) {
+		return NULL;
+	}
+	if (ch->nrec == ch->ends_cap) {
+		size_t cap = ch->ends_cap ? ch->ends_cap * 2 : 4096;
+		size_t *e = realloc(ch->ends, cap * sizeof *e);
+		if (e == NULL) {
+			return NULL;
+		}
+		ch->ends = e;
+		ch->ends_cap = cap;
+	}
+	return ch->out.data + ch->out.len;
+}
+
+/* Frame the record whose data was written in place, and count it. */
+static void
+chunk_commit(struct chunk *ch, uint8_t *rec, size_t n)
+{
+	tfi_record_frame_inplace(rec, n);
+	ch->out.len += n + TF_RECORD_OVERHEAD;
+	ch->ends[ch->nrec++] = ch->out.len;
+	ch->rows++;
+}
+
 /* Encode the current row as a framed Example onto the chunk's output. */
 static int
 emit_row(struct worker *w)
@@ -1285,19 +1315,10 @@ emit_row(struct worker *w)
 		}
 	}
 	size_t n = 1 + tfi_varint_size(total) + total;
-	if (tfi_buf_reserve(&ch->out, n + 16) != TF_OK) {
+	uint8_t *rec = chunk_record(ch, n);
+	if (rec == NULL) {
 		return TF_ENOMEM;
 	}
-	if (ch->nrec == ch->ends_cap) {
-		size_t cap = ch->ends_cap ? ch->ends_cap * 2 : 4096;
-		size_t *e = realloc(ch->ends, cap * sizeof *e);
-		if (e == NULL) {
-			return TF_ENOMEM;
-		}
-		ch->ends = e;
-		ch->ends_cap = cap;
-	}
-	uint8_t *rec = ch->out.data + ch->out.len;
 	uint8_t *p = rec + 12;
 	*p++ = 0x0a;
 	p = tfi_put_varint(p, total);
@@ -1333,12 +1354,7 @@ emit_row(struct worker *w)
 	if ((size_t)(p - rec - 12) != n) {
 		return TF_EINTERNAL;
 	}
-	tfi_put_le64(rec, (uint64_t)n);
-	tfi_put_le32(rec + 8, tf_crc32c_mask(tf_crc32c(rec, 8)));
-	tfi_put_le32(rec + 12 + n, tf_crc32c_mask(tf_crc32c(rec + 12, n)));
-	ch->out.len += n + 16;
-	ch->ends[ch->nrec++] = ch->out.len;
-	ch->rows++;
+	chunk_commit(ch, rec, n);
 	return TF_OK;
 }
 
@@ -1346,28 +1362,13 @@ emit_row(struct worker *w)
 static int
 emit_example(struct worker *w)
 {
-	struct chunk *ch = w->ch;
 	size_t n = tf_example_encoded_size(w->ex);
-	if (tfi_buf_reserve(&ch->out, n + 16) != TF_OK) {
+	uint8_t *rec = chunk_record(w->ch, n);
+	if (rec == NULL) {
 		return TF_ENOMEM;
 	}
-	if (ch->nrec == ch->ends_cap) {
-		size_t cap = ch->ends_cap ? ch->ends_cap * 2 : 4096;
-		size_t *e = realloc(ch->ends, cap * sizeof *e);
-		if (e == NULL) {
-			return TF_ENOMEM;
-		}
-		ch->ends = e;
-		ch->ends_cap = cap;
-	}
-	uint8_t *p = ch->out.data + ch->out.len;
-	tf_example_encode(w->ex, p + 12);
-	tfi_put_le64(p, (uint64_t)n);
-	tfi_put_le32(p + 8, tf_crc32c_mask(tf_crc32c(p, 8)));
-	tfi_put_le32(p + 12 + n, tf_crc32c_mask(tf_crc32c(p + 12, n)));
-	ch->out.len += n + 16;
-	ch->ends[ch->nrec++] = ch->out.len;
-	ch->rows++;
+	tf_example_encode(w->ex, rec + 12);
+	chunk_commit(w->ch, rec, n);
 	return TF_OK;
 }
 

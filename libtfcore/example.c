@@ -160,15 +160,16 @@ check_new_name(struct tf_example *ex, const char *name)
 	return TF_OK;
 }
 
-int
-tf_example_add_floats(struct tf_example *ex, const char *name, const float *v,
-                      size_t n)
+/* Add a float or int64 feature holding n values of size bytes each. */
+static int
+add_numeric(struct tf_example *ex, const char *name, int kind,
+            struct tfi_buf *pool, const void *v, size_t n, size_t size)
 {
 	if (check_new_name(ex, name) != TF_OK) {
 		return TF_EINVAL;
 	}
-	struct feat *f = feat_push(ex, name, strlen(name), TF_KIND_FLOAT);
-	if (f == NULL || tfi_buf_append(&ex->floats, v, n * sizeof *v)) {
+	struct feat *f = feat_push(ex, name, strlen(name), kind);
+	if (f == NULL || tfi_buf_append(pool, v, n * size) != TF_OK) {
 		return tfi_set_error(ex, TF_ENOMEM, "out of memory");
 	}
 	f->count = n;
@@ -176,18 +177,18 @@ tf_example_add_floats(struct tf_example *ex, const char *name, const float *v,
 }
 
 int
+tf_example_add_floats(struct tf_example *ex, const char *name, const float *v,
+                      size_t n)
+{
+	return add_numeric(ex, name, TF_KIND_FLOAT, &ex->floats, v, n,
+	                   sizeof *v);
+}
+
+int
 tf_example_add_int64s(struct tf_example *ex, const char *name, const int64_t *v,
                       size_t n)
 {
-	if (check_new_name(ex, name) != TF_OK) {
-		return TF_EINVAL;
-	}
-	struct feat *f = feat_push(ex, name, strlen(name), TF_KIND_INT64);
-	if (f == NULL || tfi_buf_append(&ex->ints, v, n * sizeof *v)) {
-		return tfi_set_error(ex, TF_ENOMEM, "out of memory");
-	}
-	f->count = n;
-	return TF_OK;
+	return add_numeric(ex, name, TF_KIND_INT64, &ex->ints, v, n, sizeof *v);
 }
 
 static int
@@ -813,53 +814,59 @@ finish_parse(struct tf_example *ex)
 	return TF_OK;
 }
 
+/*
+ * The next length-delimited field number `want` of the message at c, as a
+ * sub-cursor, skipping any other field.  1 when found, 0 at the end,
+ * -1 (with the error set) on malformed input.
+ */
+static int
+next_message(struct tf_example *ex, struct cur *c, uint32_t want,
+             const char *what, struct cur *sub)
+{
+	while (c->p < c->end) {
+		uint32_t field;
+		int wire;
+		if (get_tag(ex, c, &field, &wire) != TF_OK) {
+			return -1;
+		}
+		if (field != want) {
+			if (skip_field(ex, c, wire) != TF_OK) {
+				return -1;
+			}
+			continue;
+		}
+		if (wire != 2) {
+			bad(ex, c, what);
+			return -1;
+		}
+		return get_len(ex, c, sub) == TF_OK ? 1 : -1;
+	}
+	return 0;
+}
+
 int
 tf_example_parse(struct tf_example *ex, const void *data, size_t n)
 {
 	tf_example_clear(ex);
 	struct cur c = {data, (const uint8_t *)data + n, data};
-	if (n == 0) {
-		return TF_OK;
-	}
-	while (c.p < c.end) {
-		uint32_t field;
-		int wire;
-		if (get_tag(ex, &c, &field, &wire) != TF_OK) {
-			return TF_EFORMAT;
-		}
-		if (field != 1) {
-			if (skip_field(ex, &c, wire) != TF_OK) {
-				return TF_EFORMAT;
-			}
-			continue;
-		}
-		struct cur feats;
-		if (wire != 2) {
-			return bad(ex, &c, "features of wrong wire type");
-		}
-		if (get_len(ex, &c, &feats) != TF_OK) {
-			return TF_EFORMAT;
-		}
-		while (feats.p < feats.end) {
-			if (get_tag(ex, &feats, &field, &wire) != TF_OK) {
-				return TF_EFORMAT;
-			}
-			if (field != 1) {
-				if (skip_field(ex, &feats, wire) != TF_OK) {
-					return TF_EFORMAT;
-				}
-				continue;
-			}
-			struct cur entry;
-			if (wire != 2) {
-				return bad(ex, &feats,
-				           "map entry of wrong wire type");
-			}
-			if (get_len(ex, &feats, &entry) != TF_OK ||
-			    parse_entry(ex, &entry) != TF_OK) {
+	struct cur feats, entry;
+	int rc;
+	/* Example.features (1) holds Features.feature (1) map entries. */
+	while ((rc = next_message(ex, &c, 1, "features of wrong wire type",
+	                          &feats)) == 1) {
+		while ((rc = next_message(ex, &feats, 1,
+		                          "map entry of wrong wire type",
+		                          &entry)) == 1) {
+			if (parse_entry(ex, &entry) != TF_OK) {
 				return ex->err.code ? ex->err.code : TF_ENOMEM;
 			}
 		}
+		if (rc < 0) {
+			return ex->err.code;
+		}
+	}
+	if (rc < 0) {
+		return ex->err.code;
 	}
 	return finish_parse(ex);
 }

@@ -50,6 +50,10 @@ int tfi_utf8_valid(const uint8_t *s, size_t n);
 struct tf_example;
 int tfi_example_json(struct tf_example *ex, struct tfi_buf *out);
 
+/* Write the header and footer of a record whose n data bytes are already
+ * at rec + 12 (record.c). */
+void tfi_record_frame_inplace(uint8_t *rec, size_t n);
+
 /* Quote-free CSV text to libcsv-style callbacks (csv.c). */
 void tfi_csv_split_plain(const char *p, size_t n, char delim,
                          void (*field)(void *, size_t, void *),

@@ -58,14 +58,20 @@ tf_compression_name(int c)
 }
 
 void
+tfi_record_frame_inplace(uint8_t *rec, size_t n)
+{
+	tfi_put_le64(rec, (uint64_t)n);
+	tfi_put_le32(rec + 8, tf_crc32c_mask(tf_crc32c(rec, 8)));
+	tfi_put_le32(rec + 12 + n, tf_crc32c_mask(tf_crc32c(rec + 12, n)));
+}
+
+void
 tf_record_frame(uint8_t *out, const void *data, size_t n)
 {
-	tfi_put_le64(out, (uint64_t)n);
-	tfi_put_le32(out + 8, tf_crc32c_mask(tf_crc32c(out, 8)));
 	if (n > 0) {
-		memcpy(out + 12, data, n);
+		memmove(out + 12, data, n);
 	}
-	tfi_put_le32(out + 12 + n, tf_crc32c_mask(tf_crc32c(out + 12, n)));
+	tfi_record_frame_inplace(out, n);
 }
 
 /* ---- reader ---------------------------------------------------------- */

@@ -425,7 +425,7 @@ main(int argc, char **argv)
 		free(json);
 	}
 	if (tf_csv_skipped(conv) > 0) {
-		fputs(tf_csv_skip_log(conv), stderr);
+		warn_lines(tf_csv_skip_log(conv));
 		warnx_("skipped %llu malformed row%s of %llu",
 		       (unsigned long long)tf_csv_skipped(conv),
 		       tf_csv_skipped(conv) == 1 ? "" : "s",

@@ -102,6 +102,18 @@ static struct tf_example *ex;
 
 typedef int (*record_fn)(const uint8_t *data, size_t n, void *ctx);
 
+/* Open an input, or name it and note the failure (and go on). */
+static int
+open_input(struct tf_reader *r, const char *path)
+{
+	if (tf_reader_open(r, path, O.in_comp) == TF_OK) {
+		return 1;
+	}
+	warnx_("%s", tf_errmsg(r));
+	status = status ? status : EX_NOINPUT;
+	return 0;
+}
+
 /* Call fn for every record of every input; returns records read. */
 static uint64_t
 each_record(record_fn fn, void *ctx)
@@ -109,10 +121,9 @@ each_record(record_fn fn, void *ctx)
 	uint64_t total = 0;
 	struct tf_reader *r = reader;
 	tf_reader_set_skip_corrupt(r, O.skip);
-	for (int i = 0; i < O.nfiles; i++) {
-		if (tf_reader_open(r, O.files[i], O.in_comp) != TF_OK) {
-			warnx_("%s", tf_errmsg(r));
-			status = status ? status : EX_NOINPUT;
+	int stop = 0;
+	for (int i = 0; i < O.nfiles && !stop; i++) {
+		if (!open_input(r, O.files[i])) {
 			continue;
 		}
 		const uint8_t *d;
@@ -122,14 +133,13 @@ each_record(record_fn fn, void *ctx)
 			total++;
 			if (fn(d, n, ctx) != 0) {
 				rc = TF_EOF;
-				i = O.nfiles;
+				stop = 1;
 				break;
 			}
 		}
 		if (tf_reader_skipped(r) > 0) {
-			fputs(tf_reader_skip_log(r), stderr);
-			warnx_("%s: skipped %llu damaged record%s",
-			       O.files[i < O.nfiles ? i : O.nfiles - 1],
+			warn_lines(tf_reader_skip_log(r));
+			warnx_("%s: skipped %llu damaged record%s", O.files[i],
 			       (unsigned long long)tf_reader_skipped(r),
 			       tf_reader_skipped(r) == 1 ? "" : "s");
 		}
@@ -375,9 +385,7 @@ cmd_verify(void)
 	struct tf_reader *r = reader;
 	tf_reader_set_skip_corrupt(r, 1);
 	for (int i = 0; i < O.nfiles; i++) {
-		if (tf_reader_open(r, O.files[i], O.in_comp) != TF_OK) {
-			warnx_("%s", tf_errmsg(r));
-			status = status ? status : EX_NOINPUT;
+		if (!open_input(r, O.files[i])) {
 			continue;
 		}
 		const uint8_t *d;
@@ -398,13 +406,7 @@ cmd_verify(void)
 				}
 			}
 		}
-		const char *log = tf_reader_skip_log(r);
-		while (*log != '\0') {
-			const char *e = strchr(log, '\n');
-			size_t k = e ? (size_t)(e - log) : strlen(log);
-			warnx_("%.*s", (int)k, log);
-			log += k + (e != NULL);
-		}
+		warn_lines(tf_reader_skip_log(r));
 		uint64_t bad = tf_reader_skipped(r) + bad_examples;
 		if (rc != TF_EOF) {
 			warnx_("%s", tf_errmsg(r));
@@ -630,60 +632,6 @@ cmd_split(void)
 /* ---- shuffle --------------------------------------------------------------
  */
 
-/* xoshiro256** seeded through splitmix64. */
-struct rng {
-	uint64_t s[4];
-};
-
-static uint64_t
-splitmix(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static void
-rng_seed(struct rng *r, uint64_t seed)
-{
-	for (int i = 0; i < 4; i++) {
-		r->s[i] = splitmix(&seed);
-	}
-}
-
-static uint64_t
-rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-static uint64_t
-rng_next(struct rng *r)
-{
-	uint64_t *s = r->s;
-	uint64_t out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return out;
-}
-
-/* Uniform in [0, n) without modulo bias. */
-static uint64_t
-rng_below(struct rng *r, uint64_t n)
-{
-	uint64_t lim = UINT64_MAX - UINT64_MAX % n;
-	uint64_t v;
-	do {
-		v = rng_next(r);
-	} while (v >= lim);
-	return v % n;
-}
-
 #define BUCKETS 64
 
 struct pool {
@@ -720,7 +668,7 @@ pool_add(struct pool *p, const uint8_t *d, size_t n)
 }
 
 static void
-pool_flush_shuffled(struct pool *p, struct rng *r, struct tf_writer *w)
+pool_flush_shuffled(struct pool *p, struct tf_rng *r, struct tf_writer *w)
 {
 	size_t *idx = malloc((p->n + 1) * sizeof *idx);
 	if (idx == NULL) {
@@ -730,7 +678,7 @@ pool_flush_shuffled(struct pool *p, struct rng *r, struct tf_writer *w)
 		idx[i] = i;
 	}
 	for (size_t i = p->n; i > 1; i--) {
-		size_t j = (size_t)rng_below(r, i);
+		size_t j = (size_t)tf_rng_below(r, i);
 		size_t t = idx[i - 1];
 		idx[i - 1] = idx[j];
 		idx[j] = t;
@@ -748,7 +696,7 @@ pool_flush_shuffled(struct pool *p, struct rng *r, struct tf_writer *w)
 
 struct shuffler {
 	struct pool pool;
-	struct rng *rng;
+	struct tf_rng *rng;
 	size_t memory;
 	FILE *bucket[BUCKETS];
 	struct tf_writer *bw[BUCKETS];
@@ -767,7 +715,7 @@ static void shuffle_level(struct tf_reader *r, struct tf_writer *out,
 static void
 spill(struct shuffler *s, const uint8_t *d, size_t n)
 {
-	int b = (int)rng_below(s->rng, BUCKETS);
+	int b = (int)tf_rng_below(s->rng, BUCKETS);
 	if (tf_writer_write(s->bw[b], d, n) != TF_OK) {
 		die_status(tf_errcode(s->bw[b]), tf_errmsg(s->bw[b]));
 	}
@@ -860,14 +808,14 @@ shuffle_level(struct tf_reader *r, struct tf_writer *out, int depth)
 static void
 cmd_shuffle(void)
 {
-	static struct rng rng;
+	static struct tf_rng rng;
 	if (!O.seed_given) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		O.seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
 		         (uint64_t)getpid();
 	}
-	rng_seed(&rng, O.seed);
+	tf_rng_seed(&rng, O.seed);
 	struct tf_writer *out = open_output(O.output);
 	levels[0].rng = &rng;
 	levels[0].memory = O.memory;

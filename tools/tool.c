@@ -33,6 +33,17 @@ warnx_(const char *fmt, ...)
 }
 
 void
+warn_lines(const char *text)
+{
+	while (*text != '\0') {
+		const char *e = strchr(text, '\n');
+		size_t k = e ? (size_t)(e - text) : strlen(text);
+		warnx_("%.*s", (int)k, text);
+		text += k + (e != NULL);
+	}
+}
+
+void
 die(int code, const char *fmt, ...)
 {
 	va_list ap;

@@ -22,6 +22,9 @@ usage_error(const char *fmt, ...);
 /* Exit with the sysexits code for a libtfcore status and its message. */
 __attribute__((noreturn)) void die_status(int status, const char *msg);
 
+/* Each line of a multi-line message as its own warning. */
+void warn_lines(const char *text);
+
 /* Checked numbers for options: the whole string, in range, or exit 64. */
 long long opt_int(const char *opt, const char *s, long long min, long long max);
 double opt_double(const char *opt, const char *s);

@@ -10,5 +10,6 @@
 #include "tf/example.h"
 #include "tf/input.h"
 #include "tf/record.h"
+#include "tf/rng.h"
 
 #endif

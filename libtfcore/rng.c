@@ -1,0 +1,62 @@
+/*
+ * rng.c - xoshiro256** (Blackman and Vigna) seeded through splitmix64.
+ */
+#include <math.h>
+
+#include "internal.h"
+#include "tf/rng.h"
+
+static uint64_t
+rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+void
+tf_rng_seed(struct tf_rng *r, uint64_t seed)
+{
+	for (int i = 0; i < 4; i++) {
+		uint64_t z = (seed += 0x9e3779b97f4a7c15ull);
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		r->s[i] = z ^ (z >> 31);
+	}
+}
+
+uint64_t
+tf_rng_next(struct tf_rng *r)
+{
+	uint64_t *s = r->s;
+	uint64_t out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return out;
+}
+
+uint64_t
+tf_rng_below(struct tf_rng *r, uint64_t n)
+{
+	uint64_t lim = UINT64_MAX - UINT64_MAX % n;
+	uint64_t v;
+	do {
+		v = tf_rng_next(r);
+	} while (v >= lim);
+	return v % n;
+}
+
+double
+tf_rng_uniform(struct tf_rng *r)
+{
+	return (double)(tf_rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+double
+tf_rng_normal(struct tf_rng *r)
+{
+	double u = tf_rng_uniform(r), v = tf_rng_uniform(r);
+	return sqrt(-2.0 * log(1.0 - u)) * cos(2.0 * M_PI * v);
+}
