@@ -156,6 +156,7 @@ fuzz: $(ALIB)
 	@echo "run e.g.: $(B)/fuzz/fuzz_record -max_total_time=60 tests/fuzz/corpus/record"
 
 bench: all
+	@sh mk/deps.sh bench
 	@B=$(B) sh bench/csv2record
 
 lint:

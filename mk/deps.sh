@@ -3,12 +3,16 @@
 #   sh mk/deps.sh build   libraries and tools to build
 #   sh mk/deps.sh check   the same plus what the test suite uses
 #   sh mk/deps.sh lint    clang-format and cppcheck
+#   sh mk/deps.sh bench   the build set plus the Python baseline's modules
 # As root the packages are installed with apt-get; otherwise the exact
 # apt-get line is printed and the script fails.
 set -e
 mode=${1:-build}
 pkgs="gcc make pkg-config libcsv-dev zlib1g-dev libarchive-dev libprotobuf-c-dev
       protobuf-c-compiler libnng-dev libopenblas-dev"
+if [ "$mode" = bench ]; then
+	pkgs="$pkgs python3 python3-protobuf protobuf-compiler python3-crc32c"
+fi
 if [ "$mode" = lint ]; then
 	pkgs="clang-format cppcheck"
 fi
