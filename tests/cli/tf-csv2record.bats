@@ -292,6 +292,10 @@ for i in range(900000): print("%d.5,%d" % (i, i % 2))' > rows.csv
 	grep -q 'tf-csv2record: [0-9]* rows, [0-9]* rows/s' tty.txt
 	run -0 --separate-stderr sh -c "sh feed | tf-csv2record -o big2.tfrecord"
 	[ -z "$stderr" ]
+	# --quiet: no progress even on a terminal
+	script -qec "sh feed | tf-csv2record --quiet -o big3.tfrecord" /dev/null > quiet.txt
+	! grep -q 'rows/s' quiet.txt
+	cmp big.tfrecord big3.tfrecord
 	run -0 tf-records count big.tfrecord
 	[ "$output" = 1800000 ]
 	cmp big.tfrecord big2.tfrecord
