@@ -815,7 +815,6 @@ struct fields {
 	int done;
 	uint64_t rows;
 	struct tf_csv *c;
-	int infer;
 	size_t nf; /* fields in the current row (inference) */
 	size_t want;
 };
@@ -1549,10 +1548,11 @@ libsvm_line(struct worker *w, const char *s, size_t n)
 		rc = emit_example(w);
 	}
 	if (rc != TF_OK) {
-		row_error(w, "%s", tf_errmsg(w->ex));
-		w->c->o.skip_bad ? row_failed(w) : (void)0;
+		/* Not the data's fault (out of memory): stop. */
 		w->ch->err = rc;
-		snprintf(w->ch->msg, sizeof w->ch->msg, "%s", w->msg);
+		snprintf(w->ch->msg, sizeof w->ch->msg, "%s:%llu: %s",
+		         w->ch->stream, (unsigned long long)w->row_line,
+		         tf_errmsg(w->ex));
 		w->stop = 1;
 	}
 }
@@ -2114,6 +2114,13 @@ infer(struct tf_csv *c, struct tf_input *in, struct pending *pb)
 static int
 infer_libsvm(struct tf_csv *c)
 {
+	if (c->o.label != NULL && (strcmp(c->o.label, "ids") == 0 ||
+	                           strcmp(c->o.label, "values") == 0)) {
+		return tfi_set_error(c, TF_EINVAL,
+		                     "--label: '%s' is taken by the sparse "
+		                     "features",
+		                     c->o.label);
+	}
 	char *name = strdup(c->o.label ? c->o.label : "label");
 	if (name == NULL) {
 		return tfi_set_error(c, TF_ENOMEM, "out of memory");

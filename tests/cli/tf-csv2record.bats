@@ -171,6 +171,11 @@ load helpers
 	[ "${lines[1]}" = '{"ids":[2],"label":[-1],"values":[0.25]}' ]
 	run -0 /usr/bin/python3 -c 'import json; s=json.load(open("h.tfrecord.schema.json")); print(s["layout"], s["sparse"]["max_index"], s["label"]["classes"])'
 	[ "$output" = "libsvm 3 [-1, 1]" ]
+	tf-csv2record -f libsvm --label target --label-type float h.svm -o t.tfrecord
+	run -0 tf-records head -n 1 t.tfrecord
+	[ "$output" = '{"ids":[1,3],"target":[1],"values":[0.5,-1]}' ]
+	run -64 --separate-stderr tf-csv2record -f libsvm --label ids h.svm -o t.tfrecord
+	[ "$stderr" = "tf-csv2record: --label: 'ids' is taken by the sparse features" ]
 	printf '1 1:0.5\n1 x:2\n' > bad.svm
 	run -65 --separate-stderr tf-csv2record -f libsvm bad.svm -o b.tfrecord
 	[ "$stderr" = "tf-csv2record: bad.svm:2: expected INDEX:VALUE, found 'x:2'" ]
