@@ -44,9 +44,9 @@ CPPFLAGS += -D_GNU_SOURCE -Ilibtfcore/include -I$(B)/gen -MMD -MP \
             -DTF_VERSION='"$(VERSION)"' -DTF_TOOL_VERSION='"$(VERSION)"' -DTF_PLUGINDIR='"$(PLUGINDIR)"'
 CFLAGS   ?= $(OPT)
 CFLAGS   += -std=c11 $(WARN) -pthread $(SANFLAGS)
-LIBCFLAGS = $(CFLAGS) -fPIC -fvisibility=hidden -DTF_BUILDING_LIBRARY -Ilibtfcore
+LIBCFLAGS = $(CFLAGS) -fPIC -fvisibility=hidden -DTF_BUILDING_LIBRARY -Ilibtfcore -I.
 LDFLAGS  += -pthread $(SANFLAGS)
-LIBS     := -lcsv -larchive -lprotobuf-c -lz -lm
+LIBS     := -lcsv -larchive -lprotobuf-c -lz -lopenblas -ldl -lm
 
 V ?= 0
 ifeq ($(V),0)
@@ -62,7 +62,11 @@ endif
 .SECONDARY:
 
 LIB_SRC   := $(wildcard libtfcore/*.c)
-LIB_OBJ   := $(patsubst libtfcore/%.c,$(B)/lib/%.o,$(LIB_SRC)) $(B)/lib/example.pb-c.o
+KERN_SRC  := $(wildcard kernels/cpu/*.c)
+LIB_OBJ   := $(patsubst libtfcore/%.c,$(B)/lib/%.o,$(LIB_SRC)) $(B)/lib/example.pb-c.o \
+             $(patsubst kernels/cpu/%.c,$(B)/lib/kernels/%.o,$(KERN_SRC))
+PLUGIN_SRC := $(wildcard plugins/ops/*.c plugins/optimizers/*.c)
+PLUGIN_SO := $(patsubst %.c,$(B)/lib/tfkit/plugins/%.so,$(notdir $(PLUGIN_SRC)))
 LIB_HDR   := $(wildcard libtfcore/include/tf/*.h)
 TOOLS     := tf-csv2record tf-records
 TOOL_BIN  := $(addprefix $(B)/bin/,$(TOOLS))
@@ -75,9 +79,9 @@ SOLIB     := $(B)/lib/libtfcore.so.$(SOVERSION)
 ALIB      := $(B)/lib/libtfcore.a
 MANPAGES  := $(wildcard man/man*/*.[0-9])
 
-.PHONY: all deps deps-check lib tools check unit demo install uninstall \
+.PHONY: all deps deps-check lib tools plugins check unit demo install uninstall \
         clean fuzz bench lint cuda-note
-all: deps lib tools cuda-note
+all: deps lib tools plugins cuda-note
 
 deps:
 	@sh mk/deps.sh build
@@ -93,6 +97,7 @@ endif
 
 lib: $(SOLIB) $(ALIB) $(B)/lib/libtfcore.so $(B)/libtfcore.pc
 tools: $(TOOL_BIN)
+plugins: $(PLUGIN_SO)
 
 $(B)/gen/example.pb-c.c $(B)/gen/example.pb-c.h: libtfcore/proto/example.proto
 	@mkdir -p $(B)/gen
@@ -101,6 +106,10 @@ $(B)/gen/example.pb-c.c $(B)/gen/example.pb-c.h: libtfcore/proto/example.proto
 $(B)/lib/example.pb-c.o: $(B)/gen/example.pb-c.c
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(LIBCFLAGS) -Wno-unused-parameter -c -o $@ $<
+
+$(B)/lib/kernels/%.o: kernels/cpu/%.c
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(LIBCFLAGS) -c -o $@ $<
 
 $(B)/lib/%.o: libtfcore/%.c $(B)/gen/example.pb-c.h
 	@mkdir -p $(@D)
@@ -125,6 +134,23 @@ $(B)/tools/%.o: tools/%.c
 $(B)/bin/%: $(B)/tools/%.o $(TOOL_COMMON) $(SOLIB) $(B)/lib/libtfcore.so
 	@mkdir -p $(@D)
 	$(Q)$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $< $(TOOL_COMMON) -L$(B)/lib -ltfcore -Wl,-rpath,'$$ORIGIN/../lib' -lm
+
+# Plugins: one shared object each, exporting only tf_plugin_entry, linked
+# to libtfcore.so two directories up ($ORIGIN/../..).
+PLUGIN_LINK = -shared -fPIC -fvisibility=hidden -L$(B)/lib -ltfcore -Wl,-rpath,'$$ORIGIN/../..' -lm
+$(B)/lib/tfkit/plugins/%.so: plugins/ops/%.c $(SOLIB) $(B)/lib/libtfcore.so
+	@mkdir -p $(@D)
+	$(Q)$(call say,PLUGIN,$<)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(PLUGIN_LINK)
+$(B)/lib/tfkit/plugins/%.so: plugins/optimizers/%.c $(SOLIB) $(B)/lib/libtfcore.so
+	@mkdir -p $(@D)
+	$(Q)$(call say,PLUGIN,$<)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(PLUGIN_LINK)
+
+# Tests of the graph and optimizers load the plugins: they link the
+# shared library, as the tools do.
+SHARED_TESTS := test_graph test_optim
+$(addprefix $(B)/tests/,$(SHARED_TESTS)): $(B)/tests/%: tests/unit/%.c tests/unit/test.h $(SOLIB) $(PLUGIN_SO)
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -DTEST_SHARED -o $@ $< -L$(B)/lib -ltfcore -Wl,-rpath,'$$ORIGIN/../lib' -lm $(LDFLAGS)
 
 # Unit tests link the static library so they can reach internals.
 $(B)/tests/%: tests/unit/%.c tests/unit/test.h $(ALIB)
@@ -151,7 +177,7 @@ fuzz: $(ALIB)
 	@for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \
 	  echo "  FUZZ    $(B)/fuzz/$$n"; \
 	  clang $(CPPFLAGS) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \
-	    -Ilibtfcore -DTF_BUILDING_LIBRARY -o $(B)/fuzz/$$n $$f $(LIB_SRC) $(B)/gen/example.pb-c.c \
+	    -Ilibtfcore -I. -DTF_BUILDING_LIBRARY -o $(B)/fuzz/$$n $$f $(LIB_SRC) $(KERN_SRC) $(B)/gen/example.pb-c.c \
 	    $(LIBS) -pthread || exit 1; done
 	@echo "run e.g.: $(B)/fuzz/fuzz_record -max_total_time=60 tests/fuzz/corpus/record"
 
@@ -171,6 +197,7 @@ install: all
 	install -m 755 $(SOLIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libtfcore.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libtfcore.so
 	install -m 644 $(ALIB) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(PLUGIN_SO) $(DESTDIR)$(PLUGINDIR)/
 	install -m 644 $(B)/libtfcore.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
 	install -m 644 $(LIB_HDR) $(DESTDIR)$(INCDIR)/tf/
 	for m in $(MANPAGES); do s=$$(echo $$m | sed 's|.*\.||'); \
@@ -180,7 +207,7 @@ install: all
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(TOOLS))
 	rm -f $(DESTDIR)$(LIBDIR)/libtfcore.* $(DESTDIR)$(LIBDIR)/pkgconfig/libtfcore.pc
-	rm -rf $(DESTDIR)$(INCDIR)/tf $(DESTDIR)$(DATADIR)
+	rm -rf $(DESTDIR)$(INCDIR)/tf $(DESTDIR)$(DATADIR) $(DESTDIR)$(PLUGINDIR)
 
 clean:
 	rm -rf build build-san

@@ -49,3 +49,103 @@ C
 	# the bytes of FORMATS' "hello" vector
 	[ "$(od -An -tx1 out.tfrecord | tr -d ' \n')" = "0500000000000000eab2043e68656c6c6fbb1f1c19" ]
 }
+
+@test "each built-in plugin exports exactly tf_plugin_entry" {
+	n=0
+	for so in "$TFKIT_BUILD"/lib/tfkit/plugins/*.so; do
+		run -0 bash -c "nm -D --defined-only '$so' | awk '{ print \$3 }'"
+		[ "$output" = tf_plugin_entry ] || { echo "$so: $output"; false; }
+		n=$((n + 1))
+	done
+	[ "$n" -ge 13 ]
+}
+
+@test "an out-of-tree optimizer plugin, built against the installed headers, trains" {
+	dest=$BATS_TEST_TMPDIR/root
+	make -s -C "$TOP" install DESTDIR="$dest" PREFIX=/usr/local SANITIZE=0 >/dev/null
+	export PKG_CONFIG_PATH=$dest/usr/local/lib/pkgconfig
+	export PKG_CONFIG_SYSROOT_DIR=$dest
+	[ -e "$dest/usr/local/lib/tfkit/plugins/adam.so" ]
+	mkdir myplugins
+	# "halfsgd": w -= lr g / 2, with a step counter in its state
+	cat > halfsgd.c <<'C'
+#include <stdlib.h>
+#include <tf/plugin.h>
+static void apply(void *st, float *w, const float *g, float *const *slots,
+                  size_t n, uint64_t step, float lr)
+{
+	(void)st; (void)slots; (void)step;
+	for (size_t i = 0; i < n; i++)
+		w[i] -= 0.5f * lr * g[i];
+}
+static const struct tf_optimizer opts[] = {
+	{"halfsgd", "gradient descent at half the rate", 0, NULL, NULL, NULL, apply},
+	{0}};
+static const struct tf_plugin plugin = {TF_PLUGIN_ABI, sizeof(struct tf_plugin),
+	"halfsgd", "0.1", NULL, opts, NULL};
+TF_PLUGIN_EXPORT const struct tf_plugin *tf_plugin_entry(void) { return &plugin; }
+C
+	cc -std=c11 -Wall -Werror -shared -fPIC -fvisibility=hidden \
+		$(pkg-config --cflags libtfcore) halfsgd.c -o myplugins/halfsgd.so
+	cat > train.c <<'C'
+#include <stdio.h>
+#include <tf/tf.h>
+int main(void)
+{
+	struct tf_registry *r = tf_registry_new();
+	if (tf_registry_load(r) != TF_OK) { fprintf(stderr, "%s\n", tf_errmsg(r)); return 1; }
+	const struct tf_optimizer *o = tf_registry_optimizer(r, "halfsgd");
+	if (o == NULL) { fprintf(stderr, "halfsgd not found\n"); return 1; }
+	struct tf_graph *g = tf_graph_new();
+	if (tf_graph_parse(g, "input x 1\ninput y 1\nnode p dense x units=1\nnode loss mse p,y\n") ||
+	    tf_graph_build(g, r, tf_device_cpu(), 1)) { fprintf(stderr, "%s\n", tf_errmsg(g)); return 1; }
+	float x[50], y[50];
+	for (int i = 0; i < 50; i++) { x[i] = i / 25.0f - 1; y[i] = 3 * x[i] - 1; }
+	struct tf_optim *opt = tf_optim_new();
+	tf_optim_init(opt, o, NULL, tf_graph_nparams(g));
+	tf_graph_feed(g, "x", x, 50);
+	tf_graph_feed(g, "y", y, 50);
+	for (int s = 0; s < 2000; s++) {
+		tf_graph_forward(g, 1);
+		tf_graph_backward(g);
+		tf_optim_step(opt, tf_graph_params(g), tf_graph_grads(g), 0.2f);
+	}
+	printf("%.3f %.3f\n", tf_graph_params(g)[0], tf_graph_params(g)[1]);
+	return 0;
+}
+C
+	cc -std=c11 -Wall -Werror $(pkg-config --cflags libtfcore) train.c \
+		$(pkg-config --libs libtfcore) -o train
+	run -0 env LD_LIBRARY_PATH="$dest/usr/local/lib" TF_PLUGIN_PATH="$PWD/myplugins:$dest/usr/local/lib/tfkit/plugins" ./train
+	[ "$output" = "3.000 -1.000" ]
+}
+
+@test "a plugin built for another ABI is refused, naming the file and both versions" {
+	mkdir bad
+	cat > future.c <<'C'
+#include "tf/plugin.h"
+static const struct tf_plugin plugin = {7, sizeof(struct tf_plugin), "future", "7.0", NULL, NULL, NULL};
+TF_PLUGIN_EXPORT const struct tf_plugin *tf_plugin_entry(void) { return &plugin; }
+C
+	cc -std=c11 -shared -fPIC -I"$TOP/libtfcore/include" future.c -o bad/future.so
+	cat > load.c <<'C'
+#include <stdio.h>
+#include "tf/tf.h"
+int main(int argc, char **argv)
+{
+	struct tf_registry *r = tf_registry_new();
+	tf_registry_add_dir(r, argv[1]);
+	int rc = tf_registry_load(r);
+	printf("%d %s\n", rc, tf_errmsg(r));
+	tf_registry_free(r);
+	(void)argc;
+	return 0;
+}
+C
+	san=
+	[ "${SANITIZE:-0}" = 1 ] && san="-fsanitize=address,undefined"
+	cc -std=c11 $san -I"$TOP/libtfcore/include" load.c -L"$TFKIT_BUILD/lib" -ltfcore \
+		-Wl,-rpath,"$TFKIT_BUILD/lib" -o load
+	run -0 ./load "$PWD/bad"
+	[[ "$output" == "6 $PWD/bad/future.so: plugin ABI 7 "*"speaks ABI 1" ]]
+}

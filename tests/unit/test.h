@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifndef TEST_SHARED
 #include "internal.h" /* tests may use the internal helpers */
+#endif
 #include "tf/tf.h"
 
 static int t_count, t_failed_tests, t_cur_failed;

@@ -6,10 +6,15 @@
 
 #include "tf/crc32c.h"
 #include "tf/csv.h"
+#include "tf/device.h"
 #include "tf/error.h"
 #include "tf/example.h"
+#include "tf/graph.h"
 #include "tf/input.h"
+#include "tf/optim.h"
+#include "tf/plugin.h"
 #include "tf/record.h"
 #include "tf/rng.h"
+#include "tf/tensor.h"
 
 #endif

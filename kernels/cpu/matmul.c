@@ -1,0 +1,63 @@
+/*
+ * matmul.c - matrix products through CBLAS (OpenBLAS), and the bias
+ * kernels that go with a dense layer.
+ */
+#include <cblas.h>
+#include <string.h>
+
+#include "kernels/kernels.h"
+
+/* C (m x n) = alpha * op(A) op(B) + beta * C, all row-major. */
+void
+gemm_cpu(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
+         const float *a, const float *b, float beta, float *c)
+{
+	cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+	            tb ? CblasTrans : CblasNoTrans, (blasint)m, (blasint)n,
+	            (blasint)k, alpha, a, (blasint)(ta ? m : k), b,
+	            (blasint)(tb ? k : n), beta, c, (blasint)n);
+}
+
+/* y: (rows, cols) += b: (cols) */
+void
+add_bias_cpu(float *y, const float *b, int64_t rows, int64_t cols)
+{
+	for (int64_t r = 0; r < rows; r++) {
+		float *row = y + r * cols;
+		for (int64_t c = 0; c < cols; c++) {
+			row[c] += b[c];
+		}
+	}
+}
+
+/* db: (cols) += column sums of dy: (rows, cols) */
+void
+bias_grad_cpu(const float *dy, float *db, int64_t rows, int64_t cols)
+{
+	for (int64_t r = 0; r < rows; r++) {
+		const float *row = dy + r * cols;
+		for (int64_t c = 0; c < cols; c++) {
+			db[c] += row[c];
+		}
+	}
+}
+
+void
+copy_cpu(const float *x, float *y, size_t n)
+{
+	memmove(y, x, n * sizeof *y);
+}
+
+void
+zero_cpu(float *y, size_t n)
+{
+	memset(y, 0, n * sizeof *y);
+}
+
+void
+add_cpu(const float *x, float *y, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		y[i] += x[i];
+	}
+}

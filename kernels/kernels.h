@@ -1,0 +1,71 @@
+/*
+ * kernels.h - the compute behind the device interface (tf/device.h).
+ *
+ * Each device fills a struct tf_kernels; libtfcore's device.c calls
+ * through it.  The CPU table (kernels/cpu/) is always built.  A CUDA table
+ * (kernels/cuda/, built when nvcc is present) mirrors it: its launchers take
+ * the same arguments, plus a stream.  Internal to libtfcore.
+ */
+#ifndef TF_KERNELS_H
+#define TF_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct tf_kernels {
+	void (*gemm)(int ta, int tb, int64_t m, int64_t n, int64_t k,
+	             float alpha, const float *a, const float *b, float beta,
+	             float *c);
+	void (*add_bias)(float *y, const float *b, int64_t rows, int64_t cols);
+	void (*bias_grad)(const float *dy, float *db, int64_t rows,
+	                  int64_t cols);
+	void (*copy)(const float *x, float *y, size_t n);
+	void (*zero)(float *y, size_t n);
+	void (*add)(const float *x, float *y, size_t n);
+	void (*relu)(const float *x, float *y, size_t n);
+	void (*relu_grad)(const float *y, const float *dy, float *dx, size_t n);
+	void (*sigmoid)(const float *x, float *y, size_t n);
+	void (*sigmoid_grad)(const float *y, const float *dy, float *dx,
+	                     size_t n);
+	void (*tanh)(const float *x, float *y, size_t n);
+	void (*tanh_grad)(const float *y, const float *dy, float *dx, size_t n);
+	void (*softmax)(const float *x, float *y, int64_t rows, int64_t cols);
+	void (*softmax_grad)(const float *y, const float *dy, float *dx,
+	                     int64_t rows, int64_t cols);
+	double (*softmax_xent)(const float *logits, const float *labels,
+	                       float *dlogits, float scale, int64_t rows,
+	                       int64_t cols);
+	double (*sigmoid_xent)(const float *logits, const float *labels,
+	                       float *dlogits, float scale, int64_t rows);
+	double (*mse)(const float *pred, const float *target, float *dpred,
+	              float scale, int64_t rows, int64_t cols);
+};
+
+extern const struct tf_kernels tfi_cpu_kernels;
+
+/* CPU implementations (kernels/cpu/). */
+void gemm_cpu(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
+              const float *a, const float *b, float beta, float *c);
+void add_bias_cpu(float *y, const float *b, int64_t rows, int64_t cols);
+void bias_grad_cpu(const float *dy, float *db, int64_t rows, int64_t cols);
+void copy_cpu(const float *x, float *y, size_t n);
+void zero_cpu(float *y, size_t n);
+void add_cpu(const float *x, float *y, size_t n);
+void relu_forward_cpu(const float *x, float *y, size_t n);
+void relu_backward_cpu(const float *y, const float *dy, float *dx, size_t n);
+void sigmoid_forward_cpu(const float *x, float *y, size_t n);
+void sigmoid_backward_cpu(const float *y, const float *dy, float *dx, size_t n);
+void tanh_forward_cpu(const float *x, float *y, size_t n);
+void tanh_backward_cpu(const float *y, const float *dy, float *dx, size_t n);
+void softmax_forward_cpu(const float *x, float *y, int64_t rows, int64_t cols);
+void softmax_backward_cpu(const float *y, const float *dy, float *dx,
+                          int64_t rows, int64_t cols);
+double softmax_xent_cpu(const float *logits, const float *labels,
+                        float *dlogits, float scale, int64_t rows,
+                        int64_t cols);
+double sigmoid_xent_cpu(const float *logits, const float *labels,
+                        float *dlogits, float scale, int64_t rows);
+double mse_cpu(const float *pred, const float *target, float *dpred,
+               float scale, int64_t rows, int64_t cols);
+
+#endif

@@ -1,0 +1,896 @@
+/*
+ * graph.c - model graphs: the spec parser, building nodes through op
+ * plugins, parameters in one block, forward and backward passes, and the
+ * node API (tf_node_*) that ops use.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "tf/csv.h"
+#include "tf/graph.h"
+#include "tf/rng.h"
+
+#define MAX_INPUTS 8
+#define MAX_PARAMS 8
+
+struct attr {
+	char *key, *val;
+	int used;
+};
+
+struct pdecl {
+	char name[48];
+	int64_t rows, cols;
+	int init;
+	int state; /* saved but not trained */
+	size_t off;
+	struct tf_tensor t, g;
+};
+
+struct tf_node {
+	struct tf_graph *g;
+	char *name;
+	char *opname;
+	const struct tf_op *op;
+	int is_input;
+	int ninputs;
+	int inputs[MAX_INPUTS];
+	struct attr *attrs;
+	int nattrs;
+	int64_t width;
+	int on_loss_path; /* the loss depends on this node */
+	int want_grad;    /* an input whose gradient was asked for */
+	struct tf_tensor out, dout;
+	const float *fed; /* inputs: the data of the next forward */
+	int64_t fed_rows;
+	struct pdecl params[MAX_PARAMS];
+	int nparams;
+	double loss;
+};
+
+/* Step memory: blocks kept across steps, reset at each forward. */
+struct block {
+	float *data;
+	size_t cap, used;
+};
+
+struct tf_graph {
+	struct tfi_handle err;
+	struct tf_node *nodes;
+	int n;
+	int loss_node;
+	char *loss_name;
+	struct tfi_buf spec;
+	int built;
+	struct tf_device *dev;
+	float *params, *grads, *state;
+	size_t nparams, nstate;
+	struct block *blocks;
+	int nblocks, cur;
+	int64_t rows;
+	int forward_done;
+};
+
+struct tf_graph *
+tf_graph_new(void)
+{
+	struct tf_graph *g = calloc(1, sizeof *g);
+	if (g != NULL) {
+		g->loss_node = -1;
+	}
+	return g;
+}
+
+void
+tf_graph_free(struct tf_graph *g)
+{
+	if (g == NULL) {
+		return;
+	}
+	for (int i = 0; i < g->n; i++) {
+		struct tf_node *nd = &g->nodes[i];
+		free(nd->name);
+		free(nd->opname);
+		for (int a = 0; a < nd->nattrs; a++) {
+			free(nd->attrs[a].key);
+			free(nd->attrs[a].val);
+		}
+		free(nd->attrs);
+	}
+	for (int b = 0; b < g->nblocks; b++) {
+		free(g->blocks[b].data);
+	}
+	free(g->blocks);
+	free(g->nodes);
+	free(g->loss_name);
+	free(g->params);
+	free(g->grads);
+	free(g->state);
+	tfi_buf_free(&g->spec);
+	free(g);
+}
+
+static int
+find_node(const struct tf_graph *g, const char *name)
+{
+	for (int i = 0; i < g->n; i++) {
+		if (strcmp(g->nodes[i].name, name) == 0) {
+			return i;
+		}
+	}
+	return -1;
+}
+
+/* ---- parsing ------------------------------------------------------------- */
+
+static int
+valid_name(const char *s)
+{
+	if (*s == '\0') {
+		return 0;
+	}
+	for (; *s; s++) {
+		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-' &&
+		    *s != '.' && *s != '/') {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+static struct tf_node *
+add_node(struct tf_graph *g, int line, const char *name)
+{
+	if (!valid_name(name)) {
+		tfi_set_error(g, TF_EINVAL, "model line %d: bad name '%s'",
+		              line, name);
+		return NULL;
+	}
+	if (find_node(g, name) >= 0) {
+		tfi_set_error(g, TF_EINVAL,
+		              "model line %d: '%s' is declared twice", line,
+		              name);
+		return NULL;
+	}
+	struct tf_node *nodes =
+	    realloc(g->nodes, (size_t)(g->n + 1) * sizeof *nodes);
+	if (nodes == NULL) {
+		tfi_set_error(g, TF_ENOMEM, "out of memory");
+		return NULL;
+	}
+	g->nodes = nodes;
+	struct tf_node *nd = &g->nodes[g->n++];
+	memset(nd, 0, sizeof *nd);
+	nd->name = strdup(name);
+	if (nd->name == NULL) {
+		tfi_set_error(g, TF_ENOMEM, "out of memory");
+		return NULL;
+	}
+	return nd;
+}
+
+static int
+parse_line(struct tf_graph *g, int line, char *s)
+{
+	char *tok[64];
+	int nt = 0;
+	for (char *p = strtok(s, " \t\r"); p != NULL && nt < 64;
+	     p = strtok(NULL, " \t\r")) {
+		tok[nt++] = p;
+	}
+	if (nt == 0) {
+		return TF_OK;
+	}
+	if (strcmp(tok[0], "input") == 0) {
+		int64_t w;
+		if (nt != 3 ||
+		    tf_parse_int64(tok[2], strlen(tok[2]), &w) != 0 || w < 1 ||
+		    w > (1 << 24)) {
+			return tfi_set_error(g, TF_EINVAL,
+			                     "model line %d: expected 'input "
+			                     "NAME WIDTH'",
+			                     line);
+		}
+		struct tf_node *nd = add_node(g, line, tok[1]);
+		if (nd == NULL) {
+			return g->err.code;
+		}
+		nd->is_input = 1;
+		nd->width = w;
+		return TF_OK;
+	}
+	if (strcmp(tok[0], "loss") == 0) {
+		if (nt != 2) {
+			return tfi_set_error(
+			    g, TF_EINVAL, "model line %d: expected 'loss NODE'",
+			    line);
+		}
+		free(g->loss_name);
+		g->loss_name = strdup(tok[1]);
+		return g->loss_name ? TF_OK : TF_ENOMEM;
+	}
+	if (strcmp(tok[0], "node") != 0 || nt < 4) {
+		return tfi_set_error(g, TF_EINVAL,
+		                     "model line %d: expected 'node NAME OP "
+		                     "INPUTS [KEY=VALUE ...]', 'input NAME "
+		                     "WIDTH' or 'loss NODE'",
+		                     line);
+	}
+	struct tf_node *nd = add_node(g, line, tok[1]);
+	if (nd == NULL) {
+		return g->err.code;
+	}
+	nd->opname = strdup(tok[2]);
+	if (nd->opname == NULL) {
+		return tfi_set_error(g, TF_ENOMEM, "out of memory");
+	}
+	for (char *p = strtok(tok[3], ","); p != NULL; p = strtok(NULL, ",")) {
+		int k = find_node(g, p);
+		if (k < 0 || k == g->n - 1) {
+			return tfi_set_error(g, TF_EINVAL,
+			                     "model line %d: node '%s': input "
+			                     "'%s' is not declared above it",
+			                     line, nd->name, p);
+		}
+		if (nd->ninputs == MAX_INPUTS) {
+			return tfi_set_error(
+			    g, TF_EINVAL, "model line %d: more than %d inputs",
+			    line, MAX_INPUTS);
+		}
+		nd->inputs[nd->ninputs++] = k;
+	}
+	nd->attrs = calloc((size_t)(nt - 4 + 1), sizeof *nd->attrs);
+	if (nd->attrs == NULL) {
+		return tfi_set_error(g, TF_ENOMEM, "out of memory");
+	}
+	for (int i = 4; i < nt; i++) {
+		char *eq = strchr(tok[i], '=');
+		if (eq == NULL || eq == tok[i] || eq[1] == '\0') {
+			return tfi_set_error(
+			    g, TF_EINVAL,
+			    "model line %d: expected KEY=VALUE, "
+			    "got '%s'",
+			    line, tok[i]);
+		}
+		*eq = '\0';
+		struct attr *a = &nd->attrs[nd->nattrs++];
+		a->key = strdup(tok[i]);
+		a->val = strdup(eq + 1);
+		if (a->key == NULL || a->val == NULL) {
+			return tfi_set_error(g, TF_ENOMEM, "out of memory");
+		}
+	}
+	return TF_OK;
+}
+
+int
+tf_graph_parse(struct tf_graph *g, const char *spec)
+{
+	if (g->n > 0) {
+		return tfi_set_error(g, TF_EINVAL, "graph already parsed");
+	}
+	char *copy = strdup(spec);
+	if (copy == NULL) {
+		return tfi_set_error(g, TF_ENOMEM, "out of memory");
+	}
+	int rc = TF_OK, line = 0;
+	char *save = NULL;
+	for (char *s = copy; rc == TF_OK && s != NULL; s = save) {
+		char *nl = strchr(s, '\n');
+		save = nl ? nl + 1 : NULL;
+		if (nl != NULL) {
+			*nl = '\0';
+		}
+		line++;
+		char *hash = strchr(s, '#');
+		if (hash != NULL) {
+			*hash = '\0';
+		}
+		rc = parse_line(g, line, s);
+	}
+	free(copy);
+	if (rc != TF_OK) {
+		return rc;
+	}
+	const char *ln = g->loss_name ? g->loss_name : "loss";
+	g->loss_node = find_node(g, ln);
+	if (g->loss_node < 0 && g->loss_name != NULL) {
+		return tfi_set_error(g, TF_EINVAL, "model: no loss node '%s'",
+		                     ln);
+	}
+	/* The normalised spec, for checkpoints. */
+	for (int i = 0; i < g->n && rc == TF_OK; i++) {
+		const struct tf_node *nd = &g->nodes[i];
+		char buf[256];
+		if (nd->is_input) {
+			snprintf(buf, sizeof buf, "input %s %lld\n", nd->name,
+			         (long long)nd->width);
+			rc = tfi_json_put(&g->spec, buf, strlen(buf));
+			continue;
+		}
+		snprintf(buf, sizeof buf, "node %s %s ", nd->name, nd->opname);
+		rc = tfi_json_put(&g->spec, buf, strlen(buf));
+		for (int k = 0; k < nd->ninputs && rc == TF_OK; k++) {
+			const char *in = g->nodes[nd->inputs[k]].name;
+			rc = (k > 0 ? tfi_json_put(&g->spec, ",", 1) : TF_OK) ||
+			     tfi_json_put(&g->spec, in, strlen(in));
+		}
+		for (int a = 0; a < nd->nattrs && rc == TF_OK; a++) {
+			snprintf(buf, sizeof buf, " %s=%s", nd->attrs[a].key,
+			         nd->attrs[a].val);
+			rc = tfi_json_put(&g->spec, buf, strlen(buf));
+		}
+		rc = rc ? rc : tfi_json_put(&g->spec, "\n", 1);
+	}
+	if (rc == TF_OK && g->loss_node >= 0) {
+		char buf[160];
+		snprintf(buf, sizeof buf, "loss %s\n",
+		         g->nodes[g->loss_node].name);
+		rc = tfi_json_put(&g->spec, buf, strlen(buf));
+	}
+	return rc == TF_OK ? TF_OK
+	                   : tfi_set_error(g, TF_ENOMEM, "out of memory");
+}
+
+const char *
+tf_graph_spec(const struct tf_graph *g)
+{
+	return g->spec.len ? (const char *)g->spec.data : "";
+}
+
+/* ---- the node API ----------------------------------------------------------
+ */
+
+int
+tf_node_error(struct tf_node *n, const char *fmt, ...)
+{
+	char msg[TFI_MSG_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return tfi_set_error(n->g, TF_EINVAL, "node '%s' (%s): %s", n->name,
+	                     n->opname ? n->opname : "input", msg);
+}
+
+int
+tf_node_ninputs(const struct tf_node *n)
+{
+	return n->ninputs;
+}
+
+struct tf_tensor *
+tf_node_input(struct tf_node *n, int i)
+{
+	return &n->g->nodes[n->inputs[i]].out;
+}
+
+struct tf_tensor *
+tf_node_input_grad(struct tf_node *n, int i)
+{
+	struct tf_node *in = &n->g->nodes[n->inputs[i]];
+	return in->dout.data != NULL ? &in->dout : NULL;
+}
+
+struct tf_tensor *
+tf_node_output(struct tf_node *n)
+{
+	return &n->out;
+}
+
+struct tf_tensor *
+tf_node_output_grad(struct tf_node *n)
+{
+	return &n->dout;
+}
+
+int64_t
+tf_node_input_width(const struct tf_node *n, int i)
+{
+	return n->g->nodes[n->inputs[i]].width;
+}
+
+void
+tf_node_set_width(struct tf_node *n, int64_t cols)
+{
+	n->width = cols;
+}
+
+const char *
+tf_node_name(const struct tf_node *n)
+{
+	return n->name;
+}
+
+struct tf_device *
+tf_node_device(struct tf_node *n)
+{
+	return n->g->dev;
+}
+
+static struct attr *
+attr_find(struct tf_node *n, const char *key)
+{
+	for (int i = 0; i < n->nattrs; i++) {
+		if (strcmp(n->attrs[i].key, key) == 0) {
+			n->attrs[i].used = 1;
+			return &n->attrs[i];
+		}
+	}
+	return NULL;
+}
+
+int64_t
+tf_node_attr_int(struct tf_node *n, const char *key, int64_t dflt)
+{
+	struct attr *a = attr_find(n, key);
+	int64_t v;
+	if (a == NULL) {
+		return dflt;
+	}
+	if (tf_parse_int64(a->val, strlen(a->val), &v) != 0) {
+		tf_node_error(n, "%s=%s is not a whole number", key, a->val);
+		return dflt;
+	}
+	return v;
+}
+
+double
+tf_node_attr_float(struct tf_node *n, const char *key, double dflt)
+{
+	struct attr *a = attr_find(n, key);
+	if (a == NULL) {
+		return dflt;
+	}
+	char *end;
+	errno = 0;
+	double v = strtod(a->val, &end);
+	if (*end != '\0' || errno != 0 || !isfinite(v)) {
+		tf_node_error(n, "%s=%s is not a number", key, a->val);
+		return dflt;
+	}
+	return v;
+}
+
+const char *
+tf_node_attr_str(struct tf_node *n, const char *key, const char *dflt)
+{
+	struct attr *a = attr_find(n, key);
+	return a ? a->val : dflt;
+}
+
+static int
+declare(struct tf_node *n, const char *name, int64_t rows, int64_t cols,
+        int init, int state)
+{
+	if (n->nparams == MAX_PARAMS) {
+		return tf_node_error(n, "more than %d parameters", MAX_PARAMS);
+	}
+	if (rows < 1 || cols < 1 || rows > (1 << 24) || cols > (1 << 24)) {
+		return tf_node_error(n, "parameter %s: bad shape %lld x %lld",
+		                     name, (long long)rows, (long long)cols);
+	}
+	struct pdecl *p = &n->params[n->nparams];
+	snprintf(p->name, sizeof p->name, "%s", name);
+	p->rows = rows;
+	p->cols = cols;
+	p->init = init;
+	p->state = state;
+	return n->nparams++;
+}
+
+int
+tf_node_add_param(struct tf_node *n, const char *name, int64_t rows,
+                  int64_t cols, int init)
+{
+	return declare(n, name, rows, cols, init, 0);
+}
+
+int
+tf_node_add_state(struct tf_node *n, const char *name, int64_t rows,
+                  int64_t cols, int init)
+{
+	return declare(n, name, rows, cols, init, 1);
+}
+
+int
+tf_node_nparams(const struct tf_node *n)
+{
+	return n->nparams;
+}
+
+struct tf_tensor *
+tf_node_param(struct tf_node *n, int i)
+{
+	return &n->params[i].t;
+}
+
+struct tf_tensor *
+tf_node_param_grad(struct tf_node *n, int i)
+{
+	return &n->params[i].g;
+}
+
+struct tf_tensor *
+tf_node_state(struct tf_node *n, int i)
+{
+	return &n->params[i].t;
+}
+
+/* Floats from the step arena (64-byte aligned); NULL when out of memory. */
+static float *
+arena_alloc(struct tf_graph *g, size_t floats)
+{
+	floats = (floats + 15) & ~(size_t)15;
+	while (g->cur < g->nblocks) {
+		struct block *b = &g->blocks[g->cur];
+		if (b->cap - b->used >= floats) {
+			float *p = b->data + b->used;
+			b->used += floats;
+			return p;
+		}
+		g->cur++;
+	}
+	size_t cap = floats > ((size_t)1 << 20) ? floats : (size_t)1 << 20;
+	struct block *bl =
+	    realloc(g->blocks, (size_t)(g->nblocks + 1) * sizeof *bl);
+	if (bl == NULL) {
+		return NULL;
+	}
+	g->blocks = bl;
+	float *data = aligned_alloc(64, cap * sizeof(float));
+	if (data == NULL) {
+		return NULL;
+	}
+	g->blocks[g->nblocks] = (struct block){data, cap, floats};
+	g->cur = g->nblocks++;
+	return data;
+}
+
+static void
+arena_reset(struct tf_graph *g)
+{
+	for (int b = 0; b < g->nblocks; b++) {
+		g->blocks[b].used = 0;
+	}
+	g->cur = 0;
+}
+
+float *
+tf_node_scratch(struct tf_node *n, size_t floats)
+{
+	float *p = arena_alloc(n->g, floats);
+	if (p == NULL) {
+		tfi_set_error(n->g, TF_ENOMEM, "out of memory for a step");
+	}
+	return p;
+}
+
+void
+tf_node_set_loss(struct tf_node *n, double loss)
+{
+	n->loss = loss;
+}
+
+/* ---- building -------------------------------------------------------------
+ */
+
+static void
+init_values(float *v, const struct pdecl *p, struct tf_rng *rng)
+{
+	size_t n = (size_t)(p->rows * p->cols);
+	switch (p->init) {
+	case TF_INIT_ONES:
+		for (size_t i = 0; i < n; i++) {
+			v[i] = 1.0f;
+		}
+		break;
+	case TF_INIT_GLOROT_UNIFORM: {
+		/* fan_in = rows, fan_out = cols (a [in, out] kernel) */
+		double limit = sqrt(6.0 / (double)(p->rows + p->cols));
+		for (size_t i = 0; i < n; i++) {
+			v[i] = (float)((tf_rng_uniform(rng) * 2 - 1) * limit);
+		}
+		break;
+	}
+	case TF_INIT_NORMAL:
+		for (size_t i = 0; i < n; i++) {
+			v[i] = (float)(0.05 * tf_rng_normal(rng));
+		}
+		break;
+	default:
+		for (size_t i = 0; i < n; i++) {
+			v[i] = 0.0f;
+		}
+	}
+}
+
+int
+tf_graph_build(struct tf_graph *g, const struct tf_registry *r,
+               struct tf_device *dev, uint64_t seed)
+{
+	if (g->built) {
+		return tfi_set_error(g, TF_EINVAL, "graph already built");
+	}
+	if (g->n == 0) {
+		return tfi_set_error(g, TF_EINVAL, "model: no nodes");
+	}
+	g->dev = dev;
+	for (int i = 0; i < g->n; i++) {
+		struct tf_node *nd = &g->nodes[i];
+		nd->g = g;
+		if (nd->is_input) {
+			continue;
+		}
+		nd->op = tf_registry_op(r, nd->opname);
+		if (nd->op == NULL) {
+			return tfi_set_error(g, TF_EINVAL,
+			                     "node '%s': unknown op '%s' (see "
+			                     "--list-plugins)",
+			                     nd->name, nd->opname);
+		}
+		int rc = nd->op->build(nd);
+		if (rc != TF_OK || g->err.code != TF_OK) {
+			return g->err.code ? g->err.code
+			                   : tf_node_error(nd, "build failed");
+		}
+		for (int a = 0; a < nd->nattrs; a++) {
+			if (!nd->attrs[a].used) {
+				return tf_node_error(nd,
+				                     "unknown attribute "
+				                     "'%s'",
+				                     nd->attrs[a].key);
+			}
+		}
+		if (nd->width < 1) {
+			return tf_node_error(nd, "the op set no output width");
+		}
+	}
+	if (g->loss_node < 0) {
+		return tfi_set_error(g, TF_EINVAL,
+		                     "model: no node named 'loss' "
+		                     "(or say 'loss NODE')");
+	}
+	/* Which nodes the loss depends on: backward visits only those. */
+	g->nodes[g->loss_node].on_loss_path = 1;
+	for (int i = g->loss_node; i >= 0; i--) {
+		struct tf_node *nd = &g->nodes[i];
+		for (int k = 0; nd->on_loss_path && k < nd->ninputs; k++) {
+			g->nodes[nd->inputs[k]].on_loss_path = 1;
+		}
+	}
+	/* One block for parameters, one for their gradients, one for state. */
+	for (int i = 0; i < g->n; i++) {
+		struct tf_node *nd = &g->nodes[i];
+		for (int k = 0; k < nd->nparams; k++) {
+			struct pdecl *p = &nd->params[k];
+			size_t sz = (size_t)(p->rows * p->cols);
+			p->off = p->state ? g->nstate : g->nparams;
+			*(p->state ? &g->nstate : &g->nparams) += sz;
+		}
+	}
+	g->params = calloc(g->nparams + 1, sizeof(float));
+	g->grads = calloc(g->nparams + 1, sizeof(float));
+	g->state = calloc(g->nstate + 1, sizeof(float));
+	if (!g->params || !g->grads || !g->state) {
+		return tfi_set_error(g, TF_ENOMEM,
+		                     "out of memory for %zu "
+		                     "parameters",
+		                     g->nparams);
+	}
+	struct tf_rng rng;
+	tf_rng_seed(&rng, seed);
+	for (int i = 0; i < g->n; i++) {
+		struct tf_node *nd = &g->nodes[i];
+		for (int k = 0; k < nd->nparams; k++) {
+			struct pdecl *p = &nd->params[k];
+			float *base = p->state ? g->state : g->params;
+			p->t = (struct tf_tensor){base + p->off, TF_FLOAT32,
+			                          p->rows, p->cols, dev};
+			p->g = (struct tf_tensor){
+			    p->state ? NULL : g->grads + p->off, TF_FLOAT32,
+			    p->rows, p->cols, dev};
+			init_values(base + p->off, p, &rng);
+		}
+	}
+	g->built = 1;
+	return TF_OK;
+}
+
+int
+tf_graph_want_input_grad(struct tf_graph *g, const char *input)
+{
+	int k = find_node(g, input);
+	if (k < 0 || !g->nodes[k].is_input) {
+		return tfi_set_error(g, TF_EINVAL, "no input '%s'", input);
+	}
+	g->nodes[k].want_grad = 1;
+	return TF_OK;
+}
+
+int
+tf_graph_feed(struct tf_graph *g, const char *input, const float *data,
+              int64_t rows)
+{
+	int k = find_node(g, input);
+	if (k < 0 || !g->nodes[k].is_input) {
+		return tfi_set_error(g, TF_EINVAL, "no input '%s'", input);
+	}
+	if (rows < 1) {
+		return tfi_set_error(g, TF_EINVAL, "input '%s': no rows",
+		                     input);
+	}
+	g->nodes[k].fed = data;
+	g->nodes[k].fed_rows = rows;
+	return TF_OK;
+}
+
+/* ---- running ----------------------------------------------------------------
+ */
+
+static int
+alloc_tensor(struct tf_graph *g, struct tf_tensor *t, int64_t rows,
+             int64_t cols)
+{
+	float *p = arena_alloc(g, (size_t)(rows * cols));
+	if (p == NULL) {
+		return tfi_set_error(g, TF_ENOMEM, "out of memory for a step");
+	}
+	*t = (struct tf_tensor){p, TF_FLOAT32, rows, cols, g->dev};
+	return TF_OK;
+}
+
+int
+tf_graph_forward(struct tf_graph *g, int training)
+{
+	if (!g->built) {
+		return tfi_set_error(g, TF_EINVAL, "graph is not built");
+	}
+	arena_reset(g);
+	g->forward_done = 0;
+	int64_t rows = -1;
+	for (int i = 0; i < g->n; i++) {
+		struct tf_node *nd = &g->nodes[i];
+		nd->dout.data = NULL;
+		if (!nd->is_input) {
+			continue;
+		}
+		if (nd->fed == NULL) {
+			return tfi_set_error(
+			    g, TF_EINVAL, "input '%s' was not fed", nd->name);
+		}
+		if (rows >= 0 && nd->fed_rows != rows) {
+			return tfi_set_error(g, TF_EINVAL,
+			                     "input '%s' has %lld rows, others "
+			                     "%lld",
+			                     nd->name, (long long)nd->fed_rows,
+			                     (long long)rows);
+		}
+		rows = nd->fed_rows;
+	}
+	g->rows = rows;
+	for (int i = 0; i < g->n; i++) {
+		struct tf_node *nd = &g->nodes[i];
+		int64_t r = nd->op == NULL || nd->width > 0 ? rows : rows;
+		if (alloc_tensor(g, &nd->out, r, nd->width) != TF_OK) {
+			return g->err.code;
+		}
+		if (nd->is_input) {
+			tf_copy(g->dev, nd->fed, tf_tensor_f32(&nd->out),
+			        (size_t)(rows * nd->width));
+			continue;
+		}
+		if (nd->op->forward(nd, training) != TF_OK ||
+		    g->err.code != TF_OK) {
+			return g->err.code
+			           ? g->err.code
+			           : tf_node_error(nd, "forward failed");
+		}
+	}
+	g->forward_done = 1;
+	return TF_OK;
+}
+
+double
+tf_graph_loss(const struct tf_graph *g)
+{
+	return g->loss_node >= 0 ? g->nodes[g->loss_node].loss : NAN;
+}
+
+int
+tf_graph_backward(struct tf_graph *g)
+{
+	if (!g->forward_done) {
+		return tfi_set_error(g, TF_EINVAL, "backward before forward");
+	}
+	tf_zero(g->dev, g->grads, g->nparams);
+	for (int i = 0; i < g->n; i++) {
+		struct tf_node *nd = &g->nodes[i];
+		int need = nd->on_loss_path && (!nd->is_input || nd->want_grad);
+		nd->dout.data = NULL;
+		if (!need) {
+			continue;
+		}
+		if (alloc_tensor(g, &nd->dout, nd->out.rows, nd->out.cols) !=
+		    TF_OK) {
+			return g->err.code;
+		}
+		tf_zero(g->dev, tf_tensor_f32(&nd->dout),
+		        tf_tensor_size(&nd->dout));
+	}
+	/* d loss / d loss = 1 in every row of the loss output. */
+	struct tf_node *ln = &g->nodes[g->loss_node];
+	float *d = tf_tensor_f32(&ln->dout);
+	for (size_t k = 0; k < tf_tensor_size(&ln->dout); k++) {
+		d[k] = 1.0f;
+	}
+	for (int i = g->loss_node; i >= 0; i--) {
+		struct tf_node *nd = &g->nodes[i];
+		if (nd->is_input || !nd->on_loss_path) {
+			continue;
+		}
+		if (nd->op->backward(nd) != TF_OK || g->err.code != TF_OK) {
+			return g->err.code
+			           ? g->err.code
+			           : tf_node_error(nd, "backward failed");
+		}
+	}
+	return TF_OK;
+}
+
+const struct tf_tensor *
+tf_graph_value(struct tf_graph *g, const char *node)
+{
+	int k = find_node(g, node);
+	return k >= 0 && g->nodes[k].out.data ? &g->nodes[k].out : NULL;
+}
+
+const struct tf_tensor *
+tf_graph_grad(struct tf_graph *g, const char *node)
+{
+	int k = find_node(g, node);
+	return k >= 0 && g->nodes[k].dout.data ? &g->nodes[k].dout : NULL;
+}
+
+int64_t
+tf_graph_width(const struct tf_graph *g, const char *node)
+{
+	int k = find_node(g, node);
+	return k >= 0 ? g->nodes[k].width : -1;
+}
+
+size_t
+tf_graph_nparams(const struct tf_graph *g)
+{
+	return g->nparams;
+}
+
+float *
+tf_graph_params(struct tf_graph *g)
+{
+	return g->params;
+}
+
+float *
+tf_graph_grads(struct tf_graph *g)
+{
+	return g->grads;
+}
+
+size_t
+tf_graph_nstate(const struct tf_graph *g)
+{
+	return g->nstate;
+}
+
+float *
+tf_graph_state(struct tf_graph *g)
+{
+	return g->state;
+}

@@ -1,0 +1,89 @@
+/*
+ * device.h - where tensors live and the kernels ops call.
+ *
+ * An op never touches a loop of numbers itself: it calls these functions
+ * with the device its tensors live on, and the device runs its own
+ * implementation (kernels/cpu/ through CBLAS; kernels/cuda/ when built
+ * with CUDA).  So an op plugin has no #ifdef and runs wherever its tensors
+ * are.  All matrices are row-major.  Kernels named *_grad accumulate into
+ * their output (dx += ...), so gradients from several consumers add up.
+ */
+#ifndef TF_DEVICE_H
+#define TF_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tf/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tf_device;
+
+enum tf_device_kind { TF_DEVICE_CPU = 0, TF_DEVICE_CUDA = 1 };
+
+/* The CPU device (always there). */
+TF_API struct tf_device *tf_device_cpu(void);
+TF_API int tf_device_kind(const struct tf_device *d);
+TF_API const char *tf_device_name(const struct tf_device *d);
+
+/* C = alpha * op(A) * op(B) + beta * C; op(A) is m x k, op(B) k x n. */
+TF_API void tf_gemm(struct tf_device *d, int trans_a, int trans_b, int64_t m,
+                    int64_t n, int64_t k, float alpha, const float *a,
+                    const float *b, float beta, float *c);
+
+/* y[r][c] += b[c] for every row. */
+TF_API void tf_add_bias(struct tf_device *d, float *y, const float *b,
+                        int64_t rows, int64_t cols);
+/* db[c] += sum over rows of dy[r][c]. */
+TF_API void tf_bias_grad(struct tf_device *d, const float *dy, float *db,
+                         int64_t rows, int64_t cols);
+/* y = x (n floats). */
+TF_API void tf_copy(struct tf_device *d, const float *x, float *y, size_t n);
+/* y = 0 (n floats). */
+TF_API void tf_zero(struct tf_device *d, float *y, size_t n);
+/* y += x (n floats). */
+TF_API void tf_add(struct tf_device *d, const float *x, float *y, size_t n);
+
+/* Activations: y = f(x); dx += f'(x) * dy, from the saved output y. */
+TF_API void tf_relu(struct tf_device *d, const float *x, float *y, size_t n);
+TF_API void tf_relu_grad(struct tf_device *d, const float *y, const float *dy,
+                         float *dx, size_t n);
+TF_API void tf_sigmoid(struct tf_device *d, const float *x, float *y, size_t n);
+TF_API void tf_sigmoid_grad(struct tf_device *d, const float *y,
+                            const float *dy, float *dx, size_t n);
+TF_API void tf_tanh(struct tf_device *d, const float *x, float *y, size_t n);
+TF_API void tf_tanh_grad(struct tf_device *d, const float *y, const float *dy,
+                         float *dx, size_t n);
+/* Row-wise softmax of a rows x cols matrix; its gradient. */
+TF_API void tf_softmax(struct tf_device *d, const float *x, float *y,
+                       int64_t rows, int64_t cols);
+TF_API void tf_softmax_grad(struct tf_device *d, const float *y,
+                            const float *dy, float *dx, int64_t rows,
+                            int64_t cols);
+
+/*
+ * Losses, averaged over the rows.  Each returns the mean loss and, when
+ * dlogits is not NULL, adds scale * d(mean loss)/d(logits) into it.
+ *   softmax_xent: labels are class indices (floats holding integers);
+ *                 a label outside 0..cols-1 gives NaN.
+ *   sigmoid_xent: logits and labels rows x 1, labels 0 or 1.
+ *   mse:          (pred - target)^2 over rows x cols, mean over rows
+ *                 and columns.
+ */
+TF_API double tf_softmax_xent(struct tf_device *d, const float *logits,
+                              const float *labels, float *dlogits, float scale,
+                              int64_t rows, int64_t cols);
+TF_API double tf_sigmoid_xent(struct tf_device *d, const float *logits,
+                              const float *labels, float *dlogits, float scale,
+                              int64_t rows);
+TF_API double tf_mse(struct tf_device *d, const float *pred,
+                     const float *target, float *dpred, float scale,
+                     int64_t rows, int64_t cols);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

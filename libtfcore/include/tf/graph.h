@@ -1,0 +1,85 @@
+/*
+ * graph.h - models as small graphs of ops.
+ *
+ * A model spec is text, one declaration a line ('#' starts a comment):
+ *
+ *	input x 30                 a fed input: name, width
+ *	node h dense x units=128   name, op, inputs (comma-separated), attrs
+ *	node a relu h
+ *	node logits dense a units=1
+ *	node loss sigmoid_xent logits,y
+ *	loss loss                  which node is the loss (default "loss")
+ *
+ * Nodes may only use inputs declared above them, so the file order is a
+ * topological order: forward runs top to bottom, backward bottom to top,
+ * over the nodes the loss depends on.  Parameters of all nodes live in one
+ * block (and their gradients in another), in declaration order, so an
+ * optimizer updates the whole model in one call and a checkpoint saves it
+ * in one write.  Step tensors come from an arena reset at each forward.
+ */
+#ifndef TF_GRAPH_H
+#define TF_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tf/device.h"
+#include "tf/error.h"
+#include "tf/plugin.h"
+#include "tf/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tf_graph;
+
+TF_API struct tf_graph *tf_graph_new(void);
+TF_API void tf_graph_free(struct tf_graph *g);
+
+/* Parse a spec (may be called once).  TF_EINVAL naming the line. */
+TF_API int tf_graph_parse(struct tf_graph *g, const char *spec);
+/* The spec as parsed, normalised (for checkpoints). */
+TF_API const char *tf_graph_spec(const struct tf_graph *g);
+
+/*
+ * Resolve ops in the registry, build every node, allocate and initialise
+ * the parameters from seed.  TF_EINVAL for an unknown op, a bad
+ * attribute or mismatched widths, naming the node.
+ */
+TF_API int tf_graph_build(struct tf_graph *g, const struct tf_registry *r,
+                          struct tf_device *dev, uint64_t seed);
+
+/* Ask for the gradient of an input too (gradient checks). */
+TF_API int tf_graph_want_input_grad(struct tf_graph *g, const char *input);
+
+/* Feed rows x width floats to an input (copied at the next forward). */
+TF_API int tf_graph_feed(struct tf_graph *g, const char *input,
+                         const float *data, int64_t rows);
+/* Run the nodes; with training, ops such as dropout behave so. */
+TF_API int tf_graph_forward(struct tf_graph *g, int training);
+/* Gradients of the loss for every parameter (and wanted input). */
+TF_API int tf_graph_backward(struct tf_graph *g);
+/* The loss of the last forward. */
+TF_API double tf_graph_loss(const struct tf_graph *g);
+
+/* A node's output (or gradient, after backward); NULL if unknown. */
+TF_API const struct tf_tensor *tf_graph_value(struct tf_graph *g,
+                                              const char *node);
+TF_API const struct tf_tensor *tf_graph_grad(struct tf_graph *g,
+                                             const char *node);
+/* Width of a node or input; -1 if unknown. */
+TF_API int64_t tf_graph_width(const struct tf_graph *g, const char *node);
+
+/* All trained parameters and their gradients, one block each. */
+TF_API size_t tf_graph_nparams(const struct tf_graph *g);
+TF_API float *tf_graph_params(struct tf_graph *g);
+TF_API float *tf_graph_grads(struct tf_graph *g);
+/* Saved but untrained state (batch-norm moving averages). */
+TF_API size_t tf_graph_nstate(const struct tf_graph *g);
+TF_API float *tf_graph_state(struct tf_graph *g);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

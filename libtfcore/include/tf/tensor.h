@@ -1,0 +1,48 @@
+/*
+ * tensor.h - the data ops compute on: a batch of rows on a device.
+ *
+ * Every activation, parameter and gradient in a tfkit model is a 2-D
+ * row-major tensor: rows (the batch, or 1 for a bias) by cols.  A tensor
+ * is a plain view: the graph owns the memory (step-lifetime tensors come
+ * from an arena reset each step, parameters from one block), and an op
+ * reads and writes it through the kernels of the device it lives on.
+ */
+#ifndef TF_TENSOR_H
+#define TF_TENSOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tf/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum tf_dtype { TF_FLOAT32 = 0, TF_INT64 = 1 };
+
+struct tf_device;
+
+struct tf_tensor {
+	void *data; /* rows * cols elements of dtype, row-major */
+	int dtype;
+	int64_t rows, cols;
+	struct tf_device *dev;
+};
+
+static inline float *
+tf_tensor_f32(const struct tf_tensor *t)
+{
+	return (float *)t->data;
+}
+
+static inline size_t
+tf_tensor_size(const struct tf_tensor *t)
+{
+	return (size_t)(t->rows * t->cols);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,221 @@
+/*
+ * optim.c - hyperparameters, optimizer instances over a parameter block,
+ * and the exponential learning-rate decay.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "tf/optim.h"
+
+struct hp {
+	char key[40];
+	double v;
+};
+
+struct tf_hparams {
+	struct tfi_handle err;
+	struct hp *v;
+	size_t n;
+};
+
+struct tf_hparams *
+tf_hparams_new(void)
+{
+	return calloc(1, sizeof(struct tf_hparams));
+}
+
+void
+tf_hparams_free(struct tf_hparams *h)
+{
+	if (h != NULL) {
+		free(h->v);
+		free(h);
+	}
+}
+
+int
+tf_hparams_set(struct tf_hparams *h, const char *key, double v)
+{
+	if (strlen(key) == 0 || strlen(key) >= sizeof h->v[0].key) {
+		return tfi_set_error(h, TF_EINVAL,
+		                     "bad hyperparameter name "
+		                     "'%s'",
+		                     key);
+	}
+	for (size_t i = 0; i < h->n; i++) {
+		if (strcmp(h->v[i].key, key) == 0) {
+			h->v[i].v = v;
+			return TF_OK;
+		}
+	}
+	struct hp *p = realloc(h->v, (h->n + 1) * sizeof *p);
+	if (p == NULL) {
+		return tfi_set_error(h, TF_ENOMEM, "out of memory");
+	}
+	h->v = p;
+	snprintf(p[h->n].key, sizeof p[h->n].key, "%s", key);
+	p[h->n++].v = v;
+	return TF_OK;
+}
+
+int
+tf_hparams_parse(struct tf_hparams *h, const char *kv)
+{
+	const char *eq = strchr(kv, '=');
+	char key[40];
+	if (eq == NULL || eq == kv || (size_t)(eq - kv) >= sizeof key) {
+		return tfi_set_error(h, TF_EINVAL,
+		                     "expected KEY=VALUE, got "
+		                     "'%s'",
+		                     kv);
+	}
+	memcpy(key, kv, (size_t)(eq - kv));
+	key[eq - kv] = '\0';
+	char *end;
+	double v = strtod(eq + 1, &end);
+	if (eq[1] == '\0' || *end != '\0' || !isfinite(v)) {
+		return tfi_set_error(h, TF_EINVAL, "%s: '%s' is not a number",
+		                     key, eq + 1);
+	}
+	return tf_hparams_set(h, key, v);
+}
+
+double
+tf_hparam(const struct tf_hparams *h, const char *key, double dflt)
+{
+	for (size_t i = 0; h != NULL && i < h->n; i++) {
+		if (strcmp(h->v[i].key, key) == 0) {
+			return h->v[i].v;
+		}
+	}
+	return dflt;
+}
+
+struct tf_optim {
+	struct tfi_handle err;
+	const struct tf_optimizer *opt;
+	void *state;
+	float *slots[8];
+	unsigned nslots;
+	size_t n;
+	uint64_t steps;
+};
+
+struct tf_optim *
+tf_optim_new(void)
+{
+	return calloc(1, sizeof(struct tf_optim));
+}
+
+static void
+optim_release(struct tf_optim *o)
+{
+	if (o->opt != NULL && o->opt->destroy != NULL && o->state != NULL) {
+		o->opt->destroy(o->state);
+	}
+	for (unsigned i = 0; i < o->nslots; i++) {
+		free(o->slots[i]);
+		o->slots[i] = NULL;
+	}
+	o->state = NULL;
+	o->opt = NULL;
+	o->nslots = 0;
+}
+
+void
+tf_optim_free(struct tf_optim *o)
+{
+	if (o != NULL) {
+		optim_release(o);
+		free(o);
+	}
+}
+
+int
+tf_optim_init(struct tf_optim *o, const struct tf_optimizer *opt,
+              const struct tf_hparams *h, size_t n)
+{
+	optim_release(o);
+	if (opt->nslots > sizeof o->slots / sizeof o->slots[0]) {
+		return tfi_set_error(o, TF_EINVAL,
+		                     "optimizer '%s': %u slots, at most %zu",
+		                     opt->name, opt->nslots,
+		                     sizeof o->slots / sizeof o->slots[0]);
+	}
+	char msg[256] = "";
+	void *state = NULL;
+	if (opt->create != NULL && opt->create(h, &state, msg, sizeof msg)) {
+		if (state != NULL && opt->destroy != NULL) {
+			opt->destroy(state);
+		}
+		return tfi_set_error(o, TF_EINVAL, "optimizer '%s': %s",
+		                     opt->name, msg[0] ? msg : "bad settings");
+	}
+	o->state = state;
+	o->opt = opt;
+	for (unsigned i = 0; i < opt->nslots; i++) {
+		o->slots[i] = calloc(n + 1, sizeof(float));
+		o->nslots = i + 1;
+		if (o->slots[i] == NULL) {
+			return tfi_set_error(o, TF_ENOMEM, "out of memory");
+		}
+	}
+	o->n = n;
+	o->steps = 0;
+	if (opt->init_slots != NULL) {
+		opt->init_slots(o->state, o->slots, n);
+	}
+	return TF_OK;
+}
+
+int
+tf_optim_step(struct tf_optim *o, float *w, const float *g, float lr)
+{
+	if (o->opt == NULL) {
+		return tfi_set_error(o, TF_EINVAL, "optimizer not set up");
+	}
+	o->steps++;
+	o->opt->apply(o->state, w, g, o->slots, o->n, o->steps, lr);
+	return TF_OK;
+}
+
+uint64_t
+tf_optim_steps(const struct tf_optim *o)
+{
+	return o->steps;
+}
+
+void
+tf_optim_set_steps(struct tf_optim *o, uint64_t steps)
+{
+	o->steps = steps;
+}
+
+unsigned
+tf_optim_nslots(const struct tf_optim *o)
+{
+	return o->nslots;
+}
+
+float *
+tf_optim_slot(struct tf_optim *o, unsigned i)
+{
+	return i < o->nslots ? o->slots[i] : NULL;
+}
+
+double
+tf_lr_decay(double lr, uint64_t step, double rate, uint64_t decay_steps,
+            int staircase)
+{
+	if (decay_steps == 0) {
+		return lr;
+	}
+	double p = (double)step / (double)decay_steps;
+	if (staircase) {
+		p = floor(p);
+	}
+	return lr * pow(rate, p);
+}

@@ -1,0 +1,71 @@
+/*
+ * adadelta.c - Adadelta, as tf.compat.v1.train.AdadeltaOptimizer:
+ *	acc  = rho acc + (1 - rho) g^2
+ *	u    = sqrt(accu + eps) / sqrt(acc + eps) g
+ *	accu = rho accu + (1 - rho) u^2
+ *	w   -= lr u
+ * Hyperparameters: rho (0.95), epsilon (1e-8).  TensorFlow's default
+ * learning rate for it is 0.001.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "tf/plugin.h"
+
+struct st {
+	float rho, eps;
+};
+
+static int
+create(const struct tf_hparams *h, void **state, char *err, size_t errlen)
+{
+	struct st *s = malloc(sizeof *s);
+	if (s == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return 1;
+	}
+	s->rho = (float)tf_hparam(h, "rho", 0.95);
+	s->eps = (float)tf_hparam(h, "epsilon", 1e-8);
+	*state = s;
+	if (!(s->rho >= 0 && s->rho < 1) || !(s->eps > 0)) {
+		snprintf(err, errlen, "needs 0 <= rho < 1 and epsilon > 0");
+		return 1;
+	}
+	return 0;
+}
+
+static void
+apply(void *state, float *w, const float *g, float *const *slots, size_t n,
+      uint64_t step, float lr)
+{
+	(void)step;
+	const struct st *s = state;
+	float *acc = slots[0], *accu = slots[1];
+	for (size_t i = 0; i < n; i++) {
+		acc[i] = s->rho * acc[i] + (1 - s->rho) * g[i] * g[i];
+		float u =
+		    sqrtf(accu[i] + s->eps) / sqrtf(acc[i] + s->eps) * g[i];
+		accu[i] = s->rho * accu[i] + (1 - s->rho) * u * u;
+		w[i] -= lr * u;
+	}
+}
+
+static const struct tf_optimizer optimizers[] = {
+    {"adadelta", "Adadelta (rho=0.95, epsilon=1e-8)", 2, create, free, NULL,
+     apply},
+    {0},
+};
+
+static const struct tf_plugin plugin = {TF_PLUGIN_ABI, sizeof(struct tf_plugin),
+                                        "adadelta",    "1.0",
+                                        NULL,          optimizers,
+                                        NULL};
+
+TF_PLUGIN_EXPORT const struct tf_plugin *tf_plugin_entry(void);
+
+const struct tf_plugin *
+tf_plugin_entry(void)
+{
+	return &plugin;
+}

@@ -1,0 +1,72 @@
+/*
+ * adagrad.c - Adagrad, as tf.compat.v1.train.AdagradOptimizer:
+ *	acc += g^2
+ *	w -= lr g / sqrt(acc)
+ * Hyperparameters: initial_accumulator_value (0.1).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "tf/plugin.h"
+
+struct st {
+	float init;
+};
+
+static int
+create(const struct tf_hparams *h, void **state, char *err, size_t errlen)
+{
+	struct st *s = malloc(sizeof *s);
+	if (s == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return 1;
+	}
+	s->init = (float)tf_hparam(h, "initial_accumulator_value", 0.1);
+	*state = s;
+	if (!(s->init > 0)) {
+		snprintf(err, errlen, "initial_accumulator_value must be > 0");
+		return 1;
+	}
+	return 0;
+}
+
+static void
+init_slots(void *state, float *const *slots, size_t n)
+{
+	const struct st *s = state;
+	for (size_t i = 0; i < n; i++) {
+		slots[0][i] = s->init;
+	}
+}
+
+static void
+apply(void *state, float *w, const float *g, float *const *slots, size_t n,
+      uint64_t step, float lr)
+{
+	(void)state;
+	(void)step;
+	float *acc = slots[0];
+	for (size_t i = 0; i < n; i++) {
+		acc[i] += g[i] * g[i];
+		w[i] -= lr * g[i] / sqrtf(acc[i]);
+	}
+}
+
+static const struct tf_optimizer optimizers[] = {
+    {"adagrad", "Adagrad (initial_accumulator_value=0.1)", 1, create, free,
+     init_slots, apply},
+    {0},
+};
+
+static const struct tf_plugin plugin = {
+    TF_PLUGIN_ABI, sizeof(struct tf_plugin), "adagrad", "1.0", NULL, optimizers,
+    NULL};
+
+TF_PLUGIN_EXPORT const struct tf_plugin *tf_plugin_entry(void);
+
+const struct tf_plugin *
+tf_plugin_entry(void)
+{
+	return &plugin;
+}

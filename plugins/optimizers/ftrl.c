@@ -1,0 +1,93 @@
+/*
+ * ftrl.c - FTRL-Proximal, as tf.compat.v1.train.FtrlOptimizer (without
+ * l2 shrinkage):
+ *	acc'  = acc + g^2
+ *	lin  += g - (acc'^-p - acc^-p) / lr w        (p = learning_rate_power)
+ *	quad  = acc'^-p / lr + 2 l2
+ *	w     = |lin| > l1 ? (sign(lin) l1 - lin) / quad : 0
+ *	acc   = acc'
+ * Hyperparameters: learning_rate_power (-0.5), initial_accumulator_value
+ * (0.1), l1 (0), l2 (0).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "tf/plugin.h"
+
+struct st {
+	double power;
+	float init, l1, l2;
+};
+
+static int
+create(const struct tf_hparams *h, void **state, char *err, size_t errlen)
+{
+	struct st *s = malloc(sizeof *s);
+	if (s == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return 1;
+	}
+	s->power = tf_hparam(h, "learning_rate_power", -0.5);
+	s->init = (float)tf_hparam(h, "initial_accumulator_value", 0.1);
+	s->l1 = (float)tf_hparam(h, "l1", 0.0);
+	s->l2 = (float)tf_hparam(h, "l2", 0.0);
+	*state = s;
+	if (s->power > 0 || !(s->init > 0) || s->l1 < 0 || s->l2 < 0) {
+		snprintf(err, errlen,
+		         "needs learning_rate_power <= 0, "
+		         "initial_accumulator_value > 0, l1 >= 0 "
+		         "and l2 >= 0");
+		return 1;
+	}
+	return 0;
+}
+
+static void
+init_slots(void *state, float *const *slots, size_t n)
+{
+	const struct st *s = state;
+	for (size_t i = 0; i < n; i++) {
+		slots[0][i] = s->init;
+	}
+}
+
+static void
+apply(void *state, float *w, const float *g, float *const *slots, size_t n,
+      uint64_t step, float lr)
+{
+	(void)step;
+	const struct st *s = state;
+	float *acc = slots[0], *lin = slots[1];
+	for (size_t i = 0; i < n; i++) {
+		double a0 = acc[i], a1 = a0 + (double)g[i] * g[i];
+		double p0 = pow(a0, -s->power), p1 = pow(a1, -s->power);
+		lin[i] += g[i] - (float)((p1 - p0) / lr * w[i]);
+		double quad = p1 / lr + 2.0 * s->l2;
+		double l = lin[i];
+		w[i] = fabs(l) > s->l1
+		           ? (float)(((l > 0 ? 1 : -1) * s->l1 - l) / quad)
+		           : 0.0f;
+		acc[i] = (float)a1;
+	}
+}
+
+static const struct tf_optimizer optimizers[] = {
+    {"ftrl",
+     "FTRL-Proximal (learning_rate_power=-0.5, "
+     "initial_accumulator_value=0.1, l1=0, l2=0)",
+     2, create, free, init_slots, apply},
+    {0},
+};
+
+static const struct tf_plugin plugin = {
+    TF_PLUGIN_ABI, sizeof(struct tf_plugin), "ftrl", "1.0", NULL, optimizers,
+    NULL};
+
+TF_PLUGIN_EXPORT const struct tf_plugin *tf_plugin_entry(void);
+
+const struct tf_plugin *
+tf_plugin_entry(void)
+{
+	return &plugin;
+}

@@ -1,0 +1,36 @@
+/*
+ * sgd.c - plain gradient descent, as tf.compat.v1.train.
+ * GradientDescentOptimizer: w -= lr * g.
+ */
+#include <stddef.h>
+
+#include "tf/plugin.h"
+
+static void
+apply(void *state, float *w, const float *g, float *const *slots, size_t n,
+      uint64_t step, float lr)
+{
+	(void)state;
+	(void)slots;
+	(void)step;
+	for (size_t i = 0; i < n; i++) {
+		w[i] -= lr * g[i];
+	}
+}
+
+static const struct tf_optimizer optimizers[] = {
+    {"sgd", "gradient descent: w -= lr g", 0, NULL, NULL, NULL, apply},
+    {0},
+};
+
+static const struct tf_plugin plugin = {
+    TF_PLUGIN_ABI, sizeof(struct tf_plugin), "sgd", "1.0", NULL, optimizers,
+    NULL};
+
+TF_PLUGIN_EXPORT const struct tf_plugin *tf_plugin_entry(void);
+
+const struct tf_plugin *
+tf_plugin_entry(void)
+{
+	return &plugin;
+}

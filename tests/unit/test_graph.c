@@ -1,0 +1,239 @@
+/* Model graphs over the built-in op plugins: the registry, spec errors,
+ * and a numerical check of every op's gradients. */
+#include "test.h"
+
+static struct tf_registry *reg;
+
+static uint64_t rs = 0x2545f4914f6cdd1dull;
+static float
+frand(void)
+{
+	rs ^= rs << 13;
+	rs ^= rs >> 7;
+	rs ^= rs << 17;
+	return (float)((double)(rs >> 11) * 0x1.0p-53 * 2 - 1);
+}
+
+TEST(registry_finds_builtins)
+{
+	const char *ops[] = {"dense",   "relu",         "sigmoid",      "tanh",
+	                     "softmax", "sigmoid_xent", "softmax_xent", "mse"};
+	const char *opts[] = {"sgd",  "momentum", "adagrad", "adadelta",
+	                      "adam", "rmsprop",  "ftrl"};
+	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+		if (tf_registry_op(reg, ops[i]) == NULL) {
+			FAILF("op %s not found; searched:\n%s", ops[i],
+			      tf_registry_search_path(reg));
+		}
+	}
+	for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
+		if (tf_registry_optimizer(reg, opts[i]) == NULL) {
+			FAILF("optimizer %s not found", opts[i]);
+		}
+	}
+	CHECK(tf_registry_op(reg, "nope") == NULL);
+	struct tf_plugin_info info;
+	CHECK(tf_registry_count(reg) >= 15);
+	CHECK(tf_registry_info(reg, 0, &info) == TF_OK && info.path[0] == '/');
+}
+
+TEST(abi_mismatch_is_refused)
+{
+	static const struct tf_plugin bad = {
+	    99, sizeof(struct tf_plugin), "future", "9.0", NULL, NULL, NULL};
+	struct tf_registry *r = tf_registry_new();
+	CHECK_STATUS(tf_registry_add(r, &bad, "/x/future.so"), TF_EFORMAT, r);
+	CHECK_CONTAINS(tf_errmsg(r), "/x/future.so: plugin ABI 99");
+	CHECK_CONTAINS(tf_errmsg(r), "speaks ABI 1");
+	tf_registry_free(r);
+}
+
+static int
+build(struct tf_graph *g, const char *spec)
+{
+	int rc = tf_graph_parse(g, spec);
+	return rc ? rc : tf_graph_build(g, reg, tf_device_cpu(), 1);
+}
+
+TEST(spec_errors_name_the_problem)
+{
+	struct {
+		const char *spec, *msg;
+	} cases[] = {
+	    {"input x 3\nnode h frob x\nnode loss mse h,x\n",
+	     "node 'h': unknown op 'frob'"},
+	    {"input x 3\nnode h dense x unit=4\n", "needs units=N"},
+	    {"input x 3\nnode h dense x units=4 colour=red\nnode loss mse "
+	     "h,h\n",
+	     "unknown attribute 'colour'"},
+	    {"input x 3\nnode h dense y units=4\n",
+	     "model line 2: node 'h': input 'y' is not declared above it"},
+	    {"input x 3\ninput x 2\n", "model line 2: 'x' is declared twice"},
+	    {"input x 3\nnode h relu x\n", "no node named 'loss'"},
+	    {"input x 3\ninput y 2\nnode loss sigmoid_xent x,y\n",
+	     "logits must have width 1"},
+	    {"input x 3\nnode h dense x units=four\n",
+	     "units=four is not a whole number"},
+	    {"input x 0\n", "model line 1: expected 'input NAME WIDTH'"},
+	    {"bogus line\n", "model line 1: expected 'node NAME OP"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct tf_graph *g = tf_graph_new();
+		if (build(g, cases[i].spec) != TF_EINVAL) {
+			FAILF("case %zu built", i);
+		}
+		CHECK_CONTAINS(tf_errmsg(g), cases[i].msg);
+		tf_graph_free(g);
+	}
+}
+
+/* Compare analytic gradients of parameters and input x with central
+ * differences of the loss. */
+static void
+gradcheck(const char *spec, int64_t rows, int label_kind)
+{
+	struct tf_graph *g = tf_graph_new();
+	REQUIRE(build(g, spec) == TF_OK);
+	int64_t wx = tf_graph_width(g, "x"), wy = tf_graph_width(g, "y");
+	float *x = malloc(sizeof(float) * (size_t)(rows * wx));
+	float *y = malloc(sizeof(float) * (size_t)(rows * wy));
+	for (int64_t i = 0; i < rows * wx; i++) {
+		x[i] = frand();
+	}
+	for (int64_t i = 0; i < rows * wy; i++) {
+		y[i] = label_kind == 1   ? (frand() > 0 ? 1.0f : 0.0f)
+		       : label_kind == 2 ? (float)(i % 3)
+		                         : frand();
+	}
+	tf_graph_want_input_grad(g, "x");
+	tf_graph_feed(g, "x", x, rows);
+	tf_graph_feed(g, "y", y, rows);
+	REQUIRE(tf_graph_forward(g, 1) == TF_OK);
+	REQUIRE(tf_graph_backward(g) == TF_OK);
+	size_t np = tf_graph_nparams(g);
+	float *w = tf_graph_params(g);
+	float *an = malloc(sizeof(float) * (np + (size_t)(rows * wx)));
+	memcpy(an, tf_graph_grads(g), np * sizeof(float));
+	memcpy(an + np, tf_graph_grad(g, "x")->data,
+	       sizeof(float) * (size_t)(rows * wx));
+	int bad = 0;
+	for (size_t i = 0; i < np + (size_t)(rows * wx) && bad < 3; i++) {
+		float *v = i < np ? &w[i] : &x[i - np];
+		float keep = *v, h = 1e-2f;
+		*v = keep + h;
+		tf_graph_forward(g, 1);
+		double lp = tf_graph_loss(g);
+		*v = keep - h;
+		tf_graph_forward(g, 1);
+		double lm = tf_graph_loss(g);
+		*v = keep;
+		double num = (lp - lm) / (2 * h);
+		double tol = 2e-3 + 2e-2 * fabs(num);
+		if (fabs(num - an[i]) > tol) {
+			FAILF("%s: gradient %zu: analytic %.6g, numeric %.6g",
+			      strchr(spec, '\n') + 1, i, an[i], num);
+			bad++;
+		}
+	}
+	free(an);
+	free(x);
+	free(y);
+	tf_graph_free(g);
+}
+
+TEST(gradients_dense_and_activations)
+{
+	gradcheck("input x 5\ninput y 3\n"
+	          "node h dense x units=4\nnode a relu h\n"
+	          "node o dense a units=3\nnode loss mse o,y\n",
+	          7, 0);
+	gradcheck("input x 4\ninput y 2\n"
+	          "node h dense x units=3\nnode a sigmoid h\n"
+	          "node t tanh a\nnode o dense t units=2 bias=0\n"
+	          "node loss mse o,y\n",
+	          5, 0);
+	/* A node feeding two consumers: gradients add up. */
+	gradcheck("input x 3\ninput y 3\n"
+	          "node h dense x units=3\nnode a tanh h\nnode b sigmoid h\n"
+	          "node c dense a units=3\nnode d dense b units=3\n"
+	          "node s softmax c\nnode loss mse s,y\n",
+	          4, 0);
+}
+
+TEST(gradients_losses)
+{
+	gradcheck("input x 6\ninput y 1\nnode o dense x units=1\n"
+	          "node loss sigmoid_xent o,y\n",
+	          8, 1);
+	gradcheck("input x 6\ninput y 1\nnode o dense x units=3\n"
+	          "node loss softmax_xent o,y\n",
+	          9, 2);
+}
+
+TEST(loss_values)
+{
+	/* softmax_xent of uniform logits is log(K). */
+	struct tf_graph *g = tf_graph_new();
+	REQUIRE(build(g, "input x 4\ninput y 1\n"
+	                 "node loss softmax_xent x,y\n") == TF_OK);
+	float x[8] = {0}, y[2] = {1, 3};
+	tf_graph_feed(g, "x", x, 2);
+	tf_graph_feed(g, "y", y, 2);
+	CHECK_STATUS(tf_graph_forward(g, 0), TF_OK, g);
+	CHECK(fabs(tf_graph_loss(g) - log(4.0)) < 1e-6);
+	y[1] = 4; /* not a class */
+	CHECK_STATUS(tf_graph_forward(g, 0), TF_EINVAL, g);
+	CHECK_CONTAINS(tf_errmsg(g), "not a class index from 0 to 3");
+	tf_graph_free(g);
+	/* sigmoid_xent at logit 0 is log 2, whatever the label. */
+	g = tf_graph_new();
+	REQUIRE(build(g, "input x 1\ninput y 1\n"
+	                 "node loss sigmoid_xent x,y\n") == TF_OK);
+	float z[2] = {0, 0}, l[2] = {0, 1};
+	tf_graph_feed(g, "x", z, 2);
+	tf_graph_feed(g, "y", l, 2);
+	CHECK_STATUS(tf_graph_forward(g, 0), TF_OK, g);
+	CHECK(fabs(tf_graph_loss(g) - log(2.0)) < 1e-6);
+	tf_graph_free(g);
+}
+
+TEST(seeded_init_and_spec)
+{
+	const char *spec = "input x 3   # features\ninput y 2\n"
+	                   "node h dense x units=2\nnode loss mse h,y\n";
+	struct tf_graph *a = tf_graph_new(), *b = tf_graph_new();
+	CHECK_STATUS(build(a, spec), TF_OK, a);
+	REQUIRE(build(b, spec) == TF_OK);
+	CHECK_EQ_INT(tf_graph_nparams(a), 3 * 2 + 2);
+	CHECK(memcmp(tf_graph_params(a), tf_graph_params(b),
+	             tf_graph_nparams(a) * sizeof(float)) == 0);
+	/* Glorot uniform within sqrt(6 / (3 + 2)), bias zero. */
+	float lim = sqrtf(6.0f / 5.0f);
+	for (int i = 0; i < 6; i++) {
+		CHECK(fabsf(tf_graph_params(a)[i]) <= lim);
+	}
+	CHECK(tf_graph_params(a)[6] == 0 && tf_graph_params(a)[7] == 0);
+	CHECK(strcmp(tf_graph_spec(a),
+	             "input x 3\ninput y 2\nnode h dense x units=2\n"
+	             "node loss mse h,y\nloss loss\n") == 0);
+	tf_graph_free(a);
+	tf_graph_free(b);
+}
+
+int
+main(void)
+{
+	reg = tf_registry_new();
+	if (tf_registry_load(reg) != TF_OK) {
+		printf("# %s\n", tf_errmsg(reg));
+	}
+	RUN(registry_finds_builtins);
+	RUN(abi_mismatch_is_refused);
+	RUN(spec_errors_name_the_problem);
+	RUN(gradients_dense_and_activations);
+	RUN(gradients_losses);
+	RUN(loss_values);
+	RUN(seeded_init_and_spec);
+	tf_registry_free(reg);
+	DONE();
+}
