@@ -46,7 +46,7 @@ CFLAGS   ?= $(OPT)
 CFLAGS   += -std=c11 $(WARN) -pthread $(SANFLAGS)
 LIBCFLAGS = $(CFLAGS) -fPIC -fvisibility=hidden -DTF_BUILDING_LIBRARY -Ilibtfcore -I.
 LDFLAGS  += -pthread $(SANFLAGS)
-LIBS     := -lcsv -larchive -lprotobuf-c -lz -lopenblas -ldl -lm
+LIBS     := -lcsv -larchive -lprotobuf-c -ljansson -lz -lopenblas -ldl -lm
 
 V ?= 0
 ifeq ($(V),0)
@@ -68,7 +68,7 @@ LIB_OBJ   := $(patsubst libtfcore/%.c,$(B)/lib/%.o,$(LIB_SRC)) $(B)/lib/example.
 PLUGIN_SRC := $(wildcard plugins/ops/*.c plugins/optimizers/*.c)
 PLUGIN_SO := $(patsubst %.c,$(B)/lib/tfkit/plugins/%.so,$(notdir $(PLUGIN_SRC)))
 LIB_HDR   := $(wildcard libtfcore/include/tf/*.h)
-TOOLS     := tf-csv2record tf-records
+TOOLS     := tf-csv2record tf-records tf-train tf-eval
 TOOL_BIN  := $(addprefix $(B)/bin/,$(TOOLS))
 TOOL_COMMON := $(B)/tools/tool.o
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)

@@ -44,6 +44,7 @@ struct tf_kernels {
 extern const struct tf_kernels tfi_cpu_kernels;
 
 /* CPU implementations (kernels/cpu/). */
+void threads_cpu(int n);
 void gemm_cpu(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
               const float *a, const float *b, float beta, float *c);
 void add_bias_cpu(float *y, const float *b, int64_t rows, int64_t cols);

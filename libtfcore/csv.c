@@ -354,6 +354,7 @@ strset_at(const struct strset *s, size_t i)
 struct colstats {
 	uint64_t present, missing;
 	double min, max;
+	double sum, sumsq;   /* for the mean and standard deviation */
 	struct strset vocab; /* bytes columns, and int64 labels */
 	int64_t seen[16];    /* int64 labels already in vocab (a fast check) */
 	int nseen;
@@ -1073,6 +1074,8 @@ static void
 stat_num(struct colstats *s, double v)
 {
 	s->present++;
+	s->sum += v;
+	s->sumsq += v * v;
 	if (v < s->min) {
 		s->min = v;
 	}
@@ -1748,6 +1751,8 @@ merge_stats(struct colstats *dst, const struct colstats *src)
 {
 	dst->present += src->present;
 	dst->missing += src->missing;
+	dst->sum += src->sum;
+	dst->sumsq += src->sumsq;
 	if (src->min < dst->min) {
 		dst->min = src->min;
 	}
@@ -2334,6 +2339,13 @@ jcol(struct tfi_buf *b, const struct col *k, size_t index)
 		     jnum(b, k->st.min, k->type) ||
 		     tfi_json_put(b, ",\"max\":", 7) ||
 		     jnum(b, k->st.max, k->type);
+		/* Mean and (population) standard deviation, for feature
+		 * normalisation by the training stage. */
+		double n = (double)k->st.present, mean = k->st.sum / n;
+		double var = k->st.sumsq / n - mean * mean;
+		snprintf(t, sizeof t, ",\"mean\":%.9g,\"std\":%.9g", mean,
+		         var > 0 ? sqrt(var) : 0.0);
+		rc = rc || tfi_json_put(b, t, strlen(t));
 	}
 	if (k->pack >= 0) {
 		snprintf(t, sizeof t, ",\"packed_index\":%d", k->pack);

@@ -37,6 +37,12 @@ const struct tf_kernels tfi_cpu_kernels = {
 
 static struct tf_device cpu = {TF_DEVICE_CPU, "cpu", &tfi_cpu_kernels};
 
+void
+tf_set_threads(int n)
+{
+	threads_cpu(n < 1 ? 1 : n);
+}
+
 struct tf_device *
 tf_device_cpu(void)
 {

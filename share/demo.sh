@@ -1,8 +1,8 @@
 #!/bin/sh
-# make demo: the first stage of a pipeline on the bundled data.
-# Converts share/data/breast_cancer.csv to TFRecords with its schema,
-# checks and inspects the result, packs features for iris, and shuffles
-# and splits the records the way a training job would read them.
+# make demo: the pipeline on the bundled data.  Converts
+# share/data/breast_cancer.csv to TFRecords with its schema, checks and
+# inspects them, packs features for iris, shuffles and splits, then trains
+# a dnn on the training rows and evaluates it on the test rows.
 set -eu
 B=${B:-build}
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,5 +32,17 @@ echo
 echo "\$ tf-records shuffle --seed 1 cancer.tfrecord | tf-records split -n 2 -o shard"
 tf-records shuffle --seed 1 cancer.tfrecord | tf-records split -n 2 -o shard
 step tf-records count shard-00000-of-00002 shard-00001-of-00002
+echo
+echo "\$ tf-records split -n 5 -o cancer cancer.tfrecord   # test rows: index % 5 == 4"
+tf-records split -n 5 -o cancer cancer.tfrecord
+step tf-train -q --schema cancer.tfrecord.schema.json --epochs 40 --batch-size 32 \
+	--learning-rate 0.003 --steps-to-validate 200 --validate cancer-00004-of-00005 \
+	--checkpoint-dir ck cancer-00000-of-00005 cancer-00001-of-00005 \
+	cancer-00002-of-00005 cancer-00003-of-00005
+step tf-eval --checkpoint-dir ck --human cancer-00004-of-00005
+echo
+echo "\$ tf-eval -d ck --predict cancer-00004-of-00005 | head -n 3"
+tf-eval -d ck --predict cancer-00004-of-00005 > predictions.json
+head -n 3 predictions.json
 echo
 echo "demo output is in $out"

@@ -7,6 +7,12 @@
 
 #include "kernels/kernels.h"
 
+void
+threads_cpu(int n)
+{
+	openblas_set_num_threads(n);
+}
+
 /* C (m x n) = alpha * op(A) op(B) + beta * C, all row-major. */
 void
 gemm_cpu(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,

@@ -67,11 +67,23 @@ set_loss(struct tf_node *n, double loss)
 		v[r] = (float)loss;
 	}
 	tf_node_set_loss(n, loss);
-	if (isnan(loss)) {
-		return tf_node_error(n,
-		                     "a label is not a class index from 0 "
-		                     "to %lld",
-		                     (long long)tf_node_input_width(n, 0) - 1);
+	return 0;
+}
+
+/* Labels must be whole numbers from 0 to max (classes, or 0/1). */
+static int
+check_labels(struct tf_node *n, int64_t max)
+{
+	const struct tf_tensor *y = tf_node_input(n, 1);
+	const float *v = tf_tensor_f32(y);
+	for (int64_t r = 0; r < y->rows; r++) {
+		if (!(v[r] >= 0 && v[r] <= (float)max &&
+		      v[r] == floorf(v[r]))) {
+			return tf_node_error(n,
+			                     "label %g is not a class from 0 "
+			                     "to %lld",
+			                     v[r], (long long)max);
+		}
 	}
 	return 0;
 }
@@ -87,6 +99,9 @@ fwd_sigmoid(struct tf_node *n, int training)
 {
 	(void)training;
 	const struct tf_tensor *x = tf_node_input(n, 0);
+	if (check_labels(n, 1) != 0) {
+		return TF_EINVAL;
+	}
 	return set_loss(n, tf_sigmoid_xent(tf_node_device(n), tf_tensor_f32(x),
 	                                   tf_tensor_f32(tf_node_input(n, 1)),
 	                                   NULL, 0, x->rows));
@@ -110,6 +125,9 @@ fwd_softmax(struct tf_node *n, int training)
 {
 	(void)training;
 	const struct tf_tensor *x = tf_node_input(n, 0);
+	if (check_labels(n, x->cols - 1) != 0) {
+		return TF_EINVAL;
+	}
 	return set_loss(n, tf_softmax_xent(tf_node_device(n), tf_tensor_f32(x),
 	                                   tf_tensor_f32(tf_node_input(n, 1)),
 	                                   NULL, 0, x->rows, x->cols));

@@ -52,6 +52,16 @@ fixtures() {
 	run_examples tf-records
 }
 
+@test "the EXAMPLES of tf-train(1) run" {
+	fixtures
+	run_examples tf-train
+}
+
+@test "the EXAMPLES of tf-eval(1) run" {
+	fixtures
+	run_examples tf-eval
+}
+
 @test "the README gives the two set-up commands" {
 	grep -q '^ *make demo' "$TOP/README"
 	grep -q '^ *make check' "$TOP/README"

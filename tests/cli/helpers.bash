@@ -10,12 +10,12 @@ setup() {
 
 # The long options a command's --help lists, sorted.
 help_options() {
-	"$1" --help | grep -o -- '--[a-z][a-z-]*' | sort -u
+	"$1" --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u
 }
 
 # The long options a man page documents (Fl -name), sorted.
 man_options() {
-	grep -o 'Fl -[a-z][a-z-]*' "$TOP/man/man1/$1.1" | sed 's/^Fl /-/' | sort -u
+	grep -o 'Fl -[a-z][a-z0-9-]*' "$TOP/man/man1/$1.1" | sed 's/^Fl /-/' | sort -u
 }
 
 # Flip one byte of a file at an offset.

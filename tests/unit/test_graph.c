@@ -183,7 +183,7 @@ TEST(loss_values)
 	CHECK(fabs(tf_graph_loss(g) - log(4.0)) < 1e-6);
 	y[1] = 4; /* not a class */
 	CHECK_STATUS(tf_graph_forward(g, 0), TF_EINVAL, g);
-	CHECK_CONTAINS(tf_errmsg(g), "not a class index from 0 to 3");
+	CHECK_CONTAINS(tf_errmsg(g), "label 4 is not a class from 0 to 3");
 	tf_graph_free(g);
 	/* sigmoid_xent at logit 0 is log 2, whatever the label. */
 	g = tf_graph_new();

@@ -29,6 +29,9 @@ TF_API struct tf_device *tf_device_cpu(void);
 TF_API int tf_device_kind(const struct tf_device *d);
 TF_API const char *tf_device_name(const struct tf_device *d);
 
+/* Threads the CPU kernels may use (matrix products); default 1. */
+TF_API void tf_set_threads(int n);
+
 /* C = alpha * op(A) * op(B) + beta * C; op(A) is m x k, op(B) k x n. */
 TF_API void tf_gemm(struct tf_device *d, int trans_a, int trans_b, int64_t m,
                     int64_t n, int64_t k, float alpha, const float *a,

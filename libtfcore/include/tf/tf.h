@@ -4,17 +4,21 @@
 #ifndef TF_TF_H
 #define TF_TF_H
 
+#include "tf/checkpoint.h"
 #include "tf/crc32c.h"
 #include "tf/csv.h"
+#include "tf/dataset.h"
 #include "tf/device.h"
 #include "tf/error.h"
 #include "tf/example.h"
 #include "tf/graph.h"
 #include "tf/input.h"
+#include "tf/metrics.h"
 #include "tf/optim.h"
 #include "tf/plugin.h"
 #include "tf/record.h"
 #include "tf/rng.h"
 #include "tf/tensor.h"
+#include "tf/train.h"
 
 #endif

@@ -1,0 +1,680 @@
+/*
+ * dataset.c - TFRecord Examples to dense training rows.
+ *
+ * The schema (jansson) gives the inputs: a list of features, each of a
+ * width (1 for a CSV column, N for a packed list), in row order.  Decoding
+ * walks the Example's features (sorted by name) against the inputs sorted
+ * by name, so a row costs one pass over both.  Each epoch streams the
+ * files through a shuffle buffer whose random generator is seeded from
+ * (seed, epoch), so reading is reproducible and resumable.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "tf/dataset.h"
+#include "tf/example.h"
+#include "tf/record.h"
+#include "tf/rng.h"
+
+struct input {
+	char *name;
+	int64_t width;
+	int64_t col;    /* first column in the row */
+	float *mean;    /* per column, or NULL */
+	float *inv_std; /* per column, or NULL */
+};
+
+struct tf_dataset {
+	struct tfi_handle err;
+	struct input *in;
+	size_t nin;
+	size_t *by_name; /* indexes of in[] sorted by name */
+	int64_t width;
+	char *label;
+	int task;
+	int64_t classes;
+	int normalize;
+	int label_optional;
+	char *schema;
+	/* reading */
+	char **files;
+	size_t nfiles;
+	uint64_t epochs;
+	size_t shuffle;
+	uint64_t seed;
+	uint64_t epoch, done;
+	size_t file;
+	int reading; /* a file is open */
+	int at_end;
+	struct tf_reader *r;
+	struct tf_example *ex;
+	struct tf_rng rng;
+	float *buf; /* shuffle buffer: shuffle rows of width + 1 floats */
+	size_t nbuf;
+	int stdin_used;
+};
+
+const char *
+tf_task_name(int task)
+{
+	switch (task) {
+	case TF_TASK_BINARY:
+		return "binary";
+	case TF_TASK_MULTICLASS:
+		return "multiclass";
+	default:
+		return "regression";
+	}
+}
+
+int
+tf_task_parse(const char *name)
+{
+	if (strcmp(name, "binary") == 0) {
+		return TF_TASK_BINARY;
+	}
+	if (strcmp(name, "multiclass") == 0) {
+		return TF_TASK_MULTICLASS;
+	}
+	if (strcmp(name, "regression") == 0) {
+		return TF_TASK_REGRESSION;
+	}
+	return -1;
+}
+
+struct tf_dataset *
+tf_dataset_new(void)
+{
+	struct tf_dataset *ds = calloc(1, sizeof *ds);
+	if (ds != NULL) {
+		ds->normalize = 1;
+		ds->task = TF_TASK_BINARY;
+		ds->classes = 2;
+	}
+	return ds;
+}
+
+static void
+close_files(struct tf_dataset *ds)
+{
+	for (size_t i = 0; i < ds->nfiles; i++) {
+		free(ds->files[i]);
+	}
+	free(ds->files);
+	ds->files = NULL;
+	ds->nfiles = 0;
+}
+
+void
+tf_dataset_free(struct tf_dataset *ds)
+{
+	if (ds == NULL) {
+		return;
+	}
+	for (size_t i = 0; i < ds->nin; i++) {
+		free(ds->in[i].name);
+		free(ds->in[i].mean);
+		free(ds->in[i].inv_std);
+	}
+	free(ds->in);
+	free(ds->by_name);
+	free(ds->label);
+	free(ds->schema);
+	free(ds->buf);
+	close_files(ds);
+	tf_reader_free(ds->r);
+	tf_example_free(ds->ex);
+	free(ds);
+}
+
+static int
+add_input(struct tf_dataset *ds, const char *name, int64_t width)
+{
+	if (width < 1 || width > (1 << 24)) {
+		return tfi_set_error(ds, TF_EINVAL, "feature '%s': bad width",
+		                     name);
+	}
+	for (size_t i = 0; i < ds->nin; i++) {
+		if (strcmp(ds->in[i].name, name) == 0) {
+			return tfi_set_error(ds, TF_EINVAL,
+			                     "feature '%s' given twice", name);
+		}
+	}
+	struct input *in = realloc(ds->in, (ds->nin + 1) * sizeof *in);
+	if (in == NULL) {
+		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
+	}
+	ds->in = in;
+	struct input *p = &ds->in[ds->nin];
+	memset(p, 0, sizeof *p);
+	p->name = strdup(name);
+	p->width = width;
+	p->col = ds->width;
+	if (p->name == NULL) {
+		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
+	}
+	ds->nin++;
+	ds->width += width;
+	return TF_OK;
+}
+
+int
+tf_dataset_add_feature(struct tf_dataset *ds, const char *name, int64_t width)
+{
+	return add_input(ds, name, width);
+}
+
+int
+tf_dataset_set_label(struct tf_dataset *ds, const char *name, int task,
+                     int64_t classes)
+{
+	char *copy = name ? strdup(name) : NULL; /* name may be ds->label */
+	if (name != NULL && copy == NULL) {
+		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
+	}
+	free(ds->label);
+	ds->label = copy;
+	ds->task = task;
+	ds->classes = task == TF_TASK_REGRESSION ? 1
+	              : task == TF_TASK_BINARY   ? 2
+	                                         : classes;
+	return TF_OK;
+}
+
+void
+tf_dataset_set_label_optional(struct tf_dataset *ds, int on)
+{
+	ds->label_optional = on;
+}
+
+void
+tf_dataset_set_normalize(struct tf_dataset *ds, int on)
+{
+	ds->normalize = on;
+}
+
+int64_t
+tf_dataset_width(const struct tf_dataset *ds)
+{
+	return ds->width;
+}
+
+int
+tf_dataset_task(const struct tf_dataset *ds)
+{
+	return ds->task;
+}
+
+int64_t
+tf_dataset_classes(const struct tf_dataset *ds)
+{
+	return ds->classes;
+}
+
+const char *
+tf_dataset_label_name(const struct tf_dataset *ds)
+{
+	return ds->label ? ds->label : "";
+}
+
+const char *
+tf_dataset_schema_text(const struct tf_dataset *ds)
+{
+	return ds->schema ? ds->schema : "";
+}
+
+/* Mean and 1/std of a numeric column description; 0 and 1 otherwise. */
+static void
+col_stats(json_t *col, float *mean, float *inv_std)
+{
+	json_t *m = json_object_get(col, "mean");
+	json_t *s = json_object_get(col, "std");
+	*mean = json_is_number(m) ? (float)json_number_value(m) : 0.0f;
+	double sd = json_is_number(s) ? json_number_value(s) : 1.0;
+	*inv_std = sd > 1e-12 ? (float)(1.0 / sd) : 1.0f;
+}
+
+static int
+set_stats(struct tf_dataset *ds, struct input *in)
+{
+	in->mean = calloc((size_t)in->width, sizeof(float));
+	in->inv_std = malloc((size_t)in->width * sizeof(float));
+	if (in->mean == NULL || in->inv_std == NULL) {
+		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
+	}
+	for (int64_t i = 0; i < in->width; i++) {
+		in->inv_std[i] = 1.0f;
+	}
+	return TF_OK;
+}
+
+int
+tf_dataset_parse_schema(struct tf_dataset *ds, const char *text,
+                        const char *origin)
+{
+	json_error_t jerr;
+	json_t *root = json_loads(text, 0, &jerr);
+	if (root == NULL) {
+		return tfi_set_error(ds, TF_EFORMAT, "%s:%d: %s", origin,
+		                     jerr.line, jerr.text);
+	}
+	int rc = TF_OK;
+	json_t *fmt = json_object_get(root, "format");
+	json_t *feats = json_object_get(root, "features");
+	json_t *label = json_object_get(root, "label");
+	json_t *packed = json_object_get(root, "packed");
+	const char *layout = json_string_value(json_object_get(root, "layout"));
+	if (!json_is_string(fmt) ||
+	    strcmp(json_string_value(fmt), "tfkit-schema") != 0 ||
+	    !json_is_array(feats) || layout == NULL) {
+		rc = tfi_set_error(ds, TF_EFORMAT,
+		                   "%s: not a tfkit schema (see tfrecord(5))",
+		                   origin);
+		goto out;
+	}
+	if (strcmp(layout, "libsvm") == 0) {
+		rc = tfi_set_error(ds, TF_EFORMAT,
+		                   "%s: the libsvm (sparse) layout needs an "
+		                   "embedding model, which this version lacks",
+		                   origin);
+		goto out;
+	}
+	/* Inputs: the packed list, then any separate numeric columns. */
+	if (json_is_object(packed)) {
+		const char *pn =
+		    json_string_value(json_object_get(packed, "name"));
+		json_int_t size =
+		    json_integer_value(json_object_get(packed, "size"));
+		if (pn == NULL || size < 1 ||
+		    add_input(ds, pn, size) != TF_OK) {
+			rc =
+			    ds->err.code
+			        ? ds->err.code
+			        : tfi_set_error(ds, TF_EFORMAT,
+			                        "%s: bad packed entry", origin);
+			goto out;
+		}
+		set_stats(ds, &ds->in[ds->nin - 1]);
+	}
+	size_t i;
+	json_t *f;
+	json_array_foreach(feats, i, f)
+	{
+		const char *name =
+		    json_string_value(json_object_get(f, "name"));
+		const char *type =
+		    json_string_value(json_object_get(f, "type"));
+		json_t *pi = json_object_get(f, "packed_index");
+		if (name == NULL || type == NULL) {
+			rc = tfi_set_error(
+			    ds, TF_EFORMAT,
+			    "%s: feature %zu has no name or type", origin, i);
+			goto out;
+		}
+		if (json_is_integer(pi) && ds->nin > 0) {
+			struct input *p = &ds->in[0];
+			json_int_t k = json_integer_value(pi);
+			if (k >= 0 && k < p->width) {
+				col_stats(f, &p->mean[k], &p->inv_std[k]);
+			}
+			continue;
+		}
+		if (strcmp(type, "bytes") == 0) {
+			continue; /* categorical: for embedding models */
+		}
+		if ((rc = add_input(ds, name, 1)) != TF_OK ||
+		    (rc = set_stats(ds, &ds->in[ds->nin - 1])) != TF_OK) {
+			goto out;
+		}
+		col_stats(f, ds->in[ds->nin - 1].mean,
+		          ds->in[ds->nin - 1].inv_std);
+	}
+	if (ds->nin == 0) {
+		rc = tfi_set_error(ds, TF_EFORMAT, "%s: no numeric features",
+		                   origin);
+		goto out;
+	}
+	if (json_is_object(label)) {
+		const char *ln =
+		    json_string_value(json_object_get(label, "name"));
+		const char *lt =
+		    json_string_value(json_object_get(label, "type"));
+		json_t *classes = json_object_get(label, "classes");
+		int task = TF_TASK_REGRESSION;
+		int64_t k = 1;
+		if (lt != NULL && strcmp(lt, "int64") == 0 &&
+		    json_is_array(classes) && json_array_size(classes) > 0) {
+			json_int_t mx = 0, mn = 0;
+			size_t j;
+			json_t *c;
+			json_array_foreach(classes, j, c)
+			{
+				json_int_t v = json_integer_value(c);
+				mx = v > mx ? v : mx;
+				mn = v < mn ? v : mn;
+			}
+			if (mn < 0) {
+				rc =
+				    tfi_set_error(ds, TF_EFORMAT,
+				                  "%s: label '%s' has negative "
+				                  "classes; map them to 0..K-1",
+				                  origin, ln ? ln : "");
+				goto out;
+			}
+			k = (int64_t)mx + 1;
+			task = k <= 2 ? TF_TASK_BINARY : TF_TASK_MULTICLASS;
+		}
+		tf_dataset_set_label(ds, ln, task, k);
+	}
+	free(ds->schema);
+	ds->schema = strdup(text);
+out:
+	json_decref(root);
+	return rc;
+}
+
+int
+tf_dataset_load_schema(struct tf_dataset *ds, const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (f == NULL) {
+		return tfi_set_errno(ds, TF_ENOENT, errno,
+		                     "cannot open schema '%s'", path);
+	}
+	struct tfi_buf b = {0};
+	char chunk[65536];
+	size_t k;
+	while ((k = fread(chunk, 1, sizeof chunk, f)) > 0) {
+		if (tfi_json_put(&b, chunk, k) != TF_OK) {
+			fclose(f);
+			tfi_buf_free(&b);
+			return tfi_set_error(ds, TF_ENOMEM, "out of memory");
+		}
+	}
+	fclose(f);
+	int rc =
+	    tf_dataset_parse_schema(ds, b.data ? (char *)b.data : "", path);
+	tfi_buf_free(&b);
+	return rc;
+}
+
+/* ---- reading ---------------------------------------------------------- */
+
+static int
+cmp_input_name(const void *a, const void *b, void *ctx)
+{
+	const struct input *in = ctx;
+	return strcmp(in[*(const size_t *)a].name, in[*(const size_t *)b].name);
+}
+
+int
+tf_dataset_open(struct tf_dataset *ds, const char *const *files, size_t nfiles,
+                uint64_t epochs, size_t shuffle, uint64_t seed)
+{
+	if (ds->nin == 0) {
+		return tfi_set_error(ds, TF_EINVAL, "no features to read");
+	}
+	close_files(ds);
+	ds->files = calloc(nfiles + 1, sizeof *ds->files);
+	if (ds->files == NULL) {
+		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < nfiles; i++) {
+		if ((ds->files[i] = strdup(files[i])) == NULL) {
+			return tfi_set_error(ds, TF_ENOMEM, "out of memory");
+		}
+		ds->nfiles++;
+		if (strcmp(files[i], "-") == 0) {
+			ds->stdin_used = 1;
+		}
+	}
+	ds->epochs = ds->stdin_used ? 1 : epochs;
+	ds->shuffle = shuffle > 1 ? shuffle : 1;
+	ds->seed = seed;
+	free(ds->by_name);
+	free(ds->buf);
+	ds->by_name = malloc(ds->nin * sizeof *ds->by_name);
+	ds->buf = malloc(ds->shuffle * (size_t)(ds->width + 1) * sizeof(float));
+	if (ds->r == NULL) {
+		ds->r = tf_reader_new();
+	}
+	if (ds->ex == NULL) {
+		ds->ex = tf_example_new();
+	}
+	if (!ds->by_name || !ds->buf || !ds->r || !ds->ex) {
+		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < ds->nin; i++) {
+		ds->by_name[i] = i;
+	}
+	qsort_r(ds->by_name, ds->nin, sizeof *ds->by_name, cmp_input_name,
+	        ds->in);
+	return tf_dataset_seek(ds, 0, 0);
+}
+
+uint64_t
+tf_dataset_epoch(const struct tf_dataset *ds)
+{
+	return ds->epoch;
+}
+
+uint64_t
+tf_dataset_done(const struct tf_dataset *ds)
+{
+	return ds->done;
+}
+
+/* Start reading an epoch from its first file. */
+static void
+epoch_start(struct tf_dataset *ds, uint64_t epoch)
+{
+	ds->epoch = epoch;
+	ds->done = 0;
+	ds->file = 0;
+	ds->reading = 0;
+	ds->nbuf = 0;
+	ds->at_end = 0;
+	tf_rng_seed(&ds->rng, ds->seed * 0x9e3779b97f4a7c15ull + epoch);
+}
+
+/* Decode a record into row (width floats) and *label. */
+static int
+decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
+       float *label)
+{
+	const char *file = ds->files[ds->file];
+	uint64_t rec = tf_reader_count(ds->r) - 1;
+	if (tf_example_parse(ds->ex, d, n) != TF_OK) {
+		return tfi_set_error(ds, TF_EFORMAT, "%s: record %llu: %s",
+		                     file, (unsigned long long)rec,
+		                     tf_errmsg(ds->ex));
+	}
+	for (int64_t c = 0; c < ds->width; c++) {
+		row[c] = 0.0f;
+	}
+	int have_label = ds->label == NULL;
+	*label = NAN;
+	size_t nf = tf_example_count(ds->ex), k = 0;
+	for (size_t i = 0; i < nf; i++) {
+		struct tf_feature f;
+		tf_example_get(ds->ex, i, &f);
+		if (!have_label && strcmp(f.name, ds->label) == 0) {
+			if (f.count != 1 || f.kind == TF_KIND_BYTES) {
+				return tfi_set_error(
+				    ds, TF_EFORMAT,
+				    "%s: record %llu: label '%s' "
+				    "is not one number",
+				    file, (unsigned long long)rec, ds->label);
+			}
+			*label = f.kind == TF_KIND_INT64 ? (float)f.ints[0]
+			                                 : f.floats[0];
+			have_label = 1;
+			continue;
+		}
+		/* Inputs are sorted by name, like the Example's features. */
+		int c = 1;
+		while (k < ds->nin &&
+		       (c = strcmp(ds->in[ds->by_name[k]].name, f.name)) < 0) {
+			k++;
+		}
+		if (k == ds->nin || c != 0) {
+			continue; /* a feature the model does not use */
+		}
+		const struct input *in = &ds->in[ds->by_name[k]];
+		if ((int64_t)f.count != in->width ||
+		    (f.kind != TF_KIND_FLOAT && f.kind != TF_KIND_INT64)) {
+			return tfi_set_error(
+			    ds, TF_EFORMAT,
+			    "%s: record %llu: feature '%s' has "
+			    "%zu %s values, the model expects "
+			    "%lld numbers",
+			    file, (unsigned long long)rec, f.name, f.count,
+			    tf_kind_name(f.kind), (long long)in->width);
+		}
+		float *dst = row + in->col;
+		for (int64_t j = 0; j < in->width; j++) {
+			float v = f.kind == TF_KIND_FLOAT ? f.floats[j]
+			                                  : (float)f.ints[j];
+			if (ds->normalize && in->mean != NULL) {
+				v = (v - in->mean[j]) * in->inv_std[j];
+			}
+			dst[j] = v;
+		}
+	}
+	if (!have_label && !ds->label_optional) {
+		return tfi_set_error(ds, TF_EFORMAT,
+		                     "%s: record %llu: no label '%s'", file,
+		                     (unsigned long long)rec, ds->label);
+	}
+	return TF_OK;
+}
+
+/* The next record of the epoch, decoded into row; TF_EOF at its end. */
+static int
+read_one(struct tf_dataset *ds, float *row)
+{
+	for (;;) {
+		if (ds->file >= ds->nfiles) {
+			return TF_EOF;
+		}
+		if (!ds->reading) {
+			if (tf_reader_open(ds->r, ds->files[ds->file],
+			                   TF_COMPRESS_AUTO) != TF_OK) {
+				return tfi_set_error(ds, tf_errcode(ds->r),
+				                     "%s", tf_errmsg(ds->r));
+			}
+			ds->reading = 1;
+		}
+		const uint8_t *d;
+		size_t n;
+		int rc = tf_reader_next(ds->r, &d, &n);
+		if (rc == TF_OK) {
+			return decode(ds, d, n, row, row + ds->width);
+		}
+		if (rc != TF_EOF) {
+			return tfi_set_error(ds, rc, "%s", tf_errmsg(ds->r));
+		}
+		ds->reading = 0;
+		ds->file++;
+	}
+}
+
+/* One example of the epoch through the shuffle buffer. */
+static int
+next_example(struct tf_dataset *ds, float *row)
+{
+	size_t w = (size_t)ds->width + 1;
+	while (!ds->at_end && ds->nbuf < ds->shuffle) {
+		int rc = read_one(ds, ds->buf + ds->nbuf * w);
+		if (rc == TF_EOF) {
+			ds->at_end = 1;
+			break;
+		}
+		if (rc != TF_OK) {
+			return rc;
+		}
+		ds->nbuf++;
+	}
+	if (ds->nbuf == 0) {
+		return TF_EOF;
+	}
+	size_t i =
+	    ds->shuffle > 1 ? (size_t)tf_rng_below(&ds->rng, ds->nbuf) : 0;
+	memcpy(row, ds->buf + i * w, w * sizeof(float));
+	/* Keep the buffer packed: the last row takes the freed place. */
+	ds->nbuf--;
+	if (i != ds->nbuf) {
+		memcpy(ds->buf + i * w, ds->buf + ds->nbuf * w,
+		       w * sizeof(float));
+	}
+	ds->done++;
+	return TF_OK;
+}
+
+int
+tf_dataset_seek(struct tf_dataset *ds, uint64_t epoch, uint64_t done)
+{
+	if (ds->stdin_used && (epoch > 0 || done > 0)) {
+		/* Standard input cannot be read again: continue on new data. */
+		epoch_start(ds, 0);
+		return TF_OK;
+	}
+	epoch_start(ds, epoch);
+	float *row = malloc(((size_t)ds->width + 1) * sizeof(float));
+	if (row == NULL) {
+		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
+	}
+	int rc = TF_OK;
+	while (ds->done < done && rc == TF_OK) {
+		rc = next_example(ds, row);
+	}
+	free(row);
+	return rc == TF_EOF ? TF_OK : rc;
+}
+
+int
+tf_dataset_next(struct tf_dataset *ds, float *x, float *y, size_t max,
+                size_t *rows)
+{
+	size_t w = (size_t)ds->width;
+	float *row = ds->buf == NULL ? NULL : malloc((w + 1) * sizeof(float));
+	*rows = 0;
+	if (row == NULL) {
+		return ds->buf == NULL
+		           ? tfi_set_error(ds, TF_EINVAL, "dataset not open")
+		           : tfi_set_error(ds, TF_ENOMEM, "out of memory");
+	}
+	int rc = TF_OK;
+	while (*rows < max) {
+		rc = next_example(ds, row);
+		if (rc == TF_EOF) {
+			if (ds->epochs != 0 && ds->epoch + 1 >= ds->epochs) {
+				break;
+			}
+			epoch_start(ds, ds->epoch + 1);
+			if (*rows > 0) {
+				rc = TF_OK;
+				break; /* a batch does not cross epochs */
+			}
+			continue;
+		}
+		if (rc != TF_OK) {
+			break;
+		}
+		memcpy(x + *rows * w, row, w * sizeof(float));
+		if (y != NULL) {
+			y[*rows] = row[w];
+		}
+		(*rows)++;
+	}
+	free(row);
+	if (rc == TF_EOF && *rows > 0) {
+		rc = TF_OK;
+	}
+	return rc;
+}

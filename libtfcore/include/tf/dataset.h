@@ -1,0 +1,95 @@
+/*
+ * dataset.h - batches of (features, label) rows from TFRecord files, for
+ * training and evaluation.
+ *
+ * What to read comes from the schema tf-csv2record writes (columns or
+ * packed layout, label, classes, per-column mean and standard deviation)
+ * or is given feature by feature.  Each Example becomes one row of
+ * `width` floats, features in schema order (a packed list contributes all
+ * its values), standardised with the schema's mean and standard deviation
+ * unless told not to; a missing feature becomes 0 after standardisation
+ * (its mean).  The label becomes a float: 0/1, a class index, or a value.
+ *
+ * Reading is deterministic for a given seed: each epoch reads the files
+ * in order through a shuffle buffer seeded from (seed, epoch), so a run
+ * can be resumed at (epoch, examples read in that epoch) exactly.
+ */
+#ifndef TF_DATASET_H
+#define TF_DATASET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tf/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum tf_task {
+	TF_TASK_BINARY = 0,     /* label 0/1: sigmoid cross-entropy */
+	TF_TASK_MULTICLASS = 1, /* label 0..K-1: softmax cross-entropy */
+	TF_TASK_REGRESSION = 2  /* float label: mean squared error */
+};
+TF_API const char *tf_task_name(int task);
+/* "binary", "multiclass", "regression"; -1 when unknown. */
+TF_API int tf_task_parse(const char *name);
+
+struct tf_dataset;
+
+TF_API struct tf_dataset *tf_dataset_new(void);
+TF_API void tf_dataset_free(struct tf_dataset *ds);
+
+/* Take features, label, task, classes and statistics from a schema file.
+ * TF_ENOENT if missing, TF_EFORMAT if it is not a tfkit schema. */
+TF_API int tf_dataset_load_schema(struct tf_dataset *ds, const char *path);
+/* The schema text as loaded (for checkpoints), or "". */
+TF_API const char *tf_dataset_schema_text(const struct tf_dataset *ds);
+/* Load a schema from its text (a checkpoint's copy). */
+TF_API int tf_dataset_parse_schema(struct tf_dataset *ds, const char *json,
+                                   const char *origin);
+
+/* Without a schema: a float feature of width values, and the label. */
+TF_API int tf_dataset_add_feature(struct tf_dataset *ds, const char *name,
+                                  int64_t width);
+TF_API int tf_dataset_set_label(struct tf_dataset *ds, const char *name,
+                                int task, int64_t classes);
+/* Records without the label are fine (its value is NaN): prediction. */
+TF_API void tf_dataset_set_label_optional(struct tf_dataset *ds, int on);
+/* Standardise features with the schema statistics (default on). */
+TF_API void tf_dataset_set_normalize(struct tf_dataset *ds, int on);
+
+/* Row width, task and number of classes (2 for binary, 1 regression). */
+TF_API int64_t tf_dataset_width(const struct tf_dataset *ds);
+TF_API int tf_dataset_task(const struct tf_dataset *ds);
+TF_API int64_t tf_dataset_classes(const struct tf_dataset *ds);
+TF_API const char *tf_dataset_label_name(const struct tf_dataset *ds);
+
+/*
+ * Read these files ("-" = standard input) for epochs passes (0 = for
+ * ever; standard input is always one pass), through a shuffle buffer of
+ * shuffle records (0 or 1 = in order), seeded with seed.
+ */
+TF_API int tf_dataset_open(struct tf_dataset *ds, const char *const *files,
+                           size_t nfiles, uint64_t epochs, size_t shuffle,
+                           uint64_t seed);
+/* Skip ahead to (epoch, examples already read in it), for a resume. */
+TF_API int tf_dataset_seek(struct tf_dataset *ds, uint64_t epoch,
+                           uint64_t done);
+/*
+ * Up to max rows into x (max * width floats) and y (max floats; may be
+ * NULL when there is no label to read).  TF_EOF when the last epoch is
+ * done and nothing was read; a batch may be short at the end of an epoch.
+ * TF_EFORMAT names the file and record of a damaged record or one whose
+ * features do not fit.
+ */
+TF_API int tf_dataset_next(struct tf_dataset *ds, float *x, float *y,
+                           size_t max, size_t *rows);
+/* Where reading stands. */
+TF_API uint64_t tf_dataset_epoch(const struct tf_dataset *ds);
+TF_API uint64_t tf_dataset_done(const struct tf_dataset *ds);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,106 @@
+/*
+ * train.h - the training loop behind tf-train, and model loading for
+ * tf-eval.
+ *
+ * tf_train_run() reads batches from TFRecord files (tf/dataset.h), runs a
+ * model graph (tf/graph.h) built from the flags or restored from the
+ * latest checkpoint, updates it with an optimizer plugin, evaluates,
+ * reports JSON lines through a callback, and checkpoints (tf/checkpoint.h).
+ * A run that resumes from a checkpoint made after N steps and trains M more
+ * ends with the same weights as one run of N + M steps.
+ */
+#ifndef TF_TRAIN_H
+#define TF_TRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tf/dataset.h"
+#include "tf/error.h"
+#include "tf/graph.h"
+#include "tf/optim.h"
+#include "tf/plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tf_train_config {
+	const char *model;     /* "lr" or "dnn" */
+	const char *hidden;    /* dnn: "128 32 8" */
+	const char *optimizer; /* a plugin's optimizer name */
+	double learning_rate;
+	const struct tf_hparams *hparams; /* optimizer settings */
+	const char *task;                 /* NULL: from the schema */
+	const char *schema;               /* NULL: INPUT.schema.json */
+	const char *label;                /* NULL: the schema's label */
+	int normalize; /* standardise features (schema statistics) */
+	size_t batch_size;
+	uint64_t epochs;    /* 0: until max_steps */
+	uint64_t max_steps; /* stop when the global step reaches it */
+	size_t shuffle_buffer;
+	uint64_t seed;
+	double lr_decay_rate;
+	uint64_t lr_decay_steps;
+	int lr_staircase;
+	double l1, l2;              /* regularisation added to the gradients */
+	uint64_t steps_to_validate; /* 0: only at the end */
+	const char *validate;       /* validation file, or NULL */
+	const char *checkpoint_dir; /* NULL: no checkpoints */
+	uint64_t save_every;        /* steps; 0: at the end only */
+	double save_every_secs;
+	int keep;
+	int from_scratch;
+	const char *const *inputs;
+	size_t ninputs;
+};
+
+TF_API void tf_train_config_init(struct tf_train_config *cfg);
+
+/* Where a run's JSON lines and progress go. */
+struct tf_train_sink {
+	void *ctx;
+	void (*line)(void *ctx, const char *json); /* stdout */
+	void (*progress)(void *ctx, uint64_t step, uint64_t examples,
+	                 double loss); /* optional */
+};
+
+struct tf_trainer;
+
+TF_API struct tf_trainer *tf_trainer_new(void);
+TF_API void tf_trainer_free(struct tf_trainer *t);
+/*
+ * Train.  TF_EINVAL for a bad setting, TF_EFORMAT for bad data or a
+ * checkpoint of another model, TF_EINTERNAL when the loss stops being
+ * finite (the last good checkpoint is kept).
+ */
+TF_API int tf_trainer_run(struct tf_trainer *t, const struct tf_registry *r,
+                          const struct tf_train_config *cfg,
+                          const struct tf_train_sink *sink);
+
+/*
+ * A trained model ready to predict: its graph with the checkpoint's
+ * weights and the dataset description (schema, label, task) it was
+ * trained with.
+ */
+struct tf_model;
+TF_API struct tf_model *tf_model_new(void);
+TF_API void tf_model_free(struct tf_model *m);
+/* Load from a checkpoint file or directory. */
+TF_API int tf_model_load(struct tf_model *m, const struct tf_registry *r,
+                         const char *checkpoint);
+TF_API struct tf_graph *tf_model_graph(struct tf_model *m);
+TF_API struct tf_dataset *tf_model_dataset(struct tf_model *m);
+/* The node holding predictions: probabilities or values. */
+TF_API const char *tf_model_prediction(const struct tf_model *m);
+TF_API const char *tf_model_checkpoint(const struct tf_model *m);
+
+/* The spec of a built-in model. */
+TF_API int tf_model_spec(const char *model, const char *hidden, int64_t inputs,
+                         int task, int64_t classes, char **spec, char *err,
+                         size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

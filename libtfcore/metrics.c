@@ -1,0 +1,278 @@
+/*
+ * metrics.c - streaming evaluation metrics; the AUC is exact (all scores
+ * kept and ranked), not a bucketed approximation.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "tf/dataset.h"
+#include "tf/metrics.h"
+
+struct scored {
+	float score;
+	float label;
+};
+
+struct tf_metrics {
+	struct tfi_handle err;
+	int task;
+	int64_t classes;
+	uint64_t n, correct;
+	double loss_sum;
+	double se, ae, ysum, y2sum; /* regression */
+	uint64_t *confusion;        /* classes x classes */
+	struct scored *s;           /* binary: every score */
+	size_t ns, cap;
+};
+
+struct tf_metrics *
+tf_metrics_new(int task, int64_t classes)
+{
+	struct tf_metrics *m = calloc(1, sizeof *m);
+	if (m == NULL) {
+		return NULL;
+	}
+	m->task = task;
+	m->classes = task == TF_TASK_BINARY ? 2 : classes < 1 ? 1 : classes;
+	if (task != TF_TASK_REGRESSION) {
+		m->confusion = calloc((size_t)(m->classes * m->classes),
+		                      sizeof *m->confusion);
+		if (m->confusion == NULL) {
+			free(m);
+			return NULL;
+		}
+	}
+	return m;
+}
+
+void
+tf_metrics_free(struct tf_metrics *m)
+{
+	if (m != NULL) {
+		free(m->confusion);
+		free(m->s);
+		free(m);
+	}
+}
+
+void
+tf_metrics_reset(struct tf_metrics *m)
+{
+	m->n = m->correct = 0;
+	m->loss_sum = m->se = m->ae = m->ysum = m->y2sum = 0;
+	m->ns = 0;
+	if (m->confusion != NULL) {
+		memset(m->confusion, 0,
+		       (size_t)(m->classes * m->classes) *
+		           sizeof *m->confusion);
+	}
+}
+
+int
+tf_metrics_add(struct tf_metrics *m, const float *pred, const float *label,
+               size_t rows, double loss)
+{
+	if (m->task == TF_TASK_BINARY && m->cap - m->ns < rows) {
+		size_t cap = m->cap ? m->cap : 4096;
+		while (cap - m->ns < rows) {
+			cap *= 2;
+		}
+		struct scored *s = realloc(m->s, cap * sizeof *s);
+		if (s == NULL) {
+			return tfi_set_error(m, TF_ENOMEM, "out of memory");
+		}
+		m->s = s;
+		m->cap = cap;
+	}
+	for (size_t r = 0; r < rows; r++) {
+		float y = label[r];
+		if (m->task == TF_TASK_REGRESSION) {
+			double d = (double)pred[r] - y;
+			m->se += d * d;
+			m->ae += fabs(d);
+			m->ysum += y;
+			m->y2sum += (double)y * y;
+			continue;
+		}
+		int64_t k;
+		if (m->task == TF_TASK_BINARY) {
+			k = pred[r] >= 0.5f;
+			m->s[m->ns++] = (struct scored){pred[r], y};
+		} else {
+			const float *p = pred + r * (size_t)m->classes;
+			k = 0;
+			for (int64_t c = 1; c < m->classes; c++) {
+				k = p[c] > p[k] ? c : k;
+			}
+		}
+		int64_t t = (int64_t)y;
+		if (t >= 0 && t < m->classes) {
+			m->confusion[t * m->classes + k]++;
+		}
+		m->correct += t == k;
+	}
+	m->n += rows;
+	m->loss_sum += loss * (double)rows;
+	return TF_OK;
+}
+
+uint64_t
+tf_metrics_count(const struct tf_metrics *m)
+{
+	return m->n;
+}
+
+double
+tf_metrics_loss(const struct tf_metrics *m)
+{
+	return m->n ? m->loss_sum / (double)m->n : NAN;
+}
+
+double
+tf_metrics_accuracy(const struct tf_metrics *m)
+{
+	if (m->task == TF_TASK_REGRESSION || m->n == 0) {
+		return NAN;
+	}
+	return (double)m->correct / (double)m->n;
+}
+
+static int
+by_score(const void *a, const void *b)
+{
+	float x = ((const struct scored *)a)->score;
+	float y = ((const struct scored *)b)->score;
+	return x < y ? -1 : x > y;
+}
+
+/* Mann-Whitney: (sum of positive ranks - P(P+1)/2) / (P N). */
+double
+tf_metrics_auc(struct tf_metrics *m)
+{
+	if (m->task != TF_TASK_BINARY || m->ns == 0) {
+		return NAN;
+	}
+	qsort(m->s, m->ns, sizeof *m->s, by_score);
+	double rank_sum = 0, pos = 0;
+	size_t i = 0;
+	while (i < m->ns) {
+		size_t j = i;
+		while (j < m->ns && m->s[j].score == m->s[i].score) {
+			j++;
+		}
+		double avg = (double)(i + 1 + j) / 2.0; /* ranks i+1..j */
+		for (size_t k = i; k < j; k++) {
+			if (m->s[k].label > 0.5f) {
+				rank_sum += avg;
+				pos++;
+			}
+		}
+		i = j;
+	}
+	double neg = (double)m->ns - pos;
+	if (pos == 0 || neg == 0) {
+		return NAN;
+	}
+	return (rank_sum - pos * (pos + 1) / 2.0) / (pos * neg);
+}
+
+static int
+put_num(struct tfi_buf *b, const char *key, double v)
+{
+	char t[96];
+	int n = isfinite(v) ? snprintf(t, sizeof t, ",\"%s\":%.9g", key, v)
+	                    : snprintf(t, sizeof t, ",\"%s\":null", key);
+	return tfi_json_put(b, t, (size_t)n);
+}
+
+int
+tf_metrics_json(struct tf_metrics *m, int confusion, char **out)
+{
+	struct tfi_buf b = {0};
+	char t[64];
+	int n = snprintf(t, sizeof t, "\"examples\":%llu",
+	                 (unsigned long long)m->n);
+	int rc = tfi_json_put(&b, t, (size_t)n) ||
+	         put_num(&b, "loss", tf_metrics_loss(m));
+	if (m->task == TF_TASK_REGRESSION) {
+		double dn = (double)(m->n ? m->n : 1);
+		double var = m->y2sum / dn - (m->ysum / dn) * (m->ysum / dn);
+		rc = rc || put_num(&b, "mse", m->se / dn) ||
+		     put_num(&b, "rmse", sqrt(m->se / dn)) ||
+		     put_num(&b, "mae", m->ae / dn) ||
+		     put_num(&b, "r2", var > 0 ? 1 - (m->se / dn) / var : NAN);
+	} else {
+		rc = rc || put_num(&b, "accuracy", tf_metrics_accuracy(m));
+		if (m->task == TF_TASK_BINARY) {
+			rc = rc || put_num(&b, "auc", tf_metrics_auc(m));
+		}
+		if (confusion && !rc) {
+			rc = tfi_json_put(&b, ",\"confusion\":[", 14);
+			for (int64_t i = 0; i < m->classes && !rc; i++) {
+				rc =
+				    tfi_json_put(&b, i ? ",[" : "[", i ? 2 : 1);
+				for (int64_t j = 0; j < m->classes && !rc;
+				     j++) {
+					n = snprintf(
+					    t, sizeof t, "%s%llu", j ? "," : "",
+					    (unsigned long long)
+					        m->confusion[i * m->classes +
+					                     j]);
+					rc = tfi_json_put(&b, t, (size_t)n);
+				}
+				rc = rc || tfi_json_put(&b, "]", 1);
+			}
+			rc = rc || tfi_json_put(&b, "]", 1);
+		}
+	}
+	if (rc) {
+		tfi_buf_free(&b);
+		return tfi_set_error(m, TF_ENOMEM, "out of memory");
+	}
+	*out = (char *)b.data;
+	return TF_OK;
+}
+
+int
+tf_metrics_text(struct tf_metrics *m, char **out)
+{
+	struct tfi_buf b = {0};
+	char t[160];
+	int n;
+#define LINE(...)                                                              \
+	do {                                                                   \
+		n = snprintf(t, sizeof t, __VA_ARGS__);                        \
+		if (tfi_json_put(&b, t, (size_t)n) != TF_OK) {                 \
+			tfi_buf_free(&b);                                      \
+			return tfi_set_error(m, TF_ENOMEM, "out of memory");   \
+		}                                                              \
+	} while (0)
+	LINE("%-10s %llu\n", "examples", (unsigned long long)m->n);
+	LINE("%-10s %.6f\n", "loss", tf_metrics_loss(m));
+	if (m->task == TF_TASK_REGRESSION) {
+		double dn = (double)(m->n ? m->n : 1);
+		LINE("%-10s %.6f\n%-10s %.6f\n", "rmse", sqrt(m->se / dn),
+		     "mae", m->ae / dn);
+	} else {
+		LINE("%-10s %.6f\n", "accuracy", tf_metrics_accuracy(m));
+		if (m->task == TF_TASK_BINARY) {
+			LINE("%-10s %.6f\n", "auc", tf_metrics_auc(m));
+		}
+		LINE("confusion (rows: true class, columns: predicted)\n");
+		for (int64_t i = 0; i < m->classes; i++) {
+			LINE("%8lld |", (long long)i);
+			for (int64_t j = 0; j < m->classes; j++) {
+				LINE(" %7llu",
+				     (unsigned long long)
+				         m->confusion[i * m->classes + j]);
+			}
+			LINE("\n");
+		}
+	}
+#undef LINE
+	*out = (char *)b.data;
+	return TF_OK;
+}

@@ -1,0 +1,853 @@
+/*
+ * train.c - the training loop, the built-in model specs, and loading a
+ * trained model back from a checkpoint.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+#include "tf/checkpoint.h"
+#include "tf/metrics.h"
+#include "tf/train.h"
+
+void
+tf_train_config_init(struct tf_train_config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	cfg->model = "dnn";
+	cfg->hidden = "128 32 8";
+	cfg->optimizer = NULL;  /* adam, or the checkpoint's */
+	cfg->learning_rate = 0; /* 0.001, or the checkpoint's */
+	cfg->normalize = 1;
+	cfg->batch_size = 128;
+	cfg->epochs = 1;
+	cfg->shuffle_buffer = 10000;
+	cfg->lr_decay_rate = 1.0;
+	cfg->keep = 5;
+}
+
+/* ---- model specs --------------------------------------------------------- */
+
+static const char *
+loss_op(int task)
+{
+	return task == TF_TASK_BINARY       ? "sigmoid_xent"
+	       : task == TF_TASK_MULTICLASS ? "softmax_xent"
+	                                    : "mse";
+}
+
+int
+tf_model_spec(const char *model, const char *hidden, int64_t inputs, int task,
+              int64_t classes, char **spec, char *err, size_t errlen)
+{
+	struct tfi_buf b = {0};
+	char line[160];
+	int64_t out = task == TF_TASK_MULTICLASS ? classes : 1;
+	int rc = 0;
+#define PUT(...)                                                               \
+	do {                                                                   \
+		snprintf(line, sizeof line, __VA_ARGS__);                      \
+		rc = rc || tfi_json_put(&b, line, strlen(line));               \
+	} while (0)
+	PUT("input x %lld\ninput label 1\n", (long long)inputs);
+	const char *prev = "x";
+	char name[32];
+	if (strcmp(model, "dnn") == 0) {
+		const char *p = hidden ? hidden : "";
+		int layer = 0;
+		while (*p != '\0') {
+			while (*p == ' ' || *p == ',') {
+				p++;
+			}
+			if (*p == '\0') {
+				break;
+			}
+			char *end;
+			long units = strtol(p, &end, 10);
+			if (end == p || units < 1 || units > (1 << 20) ||
+			    (*end != '\0' && *end != ' ' && *end != ',')) {
+				snprintf(
+				    err, errlen,
+				    "--hidden: '%s' is not a list of layer "
+				    "sizes",
+				    hidden);
+				tfi_buf_free(&b);
+				return TF_EINVAL;
+			}
+			layer++;
+			PUT("node h%d dense %s units=%ld\n", layer, prev,
+			    units);
+			PUT("node a%d relu h%d\n", layer, layer);
+			snprintf(name, sizeof name, "a%d", layer);
+			prev = name;
+			p = end;
+		}
+		if (layer == 0) {
+			snprintf(err, errlen, "--hidden: no layers");
+			tfi_buf_free(&b);
+			return TF_EINVAL;
+		}
+	} else if (strcmp(model, "lr") != 0) {
+		snprintf(err, errlen, "unknown model '%s' (lr or dnn)", model);
+		tfi_buf_free(&b);
+		return TF_EINVAL;
+	}
+	PUT("node logits dense %s units=%lld\n", prev, (long long)out);
+	if (task == TF_TASK_BINARY) {
+		PUT("node prob sigmoid logits\n");
+	} else if (task == TF_TASK_MULTICLASS) {
+		PUT("node prob softmax logits\n");
+	}
+	PUT("node loss %s logits,label\n", loss_op(task));
+#undef PUT
+	if (rc) {
+		tfi_buf_free(&b);
+		snprintf(err, errlen, "out of memory");
+		return TF_ENOMEM;
+	}
+	*spec = (char *)b.data;
+	return TF_OK;
+}
+
+static const char *
+prediction_node(int task)
+{
+	return task == TF_TASK_REGRESSION ? "logits" : "prob";
+}
+
+/* ---- the trainer ----------------------------------------------------------
+ */
+
+struct tf_trainer {
+	struct tfi_handle err;
+};
+
+struct tf_trainer *
+tf_trainer_new(void)
+{
+	return calloc(1, sizeof(struct tf_trainer));
+}
+
+void
+tf_trainer_free(struct tf_trainer *t)
+{
+	free(t);
+}
+
+/* INPUT.schema.json, or BASE.schema.json for a BASE-00000-of-00004 shard. */
+static void
+sidecar(const char *input, char *out, size_t size)
+{
+	size_t n = strlen(input);
+	const char *of = strstr(input, "-of-");
+	if (n > 16 && of != NULL && of - input >= 6 && of[-6] == '-') {
+		n = (size_t)(of - input) - 6;
+	}
+	snprintf(out, size, "%.*s.schema.json", (int)n, input);
+}
+
+static double
+now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct run {
+	struct tf_trainer *t;
+	const struct tf_train_config *cfg;
+	const struct tf_train_sink *sink;
+	struct tf_dataset *ds;
+	struct tf_graph *g;
+	struct tf_optim *o;
+	struct tf_ckpt *ck;
+	char *spec;
+	int task;
+	int64_t classes;
+	uint64_t step, examples, epoch, done;
+	char *optimizer;
+	double lr0;
+	json_t *hparams;
+};
+
+static int fail(struct run *r, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+fail(struct run *r, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	tfi_set_errorv(r->t, code, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+static int
+save(struct run *r)
+{
+	if (r->cfg->checkpoint_dir == NULL) {
+		return TF_OK;
+	}
+	json_t *h = json_pack(
+	    "{s:i,s:s,s:s,s:O,s:f,s:I,s:I,s:I,s:I,s:I,s:s,s:s,s:I,s:s,s:s,"
+	    "s:i}",
+	    "version", 1, "model_spec", r->spec, "optimizer", r->optimizer,
+	    "hparams", r->hparams, "learning_rate", r->lr0, "step",
+	    (json_int_t)r->step, "examples", (json_int_t)r->examples, "epoch",
+	    (json_int_t)r->epoch, "done", (json_int_t)r->done, "seed",
+	    (json_int_t)r->cfg->seed, "task", tf_task_name(r->task),
+	    "prediction", prediction_node(r->task), "classes",
+	    (json_int_t)r->classes, "schema", tf_dataset_schema_text(r->ds),
+	    "library", tf_version(), "normalize", r->cfg->normalize);
+	char *text = h ? json_dumps(h, JSON_COMPACT) : NULL;
+	json_decref(h);
+	if (text == NULL) {
+		return fail(r, TF_ENOMEM, "out of memory");
+	}
+	tf_ckpt_clear(r->ck);
+	int rc = tf_ckpt_set_header(r->ck, text);
+	free(text);
+	rc = rc ? rc
+	        : tf_ckpt_add(r->ck, "params", tf_graph_params(r->g),
+	                      tf_graph_nparams(r->g));
+	rc = rc ? rc
+	        : tf_ckpt_add(r->ck, "state", tf_graph_state(r->g),
+	                      tf_graph_nstate(r->g));
+	for (unsigned i = 0; rc == TF_OK && i < tf_optim_nslots(r->o); i++) {
+		char name[32];
+		snprintf(name, sizeof name, "slot%u", i);
+		rc = tf_ckpt_add(r->ck, name, tf_optim_slot(r->o, i),
+		                 tf_graph_nparams(r->g));
+	}
+	if (rc == TF_OK) {
+		rc = tf_ckpt_save(r->ck, r->cfg->checkpoint_dir, r->step,
+		                  r->cfg->keep);
+	}
+	return rc == TF_OK ? TF_OK
+	                   : fail(r, tf_errcode(r->ck), "%s", tf_errmsg(r->ck));
+}
+
+/* Copy a checkpoint block into place; its size must match. */
+static int
+restore(struct run *r, const char *name, float *dst, size_t n)
+{
+	size_t got;
+	const float *src = tf_ckpt_get(r->ck, name, &got);
+	if (src == NULL || got != n) {
+		return fail(r, TF_EFORMAT,
+		            "%s: block '%s' is missing or of another size: a "
+		            "checkpoint of another model",
+		            tf_ckpt_path(r->ck), name);
+	}
+	memcpy(dst, src, n * sizeof(float));
+	return TF_OK;
+}
+
+/* Evaluate the graph on a dataset; metrics as JSON members into out. */
+static int
+evaluate(struct run *r, const char *file, char **out)
+{
+	struct tf_dataset *vd = tf_dataset_new();
+	struct tf_metrics *m = tf_metrics_new(r->task, r->classes);
+	int64_t w = tf_dataset_width(r->ds);
+	size_t bs = r->cfg->batch_size;
+	float *x = malloc(bs * (size_t)w * sizeof(float));
+	float *y = malloc(bs * sizeof(float));
+	int rc = TF_OK;
+	if (!vd || !m || !x || !y) {
+		rc = fail(r, TF_ENOMEM, "out of memory");
+		goto done;
+	}
+	tf_dataset_set_normalize(vd, r->cfg->normalize);
+	if ((rc = tf_dataset_parse_schema(vd, tf_dataset_schema_text(r->ds),
+	                                  "schema")) != TF_OK) {
+		rc = fail(r, rc, "%s", tf_errmsg(vd));
+		goto done;
+	}
+	if (r->cfg->label != NULL) {
+		tf_dataset_set_label(vd, r->cfg->label, r->task, r->classes);
+	}
+	const char *files[] = {file};
+	if ((rc = tf_dataset_open(vd, files, 1, 1, 1, 0)) != TF_OK) {
+		rc = fail(r, rc, "%s", tf_errmsg(vd));
+		goto done;
+	}
+	size_t rows;
+	while ((rc = tf_dataset_next(vd, x, y, bs, &rows)) == TF_OK) {
+		tf_graph_feed(r->g, "x", x, (int64_t)rows);
+		tf_graph_feed(r->g, "label", y, (int64_t)rows);
+		if ((rc = tf_graph_forward(r->g, 0)) != TF_OK) {
+			rc = fail(r, rc, "%s", tf_errmsg(r->g));
+			goto done;
+		}
+		const struct tf_tensor *p =
+		    tf_graph_value(r->g, prediction_node(r->task));
+		tf_metrics_add(m, tf_tensor_f32(p), y, rows,
+		               tf_graph_loss(r->g));
+	}
+	if (rc != TF_EOF) {
+		rc = fail(r, rc, "%s", tf_errmsg(vd));
+		goto done;
+	}
+	rc = tf_metrics_json(m, 0, out);
+done:
+	free(x);
+	free(y);
+	tf_metrics_free(m);
+	tf_dataset_free(vd);
+	return rc;
+}
+
+/* Add L1/L2 penalties to the gradients. */
+static void
+regularize(float *g, const float *w, size_t n, double l1, double l2)
+{
+	if (l1 == 0 && l2 == 0) {
+		return;
+	}
+	float a = (float)l1, b = (float)l2;
+	for (size_t i = 0; i < n; i++) {
+		g[i] += b * w[i] + (w[i] > 0 ? a : w[i] < 0 ? -a : 0);
+	}
+}
+
+static int
+report(struct run *r, struct tf_metrics *m, double lr, double eps, int final)
+{
+	char *train = NULL, *val = NULL;
+	int rc = tf_metrics_json(m, 0, &train);
+	if (rc == TF_OK && r->cfg->validate != NULL) {
+		rc = evaluate(r, r->cfg->validate, &val);
+	}
+	if (rc != TF_OK) {
+		free(train);
+		return rc == TF_ENOMEM ? fail(r, rc, "out of memory") : rc;
+	}
+	char head[256];
+	snprintf(head, sizeof head,
+	         "{%s\"step\":%llu,\"epoch\":%llu,\"examples_total\":%llu,",
+	         final ? "\"final\":true," : "", (unsigned long long)r->step,
+	         (unsigned long long)r->epoch, (unsigned long long)r->examples);
+	char tail[160];
+	snprintf(tail, sizeof tail,
+	         ",\"learning_rate\":%.9g,\"examples_per_sec\":%.1f", lr, eps);
+	struct tfi_buf b = {0};
+	rc = tfi_json_put(&b, head, strlen(head)) ||
+	     tfi_json_put(&b, train, strlen(train)) ||
+	     tfi_json_put(&b, tail, strlen(tail));
+	if (val != NULL) {
+		rc = rc || tfi_json_put(&b, ",\"validation\":{", 15) ||
+		     tfi_json_put(&b, val, strlen(val)) ||
+		     tfi_json_put(&b, "}", 1);
+	}
+	if (final && r->cfg->checkpoint_dir != NULL) {
+		json_t *p = json_string(tf_ckpt_path(r->ck));
+		char *ps = p ? json_dumps(p, JSON_ENCODE_ANY) : NULL;
+		json_decref(p);
+		rc = rc || ps == NULL ||
+		     tfi_json_put(&b, ",\"checkpoint\":", 14) ||
+		     tfi_json_put(&b, ps, strlen(ps));
+		free(ps);
+	}
+	rc = rc || tfi_json_put(&b, "}", 1);
+	free(train);
+	free(val);
+	if (rc) {
+		tfi_buf_free(&b);
+		return fail(r, TF_ENOMEM, "out of memory");
+	}
+	r->sink->line(r->sink->ctx, (char *)b.data);
+	tfi_buf_free(&b);
+	return TF_OK;
+}
+
+/* The schema of the data to read: --schema, or the first input's sidecar
+ * (NULL for standard input). */
+static const char *
+data_schema(const struct tf_train_config *cfg, char *buf, size_t size)
+{
+	if (cfg->schema != NULL) {
+		return cfg->schema;
+	}
+	if (cfg->ninputs > 0 && strcmp(cfg->inputs[0], "-") != 0) {
+		sidecar(cfg->inputs[0], buf, size);
+		return buf;
+	}
+	return NULL;
+}
+
+/* A checkpoint's inputs must be the data's: same width and features. */
+static int
+same_features(struct run *r, const char *schema, const char *ckpt)
+{
+	struct tf_dataset *now = tf_dataset_new();
+	if (now == NULL) {
+		return fail(r, TF_ENOMEM, "out of memory");
+	}
+	int rc = tf_dataset_load_schema(now, schema);
+	if (rc != TF_OK) {
+		rc = fail(r, rc, "%s", tf_errmsg(now));
+	} else if (tf_dataset_width(now) != tf_dataset_width(r->ds) ||
+	           strcmp(tf_dataset_label_name(now),
+	                  tf_dataset_label_name(r->ds)) != 0) {
+		rc = fail(r, TF_EFORMAT,
+		          "%s is a checkpoint of another model: it takes %lld "
+		          "features and label '%s', the data (%s) has %lld and "
+		          "'%s' (use --from-scratch or another "
+		          "--checkpoint-dir)",
+		          ckpt, (long long)tf_dataset_width(r->ds),
+		          tf_dataset_label_name(r->ds), schema,
+		          (long long)tf_dataset_width(now),
+		          tf_dataset_label_name(now));
+	}
+	tf_dataset_free(now);
+	return rc;
+}
+
+/* Set up the dataset, the graph and the optimizer, from a checkpoint
+ * when there is one. */
+static int
+setup(struct run *r, const struct tf_registry *reg, int *resumed)
+{
+	const struct tf_train_config *cfg = r->cfg;
+	char path[4096];
+	*resumed = 0;
+	json_t *hdr = NULL;
+	int rc;
+	if (cfg->checkpoint_dir != NULL && !cfg->from_scratch &&
+	    tf_ckpt_latest(cfg->checkpoint_dir, path, sizeof path) == TF_OK) {
+		if ((rc = tf_ckpt_load(r->ck, path)) != TF_OK) {
+			return fail(r, rc,
+			            "%s (remove it or use --from-scratch)",
+			            tf_errmsg(r->ck));
+		}
+		json_error_t je;
+		hdr = json_loads(tf_ckpt_header(r->ck), 0, &je);
+		const char *spec = NULL, *opt = NULL, *schema = NULL;
+		json_int_t step = 0, ex = 0, ep = 0, done = 0;
+		double lr = 0;
+		if (hdr == NULL ||
+		    json_unpack(hdr, "{s:s,s:s,s:F,s:I,s:I,s:I,s:I,s:s}",
+		                "model_spec", &spec, "optimizer", &opt,
+		                "learning_rate", &lr, "step", &step, "examples",
+		                &ex, "epoch", &ep, "done", &done, "schema",
+		                &schema) != 0) {
+			json_decref(hdr);
+			return fail(r, TF_EFORMAT, "%s: bad checkpoint header",
+			            path);
+		}
+		if (cfg->optimizer != NULL &&
+		    strcmp(cfg->optimizer, opt) != 0) {
+			rc = fail(r, TF_EINVAL,
+			          "%s was trained with --optimizer %s, not %s "
+			          "(use --from-scratch to start over)",
+			          path, opt, cfg->optimizer);
+			json_decref(hdr); /* opt lives in hdr */
+			return rc;
+		}
+		r->spec = strdup(spec);
+		r->optimizer = strdup(opt);
+		r->lr0 = cfg->learning_rate > 0 ? cfg->learning_rate : lr;
+		r->step = (uint64_t)step;
+		r->examples = (uint64_t)ex;
+		r->epoch = (uint64_t)ep;
+		r->done = (uint64_t)done;
+		r->hparams = json_incref(json_object_get(hdr, "hparams"));
+		if ((rc = tf_dataset_parse_schema(r->ds, schema, path)) !=
+		    TF_OK) {
+			json_decref(hdr);
+			return fail(r, rc, "%s", tf_errmsg(r->ds));
+		}
+		/* The data at hand must have the features it was trained on. */
+		char side[4096];
+		const char *now_schema = data_schema(cfg, side, sizeof side);
+		if (now_schema != NULL &&
+		    (rc = same_features(r, now_schema, path)) != TF_OK) {
+			json_decref(hdr);
+			return rc;
+		}
+		*resumed = 1;
+	} else {
+		char side[4096];
+		const char *schema = data_schema(cfg, side, sizeof side);
+		if (schema == NULL) {
+			return fail(
+			    r, TF_EINVAL,
+			    "reading standard input needs --schema FILE");
+		}
+		if ((rc = tf_dataset_load_schema(r->ds, schema)) != TF_OK) {
+			return fail(r, rc, "%s", tf_errmsg(r->ds));
+		}
+		r->optimizer = strdup(cfg->optimizer ? cfg->optimizer : "adam");
+		r->lr0 = cfg->learning_rate > 0 ? cfg->learning_rate : 0.001;
+		r->hparams = json_object();
+	}
+	if (cfg->label != NULL) {
+		int task = tf_dataset_task(r->ds);
+		tf_dataset_set_label(r->ds, cfg->label, task,
+		                     tf_dataset_classes(r->ds));
+	}
+	if (cfg->task != NULL && !*resumed) {
+		int task = tf_task_parse(cfg->task);
+		if (task < 0) {
+			return fail(r, TF_EINVAL, "unknown task '%s'",
+			            cfg->task);
+		}
+		tf_dataset_set_label(r->ds, tf_dataset_label_name(r->ds), task,
+		                     tf_dataset_classes(r->ds));
+	}
+	if (tf_dataset_label_name(r->ds)[0] == '\0') {
+		return fail(r, TF_EINVAL,
+		            "the schema names no label; use "
+		            "--label NAME");
+	}
+	r->task = tf_dataset_task(r->ds);
+	r->classes = tf_dataset_classes(r->ds);
+	if (*resumed && hdr != NULL) {
+		const char *task =
+		    json_string_value(json_object_get(hdr, "task"));
+		if (task != NULL) {
+			r->task = tf_task_parse(task);
+			r->classes =
+			    json_integer_value(json_object_get(hdr, "classes"));
+			tf_dataset_set_label(r->ds,
+			                     tf_dataset_label_name(r->ds),
+			                     r->task, r->classes);
+		}
+	}
+	json_decref(hdr);
+	if (!*resumed) {
+		char err[256];
+		rc = tf_model_spec(cfg->model, cfg->hidden,
+		                   tf_dataset_width(r->ds), r->task, r->classes,
+		                   &r->spec, err, sizeof err);
+		if (rc != TF_OK) {
+			return fail(r, rc, "%s", err);
+		}
+		/* Record the optimizer settings given. */
+		const char *keys[] = {
+		    "beta1",    "beta2",    "epsilon",
+		    "momentum", "nesterov", "rho",
+		    "decay",    "centered", "initial_accumulator_value",
+		    "l1",       "l2",       "learning_rate_power"};
+		for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+			double v = tf_hparam(cfg->hparams, keys[i], NAN);
+			if (!isnan(v)) {
+				json_object_set_new(r->hparams, keys[i],
+				                    json_real(v));
+			}
+		}
+	}
+	if (r->spec == NULL || r->optimizer == NULL || r->hparams == NULL) {
+		return fail(r, TF_ENOMEM, "out of memory");
+	}
+	if ((rc = tf_graph_parse(r->g, r->spec)) != TF_OK ||
+	    (rc = tf_graph_build(r->g, reg, tf_device_cpu(), cfg->seed)) !=
+	        TF_OK) {
+		return fail(r, rc, "%s", tf_errmsg(r->g));
+	}
+	if (tf_graph_width(r->g, "x") != tf_dataset_width(r->ds)) {
+		return fail(r, TF_EFORMAT,
+		            "the model takes %lld features, the data has %lld",
+		            (long long)tf_graph_width(r->g, "x"),
+		            (long long)tf_dataset_width(r->ds));
+	}
+	const struct tf_optimizer *opt =
+	    tf_registry_optimizer(reg, r->optimizer);
+	if (opt == NULL) {
+		return fail(r, TF_EINVAL,
+		            "unknown optimizer '%s' (see --list-plugins)",
+		            r->optimizer);
+	}
+	struct tf_hparams *hp = tf_hparams_new();
+	const char *key;
+	json_t *val;
+	json_object_foreach(r->hparams, key, val)
+	{
+		tf_hparams_set(hp, key, json_number_value(val));
+	}
+	rc = tf_optim_init(r->o, opt, hp, tf_graph_nparams(r->g));
+	tf_hparams_free(hp);
+	if (rc != TF_OK) {
+		return fail(r, rc, "%s", tf_errmsg(r->o));
+	}
+	if (*resumed) {
+		rc = restore(r, "params", tf_graph_params(r->g),
+		             tf_graph_nparams(r->g));
+		rc = rc ? rc
+		        : restore(r, "state", tf_graph_state(r->g),
+		                  tf_graph_nstate(r->g));
+		for (unsigned i = 0; rc == TF_OK && i < tf_optim_nslots(r->o);
+		     i++) {
+			char name[32];
+			snprintf(name, sizeof name, "slot%u", i);
+			rc = restore(r, name, tf_optim_slot(r->o, i),
+			             tf_graph_nparams(r->g));
+		}
+		if (rc != TF_OK) {
+			return rc;
+		}
+		tf_optim_set_steps(r->o, r->step);
+	}
+	tf_dataset_set_normalize(r->ds, cfg->normalize);
+	rc = tf_dataset_open(r->ds, cfg->inputs, cfg->ninputs, cfg->epochs,
+	                     cfg->shuffle_buffer, cfg->seed);
+	if (rc == TF_OK && *resumed) {
+		rc = tf_dataset_seek(r->ds, r->epoch, r->done);
+	}
+	return rc == TF_OK ? TF_OK : fail(r, rc, "%s", tf_errmsg(r->ds));
+}
+
+int
+tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
+               const struct tf_train_config *cfg,
+               const struct tf_train_sink *sink)
+{
+	struct run r = {0};
+	r.t = t;
+	r.cfg = cfg;
+	r.sink = sink;
+	r.ds = tf_dataset_new();
+	r.g = tf_graph_new();
+	r.o = tf_optim_new();
+	r.ck = tf_ckpt_new();
+	float *x = NULL, *y = NULL;
+	struct tf_metrics *m = NULL;
+	int rc, resumed;
+	if (!r.ds || !r.g || !r.o || !r.ck) {
+		rc = fail(&r, TF_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (cfg->batch_size < 1) {
+		rc = fail(&r, TF_EINVAL, "the batch size must be at least 1");
+		goto out;
+	}
+	if ((rc = setup(&r, reg, &resumed)) != TF_OK) {
+		goto out;
+	}
+	size_t bs = cfg->batch_size;
+	int64_t w = tf_dataset_width(r.ds);
+	x = malloc(bs * (size_t)w * sizeof(float));
+	y = malloc(bs * sizeof(float));
+	m = tf_metrics_new(r.task, r.classes);
+	if (!x || !y || !m) {
+		rc = fail(&r, TF_ENOMEM, "out of memory");
+		goto out;
+	}
+	float *params = tf_graph_params(r.g), *grads = tf_graph_grads(r.g);
+	size_t np = tf_graph_nparams(r.g);
+	double t0 = now(), last_save = t0, t_mark = t0;
+	uint64_t ex_mark = r.examples, saved_step = r.step;
+	double lr = r.lr0;
+	while (cfg->max_steps == 0 || r.step < cfg->max_steps) {
+		size_t rows;
+		rc = tf_dataset_next(r.ds, x, y, bs, &rows);
+		if (rc == TF_EOF) {
+			rc = TF_OK;
+			break;
+		}
+		if (rc != TF_OK) {
+			rc = fail(&r, rc, "%s", tf_errmsg(r.ds));
+			goto out;
+		}
+		tf_graph_feed(r.g, "x", x, (int64_t)rows);
+		tf_graph_feed(r.g, "label", y, (int64_t)rows);
+		if ((rc = tf_graph_forward(r.g, 1)) != TF_OK ||
+		    (rc = tf_graph_backward(r.g)) != TF_OK) {
+			rc = fail(&r, rc, "%s", tf_errmsg(r.g));
+			goto out;
+		}
+		double loss = tf_graph_loss(r.g);
+		if (!isfinite(loss)) {
+			rc = fail(
+			    &r, TF_EINTERNAL,
+			    "step %llu: the loss is %g; stopping (the last "
+			    "checkpoint is kept; try a lower "
+			    "--learning-rate)",
+			    (unsigned long long)r.step + 1, loss);
+			goto out;
+		}
+		tf_metrics_add(
+		    m,
+		    tf_tensor_f32(tf_graph_value(r.g, prediction_node(r.task))),
+		    y, rows, loss);
+		regularize(grads, params, np, cfg->l1, cfg->l2);
+		lr = tf_lr_decay(r.lr0, r.step, cfg->lr_decay_rate,
+		                 cfg->lr_decay_steps, cfg->lr_staircase);
+		tf_optim_step(r.o, params, grads, (float)lr);
+		r.step++;
+		r.examples += rows;
+		r.epoch = tf_dataset_epoch(r.ds);
+		r.done = tf_dataset_done(r.ds);
+		if (sink->progress != NULL) {
+			sink->progress(sink->ctx, r.step, r.examples, loss);
+		}
+		if (cfg->steps_to_validate > 0 &&
+		    r.step % cfg->steps_to_validate == 0) {
+			double tn = now();
+			rc = report(
+			    &r, m, lr,
+			    (double)(r.examples - ex_mark) /
+			        (tn - t_mark > 1e-9 ? tn - t_mark : 1e-9),
+			    0);
+			if (rc != TF_OK) {
+				goto out;
+			}
+			tf_metrics_reset(m);
+			t_mark = now();
+			ex_mark = r.examples;
+		}
+		int due =
+		    (cfg->save_every > 0 && r.step % cfg->save_every == 0) ||
+		    (cfg->save_every_secs > 0 &&
+		     now() - last_save >= cfg->save_every_secs);
+		if (due) {
+			if ((rc = save(&r)) != TF_OK) {
+				goto out;
+			}
+			saved_step = r.step;
+			last_save = now();
+		}
+	}
+	if ((r.step != saved_step || !resumed) && (rc = save(&r)) != TF_OK) {
+		goto out;
+	}
+	double tn = now();
+	rc = report(&r, m, lr,
+	            (double)(r.examples - ex_mark) /
+	                (tn - t_mark > 1e-9 ? tn - t_mark : 1e-9),
+	            1);
+out:
+	free(x);
+	free(y);
+	tf_metrics_free(m);
+	free(r.spec);
+	free(r.optimizer);
+	json_decref(r.hparams);
+	tf_dataset_free(r.ds);
+	tf_graph_free(r.g);
+	tf_optim_free(r.o);
+	tf_ckpt_free(r.ck);
+	return rc;
+}
+
+/* ---- a trained model --------------------------------------------------------
+ */
+
+struct tf_model {
+	struct tfi_handle err;
+	struct tf_graph *g;
+	struct tf_dataset *ds;
+	char prediction[32];
+	char path[4096];
+};
+
+struct tf_model *
+tf_model_new(void)
+{
+	return calloc(1, sizeof(struct tf_model));
+}
+
+void
+tf_model_free(struct tf_model *m)
+{
+	if (m != NULL) {
+		tf_graph_free(m->g);
+		tf_dataset_free(m->ds);
+		free(m);
+	}
+}
+
+int
+tf_model_load(struct tf_model *m, const struct tf_registry *reg,
+              const char *checkpoint)
+{
+	struct tf_ckpt *ck = tf_ckpt_new();
+	m->g = tf_graph_new();
+	m->ds = tf_dataset_new();
+	if (!ck || !m->g || !m->ds) {
+		tf_ckpt_free(ck);
+		return tfi_set_error(m, TF_ENOMEM, "out of memory");
+	}
+	int rc = tf_ckpt_load(ck, checkpoint);
+	if (rc != TF_OK) {
+		rc = tfi_set_error(m, rc, "%s", tf_errmsg(ck));
+		tf_ckpt_free(ck);
+		return rc;
+	}
+	snprintf(m->path, sizeof m->path, "%s", tf_ckpt_path(ck));
+	json_error_t je;
+	json_t *h = json_loads(tf_ckpt_header(ck), 0, &je);
+	const char *spec = NULL, *schema = NULL, *task = NULL, *pred = NULL;
+	json_int_t classes = 0;
+	int normalize = 1;
+	if (h == NULL ||
+	    json_unpack(h, "{s:s,s:s,s:s,s:s,s:I,s?i}", "model_spec", &spec,
+	                "schema", &schema, "task", &task, "prediction", &pred,
+	                "classes", &classes, "normalize", &normalize) != 0) {
+		rc = tfi_set_error(m, TF_EFORMAT, "%s: bad checkpoint header",
+		                   m->path);
+		goto out;
+	}
+	snprintf(m->prediction, sizeof m->prediction, "%s", pred);
+	if ((rc = tf_dataset_parse_schema(m->ds, schema, m->path)) != TF_OK) {
+		rc = tfi_set_error(m, rc, "%s", tf_errmsg(m->ds));
+		goto out;
+	}
+	tf_dataset_set_label(m->ds, tf_dataset_label_name(m->ds),
+	                     tf_task_parse(task), classes);
+	tf_dataset_set_normalize(m->ds, normalize);
+	if ((rc = tf_graph_parse(m->g, spec)) != TF_OK ||
+	    (rc = tf_graph_build(m->g, reg, tf_device_cpu(), 0)) != TF_OK) {
+		rc = tfi_set_error(m, rc, "%s", tf_errmsg(m->g));
+		goto out;
+	}
+	size_t n;
+	const float *p = tf_ckpt_get(ck, "params", &n);
+	if (p == NULL || n != tf_graph_nparams(m->g)) {
+		rc = tfi_set_error(m, TF_EFORMAT,
+		                   "%s: parameters do not fit "
+		                   "the model",
+		                   m->path);
+		goto out;
+	}
+	memcpy(tf_graph_params(m->g), p, n * sizeof(float));
+	p = tf_ckpt_get(ck, "state", &n);
+	if (p != NULL && n == tf_graph_nstate(m->g)) {
+		memcpy(tf_graph_state(m->g), p, n * sizeof(float));
+	}
+out:
+	json_decref(h);
+	tf_ckpt_free(ck);
+	return rc;
+}
+
+struct tf_graph *
+tf_model_graph(struct tf_model *m)
+{
+	return m->g;
+}
+
+struct tf_dataset *
+tf_model_dataset(struct tf_model *m)
+{
+	return m->ds;
+}
+
+const char *
+tf_model_prediction(const struct tf_model *m)
+{
+	return m->prediction;
+}
+
+const char *
+tf_model_checkpoint(const struct tf_model *m)
+{
+	return m->path;
+}

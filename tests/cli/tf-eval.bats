@@ -1,0 +1,106 @@
+#!/usr/bin/env bats
+# tf-eval: metrics, tables, predictions, bad input.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+# An iris model trained once for the whole file.
+setup_file() {
+	cd "$BATS_FILE_TMPDIR" || return 1
+	tf-csv2record "$TFKIT_TOP/share/data/iris.csv" -o iris.tfrecord
+	tf-train -q --epochs 40 --batch-size 16 --learning-rate 0.01 \
+		--checkpoint-dir ck iris.tfrecord > /dev/null
+}
+
+setup() {
+	cd "$BATS_FILE_TMPDIR" || return 1
+}
+
+@test "-h and --help print the same usage on stdout" {
+	run -0 --separate-stderr tf-eval --help
+	[[ "$output" == Usage:* ]]
+	[ -z "$stderr" ]
+	help=$output
+	run -0 tf-eval -h
+	[ "$output" = "$help" ]
+}
+
+@test "--version names the command and the library" {
+	run -0 tf-eval --version
+	[[ "$output" =~ ^tf-eval\ [0-9]+\.[0-9]+\.[0-9]+\ \(libtfcore ]]
+}
+
+@test "the man page documents exactly the options --help lists" {
+	diff <(help_options tf-eval) <(man_options tf-eval)
+}
+
+@test "one JSON object of metrics, the confusion matrix on request" {
+	run -0 --separate-stderr tf-eval --checkpoint-dir ck --confusion iris.tfrecord
+	[ -z "$stderr" ]
+	/usr/bin/python3 -c '
+import json, sys
+j = json.loads(sys.argv[1])
+assert j["examples"] == 150 and j["task"] == "multiclass", j
+assert j["accuracy"] > 0.9 and j["loss"] < 0.5, j
+c = j["confusion"]
+assert len(c) == 3 and sum(map(sum, c)) == 150 and [sum(r) for r in c] == [50, 50, 50], c
+assert abs(sum(c[i][i] for i in range(3)) / 150 - j["accuracy"]) < 1e-9' "$output"
+	# the checkpoint file names the same model
+	f=$(sed -n 's/^model_checkpoint_path: "\(.*\)"$/\1/p' ck/checkpoint)
+	run -0 tf-eval --checkpoint "ck/$f" iris.tfrecord
+	[[ "$output" == *'"examples":150,'* ]]
+}
+
+@test "--human prints a table" {
+	run -0 tf-eval -d ck --human iris.tfrecord
+	[ "${lines[0]}" = "checkpoint ck/$(sed -n 's/^model_checkpoint_path: "\(.*\)"$/\1/p' ck/checkpoint)" ]
+	[[ "${lines[1]}" == "examples   150" ]]
+	[[ "$output" == *"confusion (rows: true class, columns: predicted)"* ]]
+}
+
+@test "--predict: one line per record, JSON or CSV, labels not needed" {
+	run -0 tf-eval -d ck --predict iris.tfrecord
+	[ "${#lines[@]}" -eq 150 ]
+	[[ "${lines[0]}" == '{"class":0,"probabilities":['* ]]
+	run -0 tf-eval -d ck --predict --csv iris.tfrecord
+	[ "${lines[0]}" = "class,p0,p1,p2" ]
+	[ "${#lines[@]}" -eq 151 ]
+	cut -d, -f1-4 "$TFKIT_TOP/share/data/iris.csv" | tf-csv2record --no-label > nolabel.tfrecord
+	run -0 tf-eval -d ck --predict nolabel.tfrecord
+	[ "${#lines[@]}" -eq 150 ]
+	# the same classes whatever the batch size
+	diff <(tf-eval -d ck -p -b 7 --csv iris.tfrecord | cut -d, -f1) \
+		<(tf-eval -d ck -p --csv iris.tfrecord | cut -d, -f1)
+	# evaluating needs the label
+	run -65 --separate-stderr tf-eval -d ck nolabel.tfrecord
+	[[ "$stderr" == *"nolabel.tfrecord: record 0: no label 'label'"* ]]
+}
+
+@test "binary metrics include an exact AUC" {
+	tf-csv2record "$DATA/breast_cancer.csv" -o bc.tfrecord
+	tf-train -q --model lr --epochs 50 --learning-rate 0.01 --checkpoint-dir cb bc.tfrecord > /dev/null
+	run -0 tf-eval -d cb bc.tfrecord
+	/usr/bin/python3 -c '
+import json, sys
+j = json.loads(sys.argv[1])
+assert j["task"] == "binary" and j["auc"] > 0.98 and j["accuracy"] > 0.95, j' "$output"
+}
+
+@test "missing or damaged checkpoints, usage errors" {
+	run -64 --separate-stderr tf-eval iris.tfrecord
+	[[ "$stderr" == *"say which model: --checkpoint-dir DIR or --checkpoint FILE"* ]]
+	run -64 tf-eval -d ck --csv iris.tfrecord
+	run -64 tf-eval -d ck --batch-size 0 iris.tfrecord
+	mkdir empty
+	run -66 --separate-stderr tf-eval -d empty iris.tfrecord
+	[[ "$stderr" == *"empty: no checkpoint"* ]]
+	run -66 --separate-stderr tf-eval --checkpoint nothing iris.tfrecord
+	[[ "$stderr" == *"cannot open 'nothing'"* ]]
+	cp -r ck bad
+	f=$(ls bad/model.ckpt-* | head -n 1)
+	flip_byte "$f" 200
+	run -65 --separate-stderr tf-eval --checkpoint "$f" iris.tfrecord
+	[[ "$stderr" == *"corrupted record at"* ]]
+	run -66 --separate-stderr tf-eval -d ck missing.tfrecord
+	[[ "$stderr" == *"cannot open 'missing.tfrecord'"* ]]
+}

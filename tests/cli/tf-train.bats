@@ -1,0 +1,184 @@
+#!/usr/bin/env bats
+# tf-train: training, checkpoints and exact resume, bad input.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+# breast_cancer split as the reference figures split it: test rows are
+# those with index % 5 == 4 (shard 4 of a round-robin split into 5).
+split_bc() {
+	tf-csv2record "$DATA/breast_cancer.csv" -o bc.tfrecord
+	tf-records split -n 5 -o bc bc.tfrecord
+	TRAIN="bc-00000-of-00005 bc-00001-of-00005 bc-00002-of-00005 bc-00003-of-00005"
+	TEST=bc-00004-of-00005
+}
+
+@test "-h and --help print the same usage on stdout" {
+	run -0 --separate-stderr tf-train --help
+	[[ "$output" == Usage:* ]]
+	[ -z "$stderr" ]
+	help=$output
+	run -0 tf-train -h
+	[ "$output" = "$help" ]
+}
+
+@test "--version names the command and the library" {
+	run -0 tf-train --version
+	[[ "$output" =~ ^tf-train\ [0-9]+\.[0-9]+\.[0-9]+\ \(libtfcore ]]
+}
+
+@test "the man page documents exactly the options --help lists" {
+	diff <(help_options tf-train) <(man_options tf-train)
+}
+
+@test "--list-plugins shows the built-in ops and optimizers and where from" {
+	run -0 tf-train --list-plugins
+	[[ "$output" == *"optimizer  adam "*"/adam.so"* ]]
+	[[ "$output" == *"op         dense "* ]]
+	[[ "$output" == *"searched:"* ]]
+}
+
+@test "trains a dnn on breast_cancer; tf-eval on the test rows agrees" {
+	split_bc
+	run -0 --separate-stderr tf-train -q --schema bc.tfrecord.schema.json \
+		--epochs 40 --batch-size 32 --learning-rate 0.003 --checkpoint-dir ck $TRAIN
+	[ -z "$stderr" ]
+	[ "${#lines[@]}" -eq 1 ]
+	/usr/bin/python3 -c '
+import json, sys
+j = json.loads(sys.argv[1])
+assert j["final"] is True and j["step"] == 40 * 15, j
+for k in ("examples", "loss", "accuracy", "auc", "learning_rate", "examples_per_sec", "checkpoint"):
+    assert k in j, k
+assert j["checkpoint"] == "ck/model.ckpt-600", j' "$output"
+	[ -e ck/model.ckpt-600 ]
+	grep -q '^model_checkpoint_path: "model.ckpt-600"$' ck/checkpoint
+	run -0 tf-eval --checkpoint-dir ck $TEST
+	/usr/bin/python3 -c '
+import json, sys
+j = json.loads(sys.argv[1])
+assert j["examples"] == 113 and j["accuracy"] >= 0.95 and j["auc"] >= 0.98, j' "$output"
+}
+
+@test "resume: 30 steps, then 30 more, equals 60 in one run" {
+	split_bc
+	args="-q --schema bc.tfrecord.schema.json --model lr --batch-size 16 --shuffle-buffer 100 --seed 7 --epochs 0"
+	tf-train $args --max-steps 60 --checkpoint-dir one $TRAIN > one.json
+	tf-train $args --max-steps 30 --checkpoint-dir two $TRAIN > /dev/null
+	tf-train $args --max-steps 60 --checkpoint-dir two $TRAIN > two.json
+	cmp one/model.ckpt-60 two/model.ckpt-60
+	grep -q '"step":60' two.json
+	# a finished run resumed to the same step trains no more
+	run -0 tf-train $args --max-steps 60 --checkpoint-dir two $TRAIN
+	[[ "$output" == *'"step":60'* ]]
+	[[ "$output" == *'"examples":0'* ]]
+	# the optimizer cannot change under a checkpoint
+	run -64 --separate-stderr tf-train $args --optimizer sgd --max-steps 70 --checkpoint-dir two $TRAIN
+	[[ "$stderr" == *"was trained with --optimizer adam, not sgd"* ]]
+}
+
+@test "checkpoints: --save-every, --keep, --from-scratch" {
+	split_bc
+	tf-train -q --schema bc.tfrecord.schema.json --model lr --epochs 2 --batch-size 10 \
+		--save-every 10 --keep 2 --checkpoint-dir ck $TRAIN > /dev/null
+	# 46 steps an epoch: saves at 10, 20, ..., 90 and the end (92)
+	[ "$(ls ck | grep -c '^model.ckpt-')" -eq 2 ]
+	[ -e ck/model.ckpt-92 ] && [ -e ck/model.ckpt-90 ]
+	[ "$(grep -c all_model_checkpoint_paths ck/checkpoint)" -eq 2 ]
+	run -0 tf-train -q --schema bc.tfrecord.schema.json --model lr --epochs 1 \
+		--batch-size 10 --from-scratch --checkpoint-dir ck $TRAIN
+	[[ "$output" == *'"step":46'* ]]
+}
+
+@test "--steps-to-validate and --validate print JSON lines with validation metrics" {
+	split_bc
+	run -0 tf-train -q --schema bc.tfrecord.schema.json --model lr --epochs 1 \
+		--batch-size 10 --steps-to-validate 20 --validate $TEST $TRAIN
+	[ "${#lines[@]}" -eq 3 ]
+	[[ "${lines[0]}" == '{"step":20,'*'"validation":{"examples":113,'* ]]
+	[[ "${lines[2]}" == '{"final":true,"step":46,'* ]]
+}
+
+@test "multiclass (iris) and regression (diabetes) tasks" {
+	tf-csv2record "$DATA/iris.csv" -o iris.tfrecord
+	run -0 tf-train -q --epochs 60 --batch-size 16 --learning-rate 0.01 \
+		--checkpoint-dir ci iris.tfrecord
+	run -0 tf-eval -d ci --confusion iris.tfrecord
+	/usr/bin/python3 -c '
+import json, sys
+j = json.loads(sys.argv[1])
+assert j["task"] == "multiclass" and j["accuracy"] > 0.9 and len(j["confusion"]) == 3, j' "$output"
+	# an integer target is a regression target only when told so
+	tf-csv2record --label-type float "$DATA/diabetes_regression.csv" -o d.tfrecord
+	run -0 tf-train -q --model lr --epochs 200 --batch-size 32 --optimizer sgd \
+		--learning-rate 0.01 --checkpoint-dir cd d.tfrecord
+	run -0 tf-eval -d cd d.tfrecord
+	/usr/bin/python3 -c '
+import json, sys
+j = json.loads(sys.argv[1])
+assert j["task"] == "regression" and j["r2"] > 0.45, j
+assert set(j) >= {"mse", "rmse", "mae", "r2", "loss", "examples"}, j' "$output"
+}
+
+@test "standard input needs --schema and is read once" {
+	split_bc
+	run -64 --separate-stderr tf-train -q < bc.tfrecord
+	[[ "$stderr" == *"reading standard input needs --schema FILE"* ]]
+	run -0 --separate-stderr sh -c "tf-train -q --model lr --schema bc.tfrecord.schema.json --epochs 5 < bc.tfrecord"
+	[[ "$output" == *'"step":5,'* ]]
+}
+
+@test "a second run on the same checkpoint directory exits 75" {
+	split_bc
+	mkdir ck
+	flock ck/LOCK sleep 3 &
+	sleep 0.5
+	run -75 --separate-stderr tf-train -q --schema bc.tfrecord.schema.json --checkpoint-dir ck $TRAIN
+	[ "$stderr" = "tf-train: ck: another tf-train is using it" ]
+	wait
+}
+
+@test "a diverging loss stops the run with 70 and keeps the last checkpoint" {
+	split_bc
+	tf-train -q --schema bc.tfrecord.schema.json --model lr --max-steps 5 --epochs 0 \
+		--optimizer sgd --checkpoint-dir ck $TRAIN > /dev/null
+	run -70 --separate-stderr tf-train -q --schema bc.tfrecord.schema.json --model lr \
+		--no-normalize --optimizer sgd --learning-rate 1e38 --epochs 1 --checkpoint-dir ck $TRAIN
+	[[ "$stderr" == *"the loss is "*"stopping (the last checkpoint is kept"* ]]
+	grep -q 'model_checkpoint_path: "model.ckpt-5"' ck/checkpoint
+	[ "$(ls ck | grep -c '^model.ckpt-')" -eq 1 ]
+}
+
+@test "bad settings and bad input: a clear message and a sysexits code" {
+	split_bc
+	run -64 --separate-stderr tf-train --optimizer nope --schema bc.tfrecord.schema.json $TRAIN
+	[ "$stderr" = "tf-train: unknown optimizer 'nope' (see --list-plugins)" ]
+	run -64 --separate-stderr tf-train --model forest --schema bc.tfrecord.schema.json $TRAIN
+	[ "$stderr" = "tf-train: unknown model 'forest' (lr or dnn)" ]
+	run -64 --separate-stderr tf-train --hidden "10 x" --schema bc.tfrecord.schema.json $TRAIN
+	[[ "$stderr" == *"--hidden: '10 x' is not a list of layer sizes"* ]]
+	run -64 --separate-stderr tf-train --opt beta1=2 --schema bc.tfrecord.schema.json $TRAIN
+	[[ "$stderr" == *"optimizer 'adam': needs 0 <= beta1, beta2 < 1"* ]]
+	run -64 tf-train --learning-rate 0 $TRAIN
+	run -64 tf-train --batch-size x $TRAIN
+	run -64 tf-train --epochs 0 $TRAIN
+	run -64 tf-train --task clustering $TRAIN
+	run -66 --separate-stderr tf-train nothing.tfrecord
+	[[ "$stderr" == *"cannot open schema 'nothing.tfrecord.schema.json'"* ]]
+	run -66 --separate-stderr tf-train --schema bc.tfrecord.schema.json nothing.tfrecord
+	[[ "$stderr" == *"cannot open 'nothing.tfrecord'"* ]]
+}
+
+@test "a checkpoint of another model or a damaged one is refused and kept" {
+	split_bc
+	tf-csv2record "$DATA/iris.csv" -o iris.tfrecord
+	tf-train -q --epochs 1 --checkpoint-dir ck iris.tfrecord > /dev/null
+	run -65 --separate-stderr tf-train -q --checkpoint-dir ck --schema bc.tfrecord.schema.json $TRAIN
+	[[ "$stderr" == *"is a checkpoint of another model: it takes 4 features and label 'label', the data (bc.tfrecord.schema.json) has 30"* ]]
+	f=$(ls ck/model.ckpt-*)
+	cp "$f" saved
+	flip_byte "$f" 100
+	run -65 --separate-stderr tf-train -q --checkpoint-dir ck iris.tfrecord
+	[[ "$stderr" == *"corrupted record at"*"(remove it or use --from-scratch)"* ]]
+	! cmp -s "$f" saved   # kept as it was, not overwritten
+}

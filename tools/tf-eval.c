@@ -1,0 +1,238 @@
+/*
+ * tf-eval - evaluate a trained checkpoint on TFRecord files, or write one
+ * prediction per record.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tf/tf.h"
+#include "tool.h"
+
+static void
+usage(void)
+{
+	printf("Usage: %s --checkpoint-dir=DIR [OPTION]... [FILE]...\n"
+	       "Evaluate the latest checkpoint of DIR on TFRecord files (from "
+	       "tf-csv2record),\nor with --predict write one prediction per "
+	       "record.  With no FILE, or when\nFILE is -, read standard "
+	       "input.\n\n"
+	       "  -b, --batch-size=N        examples a step (default 1024)\n"
+	       "      --checkpoint=FILE     a checkpoint file instead of the "
+	       "latest\n"
+	       "  -d, --checkpoint-dir=DIR  the latest checkpoint of DIR\n"
+	       "      --confusion           add the confusion matrix to the "
+	       "JSON\n"
+	       "      --csv                 --predict: CSV instead of JSON "
+	       "lines\n"
+	       "      --human               a table instead of JSON\n"
+	       "      --plugin-dir=DIR      look for plugins in DIR first\n"
+	       "  -p, --predict             one prediction per record\n"
+	       "  -j, --threads=N           threads for matrix products "
+	       "(default 1)\n"
+	       "  -h, --help                show this help and exit\n"
+	       "  -V, --version             show the version and exit\n\n"
+	       "Exit status: 0 success, 64 usage, 65 bad data or checkpoint, "
+	       "66 missing input\nor checkpoint, 74 I/O error.\n",
+	       tool_name);
+}
+
+enum { OPT_CKPT = 256, OPT_CONFUSION, OPT_CSV, OPT_HUMAN, OPT_PLUGIN_DIR };
+
+static const struct option options[] = {
+    {"batch-size", required_argument, NULL, 'b'},
+    {"checkpoint", required_argument, NULL, OPT_CKPT},
+    {"checkpoint-dir", required_argument, NULL, 'd'},
+    {"confusion", no_argument, NULL, OPT_CONFUSION},
+    {"csv", no_argument, NULL, OPT_CSV},
+    {"help", no_argument, NULL, 'h'},
+    {"human", no_argument, NULL, OPT_HUMAN},
+    {"plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR},
+    {"predict", no_argument, NULL, 'p'},
+    {"threads", required_argument, NULL, 'j'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
+};
+
+/* One prediction: JSON or CSV. */
+static void
+print_prediction(int task, int64_t classes, const float *p, int csv)
+{
+	char num[48];
+	if (task == TF_TASK_REGRESSION) {
+		tf_format_float(num, sizeof num, p[0]);
+		printf(csv ? "%s\n" : "{\"prediction\":%s}\n", num);
+		return;
+	}
+	if (task == TF_TASK_BINARY) {
+		tf_format_float(num, sizeof num, p[0]);
+		printf(csv ? "%d,%s\n" : "{\"class\":%d,\"probability\":%s}\n",
+		       p[0] >= 0.5f, num);
+		return;
+	}
+	int64_t k = 0;
+	for (int64_t c = 1; c < classes; c++) {
+		k = p[c] > p[k] ? c : k;
+	}
+	printf(csv ? "%lld" : "{\"class\":%lld,\"probabilities\":[",
+	       (long long)k);
+	for (int64_t c = 0; c < classes; c++) {
+		tf_format_float(num, sizeof num, p[c]);
+		printf(csv ? ",%s" : "%s%s", csv ? num : (c ? "," : ""),
+		       csv ? "" : num);
+	}
+	printf(csv ? "\n" : "]}\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	tool_name = "tf-eval";
+	static struct tf_registry *reg;
+	static struct tf_model *model;
+	reg = tf_registry_new();
+	model = tf_model_new();
+	if (reg == NULL || model == NULL) {
+		die(EX_OSERR, "out of memory");
+	}
+	const char *ckpt = NULL;
+	size_t bs = 1024;
+	int predict = 0, csv = 0, human = 0, confusion = 0, threads = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, "b:d:hj:pV", options, NULL)) !=
+	       -1) {
+		switch (c) {
+		case 'b':
+			bs =
+			    (size_t)opt_int("--batch-size", optarg, 1, 1 << 24);
+			break;
+		case 'd':
+		case OPT_CKPT:
+			ckpt = optarg;
+			break;
+		case 'h':
+			usage();
+			return 0;
+		case 'j':
+			threads = (int)opt_int("--threads", optarg, 1, 256);
+			break;
+		case 'p':
+			predict = 1;
+			break;
+		case 'V':
+			print_version();
+			return 0;
+		case OPT_CONFUSION:
+			confusion = 1;
+			break;
+		case OPT_CSV:
+			csv = 1;
+			break;
+		case OPT_HUMAN:
+			human = 1;
+			break;
+		case OPT_PLUGIN_DIR:
+			tf_registry_add_dir(reg, optarg);
+			break;
+		default:
+			fprintf(stderr, "try '%s --help'\n", tool_name);
+			return EX_USAGE;
+		}
+	}
+	if (ckpt == NULL) {
+		usage_error("say which model: --checkpoint-dir DIR or "
+		            "--checkpoint FILE");
+	}
+	if (csv && !predict) {
+		usage_error("--csv goes with --predict");
+	}
+	if (tf_registry_load(reg) != TF_OK) {
+		die(EX_SOFTWARE, "%s", tf_errmsg(reg));
+	}
+	tf_set_threads(threads);
+	if (tf_model_load(model, reg, ckpt) != TF_OK) {
+		die_status(tf_errcode(model), tf_errmsg(model));
+	}
+	struct tf_graph *g = tf_model_graph(model);
+	struct tf_dataset *ds = tf_model_dataset(model);
+	int task = tf_dataset_task(ds);
+	int64_t classes = tf_dataset_classes(ds);
+	int64_t w = tf_dataset_width(ds);
+	static const char *stdin_only[] = {"-"};
+	const char *const *files =
+	    optind < argc ? (const char *const *)argv + optind : stdin_only;
+	size_t nfiles = optind < argc ? (size_t)(argc - optind) : 1;
+	tf_dataset_set_label_optional(ds, predict);
+	if (tf_dataset_open(ds, files, nfiles, 1, 1, 0) != TF_OK) {
+		die_status(tf_errcode(ds), tf_errmsg(ds));
+	}
+	float *x = malloc(bs * (size_t)w * sizeof(float));
+	float *y = malloc(bs * sizeof(float));
+	static struct tf_metrics *m;
+	m = tf_metrics_new(task, classes);
+	if (x == NULL || y == NULL || m == NULL) {
+		die(EX_OSERR, "out of memory");
+	}
+	size_t rows;
+	int rc;
+	int64_t pw = task == TF_TASK_MULTICLASS ? classes : 1;
+	if (predict && csv) {
+		if (task == TF_TASK_MULTICLASS) {
+			printf("class");
+			for (int64_t k = 0; k < classes; k++) {
+				printf(",p%lld", (long long)k);
+			}
+			printf("\n");
+		} else {
+			printf(task == TF_TASK_BINARY ? "class,probability\n"
+			                              : "prediction\n");
+		}
+	}
+	while ((rc = tf_dataset_next(ds, x, y, bs, &rows)) == TF_OK) {
+		tf_graph_feed(g, "x", x, (int64_t)rows);
+		tf_graph_feed(g, "label", y, (int64_t)rows);
+		/* Predictions do not need the loss: a missing label (NaN) is
+		 * fine there. */
+		int frc = tf_graph_forward(g, 0);
+		const struct tf_tensor *p =
+		    tf_graph_value(g, tf_model_prediction(model));
+		if (frc != TF_OK && (!predict || p == NULL)) {
+			die_status(frc, tf_errmsg(g));
+		}
+		if (predict) {
+			for (size_t r = 0; r < rows; r++) {
+				print_prediction(
+				    task, classes,
+				    tf_tensor_f32(p) + r * (size_t)pw, csv);
+			}
+			continue;
+		}
+		tf_metrics_add(m, tf_tensor_f32(p), y, rows, tf_graph_loss(g));
+	}
+	if (rc != TF_EOF) {
+		die_status(rc, tf_errmsg(ds));
+	}
+	if (!predict) {
+		char *out = NULL;
+		if (human) {
+			tf_metrics_text(m, &out);
+			printf("checkpoint %s\n%s", tf_model_checkpoint(model),
+			       out);
+		} else {
+			tf_metrics_json(m, confusion, &out);
+			printf("{%s,\"task\":\"%s\"}\n", out,
+			       tf_task_name(task));
+		}
+		free(out);
+	}
+	free(x);
+	free(y);
+	tf_metrics_free(m);
+	tf_model_free(model);
+	tf_registry_free(reg);
+	if (fflush(stdout) != 0) {
+		die(EX_IOERR, "write error");
+	}
+	return 0;
+}
