@@ -107,9 +107,10 @@ $(B)/lib/example.pb-c.o: $(B)/gen/example.pb-c.c
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(LIBCFLAGS) -Wno-unused-parameter -c -o $@ $<
 
+# Kernels: loops the compiler should vectorize.
 $(B)/lib/kernels/%.o: kernels/cpu/%.c
 	@mkdir -p $(@D)
-	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(LIBCFLAGS) -c -o $@ $<
+	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(LIBCFLAGS) -O3 -c -o $@ $<
 
 $(B)/lib/%.o: libtfcore/%.c $(B)/gen/example.pb-c.h
 	@mkdir -p $(@D)

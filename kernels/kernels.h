@@ -47,13 +47,16 @@ extern const struct tf_kernels tfi_cpu_kernels;
 void threads_cpu(int n);
 void gemm_cpu(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
               const float *a, const float *b, float beta, float *c);
-void add_bias_cpu(float *y, const float *b, int64_t rows, int64_t cols);
-void bias_grad_cpu(const float *dy, float *db, int64_t rows, int64_t cols);
+void add_bias_cpu(float *restrict y, const float *restrict b, int64_t rows,
+                  int64_t cols);
+void bias_grad_cpu(const float *restrict dy, float *restrict db, int64_t rows,
+                   int64_t cols);
 void copy_cpu(const float *x, float *y, size_t n);
 void zero_cpu(float *y, size_t n);
 void add_cpu(const float *x, float *y, size_t n);
-void relu_forward_cpu(const float *x, float *y, size_t n);
-void relu_backward_cpu(const float *y, const float *dy, float *dx, size_t n);
+void relu_forward_cpu(const float *restrict x, float *restrict y, size_t n);
+void relu_backward_cpu(const float *restrict y, const float *restrict dy,
+                       float *restrict dx, size_t n);
 void sigmoid_forward_cpu(const float *x, float *y, size_t n);
 void sigmoid_backward_cpu(const float *y, const float *dy, float *dx, size_t n);
 void tanh_forward_cpu(const float *x, float *y, size_t n);

@@ -6,19 +6,22 @@
 
 #include "kernels/kernels.h"
 
+/* Branch-free loops over restrict pointers, so the compiler vectorizes
+ * them (signs are random: a branch would be mispredicted half the time). */
 void
-relu_forward_cpu(const float *x, float *y, size_t n)
+relu_forward_cpu(const float *restrict x, float *restrict y, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		y[i] = x[i] > 0 ? x[i] : 0;
+		y[i] = x[i] > 0.0f ? x[i] : 0.0f;
 	}
 }
 
 void
-relu_backward_cpu(const float *y, const float *dy, float *dx, size_t n)
+relu_backward_cpu(const float *restrict y, const float *restrict dy,
+                  float *restrict dx, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		dx[i] += y[i] > 0 ? dy[i] : 0;
+		dx[i] += (float)(y[i] > 0.0f) * dy[i];
 	}
 }
 

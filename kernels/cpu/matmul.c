@@ -26,7 +26,8 @@ gemm_cpu(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
 
 /* y: (rows, cols) += b: (cols) */
 void
-add_bias_cpu(float *y, const float *b, int64_t rows, int64_t cols)
+add_bias_cpu(float *restrict y, const float *restrict b, int64_t rows,
+             int64_t cols)
 {
 	for (int64_t r = 0; r < rows; r++) {
 		float *row = y + r * cols;
@@ -38,7 +39,8 @@ add_bias_cpu(float *y, const float *b, int64_t rows, int64_t cols)
 
 /* db: (cols) += column sums of dy: (rows, cols) */
 void
-bias_grad_cpu(const float *dy, float *db, int64_t rows, int64_t cols)
+bias_grad_cpu(const float *restrict dy, float *restrict db, int64_t rows,
+              int64_t cols)
 {
 	for (int64_t r = 0; r < rows; r++) {
 		const float *row = dy + r * cols;
