@@ -185,6 +185,7 @@ fuzz: $(ALIB)
 bench: all
 	@sh mk/deps.sh bench
 	@B=$(B) sh bench/csv2record
+	@B=$(B) sh bench/train
 
 lint:
 	@sh mk/deps.sh lint
