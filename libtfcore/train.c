@@ -11,6 +11,7 @@
 
 #include "internal.h"
 #include "tf/checkpoint.h"
+#include "tf/events.h"
 #include "tf/metrics.h"
 #include "tf/train.h"
 
@@ -170,6 +171,8 @@ struct run {
 	int task;
 	int64_t classes;
 	uint64_t step, examples, epoch, done;
+	struct tf_metrics *vm; /* validation */
+	struct tf_events *ev;  /* TensorBoard, with --logdir */
 	char *optimizer;
 	double lr0;
 	json_t *hparams;
@@ -249,18 +252,18 @@ restore(struct run *r, const char *name, float *dst, size_t n)
 	return TF_OK;
 }
 
-/* Evaluate the graph on a dataset; metrics as JSON members into out. */
+/* Evaluate the graph on a file into m (reset first). */
 static int
-evaluate(struct run *r, const char *file, char **out)
+evaluate(struct run *r, const char *file, struct tf_metrics *m)
 {
 	struct tf_dataset *vd = tf_dataset_new();
-	struct tf_metrics *m = tf_metrics_new(r->task, r->classes);
+	tf_metrics_reset(m);
 	int64_t w = tf_dataset_width(r->ds);
 	size_t bs = r->cfg->batch_size;
 	float *x = malloc(bs * (size_t)w * sizeof(float));
 	float *y = malloc(bs * sizeof(float));
 	int rc = TF_OK;
-	if (!vd || !m || !x || !y) {
+	if (!vd || !x || !y) {
 		rc = fail(r, TF_ENOMEM, "out of memory");
 		goto done;
 	}
@@ -295,11 +298,10 @@ evaluate(struct run *r, const char *file, char **out)
 		rc = fail(r, rc, "%s", tf_errmsg(vd));
 		goto done;
 	}
-	rc = tf_metrics_json(m, 0, out);
+	rc = TF_OK;
 done:
 	free(x);
 	free(y);
-	tf_metrics_free(m);
 	tf_dataset_free(vd);
 	return rc;
 }
@@ -323,7 +325,31 @@ report(struct run *r, struct tf_metrics *m, double lr, double eps, int final)
 	char *train = NULL, *val = NULL;
 	int rc = tf_metrics_json(m, 0, &train);
 	if (rc == TF_OK && r->cfg->validate != NULL) {
-		rc = evaluate(r, r->cfg->validate, &val);
+		rc = evaluate(r, r->cfg->validate, r->vm);
+		if (rc == TF_OK) {
+			rc = tf_metrics_json(r->vm, 0, &val);
+		}
+	}
+	if (rc == TF_OK && r->ev != NULL && tf_metrics_count(m) > 0) {
+		const char *tags[] = {"train/loss", "train/accuracy",
+		                      "train/auc", "learning_rate",
+		                      "examples_per_sec"};
+		double v[] = {tf_metrics_loss(m), tf_metrics_accuracy(m),
+		              tf_metrics_auc(m), lr, eps};
+		rc = tf_events_scalars(r->ev, (int64_t)r->step, tags, v, 5);
+	}
+	if (rc == TF_OK && r->ev != NULL && val != NULL) {
+		const char *tags[] = {"validation/loss", "validation/accuracy",
+		                      "validation/auc"};
+		double v[] = {tf_metrics_loss(r->vm),
+		              tf_metrics_accuracy(r->vm),
+		              tf_metrics_auc(r->vm)};
+		rc = tf_events_scalars(r->ev, (int64_t)r->step, tags, v, 3);
+	}
+	if (rc != TF_OK && r->ev != NULL && tf_errcode(r->ev) != TF_OK) {
+		free(train);
+		free(val);
+		return fail(r, tf_errcode(r->ev), "%s", tf_errmsg(r->ev));
 	}
 	if (rc != TF_OK) {
 		free(train);
@@ -636,7 +662,16 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 	x = malloc(bs * (size_t)w * sizeof(float));
 	y = malloc(bs * sizeof(float));
 	m = tf_metrics_new(r.task, r.classes);
-	if (!x || !y || !m) {
+	r.vm = tf_metrics_new(r.task, r.classes);
+	if (cfg->logdir != NULL) {
+		r.ev = tf_events_new();
+		if (r.ev != NULL &&
+		    (rc = tf_events_open(r.ev, cfg->logdir)) != TF_OK) {
+			rc = fail(&r, rc, "%s", tf_errmsg(r.ev));
+			goto out;
+		}
+	}
+	if (!x || !y || !m || !r.vm || (cfg->logdir != NULL && !r.ev)) {
 		rc = fail(&r, TF_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -727,6 +762,8 @@ out:
 	free(x);
 	free(y);
 	tf_metrics_free(m);
+	tf_metrics_free(r.vm);
+	tf_events_free(r.ev);
 	free(r.spec);
 	free(r.optimizer);
 	json_decref(r.hparams);

@@ -63,6 +63,8 @@ usage(void)
 	       "      --from-scratch         ignore existing checkpoints\n"
 	       "      --keep=N               checkpoints to keep (default "
 	       "5)\n"
+	       "      --logdir=DIR           TensorBoard event files of the "
+	       "JSON lines' scalars\n"
 	       "      --save-every=N         checkpoint every N steps "
 	       "(default: at the end)\n"
 	       "      --save-every-secs=S    ... or every S seconds\n"
@@ -94,6 +96,7 @@ enum {
 	OPT_L2,
 	OPT_LABEL,
 	OPT_LIST,
+	OPT_LOGDIR,
 	OPT_LR,
 	OPT_LR_RATE,
 	OPT_LR_STAIR,
@@ -127,6 +130,7 @@ static const struct option options[] = {
     {"label", required_argument, NULL, OPT_LABEL},
     {"learning-rate", required_argument, NULL, OPT_LR},
     {"list-plugins", no_argument, NULL, OPT_LIST},
+    {"logdir", required_argument, NULL, OPT_LOGDIR},
     {"lr-decay-rate", required_argument, NULL, OPT_LR_RATE},
     {"lr-decay-steps", required_argument, NULL, OPT_LR_STEPS},
     {"lr-staircase", no_argument, NULL, OPT_LR_STAIR},
@@ -264,6 +268,9 @@ main(int argc, char **argv)
 			break;
 		case OPT_LIST:
 			list = 1;
+			break;
+		case OPT_LOGDIR:
+			cfg.logdir = optarg;
 			break;
 		case OPT_LR:
 			cfg.learning_rate =

@@ -182,3 +182,32 @@ assert set(j) >= {"mse", "rmse", "mae", "r2", "loss", "examples"}, j' "$output"
 	[[ "$stderr" == *"corrupted record at"*"(remove it or use --from-scratch)"* ]]
 	! cmp -s "$f" saved   # kept as it was, not overwritten
 }
+
+@test "--logdir writes a TensorBoard event file that protobuf reads" {
+	split_bc
+	tf-train -q --schema bc.tfrecord.schema.json --model lr --epochs 1 --batch-size 10 \
+		--steps-to-validate 20 --validate $TEST --logdir logs $TRAIN > /dev/null
+	f=$(ls logs/events.out.tfevents.*)
+	run -0 tf-records count "$f"
+	[ "$output" = 7 ]
+	mkdir pb
+	protoc -I"$TOP/tests/proto" --python_out=pb "$TOP/tests/proto/event.proto"
+	run -0 /usr/bin/python3 -c '
+import sys
+sys.path.insert(0, "pb")
+sys.path.insert(0, sys.argv[2])
+from pydecode import records
+import event_pb2
+evs = []
+for data in records(sys.argv[1]):
+    e = event_pb2.Event()
+    e.ParseFromString(data)
+    evs.append(e)
+assert evs[0].file_version == "brain.Event:2"
+steps = [e.step for e in evs[1:]]
+assert steps == [20, 20, 40, 40, 46, 46], steps
+tags = {v.tag for e in evs for v in e.summary.value}
+assert {"train/loss", "train/auc", "validation/accuracy", "learning_rate"} <= tags, tags
+print("ok")' "$f" "$TOP/tests/cli"
+	[ "$output" = ok ]
+}

@@ -10,6 +10,7 @@
 #include "tf/dataset.h"
 #include "tf/device.h"
 #include "tf/error.h"
+#include "tf/events.h"
 #include "tf/example.h"
 #include "tf/graph.h"
 #include "tf/input.h"

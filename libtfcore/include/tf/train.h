@@ -46,6 +46,7 @@ struct tf_train_config {
 	double l1, l2;              /* regularisation added to the gradients */
 	uint64_t steps_to_validate; /* 0: only at the end */
 	const char *validate;       /* validation file, or NULL */
+	const char *logdir;         /* TensorBoard event files, or NULL */
 	const char *checkpoint_dir; /* NULL: no checkpoints */
 	uint64_t save_every;        /* steps; 0: at the end only */
 	double save_every_secs;
