@@ -156,7 +156,7 @@ $(addprefix $(B)/tests/,$(SHARED_TESTS)): $(B)/tests/%: tests/unit/%.c tests/uni
 # Unit tests link the static library so they can reach internals.
 $(B)/tests/%: tests/unit/%.c tests/unit/test.h $(ALIB)
 	@mkdir -p $(@D)
-	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -DTF_BUILDING_LIBRARY -Ilibtfcore -Itests/unit -o $@ $< $(ALIB) $(LIBS) $(LDFLAGS)
+	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -DTF_BUILDING_LIBRARY -Ilibtfcore -I. -Itests/unit -o $@ $< $(ALIB) $(LIBS) $(LDFLAGS)
 
 # Fuzz targets, built with a plain driver that runs each seed once.
 $(B)/fuzz-run/%: tests/fuzz/%.c tests/fuzz/driver.c $(ALIB)

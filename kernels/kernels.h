@@ -32,6 +32,22 @@ struct tf_kernels {
 	void (*softmax)(const float *x, float *y, int64_t rows, int64_t cols);
 	void (*softmax_grad)(const float *y, const float *dy, float *dx,
 	                     int64_t rows, int64_t cols);
+	void (*dropout)(const float *x, float *y, float *mask, size_t n,
+	                float keep, uint64_t seed);
+	void (*dropout_grad)(const float *mask, const float *dy, float *dx,
+	                     size_t n);
+	void (*bn_train)(const float *x, float *y, float *xhat, float *inv_std,
+	                 const float *gamma, const float *beta, float *mean_avg,
+	                 float *var_avg, int64_t rows, int64_t cols, float eps,
+	                 float momentum);
+	void (*bn_infer)(const float *x, float *y, const float *gamma,
+	                 const float *beta, const float *mean_avg,
+	                 const float *var_avg, int64_t rows, int64_t cols,
+	                 float eps);
+	void (*bn_grad)(const float *dy, const float *xhat,
+	                const float *inv_std, const float *gamma, float *dx,
+	                float *dgamma, float *dbeta, int64_t rows,
+	                int64_t cols);
 	double (*softmax_xent)(const float *logits, const float *labels,
 	                       float *dlogits, float scale, int64_t rows,
 	                       int64_t cols);
@@ -64,6 +80,22 @@ void tanh_backward_cpu(const float *y, const float *dy, float *dx, size_t n);
 void softmax_forward_cpu(const float *x, float *y, int64_t rows, int64_t cols);
 void softmax_backward_cpu(const float *y, const float *dy, float *dx,
                           int64_t rows, int64_t cols);
+void dropout_forward_cpu(const float *x, float *y, float *mask, size_t n,
+                         float keep, uint64_t seed);
+void dropout_backward_cpu(const float *mask, const float *dy, float *dx,
+                          size_t n);
+void batchnorm_train_cpu(const float *x, float *y, float *xhat, float *inv_std,
+                         const float *gamma, const float *beta, float *mean_avg,
+                         float *var_avg, int64_t rows, int64_t cols, float eps,
+                         float momentum);
+void batchnorm_infer_cpu(const float *x, float *y, const float *gamma,
+                         const float *beta, const float *mean_avg,
+                         const float *var_avg, int64_t rows, int64_t cols,
+                         float eps);
+void batchnorm_backward_cpu(const float *dy, const float *xhat,
+                            const float *inv_std, const float *gamma, float *dx,
+                            float *dgamma, float *dbeta, int64_t rows,
+                            int64_t cols);
 double softmax_xent_cpu(const float *logits, const float *labels,
                         float *dlogits, float scale, int64_t rows,
                         int64_t cols);

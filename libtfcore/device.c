@@ -30,6 +30,11 @@ const struct tf_kernels tfi_cpu_kernels = {
     .tanh_grad = tanh_backward_cpu,
     .softmax = softmax_forward_cpu,
     .softmax_grad = softmax_backward_cpu,
+    .dropout = dropout_forward_cpu,
+    .dropout_grad = dropout_backward_cpu,
+    .bn_train = batchnorm_train_cpu,
+    .bn_infer = batchnorm_infer_cpu,
+    .bn_grad = batchnorm_backward_cpu,
     .softmax_xent = softmax_xent_cpu,
     .sigmoid_xent = sigmoid_xent_cpu,
     .mse = mse_cpu,
@@ -151,6 +156,46 @@ tf_softmax_grad(struct tf_device *d, const float *y, const float *dy, float *dx,
                 int64_t rows, int64_t cols)
 {
 	d->k->softmax_grad(y, dy, dx, rows, cols);
+}
+
+void
+tf_dropout(struct tf_device *d, const float *x, float *y, float *mask, size_t n,
+           float keep, uint64_t seed)
+{
+	d->k->dropout(x, y, mask, n, keep, seed);
+}
+
+void
+tf_dropout_grad(struct tf_device *d, const float *mask, const float *dy,
+                float *dx, size_t n)
+{
+	d->k->dropout_grad(mask, dy, dx, n);
+}
+
+void
+tf_batchnorm_train(struct tf_device *d, const float *x, float *y, float *xhat,
+                   float *inv_std, const float *gamma, const float *beta,
+                   float *mean_avg, float *var_avg, int64_t rows, int64_t cols,
+                   float eps, float momentum)
+{
+	d->k->bn_train(x, y, xhat, inv_std, gamma, beta, mean_avg, var_avg,
+	               rows, cols, eps, momentum);
+}
+
+void
+tf_batchnorm_infer(struct tf_device *d, const float *x, float *y,
+                   const float *gamma, const float *beta, const float *mean_avg,
+                   const float *var_avg, int64_t rows, int64_t cols, float eps)
+{
+	d->k->bn_infer(x, y, gamma, beta, mean_avg, var_avg, rows, cols, eps);
+}
+
+void
+tf_batchnorm_grad(struct tf_device *d, const float *dy, const float *xhat,
+                  const float *inv_std, const float *gamma, float *dx,
+                  float *dgamma, float *dbeta, int64_t rows, int64_t cols)
+{
+	d->k->bn_grad(dy, xhat, inv_std, gamma, dx, dgamma, dbeta, rows, cols);
 }
 
 double

@@ -52,6 +52,7 @@ struct tf_node {
 	struct pdecl params[MAX_PARAMS];
 	int nparams;
 	double loss;
+	float *saved[4];
 };
 
 /* Step memory: blocks kept across steps, reset at each forward. */
@@ -75,6 +76,7 @@ struct tf_graph {
 	int nblocks, cur;
 	int64_t rows;
 	int forward_done;
+	struct tf_rng rng;
 };
 
 struct tf_graph *
@@ -573,6 +575,32 @@ tf_node_scratch(struct tf_node *n, size_t floats)
 }
 
 void
+tf_node_set_saved(struct tf_node *n, int slot, float *p)
+{
+	if (slot >= 0 && slot < 4) {
+		n->saved[slot] = p;
+	}
+}
+
+float *
+tf_node_saved(struct tf_node *n, int slot)
+{
+	return slot >= 0 && slot < 4 ? n->saved[slot] : NULL;
+}
+
+uint64_t
+tf_node_random(struct tf_node *n)
+{
+	return tf_rng_next(&n->g->rng);
+}
+
+struct tf_rng *
+tf_graph_rng(struct tf_graph *g)
+{
+	return &g->rng;
+}
+
+void
 tf_node_set_loss(struct tf_node *n, double loss)
 {
 	n->loss = loss;
@@ -686,6 +714,7 @@ tf_graph_build(struct tf_graph *g, const struct tf_registry *r,
 	}
 	struct tf_rng rng;
 	tf_rng_seed(&rng, seed);
+	tf_rng_seed(&g->rng, seed ^ 0x5deece66dull); /* for the ops */
 	for (int i = 0; i < g->n; i++) {
 		struct tf_node *nd = &g->nodes[i];
 		for (int k = 0; k < nd->nparams; k++) {

@@ -13,6 +13,7 @@
 #include "tf/checkpoint.h"
 #include "tf/events.h"
 #include "tf/metrics.h"
+#include "tf/rng.h"
 #include "tf/train.h"
 
 void
@@ -21,6 +22,8 @@ tf_train_config_init(struct tf_train_config *cfg)
 	memset(cfg, 0, sizeof *cfg);
 	cfg->model = "dnn";
 	cfg->hidden = "128 32 8";
+	cfg->bn_epsilon = 0.001;
+	cfg->keep_prob = 1.0;
 	cfg->optimizer = NULL;  /* adam, or the checkpoint's */
 	cfg->learning_rate = 0; /* 0.001, or the checkpoint's */
 	cfg->normalize = 1;
@@ -43,7 +46,8 @@ loss_op(int task)
 
 int
 tf_model_spec(const char *model, const char *hidden, int64_t inputs, int task,
-              int64_t classes, char **spec, char *err, size_t errlen)
+              int64_t classes, double bn_epsilon, double keep, char **spec,
+              char *err, size_t errlen)
 {
 	struct tfi_buf b = {0};
 	char line[160];
@@ -82,8 +86,19 @@ tf_model_spec(const char *model, const char *hidden, int64_t inputs, int task,
 			layer++;
 			PUT("node h%d dense %s units=%ld\n", layer, prev,
 			    units);
-			PUT("node a%d relu h%d\n", layer, layer);
+			if (bn_epsilon > 0) {
+				PUT("node n%d batchnorm h%d epsilon=%.9g\n",
+				    layer, layer, bn_epsilon);
+				PUT("node a%d relu n%d\n", layer, layer);
+			} else {
+				PUT("node a%d relu h%d\n", layer, layer);
+			}
 			snprintf(name, sizeof name, "a%d", layer);
+			if (keep < 1) {
+				PUT("node d%d dropout a%d keep=%.9g\n", layer,
+				    layer, keep);
+				snprintf(name, sizeof name, "d%d", layer);
+			}
 			prev = name;
 			p = end;
 		}
@@ -208,6 +223,15 @@ save(struct run *r)
 	    "prediction", prediction_node(r->task), "classes",
 	    (json_int_t)r->classes, "schema", tf_dataset_schema_text(r->ds),
 	    "library", tf_version(), "normalize", r->cfg->normalize);
+	/* The generator of dropout masks, to continue where it stood. */
+	const struct tf_rng *rng = tf_graph_rng(r->g);
+	char rs[80];
+	snprintf(rs, sizeof rs, "%016llx%016llx%016llx%016llx",
+	         (unsigned long long)rng->s[0], (unsigned long long)rng->s[1],
+	         (unsigned long long)rng->s[2], (unsigned long long)rng->s[3]);
+	if (h != NULL) {
+		json_object_set_new(h, "rng", json_string(rs));
+	}
 	char *text = h ? json_dumps(h, JSON_COMPACT) : NULL;
 	json_decref(h);
 	if (text == NULL) {
@@ -250,6 +274,25 @@ restore(struct run *r, const char *name, float *dst, size_t n)
 	}
 	memcpy(dst, src, n * sizeof(float));
 	return TF_OK;
+}
+
+/* Put the graph's generator back where the checkpoint left it. */
+static void
+restore_rng(struct run *r)
+{
+	json_error_t je;
+	json_t *h = json_loads(tf_ckpt_header(r->ck), 0, &je);
+	const char *rs = json_string_value(json_object_get(h, "rng"));
+	struct tf_rng *rng = tf_graph_rng(r->g);
+	if (rs != NULL && strlen(rs) == 64) {
+		for (int i = 0; i < 4; i++) {
+			char part[17];
+			memcpy(part, rs + 16 * i, 16);
+			part[16] = '\0';
+			rng->s[i] = strtoull(part, NULL, 16);
+		}
+	}
+	json_decref(h);
 }
 
 /* Evaluate the graph on a file into m (reset first). */
@@ -552,7 +595,8 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 		char err[256];
 		rc = tf_model_spec(cfg->model, cfg->hidden,
 		                   tf_dataset_width(r->ds), r->task, r->classes,
-		                   &r->spec, err, sizeof err);
+		                   cfg->enable_bn ? cfg->bn_epsilon : 0,
+		                   cfg->keep_prob, &r->spec, err, sizeof err);
 		if (rc != TF_OK) {
 			return fail(r, rc, "%s", err);
 		}
@@ -620,6 +664,7 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 			return rc;
 		}
 		tf_optim_set_steps(r->o, r->step);
+		restore_rng(r);
 	}
 	tf_dataset_set_normalize(r->ds, cfg->normalize);
 	rc = tf_dataset_open(r->ds, cfg->inputs, cfg->ninputs, cfg->epochs,

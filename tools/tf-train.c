@@ -24,6 +24,12 @@ usage(void)
 	       "--schema).  With --checkpoint-dir\na run resumes from the "
 	       "latest checkpoint there.\n\n"
 	       "Model:\n"
+	       "      --bn-epsilon=X         batch norm epsilon (default "
+	       "0.001)\n"
+	       "      --dropout-keep-prob=P  dnn: dropout after each hidden "
+	       "layer\n"
+	       "      --enable-bn            dnn: batch normalisation in each "
+	       "hidden layer\n"
 	       "      --hidden=SIZES         dnn hidden layers (default "
 	       "\"128 32 8\")\n"
 	       "      --label=NAME           the label feature (default: the "
@@ -89,6 +95,9 @@ usage(void)
 
 enum {
 	OPT_CKPT = 256,
+	OPT_BN,
+	OPT_BN_EPS,
+	OPT_DROPOUT,
 	OPT_FROM_SCRATCH,
 	OPT_HIDDEN,
 	OPT_KEEP,
@@ -119,7 +128,10 @@ enum {
 
 static const struct option options[] = {
     {"batch-size", required_argument, NULL, 'b'},
+    {"bn-epsilon", required_argument, NULL, OPT_BN_EPS},
     {"checkpoint-dir", required_argument, NULL, OPT_CKPT},
+    {"dropout-keep-prob", required_argument, NULL, OPT_DROPOUT},
+    {"enable-bn", no_argument, NULL, OPT_BN},
     {"epochs", required_argument, NULL, 'e'},
     {"from-scratch", no_argument, NULL, OPT_FROM_SCRATCH},
     {"help", no_argument, NULL, 'h'},
@@ -245,8 +257,25 @@ main(int argc, char **argv)
 		case 'V':
 			print_version();
 			return 0;
+		case OPT_BN:
+			cfg.enable_bn = 1;
+			break;
+		case OPT_BN_EPS:
+			cfg.bn_epsilon = opt_double("--bn-epsilon", optarg);
+			if (!(cfg.bn_epsilon > 0)) {
+				usage_error("--bn-epsilon must be above 0");
+			}
+			break;
 		case OPT_CKPT:
 			cfg.checkpoint_dir = optarg;
+			break;
+		case OPT_DROPOUT:
+			cfg.keep_prob =
+			    opt_double("--dropout-keep-prob", optarg);
+			if (!(cfg.keep_prob > 0 && cfg.keep_prob <= 1)) {
+				usage_error(
+				    "--dropout-keep-prob must be in (0, 1]");
+			}
 			break;
 		case OPT_FROM_SCRATCH:
 			cfg.from_scratch = 1;

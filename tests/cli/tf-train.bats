@@ -72,6 +72,13 @@ assert j["examples"] == 113 and j["accuracy"] >= 0.95 and j["auc"] >= 0.98, j' "
 	run -0 tf-train $args --max-steps 60 --checkpoint-dir two $TRAIN
 	[[ "$output" == *'"step":60'* ]]
 	[[ "$output" == *'"examples":0'* ]]
+	# with batch norm (running averages) and dropout (random masks) too
+	args="$args --model dnn --hidden 16,8 --enable-bn --dropout-keep-prob 0.8"
+	tf-train $args --max-steps 40 --checkpoint-dir three $TRAIN > /dev/null
+	tf-train $args --max-steps 25 --checkpoint-dir four $TRAIN > /dev/null
+	tf-train $args --max-steps 40 --checkpoint-dir four $TRAIN > /dev/null
+	cmp three/model.ckpt-40 four/model.ckpt-40
+	args="-q --schema bc.tfrecord.schema.json --model lr --batch-size 16 --shuffle-buffer 100 --seed 7 --epochs 0"
 	# the optimizer cannot change under a checkpoint
 	run -64 --separate-stderr tf-train $args --optimizer sgd --max-steps 70 --checkpoint-dir two $TRAIN
 	[[ "$stderr" == *"was trained with --optimizer adam, not sgd"* ]]
@@ -181,6 +188,20 @@ assert set(j) >= {"mse", "rmse", "mae", "r2", "loss", "examples"}, j' "$output"
 	run -65 --separate-stderr tf-train -q --checkpoint-dir ck iris.tfrecord
 	[[ "$stderr" == *"corrupted record at"*"(remove it or use --from-scratch)"* ]]
 	! cmp -s "$f" saved   # kept as it was, not overwritten
+}
+
+@test "--enable-bn and --dropout-keep-prob build them into the dnn" {
+	tf-csv2record "$DATA/breast_cancer.csv" -o bc.tfrecord
+	run -0 tf-train -q --enable-bn --bn-epsilon 0.01 --dropout-keep-prob 0.9 --epochs 20 \
+		--batch-size 32 --learning-rate 0.003 --checkpoint-dir ck bc.tfrecord
+	grep -q 'batchnorm h1 epsilon=0.01' ck/model.ckpt-*
+	grep -q 'dropout a1 keep=0.9' ck/model.ckpt-*
+	run -0 tf-eval -d ck bc.tfrecord
+	/usr/bin/python3 -c '
+import json, sys
+assert json.loads(sys.argv[1])["accuracy"] > 0.95' "$output"
+	run -64 tf-train --dropout-keep-prob 0 bc.tfrecord
+	run -64 tf-train --bn-epsilon -1 bc.tfrecord
 }
 
 @test "--logdir writes a TensorBoard event file that protobuf reads" {

@@ -108,6 +108,8 @@ gradcheck(const char *spec, int64_t rows, int label_kind)
 	tf_graph_want_input_grad(g, "x");
 	tf_graph_feed(g, "x", x, rows);
 	tf_graph_feed(g, "y", y, rows);
+	/* Every forward draws the same random numbers (dropout masks). */
+	struct tf_rng rng0 = *tf_graph_rng(g);
 	REQUIRE(tf_graph_forward(g, 1) == TF_OK);
 	REQUIRE(tf_graph_backward(g) == TF_OK);
 	size_t np = tf_graph_nparams(g);
@@ -121,9 +123,11 @@ gradcheck(const char *spec, int64_t rows, int label_kind)
 		float *v = i < np ? &w[i] : &x[i - np];
 		float keep = *v, h = 1e-2f;
 		*v = keep + h;
+		*tf_graph_rng(g) = rng0;
 		tf_graph_forward(g, 1);
 		double lp = tf_graph_loss(g);
 		*v = keep - h;
+		*tf_graph_rng(g) = rng0;
 		tf_graph_forward(g, 1);
 		double lm = tf_graph_loss(g);
 		*v = keep;
@@ -158,6 +162,71 @@ TEST(gradients_dense_and_activations)
 	          "node c dense a units=3\nnode d dense b units=3\n"
 	          "node s softmax c\nnode loss mse s,y\n",
 	          4, 0);
+}
+
+TEST(gradients_batchnorm_and_dropout)
+{
+	gradcheck("input x 4\ninput y 3\n"
+	          "node h dense x units=3\nnode b batchnorm h\n"
+	          "node a tanh b\nnode o dense a units=3\n"
+	          "node loss mse o,y\n",
+	          6, 0);
+	gradcheck("input x 5\ninput y 2\n"
+	          "node h dense x units=6\nnode d dropout h keep=0.7\n"
+	          "node o dense d units=2\nnode loss mse o,y\n",
+	          5, 0);
+}
+
+TEST(dropout_and_batchnorm_behaviour)
+{
+	struct tf_graph *g = tf_graph_new();
+	REQUIRE(build(g, "input x 100\ninput y 100\n"
+	                 "node d dropout x keep=0.8\nnode b batchnorm x\n"
+	                 "node loss mse d,y\n") == TF_OK);
+	static float x[50 * 100], y[50 * 100];
+	for (int i = 0; i < 50 * 100; i++) {
+		x[i] = 1.0f + (float)(i % 100) * 0.01f;
+	}
+	tf_graph_feed(g, "x", x, 50);
+	tf_graph_feed(g, "y", y, 50);
+	REQUIRE(tf_graph_forward(g, 1) == TF_OK);
+	const float *d = tf_graph_value(g, "d")->data;
+	int zeros = 0;
+	double sum = 0, sumx = 0;
+	for (int i = 0; i < 5000; i++) {
+		zeros += d[i] == 0;
+		sum += d[i];
+		sumx += x[i];
+		if (d[i] != 0 && fabsf(d[i] - x[i] / 0.8f) > 1e-5f) {
+			FAILF("kept value %g is not x / keep", d[i]);
+			break;
+		}
+	}
+	CHECK(zeros > 850 && zeros < 1150); /* 1000 expected */
+	CHECK(fabs(sum / sumx - 1) < 0.05);
+	/* Training batch norm: each column has mean 0, variance ~1. */
+	const float *b = tf_graph_value(g, "b")->data;
+	double m = 0, v = 0;
+	for (int r = 0; r < 50; r++) {
+		m += b[r * 100 + 7];
+	}
+	m /= 50;
+	for (int r = 0; r < 50; r++) {
+		v += (b[r * 100 + 7] - m) * (b[r * 100 + 7] - m);
+	}
+	CHECK(fabs(m) < 1e-5);
+	/* Column 7 is constant, so its variance is 0 and it stays 0. */
+	CHECK(v / 50 < 1e-6);
+	/* Not training: dropout is the identity, batch norm uses the
+	 * running averages (moved 1% of the way from 0 and 1). */
+	REQUIRE(tf_graph_forward(g, 0) == TF_OK);
+	d = tf_graph_value(g, "d")->data;
+	CHECK(memcmp(d, x, sizeof x) == 0);
+	b = tf_graph_value(g, "b")->data;
+	float mm = 0.01f * x[7], mv = 0.99f * 1.0f + 0.01f * 0.0f;
+	CHECK(fabsf(b[7] - (x[7] - mm) / sqrtf(mv + 0.001f)) < 1e-4f);
+	CHECK_EQ_INT(tf_graph_nstate(g), 200);
+	tf_graph_free(g);
 }
 
 TEST(gradients_losses)
@@ -231,6 +300,8 @@ main(void)
 	RUN(abi_mismatch_is_refused);
 	RUN(spec_errors_name_the_problem);
 	RUN(gradients_dense_and_activations);
+	RUN(gradients_batchnorm_and_dropout);
+	RUN(dropout_and_batchnorm_behaviour);
 	RUN(gradients_losses);
 	RUN(loss_values);
 	RUN(seeded_init_and_spec);

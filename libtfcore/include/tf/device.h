@@ -68,6 +68,38 @@ TF_API void tf_softmax_grad(struct tf_device *d, const float *y,
                             int64_t cols);
 
 /*
+ * Dropout: y = x * mask / keep, where mask[i] is 1 with probability keep,
+ * decided by a hash of (seed, i) so every device draws the same mask;
+ * mask (n floats) records 1/keep or 0 for the backward pass:
+ * dx += dy * mask.
+ */
+TF_API void tf_dropout(struct tf_device *d, const float *x, float *y,
+                       float *mask, size_t n, float keep, uint64_t seed);
+TF_API void tf_dropout_grad(struct tf_device *d, const float *mask,
+                            const float *dy, float *dx, size_t n);
+
+/*
+ * Batch normalisation over the rows of a rows x cols matrix, per column.
+ * Training: normalise with the batch mean and (biased) variance, keep
+ * xhat and 1/std for the backward pass, and move the running averages:
+ * avg = momentum avg + (1 - momentum) batch.  Inference: normalise with
+ * the running averages.  Backward adds into dx, dgamma and dbeta.
+ */
+TF_API void tf_batchnorm_train(struct tf_device *d, const float *x, float *y,
+                               float *xhat, float *inv_std, const float *gamma,
+                               const float *beta, float *mean_avg,
+                               float *var_avg, int64_t rows, int64_t cols,
+                               float eps, float momentum);
+TF_API void tf_batchnorm_infer(struct tf_device *d, const float *x, float *y,
+                               const float *gamma, const float *beta,
+                               const float *mean_avg, const float *var_avg,
+                               int64_t rows, int64_t cols, float eps);
+TF_API void tf_batchnorm_grad(struct tf_device *d, const float *dy,
+                              const float *xhat, const float *inv_std,
+                              const float *gamma, float *dx, float *dgamma,
+                              float *dbeta, int64_t rows, int64_t cols);
+
+/*
  * Losses, averaged over the rows.  Each returns the mean loss and, when
  * dlogits is not NULL, adds scale * d(mean loss)/d(logits) into it.
  *   softmax_xent: labels are class indices (floats holding integers);

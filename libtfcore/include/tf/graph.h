@@ -71,6 +71,10 @@ TF_API const struct tf_tensor *tf_graph_grad(struct tf_graph *g,
 /* Width of a node or input; -1 if unknown. */
 TF_API int64_t tf_graph_width(const struct tf_graph *g, const char *node);
 
+/* The generator ops draw from (dropout masks); seeded by build. */
+struct tf_rng;
+TF_API struct tf_rng *tf_graph_rng(struct tf_graph *g);
+
 /* All trained parameters and their gradients, one block each. */
 TF_API size_t tf_graph_nparams(const struct tf_graph *g);
 TF_API float *tf_graph_params(struct tf_graph *g);

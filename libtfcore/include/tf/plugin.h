@@ -113,6 +113,12 @@ TF_API struct tf_tensor *tf_node_state(struct tf_node *n, int i);
 
 /* Scratch memory for this step (freed when the step ends). */
 TF_API float *tf_node_scratch(struct tf_node *n, size_t floats);
+/* Keep up to 4 pointers from forward to backward (scratch memory). */
+TF_API void tf_node_set_saved(struct tf_node *n, int slot, float *p);
+TF_API float *tf_node_saved(struct tf_node *n, int slot);
+/* 64 random bits from the graph's seeded generator (its state is saved
+ * in checkpoints, so a resumed run draws the same numbers). */
+TF_API uint64_t tf_node_random(struct tf_node *n);
 
 /* Scalar result of a loss op, for the graph's loss (forward). */
 TF_API void tf_node_set_loss(struct tf_node *n, double loss);

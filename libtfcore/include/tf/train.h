@@ -26,8 +26,11 @@ extern "C" {
 #endif
 
 struct tf_train_config {
-	const char *model;     /* "lr" or "dnn" */
-	const char *hidden;    /* dnn: "128 32 8" */
+	const char *model;  /* "lr" or "dnn" */
+	const char *hidden; /* dnn: "128 32 8" */
+	int enable_bn;      /* dnn: batch normalisation after each dense */
+	double bn_epsilon;
+	double keep_prob;      /* dnn: dropout keep probability (1: none) */
 	const char *optimizer; /* a plugin's optimizer name */
 	double learning_rate;
 	const struct tf_hparams *hparams; /* optimizer settings */
@@ -96,10 +99,13 @@ TF_API struct tf_dataset *tf_model_dataset(struct tf_model *m);
 TF_API const char *tf_model_prediction(const struct tf_model *m);
 TF_API const char *tf_model_checkpoint(const struct tf_model *m);
 
-/* The spec of a built-in model. */
+/*
+ * The spec of a built-in model: lr, or dnn with hidden layers (dense, then
+ * batchnorm when bn_epsilon > 0, then relu, then dropout when keep < 1).
+ */
 TF_API int tf_model_spec(const char *model, const char *hidden, int64_t inputs,
-                         int task, int64_t classes, char **spec, char *err,
-                         size_t errlen);
+                         int task, int64_t classes, double bn_epsilon,
+                         double keep, char **spec, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }
