@@ -134,7 +134,7 @@ $(B)/tools/%.o: tools/%.c
 # ($ORIGIN/../lib), in the build tree and once installed.
 $(B)/bin/%: $(B)/tools/%.o $(TOOL_COMMON) $(SOLIB) $(B)/lib/libtfcore.so
 	@mkdir -p $(@D)
-	$(Q)$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $< $(TOOL_COMMON) -L$(B)/lib -ltfcore -Wl,-rpath,'$$ORIGIN/../lib' -lm
+	$(Q)$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $< $(TOOL_COMMON) -L$(B)/lib -ltfcore -Wl,-rpath,'$$ORIGIN/../lib' -ljansson -lm
 
 # Plugins: one shared object each, exporting only tf_plugin_entry, linked
 # to libtfcore.so two directories up ($ORIGIN/../..).

@@ -232,3 +232,29 @@ assert {"train/loss", "train/auc", "validation/accuracy", "learning_rate"} <= ta
 print("ok")' "$f" "$TOP/tests/cli"
 	[ "$output" = ok ]
 }
+
+@test "--config supplies settings, the command line wins, --print-config reads back" {
+	split_bc
+	cat > conf.json <<'JSON'
+{"model": "dnn", "hidden": "12 6", "enable-bn": true, "opt": ["beta1=0.8"],
+ "epochs": 3, "batch-size": 16, "schema": "bc.tfrecord.schema.json"}
+JSON
+	run -0 tf-train --config conf.json --epochs 2 --print-config
+	/usr/bin/python3 -c '
+import json, sys
+c = json.loads(sys.argv[1])
+assert c["model"] == "dnn" and c["hidden"] == "12 6" and c["enable-bn"] is True, c
+assert c["epochs"] == 2 and c["batch-size"] == 16 and c["opt"] == ["beta1=0.8"], c' "$output"
+	echo "$output" > resolved.json
+	run -0 tf-train --config resolved.json --print-config
+	[ "$output" = "$(cat resolved.json)" ]
+	run -0 tf-train -q --config resolved.json --checkpoint-dir ck $TRAIN
+	[[ "$output" == *'"step":58,'* ]]   # 2 epochs of 29 batches
+	grep -q 'node n2 batchnorm h2' ck/model.ckpt-58
+	echo '{"colour": "blue"}' > bad.json
+	run -65 --separate-stderr tf-train --config bad.json
+	[ "$stderr" = "tf-train: bad.json: unknown setting 'colour'" ]
+	echo '{"epochs": ' > broken.json
+	run -65 tf-train --config broken.json
+	run -66 tf-train --config missing.json
+}
