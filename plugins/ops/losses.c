@@ -180,13 +180,4 @@ static const struct tf_op ops[] = {
     {0},
 };
 
-static const struct tf_plugin plugin = {
-    TF_PLUGIN_ABI, sizeof(struct tf_plugin), "losses", "1.0", ops, NULL, NULL};
-
-TF_PLUGIN_EXPORT const struct tf_plugin *tf_plugin_entry(void);
-
-const struct tf_plugin *
-tf_plugin_entry(void)
-{
-	return &plugin;
-}
+TF_PLUGIN_DEFINE("losses", "1.0", ops, NULL)

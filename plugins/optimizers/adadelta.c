@@ -57,15 +57,4 @@ static const struct tf_optimizer optimizers[] = {
     {0},
 };
 
-static const struct tf_plugin plugin = {TF_PLUGIN_ABI, sizeof(struct tf_plugin),
-                                        "adadelta",    "1.0",
-                                        NULL,          optimizers,
-                                        NULL};
-
-TF_PLUGIN_EXPORT const struct tf_plugin *tf_plugin_entry(void);
-
-const struct tf_plugin *
-tf_plugin_entry(void)
-{
-	return &plugin;
-}
+TF_PLUGIN_DEFINE("adadelta", "1.0", NULL, optimizers)

@@ -166,6 +166,22 @@ struct tf_plugin {
 	int (*probe)(void); /* optional; 0 = unusable on this machine */
 };
 
+/*
+ * Define the descriptor and the entry point in one line, at the end of a
+ * plugin's source:  TF_PLUGIN_DEFINE("adam", "1.0", NULL, optimizers)
+ */
+#define TF_PLUGIN_DEFINE(NAME, VERSION, OPS, OPTIMIZERS)                       \
+	static const struct tf_plugin tf_plugin_descriptor_ = {                \
+	    TF_PLUGIN_ABI, sizeof(struct tf_plugin),                           \
+	    NAME,          VERSION,                                            \
+	    OPS,           OPTIMIZERS,                                         \
+	    NULL};                                                             \
+	TF_PLUGIN_EXPORT const struct tf_plugin *tf_plugin_entry(void);        \
+	const struct tf_plugin *tf_plugin_entry(void)                          \
+	{                                                                      \
+		return &tf_plugin_descriptor_;                                 \
+	}
+
 /* The one symbol a plugin exports. */
 typedef const struct tf_plugin *(*tf_plugin_entry_fn)(void);
 #define TF_PLUGIN_ENTRY "tf_plugin_entry"
