@@ -4,6 +4,7 @@
  */
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -675,6 +676,134 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 	return rc == TF_OK ? TF_OK : fail(r, rc, "%s", tf_errmsg(r->ds));
 }
 
+/* ---- reading ahead ---------------------------------------------------------
+ */
+
+/*
+ * A reader thread decodes the next batches while the current one trains.
+ * One producer reads the dataset in order, so batches (and resume
+ * positions, carried with each batch) are exactly those of a plain loop.
+ */
+#define AHEAD 3
+
+struct batch {
+	float *x, *y;
+	size_t rows;
+	uint64_t epoch, done; /* dataset position after this batch */
+	int rc;
+	char msg[TFI_MSG_MAX];
+	int full;
+};
+
+struct prefetch {
+	struct tf_dataset *ds;
+	size_t bs;
+	struct batch b[AHEAD];
+	size_t head, tail;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int stop, started;
+};
+
+static void *
+prefetch_main(void *arg)
+{
+	struct prefetch *p = arg;
+	for (;;) {
+		pthread_mutex_lock(&p->mu);
+		while (p->b[p->tail].full && !p->stop) {
+			pthread_cond_wait(&p->cv, &p->mu);
+		}
+		if (p->stop) {
+			pthread_mutex_unlock(&p->mu);
+			break;
+		}
+		struct batch *b = &p->b[p->tail];
+		pthread_mutex_unlock(&p->mu);
+		b->rc = tf_dataset_next(p->ds, b->x, b->y, p->bs, &b->rows);
+		b->epoch = tf_dataset_epoch(p->ds);
+		b->done = tf_dataset_done(p->ds);
+		if (b->rc != TF_OK && b->rc != TF_EOF) {
+			snprintf(b->msg, sizeof b->msg, "%s", tf_errmsg(p->ds));
+		}
+		pthread_mutex_lock(&p->mu);
+		b->full = 1;
+		p->tail = (p->tail + 1) % AHEAD;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		if (b->rc != TF_OK) {
+			break; /* the end, or an error: nothing more to read */
+		}
+	}
+	return NULL;
+}
+
+static int
+prefetch_start(struct prefetch *p, struct tf_dataset *ds, size_t bs)
+{
+	memset(p, 0, sizeof *p);
+	p->ds = ds;
+	p->bs = bs;
+	size_t w = (size_t)tf_dataset_width(ds);
+	for (int i = 0; i < AHEAD; i++) {
+		p->b[i].x = malloc(bs * w * sizeof(float));
+		p->b[i].y = malloc(bs * sizeof(float));
+		if (p->b[i].x == NULL || p->b[i].y == NULL) {
+			return TF_ENOMEM;
+		}
+	}
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	if (pthread_create(&p->thread, NULL, prefetch_main, p) != 0) {
+		return TF_EINTERNAL;
+	}
+	p->started = 1;
+	return TF_OK;
+}
+
+/* The next batch in order; prefetch_release() hands it back. */
+static struct batch *
+prefetch_next(struct prefetch *p)
+{
+	pthread_mutex_lock(&p->mu);
+	while (!p->b[p->head].full) {
+		pthread_cond_wait(&p->cv, &p->mu);
+	}
+	struct batch *b = &p->b[p->head];
+	pthread_mutex_unlock(&p->mu);
+	return b;
+}
+
+static void
+prefetch_release(struct prefetch *p)
+{
+	pthread_mutex_lock(&p->mu);
+	p->b[p->head].full = 0;
+	p->head = (p->head + 1) % AHEAD;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+static void
+prefetch_stop(struct prefetch *p)
+{
+	if (p->started) {
+		pthread_mutex_lock(&p->mu);
+		p->stop = 1;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		pthread_join(p->thread, NULL);
+		pthread_mutex_destroy(&p->mu);
+		pthread_cond_destroy(&p->cv);
+	}
+	for (int i = 0; i < AHEAD; i++) {
+		free(p->b[i].x);
+		free(p->b[i].y);
+	}
+	p->started = 0;
+}
+
 int
 tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
                const struct tf_train_config *cfg,
@@ -690,6 +819,8 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 	r.ck = tf_ckpt_new();
 	float *x = NULL, *y = NULL;
 	struct tf_metrics *m = NULL;
+	struct prefetch pf = {0};
+	struct batch *b = NULL;
 	int rc, resumed;
 	if (!r.ds || !r.g || !r.o || !r.ck) {
 		rc = fail(&r, TF_ENOMEM, "out of memory");
@@ -703,9 +834,6 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		goto out;
 	}
 	size_t bs = cfg->batch_size;
-	int64_t w = tf_dataset_width(r.ds);
-	x = malloc(bs * (size_t)w * sizeof(float));
-	y = malloc(bs * sizeof(float));
 	m = tf_metrics_new(r.task, r.classes);
 	r.vm = tf_metrics_new(r.task, r.classes);
 	if (cfg->logdir != NULL) {
@@ -716,7 +844,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			goto out;
 		}
 	}
-	if (!x || !y || !m || !r.vm || (cfg->logdir != NULL && !r.ev)) {
+	if (!m || !r.vm || (cfg->logdir != NULL && !r.ev)) {
 		rc = fail(&r, TF_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -725,15 +853,25 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 	double t0 = now(), last_save = t0, t_mark = t0;
 	uint64_t ex_mark = r.examples, saved_step = r.step;
 	double lr = r.lr0;
+	if ((rc = prefetch_start(&pf, r.ds, bs)) != TF_OK) {
+		rc = fail(&r, rc, "cannot start the reader thread");
+		goto out;
+	}
 	while (cfg->max_steps == 0 || r.step < cfg->max_steps) {
-		size_t rows;
-		rc = tf_dataset_next(r.ds, x, y, bs, &rows);
+		if (b != NULL) {
+			prefetch_release(&pf);
+		}
+		b = prefetch_next(&pf);
+		size_t rows = b->rows;
+		x = b->x;
+		y = b->y;
+		rc = b->rc;
 		if (rc == TF_EOF) {
 			rc = TF_OK;
 			break;
 		}
 		if (rc != TF_OK) {
-			rc = fail(&r, rc, "%s", tf_errmsg(r.ds));
+			rc = fail(&r, rc, "%s", b->msg);
 			goto out;
 		}
 		tf_graph_feed(r.g, "x", x, (int64_t)rows);
@@ -763,8 +901,8 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		tf_optim_step(r.o, params, grads, (float)lr);
 		r.step++;
 		r.examples += rows;
-		r.epoch = tf_dataset_epoch(r.ds);
-		r.done = tf_dataset_done(r.ds);
+		r.epoch = b->epoch;
+		r.done = b->done;
 		if (sink->progress != NULL) {
 			sink->progress(sink->ctx, r.step, r.examples, loss);
 		}
@@ -804,8 +942,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 	                (tn - t_mark > 1e-9 ? tn - t_mark : 1e-9),
 	            1);
 out:
-	free(x);
-	free(y);
+	prefetch_stop(&pf);
 	tf_metrics_free(m);
 	tf_metrics_free(r.vm);
 	tf_events_free(r.ev);
