@@ -806,8 +806,7 @@ tf_graph_forward(struct tf_graph *g, int training)
 	g->rows = rows;
 	for (int i = 0; i < g->n; i++) {
 		struct tf_node *nd = &g->nodes[i];
-		int64_t r = nd->op == NULL || nd->width > 0 ? rows : rows;
-		if (alloc_tensor(g, &nd->out, r, nd->width) != TF_OK) {
+		if (alloc_tensor(g, &nd->out, rows, nd->width) != TF_OK) {
 			return g->err.code;
 		}
 		if (nd->is_input) {

@@ -462,9 +462,8 @@ damage(struct tf_reader *r, int code, const char *fmt, ...)
 	}
 	if (!r->resyncing) {
 		r->skipped++;
-		tfi_buf_append(&r->skip_log, msg, strlen(msg));
-		tfi_buf_append(&r->skip_log, "\n", 2);
-		r->skip_log.len--; /* keep the NUL out of the length */
+		tfi_json_put(&r->skip_log, msg, strlen(msg)); /* NUL-kept */
+		tfi_json_put(&r->skip_log, "\n", 1);
 	}
 	return TF_OK;
 }
