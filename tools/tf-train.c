@@ -414,9 +414,12 @@ load_config(const char *path)
 		die(EX_USAGE, "too many --config files");
 	}
 	json_t *root = docs[ndocs++] = json_load_file(path, 0, &je);
+	if (root == NULL &&
+	    json_error_code(&je) == json_error_cannot_open_file) {
+		die(EX_NOINPUT, "%s", je.text);
+	}
 	if (root == NULL) {
-		die(errno == ENOENT ? EX_NOINPUT : EX_DATAERR, "%s:%d: %s",
-		    path, je.line, je.text);
+		die(EX_DATAERR, "%s:%d: %s", path, je.line, je.text);
 	}
 	if (!json_is_object(root)) {
 		die(EX_DATAERR, "%s: not a JSON object of settings", path);
