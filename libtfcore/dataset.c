@@ -29,6 +29,8 @@ struct input {
 	float *inv_std; /* per column, or NULL */
 };
 
+#define KEYLEN 128
+
 struct tf_dataset {
 	struct tfi_handle err;
 	struct input *in;
@@ -40,6 +42,10 @@ struct tf_dataset {
 	int64_t classes;
 	int normalize;
 	int label_optional;
+	char *key;            /* feature carried as text, or NULL */
+	char (*kbuf)[KEYLEN]; /* keys of the shuffle buffer's rows */
+	char (*keys)[KEYLEN]; /* keys of the last batch */
+	size_t keys_cap;
 	char *schema;
 	/* reading */
 	char **files;
@@ -125,6 +131,9 @@ tf_dataset_free(struct tf_dataset *ds)
 	free(ds->by_name);
 	free(ds->label);
 	free(ds->schema);
+	free(ds->key);
+	free(ds->kbuf);
+	free(ds->keys);
 	free(ds->buf);
 	close_files(ds);
 	tf_reader_free(ds->r);
@@ -184,6 +193,23 @@ tf_dataset_set_label(struct tf_dataset *ds, const char *name, int task,
 	              : task == TF_TASK_BINARY   ? 2
 	                                         : classes;
 	return TF_OK;
+}
+
+int
+tf_dataset_set_key(struct tf_dataset *ds, const char *name)
+{
+	free(ds->key);
+	ds->key = name ? strdup(name) : NULL;
+	if (name != NULL && ds->key == NULL) {
+		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
+	}
+	return TF_OK;
+}
+
+const char *
+tf_dataset_key(const struct tf_dataset *ds, size_t i)
+{
+	return ds->keys != NULL && i < ds->keys_cap ? ds->keys[i] : "";
 }
 
 void
@@ -440,6 +466,11 @@ tf_dataset_open(struct tf_dataset *ds, const char *const *files, size_t nfiles,
 	free(ds->buf);
 	ds->by_name = malloc(ds->nin * sizeof *ds->by_name);
 	ds->buf = malloc(ds->shuffle * (size_t)(ds->width + 1) * sizeof(float));
+	free(ds->kbuf);
+	ds->kbuf = ds->key ? calloc(ds->shuffle, KEYLEN) : NULL;
+	if (ds->key != NULL && ds->kbuf == NULL) {
+		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
+	}
 	if (ds->r == NULL) {
 		ds->r = tf_reader_new();
 	}
@@ -483,9 +514,29 @@ epoch_start(struct tf_dataset *ds, uint64_t epoch)
 }
 
 /* Decode a record into row (width floats) and *label. */
+/* A feature's first value as text (a key to pass through). */
+static void
+key_text(const struct tf_feature *f, char *out)
+{
+	out[0] = '\0';
+	if (f->count == 0) {
+		return;
+	}
+	if (f->kind == TF_KIND_INT64) {
+		snprintf(out, KEYLEN, "%lld", (long long)f->ints[0]);
+	} else if (f->kind == TF_KIND_FLOAT) {
+		tf_format_float(out, KEYLEN, f->floats[0]);
+	} else if (f->kind == TF_KIND_BYTES) {
+		size_t k =
+		    f->bytes[0].len < KEYLEN - 1 ? f->bytes[0].len : KEYLEN - 1;
+		memcpy(out, f->bytes[0].data, k);
+		out[k] = '\0';
+	}
+}
+
 static int
 decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
-       float *label)
+       float *label, char *key)
 {
 	const char *file = ds->files[ds->file];
 	uint64_t rec = tf_reader_count(ds->r) - 1;
@@ -500,9 +551,15 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 	int have_label = ds->label == NULL;
 	*label = NAN;
 	size_t nf = tf_example_count(ds->ex), k = 0;
+	if (key != NULL) {
+		key[0] = '\0';
+	}
 	for (size_t i = 0; i < nf; i++) {
 		struct tf_feature f;
 		tf_example_get(ds->ex, i, &f);
+		if (key != NULL && strcmp(f.name, ds->key) == 0) {
+			key_text(&f, key);
+		}
 		if (!have_label && strcmp(f.name, ds->label) == 0) {
 			if (f.count != 1 || f.kind == TF_KIND_BYTES) {
 				return tfi_set_error(
@@ -556,7 +613,7 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 
 /* The next record of the epoch, decoded into row; TF_EOF at its end. */
 static int
-read_one(struct tf_dataset *ds, float *row)
+read_one(struct tf_dataset *ds, float *row, char *key)
 {
 	for (;;) {
 		if (ds->file >= ds->nfiles) {
@@ -574,7 +631,7 @@ read_one(struct tf_dataset *ds, float *row)
 		size_t n;
 		int rc = tf_reader_next(ds->r, &d, &n);
 		if (rc == TF_OK) {
-			return decode(ds, d, n, row, row + ds->width);
+			return decode(ds, d, n, row, row + ds->width, key);
 		}
 		if (rc != TF_EOF) {
 			return tfi_set_error(ds, rc, "%s", tf_errmsg(ds->r));
@@ -586,11 +643,12 @@ read_one(struct tf_dataset *ds, float *row)
 
 /* One example of the epoch through the shuffle buffer. */
 static int
-next_example(struct tf_dataset *ds, float *row)
+next_example(struct tf_dataset *ds, float *row, char *key)
 {
 	size_t w = (size_t)ds->width + 1;
 	while (!ds->at_end && ds->nbuf < ds->shuffle) {
-		int rc = read_one(ds, ds->buf + ds->nbuf * w);
+		int rc = read_one(ds, ds->buf + ds->nbuf * w,
+		                  ds->kbuf ? ds->kbuf[ds->nbuf] : NULL);
 		if (rc == TF_EOF) {
 			ds->at_end = 1;
 			break;
@@ -606,11 +664,17 @@ next_example(struct tf_dataset *ds, float *row)
 	size_t i =
 	    ds->shuffle > 1 ? (size_t)tf_rng_below(&ds->rng, ds->nbuf) : 0;
 	memcpy(row, ds->buf + i * w, w * sizeof(float));
+	if (key != NULL && ds->kbuf != NULL) {
+		memcpy(key, ds->kbuf[i], KEYLEN);
+	}
 	/* Keep the buffer packed: the last row takes the freed place. */
 	ds->nbuf--;
 	if (i != ds->nbuf) {
 		memcpy(ds->buf + i * w, ds->buf + ds->nbuf * w,
 		       w * sizeof(float));
+		if (ds->kbuf != NULL) {
+			memcpy(ds->kbuf[i], ds->kbuf[ds->nbuf], KEYLEN);
+		}
 	}
 	ds->done++;
 	return TF_OK;
@@ -631,7 +695,7 @@ tf_dataset_seek(struct tf_dataset *ds, uint64_t epoch, uint64_t done)
 	}
 	int rc = TF_OK;
 	while (ds->done < done && rc == TF_OK) {
-		rc = next_example(ds, row);
+		rc = next_example(ds, row, NULL);
 	}
 	free(row);
 	return rc == TF_EOF ? TF_OK : rc;
@@ -649,9 +713,18 @@ tf_dataset_next(struct tf_dataset *ds, float *x, float *y, size_t max,
 		           ? tfi_set_error(ds, TF_EINVAL, "dataset not open")
 		           : tfi_set_error(ds, TF_ENOMEM, "out of memory");
 	}
+	if (ds->key != NULL && ds->keys_cap < max) {
+		free(ds->keys);
+		ds->keys = calloc(max, KEYLEN);
+		ds->keys_cap = ds->keys ? max : 0;
+		if (ds->keys == NULL) {
+			free(row);
+			return tfi_set_error(ds, TF_ENOMEM, "out of memory");
+		}
+	}
 	int rc = TF_OK;
 	while (*rows < max) {
-		rc = next_example(ds, row);
+		rc = next_example(ds, row, ds->keys ? ds->keys[*rows] : NULL);
 		if (rc == TF_EOF) {
 			if (ds->epochs != 0 && ds->epoch + 1 >= ds->epochs) {
 				break;

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "tf/tf.h"
 #include "tool.h"
 
@@ -27,6 +29,8 @@ usage(void)
 	       "      --csv                 --predict: CSV instead of JSON "
 	       "lines\n"
 	       "      --human               a table instead of JSON\n"
+	       "      --key=NAME            --predict: pass this feature "
+	       "through, first\n"
 	       "      --plugin-dir=DIR      look for plugins in DIR first\n"
 	       "  -p, --predict             one prediction per record\n"
 	       "  -j, --threads=N           threads for matrix products "
@@ -38,7 +42,14 @@ usage(void)
 	       tool_name);
 }
 
-enum { OPT_CKPT = 256, OPT_CONFUSION, OPT_CSV, OPT_HUMAN, OPT_PLUGIN_DIR };
+enum {
+	OPT_CKPT = 256,
+	OPT_CONFUSION,
+	OPT_CSV,
+	OPT_HUMAN,
+	OPT_PLUGIN_DIR,
+	OPT_KEY
+};
 
 static const struct option options[] = {
     {"batch-size", required_argument, NULL, 'b'},
@@ -48,12 +59,48 @@ static const struct option options[] = {
     {"csv", no_argument, NULL, OPT_CSV},
     {"help", no_argument, NULL, 'h'},
     {"human", no_argument, NULL, OPT_HUMAN},
+    {"key", required_argument, NULL, OPT_KEY},
     {"plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR},
     {"predict", no_argument, NULL, 'p'},
     {"threads", required_argument, NULL, 'j'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
 };
+
+/* A key to pass through: a JSON member, or a CSV field, first. */
+static void
+print_key(const char *name, const char *value, int csv)
+{
+	json_t *v = json_string(value);
+	char *text = v ? json_dumps(v, JSON_ENCODE_ANY) : NULL;
+	if (text == NULL) {
+		die(EX_DATAERR, "key '%s' is not UTF-8 text", value);
+	}
+	if (csv) {
+		/* CSV quoting: the JSON string with its quotes doubled. */
+		int plain = strpbrk(value, ",\"\r\n") == NULL;
+		if (plain) {
+			printf("%s,", value);
+		} else {
+			putchar('"');
+			for (const char *c = value; *c; c++) {
+				if (*c == '"') {
+					putchar('"');
+				}
+				putchar(*c);
+			}
+			printf("\",");
+		}
+	} else {
+		json_t *k = json_string(name);
+		char *kt = k ? json_dumps(k, JSON_ENCODE_ANY) : NULL;
+		printf("%s:%s,", kt ? kt : "\"key\"", text);
+		free(kt);
+		json_decref(k);
+	}
+	free(text);
+	json_decref(v);
+}
 
 /* One prediction: JSON or CSV. */
 static void
@@ -62,12 +109,12 @@ print_prediction(int task, int64_t classes, const float *p, int csv)
 	char num[48];
 	if (task == TF_TASK_REGRESSION) {
 		tf_format_float(num, sizeof num, p[0]);
-		printf(csv ? "%s\n" : "{\"prediction\":%s}\n", num);
+		printf(csv ? "%s\n" : "\"prediction\":%s}\n", num);
 		return;
 	}
 	if (task == TF_TASK_BINARY) {
 		tf_format_float(num, sizeof num, p[0]);
-		printf(csv ? "%d,%s\n" : "{\"class\":%d,\"probability\":%s}\n",
+		printf(csv ? "%d,%s\n" : "\"class\":%d,\"probability\":%s}\n",
 		       p[0] >= 0.5f, num);
 		return;
 	}
@@ -75,7 +122,7 @@ print_prediction(int task, int64_t classes, const float *p, int csv)
 	for (int64_t c = 1; c < classes; c++) {
 		k = p[c] > p[k] ? c : k;
 	}
-	printf(csv ? "%lld" : "{\"class\":%lld,\"probabilities\":[",
+	printf(csv ? "%lld" : "\"class\":%lld,\"probabilities\":[",
 	       (long long)k);
 	for (int64_t c = 0; c < classes; c++) {
 		tf_format_float(num, sizeof num, p[c]);
@@ -96,7 +143,7 @@ main(int argc, char **argv)
 	if (reg == NULL || model == NULL) {
 		die(EX_OSERR, "out of memory");
 	}
-	const char *ckpt = NULL;
+	const char *ckpt = NULL, *key = NULL;
 	size_t bs = 1024;
 	int predict = 0, csv = 0, human = 0, confusion = 0, threads = 1;
 	int c;
@@ -132,6 +179,9 @@ main(int argc, char **argv)
 		case OPT_HUMAN:
 			human = 1;
 			break;
+		case OPT_KEY:
+			key = optarg;
+			break;
 		case OPT_PLUGIN_DIR:
 			tf_registry_add_dir(reg, optarg);
 			break;
@@ -164,6 +214,9 @@ main(int argc, char **argv)
 	    optind < argc ? (const char *const *)argv + optind : stdin_only;
 	size_t nfiles = optind < argc ? (size_t)(argc - optind) : 1;
 	tf_dataset_set_label_optional(ds, predict);
+	if (key != NULL && (!predict || tf_dataset_set_key(ds, key) != TF_OK)) {
+		usage_error("--key goes with --predict");
+	}
 	if (tf_dataset_open(ds, files, nfiles, 1, 1, 0) != TF_OK) {
 		die_status(tf_errcode(ds), tf_errmsg(ds));
 	}
@@ -178,6 +231,9 @@ main(int argc, char **argv)
 	int rc;
 	int64_t pw = task == TF_TASK_MULTICLASS ? classes : 1;
 	if (predict && csv) {
+		if (key != NULL) {
+			printf("%s,", key);
+		}
 		if (task == TF_TASK_MULTICLASS) {
 			printf("class");
 			for (int64_t k = 0; k < classes; k++) {
@@ -202,6 +258,13 @@ main(int argc, char **argv)
 		}
 		if (predict) {
 			for (size_t r = 0; r < rows; r++) {
+				if (!csv) {
+					putchar('{');
+				}
+				if (key != NULL) {
+					print_key(key, tf_dataset_key(ds, r),
+					          csv);
+				}
 				print_prediction(
 				    task, classes,
 				    tf_tensor_f32(p) + r * (size_t)pw, csv);

@@ -76,6 +76,21 @@ assert abs(sum(c[i][i] for i in range(3)) / 150 - j["accuracy"]) < 1e-9' "$outpu
 	[[ "$stderr" == *"nolabel.tfrecord: record 0: no label 'label'"* ]]
 }
 
+@test "--key passes a feature through with each prediction" {
+	printf 'id,sepal_length,sepal_width,petal_length,petal_width\nrow-1,5.1,3.5,1.4,0.2\n"a, b",6.7,3.0,5.2,2.3\n' |
+		tf-csv2record --no-label --types id:bytes > keyed.tfrecord
+	run -0 tf-eval -d ck --predict --key id keyed.tfrecord
+	[[ "${lines[0]}" == '{"id":"row-1","class":0,"probabilities":['* ]]
+	[[ "${lines[1]}" == '{"id":"a, b","class":2,'* ]]
+	run -0 tf-eval -d ck --predict --csv --key id keyed.tfrecord
+	[ "${lines[0]}" = "id,class,p0,p1,p2" ]
+	[[ "${lines[2]}" == '"a, b",2,'* ]]
+	# a record without the key feature gets an empty one
+	run -0 tf-eval -d ck --predict --key nothing keyed.tfrecord
+	[[ "${lines[0]}" == '{"nothing":"","class":0,'* ]]
+	run -64 tf-eval -d ck --key id keyed.tfrecord
+}
+
 @test "binary metrics include an exact AUC" {
 	tf-csv2record "$DATA/breast_cancer.csv" -o bc.tfrecord
 	tf-train -q --model lr --epochs 50 --learning-rate 0.01 --checkpoint-dir cb bc.tfrecord > /dev/null

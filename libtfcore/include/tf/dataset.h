@@ -54,6 +54,11 @@ TF_API int tf_dataset_add_feature(struct tf_dataset *ds, const char *name,
                                   int64_t width);
 TF_API int tf_dataset_set_label(struct tf_dataset *ds, const char *name,
                                 int task, int64_t classes);
+/* Carry this feature's value along as text, for tf_dataset_key(). */
+TF_API int tf_dataset_set_key(struct tf_dataset *ds, const char *name);
+/* Row i's key of the last tf_dataset_next() ("" if absent; at most 127
+ * bytes). */
+TF_API const char *tf_dataset_key(const struct tf_dataset *ds, size_t i);
 /* Records without the label are fine (its value is NaN): prediction. */
 TF_API void tf_dataset_set_label_optional(struct tf_dataset *ds, int on);
 /* Standardise features with the schema statistics (default on). */
