@@ -2,7 +2,7 @@
 # make lint: clang-format in check mode and cppcheck over the C sources.
 set -u
 status=0
-files=$(git ls-files '*.c' '*.h' 2>/dev/null || find libtfcore tools tests bench -name '*.[ch]')
+files=$(git ls-files '*.c' '*.h' 2>/dev/null || find libtfcore kernels plugins tools tests bench -name '*.[ch]')
 if command -v clang-format >/dev/null 2>&1; then
 	if ! clang-format --dry-run --Werror $files; then
 		echo "lint: clang-format wants changes (run: clang-format -i FILE)" >&2

@@ -77,7 +77,8 @@ print_key(const char *name, const char *value, int csv)
 		die(EX_DATAERR, "key '%s' is not UTF-8 text", value);
 	}
 	if (csv) {
-		/* CSV quoting: the JSON string with its quotes doubled. */
+		/* RFC 4180 quoting when the value holds a comma, quote or
+		 * line break. */
 		int plain = strpbrk(value, ",\"\r\n") == NULL;
 		if (plain) {
 			printf("%s,", value);
