@@ -42,7 +42,9 @@ struct tf_dataset {
 	int64_t classes;
 	int normalize;
 	int label_optional;
-	char *key;            /* feature carried as text, or NULL */
+	int sparse;     /* libsvm layout: ids/values scattered into a row */
+	int plus_minus; /* binary labels -1/+1, read as 0/1 */
+	char *key;      /* feature carried as text, or NULL */
 	char (*kbuf)[KEYLEN]; /* keys of the shuffle buffer's rows */
 	char (*keys)[KEYLEN]; /* keys of the last batch */
 	size_t keys_cap;
@@ -304,11 +306,20 @@ tf_dataset_parse_schema(struct tf_dataset *ds, const char *text,
 		goto out;
 	}
 	if (strcmp(layout, "libsvm") == 0) {
-		rc = tfi_set_error(ds, TF_EFORMAT,
-		                   "%s: the libsvm (sparse) layout needs an "
-		                   "embedding model, which this version lacks",
-		                   origin);
-		goto out;
+		/* Sparse ids/values, scattered into a dense row of
+		 * max_index + 1 columns (unstandardised). */
+		json_int_t mx = json_integer_value(json_object_get(
+		    json_object_get(root, "sparse"), "max_index"));
+		if (mx < 0 || mx >= (1 << 20)) {
+			rc = tfi_set_error(
+			    ds, TF_EFORMAT,
+			    "%s: sparse max_index %lld is out of "
+			    "range for a dense model (at most %d)",
+			    origin, (long long)mx, (1 << 20) - 1);
+			goto out;
+		}
+		ds->sparse = 1;
+		ds->width = (int64_t)mx + 1;
 	}
 	/* Inputs: the packed list, then any separate numeric columns. */
 	if (json_is_object(packed)) {
@@ -360,7 +371,7 @@ tf_dataset_parse_schema(struct tf_dataset *ds, const char *text,
 		col_stats(f, ds->in[ds->nin - 1].mean,
 		          ds->in[ds->nin - 1].inv_std);
 	}
-	if (ds->nin == 0) {
+	if (ds->nin == 0 && !ds->sparse) {
 		rc = tfi_set_error(ds, TF_EFORMAT, "%s: no numeric features",
 		                   origin);
 		goto out;
@@ -383,6 +394,11 @@ tf_dataset_parse_schema(struct tf_dataset *ds, const char *text,
 				json_int_t v = json_integer_value(c);
 				mx = v > mx ? v : mx;
 				mn = v < mn ? v : mn;
+			}
+			if (mn == -1 && mx == 1 &&
+			    json_array_size(classes) == 2) {
+				ds->plus_minus = 1; /* libsvm's -1/+1 */
+				mn = 0;
 			}
 			if (mn < 0) {
 				rc =
@@ -442,7 +458,7 @@ int
 tf_dataset_open(struct tf_dataset *ds, const char *const *files, size_t nfiles,
                 uint64_t epochs, size_t shuffle, uint64_t seed)
 {
-	if (ds->nin == 0) {
+	if (ds->nin == 0 && !ds->sparse) {
 		return tfi_set_error(ds, TF_EINVAL, "no features to read");
 	}
 	close_files(ds);
@@ -464,7 +480,7 @@ tf_dataset_open(struct tf_dataset *ds, const char *const *files, size_t nfiles,
 	ds->seed = seed;
 	free(ds->by_name);
 	free(ds->buf);
-	ds->by_name = malloc(ds->nin * sizeof *ds->by_name);
+	ds->by_name = malloc((ds->nin + 1) * sizeof *ds->by_name);
 	ds->buf = malloc(ds->shuffle * (size_t)(ds->width + 1) * sizeof(float));
 	free(ds->kbuf);
 	ds->kbuf = ds->key ? calloc(ds->shuffle, KEYLEN) : NULL;
@@ -549,6 +565,7 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		row[c] = 0.0f;
 	}
 	int have_label = ds->label == NULL;
+	struct tf_feature ids = {0}, vals = {0}; /* sparse layout */
 	*label = NAN;
 	size_t nf = tf_example_count(ds->ex), k = 0;
 	if (key != NULL) {
@@ -570,7 +587,20 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 			}
 			*label = f.kind == TF_KIND_INT64 ? (float)f.ints[0]
 			                                 : f.floats[0];
+			if (ds->plus_minus) {
+				*label = *label > 0 ? 1.0f : 0.0f;
+			}
 			have_label = 1;
+			continue;
+		}
+		if (ds->sparse) {
+			if (strcmp(f.name, "ids") == 0 &&
+			    f.kind == TF_KIND_INT64) {
+				ids = f;
+			} else if (strcmp(f.name, "values") == 0 &&
+			           f.kind == TF_KIND_FLOAT) {
+				vals = f;
+			}
 			continue;
 		}
 		/* Inputs are sorted by name, like the Example's features. */
@@ -601,6 +631,27 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 				v = (v - in->mean[j]) * in->inv_std[j];
 			}
 			dst[j] = v;
+		}
+	}
+	if (ds->sparse) {
+		if (ids.count != vals.count) {
+			return tfi_set_error(ds, TF_EFORMAT,
+			                     "%s: record %llu: %zu ids but %zu "
+			                     "values",
+			                     file, (unsigned long long)rec,
+			                     ids.count, vals.count);
+		}
+		for (size_t k2 = 0; k2 < ids.count; k2++) {
+			int64_t id = ids.ints[k2];
+			if (id < 0 || id >= ds->width) {
+				return tfi_set_error(
+				    ds, TF_EFORMAT,
+				    "%s: record %llu: index %lld is beyond the "
+				    "schema's max_index %lld",
+				    file, (unsigned long long)rec,
+				    (long long)id, (long long)ds->width - 1);
+			}
+			row[id] = vals.floats[k2];
 		}
 	}
 	if (!have_label && !ds->label_optional) {

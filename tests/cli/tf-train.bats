@@ -258,3 +258,22 @@ assert c["epochs"] == 2 and c["batch-size"] == 16 and c["opt"] == ["beta1=0.8"],
 	run -65 tf-train --config broken.json
 	run -66 tf-train --config missing.json
 }
+
+@test "libsvm data (ids/values, labels -1/+1) trains as dense rows" {
+	awk -F, 'NR > 1 { printf "%s", ($14 == 1 ? "+1" : "-1")
+		for (i = 1; i <= 13; i++) if ($i != 0) printf " %d:%s", i, $i
+		printf "\n" }' "$DATA/heart_scale.csv" > heart.svm
+	tf-csv2record --format libsvm heart.svm -o heart.tfrecord
+	run -0 tf-train -q --model lr --epochs 100 --batch-size 16 --learning-rate 0.01 \
+		--checkpoint-dir ck heart.tfrecord
+	run -0 tf-eval -d ck heart.tfrecord
+	/usr/bin/python3 -c '
+import json, sys
+j = json.loads(sys.argv[1])
+assert j["task"] == "binary" and j["accuracy"] > 0.8 and j["auc"] > 0.88, j' "$output"
+	# an index beyond the schema's max_index is a data error
+	printf '+1 1:0.5 99:1\n' > wide.svm
+	tf-csv2record --format libsvm --no-schema wide.svm -o wide.tfrecord
+	run -65 --separate-stderr tf-eval -d ck wide.tfrecord
+	[[ "$stderr" == *"wide.tfrecord: record 0: index 99 is beyond the schema's max_index 13"* ]]
+}
