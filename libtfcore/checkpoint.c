@@ -13,6 +13,7 @@
 
 #include "internal.h"
 #include "tf/checkpoint.h"
+#include "tf/file.h"
 #include "tf/record.h"
 
 #define MAGIC         "tfkit-checkpoint 1\n"
@@ -130,41 +131,15 @@ read_pointer(const char *dir, char names[][64], size_t max, char *latest)
 		if (sscanf(line, "model_checkpoint_path: \"%63[^\"]\"", name) ==
 		    1) {
 			snprintf(latest, 64, "%s", name);
-		} else if (sscanf(line,
+		} else if (names != NULL && n < max &&
+		           sscanf(line,
 		                  "all_model_checkpoint_paths: \"%63[^\"]\"",
-		                  name) == 1 &&
-		           n < max) {
+		                  name) == 1) {
 			snprintf(names[n++], 64, "%s", name);
 		}
 	}
 	fclose(f);
 	return n;
-}
-
-static int
-write_text(struct tf_ckpt *c, const char *dir, const char *name,
-           const char *text)
-{
-	char final[PATH_MAX], tmp[PATH_MAX + 16];
-	snprintf(final, sizeof final, "%s/%s", dir, name);
-	snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", final);
-	int fd = mkstemp(tmp);
-	if (fd < 0) {
-		return tfi_set_errno(c, TF_ECREATE, errno, "cannot create '%s'",
-		                     final);
-	}
-	mode_t mask = umask(0);
-	umask(mask);
-	fchmod(fd, 0666 & ~mask);
-	size_t len = strlen(text);
-	int ok = write(fd, text, len) == (ssize_t)len && fsync(fd) == 0;
-	ok = close(fd) == 0 && ok;
-	if (!ok || rename(tmp, final) != 0) {
-		int e = errno;
-		unlink(tmp);
-		return tfi_set_errno(c, TF_EIO, e, "cannot write '%s'", final);
-	}
-	return TF_OK;
 }
 
 int
@@ -220,8 +195,11 @@ tf_ckpt_save(struct tf_ckpt *c, const char *dir, uint64_t step, int keep)
 	tf_writer_free(w);
 	sync_dir(dir);
 	/* The pointer file: the newest `keep`, this one last. */
-	static char names[MAX_KEEP_LIST][64];
+	char(*names)[64] = malloc(MAX_KEEP_LIST * sizeof *names);
 	char latest[64];
+	if (names == NULL) {
+		return tfi_set_error(c, TF_ENOMEM, "out of memory");
+	}
 	size_t n = read_pointer(dir, names, MAX_KEEP_LIST - 1, latest);
 	size_t j = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -242,19 +220,28 @@ tf_ckpt_save(struct tf_ckpt *c, const char *dir, uint64_t step, int keep)
 		rc = tfi_json_put(&text, line, strlen(line));
 	}
 	if (rc == TF_OK) {
-		rc = write_text(c, dir, "checkpoint", (char *)text.data);
+		char p[PATH_MAX], msg[TFI_MSG_MAX];
+		snprintf(p, sizeof p, "%s/checkpoint", dir);
+		rc = tf_file_replace(p, text.data, text.len, TF_FILE_SYNC, msg,
+		                     sizeof msg);
+		if (rc != TF_OK) {
+			tfi_set_error(c, rc, "%s", msg);
+		}
 	}
 	tfi_buf_free(&text);
+	if (rc == TF_OK) {
+		sync_dir(dir);
+		for (size_t i = 0; i < first; i++) {
+			char old[PATH_MAX];
+			snprintf(old, sizeof old, "%s/%s", dir, names[i]);
+			unlink(old);
+		}
+	}
+	free(names);
 	if (rc != TF_OK) {
 		return rc == TF_ENOMEM
 		           ? tfi_set_error(c, TF_ENOMEM, "out of memory")
 		           : rc;
-	}
-	sync_dir(dir);
-	for (size_t i = 0; i < first; i++) {
-		char old[PATH_MAX];
-		snprintf(old, sizeof old, "%s/%s", dir, names[i]);
-		unlink(old);
 	}
 	return TF_OK;
 }
@@ -262,9 +249,8 @@ tf_ckpt_save(struct tf_ckpt *c, const char *dir, uint64_t step, int keep)
 int
 tf_ckpt_latest(const char *dir, char *path, size_t size)
 {
-	static char names[1][64];
 	char latest[64];
-	read_pointer(dir, names, 0, latest);
+	read_pointer(dir, NULL, 0, latest);
 	if (latest[0] == '\0') {
 		return TF_ENOENT;
 	}

@@ -694,7 +694,7 @@ read_one(struct tf_dataset *ds, float *row, char *key)
 
 /* One example of the epoch through the shuffle buffer. */
 static int
-next_example(struct tf_dataset *ds, float *row, char *key)
+next_example(struct tf_dataset *ds, float *x, float *label, char *key)
 {
 	size_t w = (size_t)ds->width + 1;
 	while (!ds->at_end && ds->nbuf < ds->shuffle) {
@@ -714,7 +714,13 @@ next_example(struct tf_dataset *ds, float *row, char *key)
 	}
 	size_t i =
 	    ds->shuffle > 1 ? (size_t)tf_rng_below(&ds->rng, ds->nbuf) : 0;
-	memcpy(row, ds->buf + i * w, w * sizeof(float));
+	/* Straight into the caller's row (NULL: skipping, for a seek). */
+	if (x != NULL) {
+		memcpy(x, ds->buf + i * w, (w - 1) * sizeof(float));
+	}
+	if (label != NULL) {
+		*label = ds->buf[i * w + w - 1];
+	}
 	if (key != NULL && ds->kbuf != NULL) {
 		memcpy(key, ds->kbuf[i], KEYLEN);
 	}
@@ -740,15 +746,10 @@ tf_dataset_seek(struct tf_dataset *ds, uint64_t epoch, uint64_t done)
 		return TF_OK;
 	}
 	epoch_start(ds, epoch);
-	float *row = malloc(((size_t)ds->width + 1) * sizeof(float));
-	if (row == NULL) {
-		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
-	}
 	int rc = TF_OK;
 	while (ds->done < done && rc == TF_OK) {
-		rc = next_example(ds, row, NULL);
+		rc = next_example(ds, NULL, NULL, NULL);
 	}
-	free(row);
 	return rc == TF_EOF ? TF_OK : rc;
 }
 
@@ -757,25 +758,22 @@ tf_dataset_next(struct tf_dataset *ds, float *x, float *y, size_t max,
                 size_t *rows)
 {
 	size_t w = (size_t)ds->width;
-	float *row = ds->buf == NULL ? NULL : malloc((w + 1) * sizeof(float));
 	*rows = 0;
-	if (row == NULL) {
-		return ds->buf == NULL
-		           ? tfi_set_error(ds, TF_EINVAL, "dataset not open")
-		           : tfi_set_error(ds, TF_ENOMEM, "out of memory");
+	if (ds->buf == NULL) {
+		return tfi_set_error(ds, TF_EINVAL, "dataset not open");
 	}
 	if (ds->key != NULL && ds->keys_cap < max) {
 		free(ds->keys);
 		ds->keys = calloc(max, KEYLEN);
 		ds->keys_cap = ds->keys ? max : 0;
 		if (ds->keys == NULL) {
-			free(row);
 			return tfi_set_error(ds, TF_ENOMEM, "out of memory");
 		}
 	}
 	int rc = TF_OK;
 	while (*rows < max) {
-		rc = next_example(ds, row, ds->keys ? ds->keys[*rows] : NULL);
+		rc = next_example(ds, x + *rows * w, y ? &y[*rows] : NULL,
+		                  ds->keys ? ds->keys[*rows] : NULL);
 		if (rc == TF_EOF) {
 			if (ds->epochs != 0 && ds->epoch + 1 >= ds->epochs) {
 				break;
@@ -790,13 +788,8 @@ tf_dataset_next(struct tf_dataset *ds, float *x, float *y, size_t max,
 		if (rc != TF_OK) {
 			break;
 		}
-		memcpy(x + *rows * w, row, w * sizeof(float));
-		if (y != NULL) {
-			y[*rows] = row[w];
-		}
 		(*rows)++;
 	}
-	free(row);
 	if (rc == TF_EOF && *rows > 0) {
 		rc = TF_OK;
 	}

@@ -188,7 +188,9 @@ struct run {
 	int64_t classes;
 	uint64_t step, examples, epoch, done;
 	struct tf_metrics *vm; /* validation */
-	struct tf_events *ev;  /* TensorBoard, with --logdir */
+	struct tf_dataset *vd;
+	float *vx, *vy;
+	struct tf_events *ev; /* TensorBoard, with --logdir */
 	char *optimizer;
 	double lr0;
 	json_t *hparams;
@@ -300,54 +302,44 @@ restore_rng(struct run *r)
 static int
 evaluate(struct run *r, const char *file, struct tf_metrics *m)
 {
-	struct tf_dataset *vd = tf_dataset_new();
-	tf_metrics_reset(m);
-	int64_t w = tf_dataset_width(r->ds);
 	size_t bs = r->cfg->batch_size;
-	float *x = malloc(bs * (size_t)w * sizeof(float));
-	float *y = malloc(bs * sizeof(float));
-	int rc = TF_OK;
-	if (!vd || !x || !y) {
-		rc = fail(r, TF_ENOMEM, "out of memory");
-		goto done;
-	}
-	tf_dataset_set_normalize(vd, r->cfg->normalize);
-	if ((rc = tf_dataset_parse_schema(vd, tf_dataset_schema_text(r->ds),
-	                                  "schema")) != TF_OK) {
-		rc = fail(r, rc, "%s", tf_errmsg(vd));
-		goto done;
-	}
-	if (r->cfg->label != NULL) {
-		tf_dataset_set_label(vd, r->cfg->label, r->task, r->classes);
+	tf_metrics_reset(m);
+	if (r->vd == NULL) {
+		/* Set up once; each evaluation reopens the file. */
+		r->vd = tf_dataset_new();
+		r->vx = malloc(bs * (size_t)tf_dataset_width(r->ds) *
+		               sizeof(float));
+		r->vy = malloc(bs * sizeof(float));
+		if (!r->vd || !r->vx || !r->vy) {
+			return fail(r, TF_ENOMEM, "out of memory");
+		}
+		tf_dataset_set_normalize(r->vd, r->cfg->normalize);
+		int rc = tf_dataset_parse_schema(
+		    r->vd, tf_dataset_schema_text(r->ds), "schema");
+		if (rc != TF_OK) {
+			return fail(r, rc, "%s", tf_errmsg(r->vd));
+		}
+		if (r->cfg->label != NULL) {
+			tf_dataset_set_label(r->vd, r->cfg->label, r->task,
+			                     r->classes);
+		}
 	}
 	const char *files[] = {file};
-	if ((rc = tf_dataset_open(vd, files, 1, 1, 1, 0)) != TF_OK) {
-		rc = fail(r, rc, "%s", tf_errmsg(vd));
-		goto done;
-	}
+	int rc = tf_dataset_open(r->vd, files, 1, 1, 1, 0);
 	size_t rows;
-	while ((rc = tf_dataset_next(vd, x, y, bs, &rows)) == TF_OK) {
-		tf_graph_feed(r->g, "x", x, (int64_t)rows);
-		tf_graph_feed(r->g, "label", y, (int64_t)rows);
+	while (rc == TF_OK && (rc = tf_dataset_next(r->vd, r->vx, r->vy, bs,
+	                                            &rows)) == TF_OK) {
+		tf_graph_feed(r->g, "x", r->vx, (int64_t)rows);
+		tf_graph_feed(r->g, "label", r->vy, (int64_t)rows);
 		if ((rc = tf_graph_forward(r->g, 0)) != TF_OK) {
-			rc = fail(r, rc, "%s", tf_errmsg(r->g));
-			goto done;
+			return fail(r, rc, "%s", tf_errmsg(r->g));
 		}
 		const struct tf_tensor *p =
 		    tf_graph_value(r->g, prediction_node(r->task));
-		tf_metrics_add(m, tf_tensor_f32(p), y, rows,
+		tf_metrics_add(m, tf_tensor_f32(p), r->vy, rows,
 		               tf_graph_loss(r->g));
 	}
-	if (rc != TF_EOF) {
-		rc = fail(r, rc, "%s", tf_errmsg(vd));
-		goto done;
-	}
-	rc = TF_OK;
-done:
-	free(x);
-	free(y);
-	tf_dataset_free(vd);
-	return rc;
+	return rc == TF_EOF ? TF_OK : fail(r, rc, "%s", tf_errmsg(r->vd));
 }
 
 /* Add L1/L2 penalties to the gradients. */
@@ -945,6 +937,9 @@ out:
 	prefetch_stop(&pf);
 	tf_metrics_free(m);
 	tf_metrics_free(r.vm);
+	tf_dataset_free(r.vd);
+	free(r.vx);
+	free(r.vy);
 	tf_events_free(r.ev);
 	free(r.spec);
 	free(r.optimizer);

@@ -171,32 +171,6 @@ parse_delim(const char *s)
 	return s[0];
 }
 
-/* Write the schema through a temporary name. */
-static void
-write_schema(const char *path, const char *json)
-{
-	size_t n = strlen(path) + 16;
-	char *tmp = malloc(n);
-	if (tmp == NULL) {
-		die(EX_OSERR, "out of memory");
-	}
-	snprintf(tmp, n, "%s.tmp.XXXXXX", path);
-	int fd = mkstemp(tmp);
-	if (fd < 0) {
-		die(EX_CANTCREAT, "cannot create '%s'", path);
-	}
-	size_t len = strlen(json);
-	mode_t mask = umask(0);
-	umask(mask);
-	fchmod(fd, 0666 & ~mask);
-	if (write(fd, json, len) != (ssize_t)len || close(fd) != 0 ||
-	    rename(tmp, path) != 0) {
-		unlink(tmp);
-		die(EX_IOERR, "cannot write '%s'", path);
-	}
-	free(tmp);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -421,8 +395,13 @@ main(int argc, char **argv)
 		if (tf_csv_schema_json(conv, &json) != TF_OK) {
 			die_status(tf_errcode(conv), tf_errmsg(conv));
 		}
-		write_schema(schema, json);
+		char msg[512];
+		int rc2 = tf_file_replace(schema, json, strlen(json), 0, msg,
+		                          sizeof msg);
 		free(json);
+		if (rc2 != TF_OK) {
+			die_status(rc2, msg);
+		}
 	}
 	if (tf_csv_skipped(conv) > 0) {
 		warn_lines(tf_csv_skip_log(conv));

@@ -12,6 +12,7 @@
 #include "tf/error.h"
 #include "tf/events.h"
 #include "tf/example.h"
+#include "tf/file.h"
 #include "tf/graph.h"
 #include "tf/input.h"
 #include "tf/metrics.h"
