@@ -46,7 +46,7 @@ CFLAGS   ?= $(OPT)
 CFLAGS   += -std=c11 $(WARN) -pthread $(SANFLAGS)
 LIBCFLAGS = $(CFLAGS) -fPIC -fvisibility=hidden -DTF_BUILDING_LIBRARY -Ilibtfcore -I.
 LDFLAGS  += -pthread $(SANFLAGS)
-LIBS     := -lcsv -larchive -lprotobuf-c -ljansson -lz -lopenblas -ldl -lm
+LIBS     := -lcsv -larchive -lprotobuf-c -ljansson -lnettle -lz -lopenblas -ldl -lm
 
 V ?= 0
 ifeq ($(V),0)
@@ -63,12 +63,13 @@ endif
 
 LIB_SRC   := $(wildcard libtfcore/*.c)
 KERN_SRC  := $(wildcard kernels/cpu/*.c)
-LIB_OBJ   := $(patsubst libtfcore/%.c,$(B)/lib/%.o,$(LIB_SRC)) $(B)/lib/example.pb-c.o \
+PROTOS    := example onnx
+LIB_OBJ   := $(patsubst libtfcore/%.c,$(B)/lib/%.o,$(LIB_SRC)) $(patsubst %,$(B)/lib/%.pb-c.o,$(PROTOS)) \
              $(patsubst kernels/cpu/%.c,$(B)/lib/kernels/%.o,$(KERN_SRC))
 PLUGIN_SRC := $(wildcard plugins/ops/*.c plugins/optimizers/*.c)
 PLUGIN_SO := $(patsubst %.c,$(B)/lib/tfkit/plugins/%.so,$(notdir $(PLUGIN_SRC)))
 LIB_HDR   := $(wildcard libtfcore/include/tf/*.h)
-TOOLS     := tf-csv2record tf-records tf-train tf-eval
+TOOLS     := tf-csv2record tf-records tf-train tf-eval tf-export tf-serve
 TOOL_BIN  := $(addprefix $(B)/bin/,$(TOOLS))
 TOOL_COMMON := $(B)/tools/tool.o
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
@@ -99,11 +100,11 @@ lib: $(SOLIB) $(ALIB) $(B)/lib/libtfcore.so $(B)/libtfcore.pc
 tools: $(TOOL_BIN)
 plugins: $(PLUGIN_SO)
 
-$(B)/gen/example.pb-c.c $(B)/gen/example.pb-c.h: libtfcore/proto/example.proto
+$(B)/gen/%.pb-c.c $(B)/gen/%.pb-c.h: libtfcore/proto/%.proto
 	@mkdir -p $(B)/gen
 	$(Q)$(call say,PROTOC,$<)protoc-c --c_out=$(B)/gen -Ilibtfcore/proto $<
 
-$(B)/lib/example.pb-c.o: $(B)/gen/example.pb-c.c
+$(B)/lib/%.pb-c.o: $(B)/gen/%.pb-c.c
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(LIBCFLAGS) -Wno-unused-parameter -c -o $@ $<
 
@@ -112,7 +113,7 @@ $(B)/lib/kernels/%.o: kernels/cpu/%.c
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(LIBCFLAGS) -O3 -c -o $@ $<
 
-$(B)/lib/%.o: libtfcore/%.c $(B)/gen/example.pb-c.h
+$(B)/lib/%.o: libtfcore/%.c $(patsubst %,$(B)/gen/%.pb-c.h,$(PROTOS))
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(LIBCFLAGS) -c -o $@ $<
 
@@ -134,7 +135,10 @@ $(B)/tools/%.o: tools/%.c
 # ($ORIGIN/../lib), in the build tree and once installed.
 $(B)/bin/%: $(B)/tools/%.o $(TOOL_COMMON) $(SOLIB) $(B)/lib/libtfcore.so
 	@mkdir -p $(@D)
-	$(Q)$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $< $(TOOL_COMMON) -L$(B)/lib -ltfcore -Wl,-rpath,'$$ORIGIN/../lib' -ljansson -lm
+	$(Q)$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $< $(TOOL_COMMON) -L$(B)/lib -ltfcore -Wl,-rpath,'$$ORIGIN/../lib' -ljansson $(TOOL_LIBS) -lm
+
+# The server's own libraries: HTTP, nng, archives.
+$(B)/bin/tf-serve: TOOL_LIBS := -lmicrohttpd -lnng -larchive
 
 # Plugins: one shared object each, exporting only tf_plugin_entry, linked
 # to libtfcore.so two directories up ($ORIGIN/../..).
@@ -163,7 +167,12 @@ $(B)/fuzz-run/%: tests/fuzz/%.c tests/fuzz/driver.c $(ALIB)
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< tests/fuzz/driver.c $(ALIB) $(LIBS) $(LDFLAGS)
 
-check: deps-check all $(UNIT_BIN) $(FUZZ_RUN)
+# A client of tf-serve's nng endpoint for the command tests.
+$(B)/tests/nngreq: tests/cli/nngreq.c
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -lnng $(LDFLAGS)
+
+check: deps-check all $(UNIT_BIN) $(FUZZ_RUN) $(B)/tests/nngreq
 	@B=$(B) SANITIZE=$(SANITIZE) sh tests/run
 
 unit: all $(UNIT_BIN)
@@ -178,7 +187,7 @@ fuzz: $(ALIB)
 	@for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \
 	  echo "  FUZZ    $(B)/fuzz/$$n"; \
 	  clang $(CPPFLAGS) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \
-	    -Ilibtfcore -I. -DTF_BUILDING_LIBRARY -o $(B)/fuzz/$$n $$f $(LIB_SRC) $(KERN_SRC) $(B)/gen/example.pb-c.c \
+	    -Ilibtfcore -I. -DTF_BUILDING_LIBRARY -o $(B)/fuzz/$$n $$f $(LIB_SRC) $(KERN_SRC) $(patsubst %,$(B)/gen/%.pb-c.c,$(PROTOS)) \
 	    $(LIBS) -pthread || exit 1; done
 	@echo "run e.g.: $(B)/fuzz/fuzz_record -max_total_time=60 tests/fuzz/corpus/record"
 

@@ -62,9 +62,12 @@ struct tf_dataset {
 	struct tf_reader *r;
 	struct tf_example *ex;
 	struct tf_rng rng;
-	float *buf; /* shuffle buffer: shuffle rows of width + 1 floats */
+		float *buf; /* shuffle buffer: shuffle rows of width + 1 floats */
 	size_t nbuf;
 	int stdin_used;
+	/* per row column, from the schema (not for libsvm rows) */
+	char **colname;
+	unsigned char *colint;
 };
 
 const char *
@@ -129,6 +132,11 @@ tf_dataset_free(struct tf_dataset *ds)
 		free(ds->in[i].mean);
 		free(ds->in[i].inv_std);
 	}
+		for (int64_t c = 0; ds->colname != NULL && c < ds->width; c++) {
+		free(ds->colname[c]);
+	}
+	free(ds->colname);
+	free(ds->colint);
 	free(ds->in);
 	free(ds->by_name);
 	free(ds->label);
@@ -265,6 +273,111 @@ col_stats(json_t *col, float *mean, float *inv_std)
 	*mean = json_is_number(m) ? (float)json_number_value(m) : 0.0f;
 	double sd = json_is_number(s) ? json_number_value(s) : 1.0;
 	*inv_std = sd > 1e-12 ? (float)(1.0 / sd) : 1.0f;
+}
+
+/* Name each column of a row after the schema feature it holds. */
+static int
+name_columns(struct tf_dataset *ds, json_t *feats, const char *origin)
+{
+	ds->colname = calloc((size_t)ds->width, sizeof *ds->colname);
+	ds->colint = calloc((size_t)ds->width, 1);
+	if (ds->colname == NULL || ds->colint == NULL) {
+		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
+	}
+	size_t i;
+	json_t *f;
+	json_array_foreach(feats, i, f)
+	{
+		const char *name =
+		    json_string_value(json_object_get(f, "name"));
+		const char *type =
+		    json_string_value(json_object_get(f, "type"));
+		json_t *pi = json_object_get(f, "packed_index");
+		int64_t col = -1;
+		if (json_is_integer(pi)) {
+			col = ds->in[0].col + (int64_t)json_integer_value(pi);
+		} else {
+			for (size_t k = 0; k < ds->nin; k++) {
+				if (strcmp(ds->in[k].name, name) == 0 &&
+				    ds->in[k].width == 1) {
+					col = ds->in[k].col;
+				}
+			}
+		}
+		if (col < 0 || col >= ds->width) {
+			continue; /* bytes: not a row column */
+		}
+		if (ds->colname[col] != NULL) {
+			return tfi_set_error(ds, TF_EFORMAT,
+			                     "%s: two features at column %lld",
+			                     origin, (long long)col);
+		}
+		ds->colname[col] = strdup(name);
+		ds->colint[col] = strcmp(type, "int64") == 0;
+		if (ds->colname[col] == NULL) {
+			return tfi_set_error(ds, TF_ENOMEM, "out of memory");
+		}
+	}
+	for (int64_t c = 0; c < ds->width; c++) {
+		if (ds->colname[c] == NULL) {
+			return tfi_set_error(ds, TF_EFORMAT,
+			                     "%s: no feature describes column "
+			                     "%lld of a row",
+			                     origin, (long long)c);
+		}
+	}
+	return TF_OK;
+}
+
+/* The input holding row column c. */
+static const struct input *
+column_input(const struct tf_dataset *ds, int64_t c)
+{
+	for (size_t k = 0; k < ds->nin; k++) {
+		if (c >= ds->in[k].col && c < ds->in[k].col + ds->in[k].width) {
+			return &ds->in[k];
+		}
+	}
+	return NULL;
+}
+
+const char *
+tf_dataset_column(const struct tf_dataset *ds, int64_t c, int *is_int,
+                  float *mean, float *inv_std)
+{
+	const struct input *in = column_input(ds, c);
+	*is_int = ds->colint != NULL && c >= 0 && c < ds->width
+	              ? ds->colint[c]
+	              : 0;
+	*mean = 0.0f;
+	*inv_std = 1.0f;
+	if (in != NULL && ds->normalize && in->mean != NULL) {
+		*mean = in->mean[c - in->col];
+		*inv_std = in->inv_std[c - in->col];
+	}
+	return ds->colname != NULL && c >= 0 && c < ds->width
+	           ? ds->colname[c]
+	           : NULL;
+}
+
+void
+tf_dataset_standardize(const struct tf_dataset *ds, float *x, size_t rows)
+{
+	if (!ds->normalize) {
+		return;
+	}
+	for (size_t k = 0; k < ds->nin; k++) {
+		const struct input *in = &ds->in[k];
+		if (in->mean == NULL) {
+			continue;
+		}
+		for (size_t r = 0; r < rows; r++) {
+			float *v = x + r * (size_t)ds->width + in->col;
+			for (int64_t j = 0; j < in->width; j++) {
+				v[j] = (v[j] - in->mean[j]) * in->inv_std[j];
+			}
+		}
+	}
 }
 
 static int
@@ -411,7 +524,10 @@ tf_dataset_parse_schema(struct tf_dataset *ds, const char *text,
 			k = (int64_t)mx + 1;
 			task = k <= 2 ? TF_TASK_BINARY : TF_TASK_MULTICLASS;
 		}
-		tf_dataset_set_label(ds, ln, task, k);
+				tf_dataset_set_label(ds, ln, task, k);
+	}
+	if (!ds->sparse && (rc = name_columns(ds, feats, origin)) != TF_OK) {
+		goto out;
 	}
 	free(ds->schema);
 	ds->schema = strdup(text);

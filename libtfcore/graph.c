@@ -680,13 +680,11 @@ tf_graph_build(struct tf_graph *g, const struct tf_registry *r,
 			return tf_node_error(nd, "the op set no output width");
 		}
 	}
-	if (g->loss_node < 0) {
-		return tfi_set_error(g, TF_EINVAL,
-		                     "model: no node named 'loss' "
-		                     "(or say 'loss NODE')");
+		/* Which nodes the loss depends on: backward visits only those.  A
+	 * graph without a loss (an export's) only runs forward. */
+	if (g->loss_node >= 0) {
+		g->nodes[g->loss_node].on_loss_path = 1;
 	}
-	/* Which nodes the loss depends on: backward visits only those. */
-	g->nodes[g->loss_node].on_loss_path = 1;
 	for (int i = g->loss_node; i >= 0; i--) {
 		struct tf_node *nd = &g->nodes[i];
 		for (int k = 0; nd->on_loss_path && k < nd->ninputs; k++) {
@@ -834,6 +832,11 @@ tf_graph_loss(const struct tf_graph *g)
 int
 tf_graph_backward(struct tf_graph *g)
 {
+		if (g->loss_node < 0) {
+		return tfi_set_error(g, TF_EINVAL,
+		                     "model: no node named 'loss' (or say "
+		                     "'loss NODE'): nothing to train");
+	}
 	if (!g->forward_done) {
 		return tfi_set_error(g, TF_EINVAL, "backward before forward");
 	}
@@ -921,4 +924,117 @@ float *
 tf_graph_state(struct tf_graph *g)
 {
 	return g->state;
+}
+
+/* ---- looking at a built graph (exports) ---------------------------------
+ */
+
+int
+tf_graph_nnodes(const struct tf_graph *g)
+{
+	return g->n;
+}
+
+int
+tf_graph_find(const struct tf_graph *g, const char *name)
+{
+	return find_node(g, name);
+}
+
+const char *
+tf_graph_node_name(const struct tf_graph *g, int i)
+{
+	return i >= 0 && i < g->n ? g->nodes[i].name : NULL;
+}
+
+const char *
+tf_graph_node_op(const struct tf_graph *g, int i)
+{
+	return i >= 0 && i < g->n ? g->nodes[i].opname : NULL;
+}
+
+int
+tf_graph_node_ninputs(const struct tf_graph *g, int i)
+{
+	return i >= 0 && i < g->n ? g->nodes[i].ninputs : 0;
+}
+
+const char *
+tf_graph_node_input(const struct tf_graph *g, int i, int k)
+{
+	if (i < 0 || i >= g->n || k < 0 || k >= g->nodes[i].ninputs) {
+		return NULL;
+	}
+	return g->nodes[g->nodes[i].inputs[k]].name;
+}
+
+const char *
+tf_graph_node_attr(const struct tf_graph *g, int i, const char *key)
+{
+	if (i < 0 || i >= g->n) {
+		return NULL;
+	}
+	const struct tf_node *nd = &g->nodes[i];
+	for (int a = 0; a < nd->nattrs; a++) {
+		if (strcmp(nd->attrs[a].key, key) == 0) {
+			return nd->attrs[a].val;
+		}
+	}
+	return NULL;
+}
+
+int
+tf_graph_node_nparams(const struct tf_graph *g, int i)
+{
+	return i >= 0 && i < g->n ? g->nodes[i].nparams : 0;
+}
+
+float *
+tf_graph_node_param(struct tf_graph *g, int i, int k, const char **name,
+                    int64_t *rows, int64_t *cols, int *state)
+{
+	if (!g->built || i < 0 || i >= g->n || k < 0 ||
+	    k >= g->nodes[i].nparams) {
+		return NULL;
+	}
+	struct pdecl *p = &g->nodes[i].params[k];
+	*name = p->name;
+	*rows = p->rows;
+	*cols = p->cols;
+	*state = p->state;
+	return tf_tensor_f32(&p->t);
+}
+
+float *
+tf_graph_param_by_name(struct tf_graph *g, const char *node,
+                       const char *param, int64_t *rows, int64_t *cols)
+{
+	int i = find_node(g, node);
+	for (int k = 0; i >= 0 && k < tf_graph_node_nparams(g, i); k++) {
+		const char *name;
+		int state;
+		float *d =
+		    tf_graph_node_param(g, i, k, &name, rows, cols, &state);
+		if (d != NULL && strcmp(name, param) == 0) {
+			return d;
+		}
+	}
+	return NULL;
+}
+
+int
+tf_graph_node_nattrs(const struct tf_graph *g, int i)
+{
+	return i >= 0 && i < g->n ? g->nodes[i].nattrs : 0;
+}
+
+const char *
+tf_graph_node_attr_at(const struct tf_graph *g, int i, int a,
+                      const char **value)
+{
+	if (i < 0 || i >= g->n || a < 0 || a >= g->nodes[i].nattrs) {
+		return NULL;
+	}
+	*value = g->nodes[i].attrs[a].val;
+	return g->nodes[i].attrs[a].key;
 }

@@ -111,4 +111,13 @@ tfi_get_le64(const uint8_t *p)
 	return (uint64_t)tfi_get_le32(p) | (uint64_t)tfi_get_le32(p + 4) << 32;
 }
 
+/* SHA-256 of n bytes as 64 hex digits and a NUL. */
+void tfi_sha256_hex(const void *data, size_t n, char hex[65]);
+
+/* What export.c needs of a model (model.c). */
+struct tf_model;
+const char *tfi_model_schema(const struct tf_model *m);
+int tfi_model_task(const struct tf_model *m);
+int tfi_model_normalize(const struct tf_model *m);
+
 #endif

@@ -71,6 +71,35 @@ tf_metrics_reset(struct tf_metrics *m)
 	}
 }
 
+/* The mean loss of rows from predictions alone (a model without a loss
+ * node): cross-entropy of probabilities clamped to [1e-7, 1 - 1e-7], as
+ * Keras computes it, or the squared error. */
+static double
+prediction_loss(const struct tf_metrics *m, const float *pred,
+                const float *label, size_t rows)
+{
+	const double eps = 1e-7;
+	double sum = 0;
+	for (size_t r = 0; r < rows; r++) {
+		double y = label[r], p;
+		if (m->task == TF_TASK_REGRESSION) {
+			sum += (pred[r] - y) * (pred[r] - y);
+			continue;
+		}
+		if (m->task == TF_TASK_BINARY) {
+			p = y > 0.5 ? pred[r] : 1.0 - pred[r];
+		} else {
+			int64_t t = (int64_t)y;
+			p = t >= 0 && t < m->classes
+			        ? pred[r * (size_t)m->classes + (size_t)t]
+			        : 0.0;
+		}
+		p = p < eps ? eps : p > 1 - eps ? 1 - eps : p;
+		sum -= log(p);
+	}
+	return rows ? sum / (double)rows : 0.0;
+}
+
 int
 tf_metrics_add(struct tf_metrics *m, const float *pred, const float *label,
                size_t rows, double loss)
@@ -114,7 +143,10 @@ tf_metrics_add(struct tf_metrics *m, const float *pred, const float *label,
 		}
 		m->correct += t == k;
 	}
-	m->n += rows;
+		m->n += rows;
+	if (isnan(loss)) {
+		loss = prediction_loss(m, pred, label, rows);
+	}
 	m->loss_sum += loss * (double)rows;
 	return TF_OK;
 }

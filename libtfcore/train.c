@@ -191,9 +191,12 @@ struct run {
 	struct tf_dataset *vd;
 	float *vx, *vy;
 	struct tf_events *ev; /* TensorBoard, with --logdir */
-	char *optimizer;
+		char *optimizer;
 	double lr0;
 	json_t *hparams;
+		json_t *validation; /* the last validation metrics, or NULL */
+	char *val_text;     /* the same as JSON members */
+	uint64_t val_step;  /* the step they were measured at */
 };
 
 static int fail(struct run *r, int code, const char *fmt, ...)
@@ -232,8 +235,17 @@ save(struct run *r)
 	snprintf(rs, sizeof rs, "%016llx%016llx%016llx%016llx",
 	         (unsigned long long)rng->s[0], (unsigned long long)rng->s[1],
 	         (unsigned long long)rng->s[2], (unsigned long long)rng->s[3]);
-	if (h != NULL) {
+		if (h != NULL) {
 		json_object_set_new(h, "rng", json_string(rs));
+		if (r->validation != NULL) {
+			json_object_set(h, "validation", r->validation);
+		}
+		json_t *flags = r->cfg->settings
+		                    ? json_loads(r->cfg->settings, 0, NULL)
+		                    : NULL;
+		if (flags != NULL) {
+			json_object_set_new(h, "config", flags);
+		}
 	}
 	char *text = h ? json_dumps(h, JSON_COMPACT) : NULL;
 	json_decref(h);
@@ -355,16 +367,44 @@ regularize(float *g, const float *w, size_t n, double l1, double l2)
 	}
 }
 
+/* Validation metrics at this step (measured once a step); kept for the
+ * checkpoint header (tf-export --if-better). */
+static int
+validate(struct run *r)
+{
+	if (r->val_text != NULL && r->val_step == r->step) {
+		return TF_OK;
+	}
+	int rc = evaluate(r, r->cfg->validate, r->vm);
+	free(r->val_text);
+	r->val_text = NULL;
+	if (rc == TF_OK) {
+		rc = tf_metrics_json(r->vm, 0, &r->val_text);
+	}
+	if (rc != TF_OK) {
+		return rc;
+	}
+	r->val_step = r->step;
+	char *obj = malloc(strlen(r->val_text) + 3);
+	if (obj == NULL) {
+		return fail(r, TF_ENOMEM, "out of memory");
+	}
+	sprintf(obj, "{%s}", r->val_text);
+	json_decref(r->validation);
+	r->validation = json_loads(obj, 0, NULL);
+	free(obj);
+	return TF_OK;
+}
+
 static int
 report(struct run *r, struct tf_metrics *m, double lr, double eps, int final)
 {
-	char *train = NULL, *val = NULL;
+	char *train = NULL;
+	const char *val = NULL;
 	int rc = tf_metrics_json(m, 0, &train);
 	if (rc == TF_OK && r->cfg->validate != NULL) {
-		rc = evaluate(r, r->cfg->validate, r->vm);
-		if (rc == TF_OK) {
-			rc = tf_metrics_json(r->vm, 0, &val);
-		}
+		rc = validate(r);
+		val = r->val_text;
 	}
 	if (rc == TF_OK && r->ev != NULL && tf_metrics_count(m) > 0) {
 		const char *tags[] = {"train/loss", "train/accuracy",
@@ -382,9 +422,8 @@ report(struct run *r, struct tf_metrics *m, double lr, double eps, int final)
 		              tf_metrics_auc(r->vm)};
 		rc = tf_events_scalars(r->ev, (int64_t)r->step, tags, v, 3);
 	}
-	if (rc != TF_OK && r->ev != NULL && tf_errcode(r->ev) != TF_OK) {
+		if (rc != TF_OK && r->ev != NULL && tf_errcode(r->ev) != TF_OK) {
 		free(train);
-		free(val);
 		return fail(r, tf_errcode(r->ev), "%s", tf_errmsg(r->ev));
 	}
 	if (rc != TF_OK) {
@@ -403,7 +442,7 @@ report(struct run *r, struct tf_metrics *m, double lr, double eps, int final)
 	rc = tfi_json_put(&b, head, strlen(head)) ||
 	     tfi_json_put(&b, train, strlen(train)) ||
 	     tfi_json_put(&b, tail, strlen(tail));
-	if (val != NULL) {
+			if (val != NULL) {
 		rc = rc || tfi_json_put(&b, ",\"validation\":{", 15) ||
 		     tfi_json_put(&b, val, strlen(val)) ||
 		     tfi_json_put(&b, "}", 1);
@@ -417,9 +456,8 @@ report(struct run *r, struct tf_metrics *m, double lr, double eps, int final)
 		     tfi_json_put(&b, ps, strlen(ps));
 		free(ps);
 	}
-	rc = rc || tfi_json_put(&b, "}", 1);
+		rc = rc || tfi_json_put(&b, "}", 1);
 	free(train);
-	free(val);
 	if (rc) {
 		tfi_buf_free(&b);
 		return fail(r, TF_ENOMEM, "out of memory");
@@ -925,6 +963,11 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			last_save = now();
 		}
 	}
+		/* The final checkpoint records the final validation metrics. */
+	if (cfg->validate != NULL && cfg->checkpoint_dir != NULL &&
+	    (rc = validate(&r)) != TF_OK) {
+		goto out;
+	}
 	if ((r.step != saved_step || !resumed) && (rc = save(&r)) != TF_OK) {
 		goto out;
 	}
@@ -944,6 +987,8 @@ out:
 	free(r.spec);
 	free(r.optimizer);
 	json_decref(r.hparams);
+		json_decref(r.validation);
+	free(r.val_text);
 	tf_dataset_free(r.ds);
 	tf_graph_free(r.g);
 	tf_optim_free(r.o);
@@ -951,117 +996,3 @@ out:
 	return rc;
 }
 
-/* ---- a trained model --------------------------------------------------------
- */
-
-struct tf_model {
-	struct tfi_handle err;
-	struct tf_graph *g;
-	struct tf_dataset *ds;
-	char prediction[32];
-	char path[4096];
-};
-
-struct tf_model *
-tf_model_new(void)
-{
-	return calloc(1, sizeof(struct tf_model));
-}
-
-void
-tf_model_free(struct tf_model *m)
-{
-	if (m != NULL) {
-		tf_graph_free(m->g);
-		tf_dataset_free(m->ds);
-		free(m);
-	}
-}
-
-int
-tf_model_load(struct tf_model *m, const struct tf_registry *reg,
-              const char *checkpoint)
-{
-	struct tf_ckpt *ck = tf_ckpt_new();
-	m->g = tf_graph_new();
-	m->ds = tf_dataset_new();
-	if (!ck || !m->g || !m->ds) {
-		tf_ckpt_free(ck);
-		return tfi_set_error(m, TF_ENOMEM, "out of memory");
-	}
-	int rc = tf_ckpt_load(ck, checkpoint);
-	if (rc != TF_OK) {
-		rc = tfi_set_error(m, rc, "%s", tf_errmsg(ck));
-		tf_ckpt_free(ck);
-		return rc;
-	}
-	snprintf(m->path, sizeof m->path, "%s", tf_ckpt_path(ck));
-	json_error_t je;
-	json_t *h = json_loads(tf_ckpt_header(ck), 0, &je);
-	const char *spec = NULL, *schema = NULL, *task = NULL, *pred = NULL;
-	json_int_t classes = 0;
-	int normalize = 1;
-	if (h == NULL ||
-	    json_unpack(h, "{s:s,s:s,s:s,s:s,s:I,s?i}", "model_spec", &spec,
-	                "schema", &schema, "task", &task, "prediction", &pred,
-	                "classes", &classes, "normalize", &normalize) != 0) {
-		rc = tfi_set_error(m, TF_EFORMAT, "%s: bad checkpoint header",
-		                   m->path);
-		goto out;
-	}
-	snprintf(m->prediction, sizeof m->prediction, "%s", pred);
-	if ((rc = tf_dataset_parse_schema(m->ds, schema, m->path)) != TF_OK) {
-		rc = tfi_set_error(m, rc, "%s", tf_errmsg(m->ds));
-		goto out;
-	}
-	tf_dataset_set_label(m->ds, tf_dataset_label_name(m->ds),
-	                     tf_task_parse(task), classes);
-	tf_dataset_set_normalize(m->ds, normalize);
-	if ((rc = tf_graph_parse(m->g, spec)) != TF_OK ||
-	    (rc = tf_graph_build(m->g, reg, tf_device_cpu(), 0)) != TF_OK) {
-		rc = tfi_set_error(m, rc, "%s", tf_errmsg(m->g));
-		goto out;
-	}
-	size_t n;
-	const float *p = tf_ckpt_get(ck, "params", &n);
-	if (p == NULL || n != tf_graph_nparams(m->g)) {
-		rc = tfi_set_error(m, TF_EFORMAT,
-		                   "%s: parameters do not fit "
-		                   "the model",
-		                   m->path);
-		goto out;
-	}
-	memcpy(tf_graph_params(m->g), p, n * sizeof(float));
-	p = tf_ckpt_get(ck, "state", &n);
-	if (p != NULL && n == tf_graph_nstate(m->g)) {
-		memcpy(tf_graph_state(m->g), p, n * sizeof(float));
-	}
-out:
-	json_decref(h);
-	tf_ckpt_free(ck);
-	return rc;
-}
-
-struct tf_graph *
-tf_model_graph(struct tf_model *m)
-{
-	return m->g;
-}
-
-struct tf_dataset *
-tf_model_dataset(struct tf_model *m)
-{
-	return m->ds;
-}
-
-const char *
-tf_model_prediction(const struct tf_model *m)
-{
-	return m->prediction;
-}
-
-const char *
-tf_model_checkpoint(const struct tf_model *m)
-{
-	return m->path;
-}

@@ -9,7 +9,8 @@
 set -e
 mode=${1:-build}
 pkgs="gcc make pkg-config libcsv-dev zlib1g-dev libarchive-dev libprotobuf-c-dev
-      protobuf-c-compiler libnng-dev libopenblas-dev libjansson-dev"
+      protobuf-c-compiler libnng-dev libopenblas-dev libjansson-dev
+      nettle-dev libmicrohttpd-dev"
 if [ "$mode" = bench ]; then
 	pkgs="$pkgs python3 python3-protobuf protobuf-compiler python3-crc32c"
 fi

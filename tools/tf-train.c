@@ -473,9 +473,10 @@ load_config(const char *path)
 	}
 }
 
-/* The resolved settings as JSON that --config reads back. */
-static void
-print_settings(void)
+/* The resolved settings as JSON that --config reads back (the caller
+ * frees it). */
+static char *
+settings(size_t flags)
 {
 	json_t *o = json_object();
 	json_object_set_new(o, "model", json_string(cfg.model));
@@ -539,13 +540,12 @@ print_settings(void)
 			                    json_string(strs[i][1]));
 		}
 	}
-	char *text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		char *text = json_dumps(o, flags | JSON_PRESERVE_ORDER);
 	if (text == NULL) {
 		die(EX_OSERR, "out of memory");
 	}
-	puts(text);
-	free(text);
 	json_decref(o);
+	return text;
 }
 
 int
@@ -577,10 +577,14 @@ main(int argc, char **argv)
 	       -1) {
 		apply(c, optarg);
 	}
+		static char *resolved;
+	resolved = settings(print_config ? JSON_INDENT(2) : JSON_COMPACT);
 	if (print_config) {
-		print_settings();
+		puts(resolved);
+		free(resolved);
 		return 0;
 	}
+	cfg.settings = resolved; /* provenance, kept in checkpoints */
 	if (cfg.learning_rate < 0) {
 		usage_error("--learning-rate must be above 0");
 	}
@@ -617,7 +621,8 @@ main(int argc, char **argv)
 	if (rc != TF_OK) {
 		die_status(rc, tf_errmsg(tr));
 	}
-	tf_trainer_free(tr);
+		tf_trainer_free(tr);
+	free(resolved);
 	tf_hparams_free(hp);
 	tf_registry_free(reg);
 	return 0;

@@ -69,7 +69,7 @@ TEST(spec_errors_name_the_problem)
 	    {"input x 3\nnode h dense y units=4\n",
 	     "model line 2: node 'h': input 'y' is not declared above it"},
 	    {"input x 3\ninput x 2\n", "model line 2: 'x' is declared twice"},
-	    {"input x 3\nnode h relu x\n", "no node named 'loss'"},
+	    
 	    {"input x 3\ninput y 2\nnode loss sigmoid_xent x,y\n",
 	     "logits must have width 1"},
 	    {"input x 3\nnode h dense x units=four\n",
@@ -85,6 +85,22 @@ TEST(spec_errors_name_the_problem)
 		CHECK_CONTAINS(tf_errmsg(g), cases[i].msg);
 		tf_graph_free(g);
 	}
+}
+
+/* A graph without a loss runs forward (an export) but cannot train. */
+TEST(graph_without_loss_runs_forward_only)
+{
+	struct tf_graph *g = tf_graph_new();
+	REQUIRE(build(g, "input x 3\nnode h relu x\n") == TF_OK);
+	float x[6] = {-1, 2, -3, 4, -5, 6};
+	tf_graph_feed(g, "x", x, 2);
+	REQUIRE(tf_graph_forward(g, 0) == TF_OK);
+	const float *h = tf_tensor_f32(tf_graph_value(g, "h"));
+	CHECK(h[0] == 0 && h[1] == 2 && h[5] == 6);
+	CHECK(isnan(tf_graph_loss(g)));
+	CHECK(tf_graph_backward(g) == TF_EINVAL);
+	CHECK_CONTAINS(tf_errmsg(g), "no node named 'loss'");
+	tf_graph_free(g);
 }
 
 /* Compare analytic gradients of parameters and input x with central

@@ -64,6 +64,17 @@ TF_API void tf_dataset_set_label_optional(struct tf_dataset *ds, int on);
 /* Standardise features with the schema statistics (default on). */
 TF_API void tf_dataset_set_normalize(struct tf_dataset *ds, int on);
 
+/*
+ * Column c of a row: the schema feature it holds (NULL for libsvm rows or
+ * without a schema), whether that feature holds whole numbers, and its
+ * standardisation, (v - mean) * inv_std (0 and 1 when not standardised).
+ */
+TF_API const char *tf_dataset_column(const struct tf_dataset *ds, int64_t c,
+                                     int *is_int, float *mean, float *inv_std);
+/* Standardise raw rows in place, as tf_dataset_next() does. */
+TF_API void tf_dataset_standardize(const struct tf_dataset *ds, float *x,
+                                   size_t rows);
+
 /* Row width, task and number of classes (2 for binary, 1 regression). */
 TF_API int64_t tf_dataset_width(const struct tf_dataset *ds);
 TF_API int tf_dataset_task(const struct tf_dataset *ds);

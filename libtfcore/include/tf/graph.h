@@ -83,6 +83,33 @@ TF_API float *tf_graph_grads(struct tf_graph *g);
 TF_API size_t tf_graph_nstate(const struct tf_graph *g);
 TF_API float *tf_graph_state(struct tf_graph *g);
 
+/*
+ * Looking at a built graph (exports): nodes in spec order, by index;
+ * their op (NULL for an input), inputs, attributes as written, and
+ * parameters (trained, or state when *state is set) with their names
+ * ("kernel", "bias", "gamma", "moving_mean", ...) and shapes.
+ */
+TF_API int tf_graph_nnodes(const struct tf_graph *g);
+TF_API int tf_graph_find(const struct tf_graph *g, const char *name);
+TF_API const char *tf_graph_node_name(const struct tf_graph *g, int i);
+TF_API const char *tf_graph_node_op(const struct tf_graph *g, int i);
+TF_API int tf_graph_node_ninputs(const struct tf_graph *g, int i);
+TF_API const char *tf_graph_node_input(const struct tf_graph *g, int i, int k);
+TF_API const char *tf_graph_node_attr(const struct tf_graph *g, int i,
+                                      const char *key);
+/* Attribute a of node i: its key, and its value in *value. */
+TF_API int tf_graph_node_nattrs(const struct tf_graph *g, int i);
+TF_API const char *tf_graph_node_attr_at(const struct tf_graph *g, int i,
+                                         int a, const char **value);
+TF_API int tf_graph_node_nparams(const struct tf_graph *g, int i);
+TF_API float *tf_graph_node_param(struct tf_graph *g, int i, int k,
+                                  const char **name, int64_t *rows,
+                                  int64_t *cols, int *state);
+/* A node's parameter by name, or NULL. */
+TF_API float *tf_graph_param_by_name(struct tf_graph *g, const char *node,
+                                     const char *param, int64_t *rows,
+                                     int64_t *cols);
+
 #ifdef __cplusplus
 }
 #endif

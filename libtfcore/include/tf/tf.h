@@ -16,10 +16,12 @@
 #include "tf/graph.h"
 #include "tf/input.h"
 #include "tf/metrics.h"
+#include "tf/model.h"
 #include "tf/optim.h"
 #include "tf/plugin.h"
 #include "tf/record.h"
 #include "tf/rng.h"
+#include "tf/serving.h"
 #include "tf/tensor.h"
 #include "tf/train.h"
 

@@ -18,6 +18,7 @@
 #include "tf/dataset.h"
 #include "tf/error.h"
 #include "tf/graph.h"
+#include "tf/model.h"
 #include "tf/optim.h"
 #include "tf/plugin.h"
 
@@ -55,8 +56,10 @@ struct tf_train_config {
 	double save_every_secs;
 	int keep;
 	int from_scratch;
-	const char *const *inputs;
+		const char *const *inputs;
 	size_t ninputs;
+	const char *settings; /* JSON object of the run's flags, or NULL:
+	                         kept in checkpoints as provenance */
 };
 
 TF_API void tf_train_config_init(struct tf_train_config *cfg);
@@ -81,23 +84,6 @@ TF_API void tf_trainer_free(struct tf_trainer *t);
 TF_API int tf_trainer_run(struct tf_trainer *t, const struct tf_registry *r,
                           const struct tf_train_config *cfg,
                           const struct tf_train_sink *sink);
-
-/*
- * A trained model ready to predict: its graph with the checkpoint's
- * weights and the dataset description (schema, label, task) it was
- * trained with.
- */
-struct tf_model;
-TF_API struct tf_model *tf_model_new(void);
-TF_API void tf_model_free(struct tf_model *m);
-/* Load from a checkpoint file or directory. */
-TF_API int tf_model_load(struct tf_model *m, const struct tf_registry *r,
-                         const char *checkpoint);
-TF_API struct tf_graph *tf_model_graph(struct tf_model *m);
-TF_API struct tf_dataset *tf_model_dataset(struct tf_model *m);
-/* The node holding predictions: probabilities or values. */
-TF_API const char *tf_model_prediction(const struct tf_model *m);
-TF_API const char *tf_model_checkpoint(const struct tf_model *m);
 
 /*
  * The spec of a built-in model: lr, or dnn with hidden layers (dense, then

@@ -1,0 +1,1166 @@
+/*
+ * export.c - writing a trained model for serving: the versioned export
+ * directory (model.json, variables.bin, manifest.json), the same as a
+ * tar.gz archive, a TensorFlow.js Layers model and an ONNX model.
+ *
+ * All formats hold the inference graph: the nodes the prediction depends
+ * on, dropout removed (it is the identity outside training), batch
+ * normalisation with its moving statistics.
+ */
+#include <archive.h>
+#include <archive_entry.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <math.h>
+#include <nettle/sha2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "onnx.pb-c.h"
+#include "tf/file.h"
+#include "tf/model.h"
+
+void
+tfi_sha256_hex(const void *data, size_t n, char hex[65])
+{
+	struct sha256_ctx ctx;
+	uint8_t d[SHA256_DIGEST_SIZE];
+	sha256_init(&ctx);
+	sha256_update(&ctx, n, data);
+	sha256_digest(&ctx, sizeof d, d);
+	for (int i = 0; i < SHA256_DIGEST_SIZE; i++) {
+		snprintf(hex + 2 * i, 3, "%02x", d[i]);
+	}
+}
+
+/* ---- the inference graph ------------------------------------------------- */
+
+#define MAX_NODES 256
+
+/* Nodes the prediction depends on, in spec order; dropout nodes are
+ * skipped and their users read the dropout's input instead. */
+struct infer {
+	int n;
+	int node[MAX_NODES];   /* graph node indexes, inputs included */
+	int source[MAX_NODES]; /* per graph node: the node it reads as */
+};
+
+static int
+is_identity(const char *op)
+{
+	return op != NULL && strcmp(op, "dropout") == 0;
+}
+
+static int
+inference(struct tf_model *m, struct infer *inf)
+{
+	struct tf_graph *g = tf_model_graph(m);
+	int nn = tf_graph_nnodes(g);
+	int pred = tf_graph_find(g, tf_model_prediction(m));
+	if (nn > MAX_NODES || pred < 0) {
+		return tfi_set_error(m, TF_EINVAL,
+		                     "%s: the model has more than %d nodes or "
+		                     "no prediction node",
+		                     tf_model_checkpoint(m), MAX_NODES);
+	}
+	char need[MAX_NODES] = {0};
+	need[pred] = 1;
+	for (int i = nn - 1; i >= 0; i--) {
+		for (int k = 0; need[i] && k < tf_graph_node_ninputs(g, i); k++) {
+			need[tf_graph_find(g, tf_graph_node_input(g, i, k))] = 1;
+		}
+	}
+	inf->n = 0;
+	for (int i = 0; i < nn; i++) {
+		inf->source[i] = i;
+		const char *op = tf_graph_node_op(g, i);
+		if (is_identity(op) && tf_graph_node_ninputs(g, i) == 1) {
+			int in = tf_graph_find(g, tf_graph_node_input(g, i, 0));
+			inf->source[i] = inf->source[in];
+			continue;
+		}
+		if (need[i]) {
+			inf->node[inf->n++] = i;
+		}
+	}
+	return TF_OK;
+}
+
+/* The spec of the inference graph. */
+static int
+inference_spec(struct tf_model *m, const struct infer *inf,
+               struct tfi_buf *b)
+{
+	struct tf_graph *g = tf_model_graph(m);
+	int rc = 0;
+	char line[512];
+	for (int j = 0; j < inf->n && rc == 0; j++) {
+		int i = inf->node[j];
+		const char *op = tf_graph_node_op(g, i);
+		if (op == NULL) {
+			snprintf(line, sizeof line, "input %s %lld\n",
+			         tf_graph_node_name(g, i),
+			         (long long)tf_graph_width(
+			             g, tf_graph_node_name(g, i)));
+			rc = tfi_json_put(b, line, strlen(line));
+			continue;
+		}
+		snprintf(line, sizeof line, "node %s %s ",
+		         tf_graph_node_name(g, i), op);
+		rc = tfi_json_put(b, line, strlen(line));
+		for (int k = 0; k < tf_graph_node_ninputs(g, i) && rc == 0;
+		     k++) {
+			int in = tf_graph_find(g, tf_graph_node_input(g, i, k));
+			const char *src =
+			    tf_graph_node_name(g, inf->source[in]);
+			rc = (k ? tfi_json_put(b, ",", 1) : 0) ||
+			     tfi_json_put(b, src, strlen(src));
+		}
+		for (int a = 0; a < tf_graph_node_nattrs(g, i) && rc == 0;
+		     a++) {
+			const char *val;
+			const char *key = tf_graph_node_attr_at(g, i, a, &val);
+			snprintf(line, sizeof line, " %s=%s", key, val);
+			rc = tfi_json_put(b, line, strlen(line));
+		}
+		rc = rc || tfi_json_put(b, "\n", 1);
+	}
+	return rc ? tfi_set_error(m, TF_ENOMEM, "out of memory") : TF_OK;
+}
+
+/* variables.bin and its description in model.json. */
+static int
+inference_variables(struct tf_model *m, const struct infer *inf,
+                    struct tfi_buf *bin, json_t *list)
+{
+	struct tf_graph *g = tf_model_graph(m);
+	for (int j = 0; j < inf->n; j++) {
+		int i = inf->node[j];
+		for (int k = 0; k < tf_graph_node_nparams(g, i); k++) {
+			const char *name;
+			int64_t rows, cols;
+			int state;
+			const float *p = tf_graph_node_param(g, i, k, &name,
+			                                     &rows, &cols, &state);
+			size_t off = bin->len / 4;
+			if (tfi_buf_reserve(bin, (size_t)(rows * cols) * 4) !=
+			    0) {
+				return tfi_set_error(m, TF_ENOMEM,
+				                     "out of memory");
+			}
+			for (int64_t e = 0; e < rows * cols; e++) {
+				uint32_t u;
+				memcpy(&u, &p[e], 4);
+				tfi_put_le32(bin->data + bin->len, u);
+				bin->len += 4;
+			}
+			json_array_append_new(
+			    list,
+			    json_pack("{s:s,s:s,s:[I,I],s:I,s:b}", "node",
+			              tf_graph_node_name(g, i), "name", name,
+			              "shape", (json_int_t)rows,
+			              (json_int_t)cols, "offset",
+			              (json_int_t)off, "state", state));
+		}
+	}
+	return TF_OK;
+}
+
+/* The plugins behind the graph's ops: name and version. */
+static json_t *
+plugins_used(struct tf_model *m, const struct infer *inf,
+             const struct tf_registry *reg)
+{
+	struct tf_graph *g = tf_model_graph(m);
+	json_t *list = json_array();
+	for (int j = 0; j < inf->n; j++) {
+		const char *op = tf_graph_node_op(g, inf->node[j]);
+		for (size_t i = 0; op != NULL && i < tf_registry_count(reg);
+		     i++) {
+			struct tf_plugin_info pi;
+			if (tf_registry_info(reg, i, &pi) != TF_OK ||
+			    strcmp(pi.kind, "op") != 0 ||
+			    strcmp(pi.name, op) != 0) {
+				continue;
+			}
+			json_t *e = json_pack("{s:s,s:s,s:s}", "op", op,
+			                      "plugin", pi.plugin, "version",
+			                      pi.version);
+			size_t k;
+			json_t *old;
+			int dup = 0;
+			json_array_foreach(list, k, old)
+			{
+				dup |= json_equal(old, e);
+			}
+			if (dup) {
+				json_decref(e);
+			} else {
+				json_array_append_new(list, e);
+			}
+			break;
+		}
+	}
+	return list;
+}
+
+/* The three files of an export, in memory. */
+struct files {
+	struct tfi_buf model, vars, manifest;
+};
+
+static void
+files_free(struct files *f)
+{
+	tfi_buf_free(&f->model);
+	tfi_buf_free(&f->vars);
+	tfi_buf_free(&f->manifest);
+}
+
+static int
+build_files(struct tf_model *m, const struct tf_registry *reg,
+            const char *extra, struct files *f)
+{
+	struct infer inf;
+	struct tfi_buf spec = {0};
+	int rc = inference(m, &inf);
+	rc = rc ? rc : inference_spec(m, &inf, &spec);
+	json_t *vars = json_array();
+	rc = rc ? rc : inference_variables(m, &inf, &f->vars, vars);
+	if (rc != TF_OK) {
+		json_decref(vars);
+		tfi_buf_free(&spec);
+		return rc;
+	}
+	char *sig = tf_model_signature(m);
+	char *prov = tf_model_provenance(m);
+	json_t *p = prov ? json_loads(prov, 0, NULL) : NULL;
+	json_t *x = extra ? json_loads(extra, 0, NULL) : NULL;
+	if (p != NULL && json_is_object(x)) {
+		json_object_update(p, x);
+	}
+	if (p != NULL) {
+		json_object_set_new(p, "plugins", plugins_used(m, &inf, reg));
+		json_object_set_new(p, "library", json_string(tf_version()));
+	}
+	json_t *o = json_pack(
+	    "{s:s,s:i,s:s,s:I,s:s,s:b,s:o?,s:s%,s:s,s:o,s:o?}", "format",
+	    "tfkit-model", "format_version", 1, "task",
+	    tf_task_name(tfi_model_task(m)), "classes",
+	    (json_int_t)tf_dataset_classes(tf_model_dataset(m)), "prediction",
+	    tf_model_prediction(m), "normalize", tfi_model_normalize(m),
+	    "signature", sig ? json_loads(sig, 0, NULL) : NULL, "spec",
+	    spec.data ? (char *)spec.data : "", spec.len, "schema",
+	    tfi_model_schema(m), "variables", vars, "provenance", p);
+	free(sig);
+	free(prov);
+	json_decref(x);
+	tfi_buf_free(&spec);
+	char *text = o ? json_dumps(o, JSON_INDENT(1) | JSON_PRESERVE_ORDER)
+	               : NULL;
+	json_decref(o);
+	if (text == NULL ||
+	    tfi_buf_append(&f->model, text, strlen(text)) != 0) {
+		free(text);
+		return tfi_set_error(m, TF_ENOMEM, "out of memory");
+	}
+	free(text);
+	char h1[65], h2[65];
+	tfi_sha256_hex(f->model.data, f->model.len, h1);
+	tfi_sha256_hex(f->vars.data, f->vars.len, h2);
+	json_t *man = json_pack(
+	    "{s:s,s:i,s:[{s:s,s:I,s:s},{s:s,s:I,s:s}]}", "format",
+	    "tfkit-manifest", "version", 1, "files", "name", "model.json",
+	    "size", (json_int_t)f->model.len, "sha256", h1, "name",
+	    "variables.bin", "size", (json_int_t)f->vars.len, "sha256", h2);
+	text = man ? json_dumps(man, JSON_INDENT(1) | JSON_PRESERVE_ORDER)
+	           : NULL;
+	json_decref(man);
+	if (text == NULL ||
+	    tfi_buf_append(&f->manifest, text, strlen(text)) != 0 ||
+	    tfi_buf_append(&f->manifest, "\n", 1) != 0) {
+		free(text);
+		return tfi_set_error(m, TF_ENOMEM, "out of memory");
+	}
+	free(text);
+	return TF_OK;
+}
+
+/* ---- the export directory ------------------------------------------------ */
+
+static int
+parse_version(const char *name, int64_t *v)
+{
+	if (*name == '\0' || strlen(name) > 18) {
+		return 0;
+	}
+	int64_t x = 0;
+	for (const char *c = name; *c; c++) {
+		if (*c < '0' || *c > '9') {
+			return 0;
+		}
+		x = x * 10 + (*c - '0');
+	}
+	*v = x;
+	return 1;
+}
+
+static int
+cmp_desc(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+int
+tf_export_versions(const char *base, int64_t **versions, size_t *n, char *err,
+                   size_t errlen)
+{
+	*versions = NULL;
+	*n = 0;
+	DIR *d = opendir(base);
+	if (d == NULL) {
+		snprintf(err, errlen, "%s: %s", base, strerror(errno));
+		return errno == ENOENT ? TF_ENOENT : TF_EIO;
+	}
+	size_t cap = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		int64_t v;
+		char path[4096];
+		struct stat st;
+		snprintf(path, sizeof path, "%s/%s", base, e->d_name);
+		if (!parse_version(e->d_name, &v) || stat(path, &st) != 0 ||
+		    !S_ISDIR(st.st_mode)) {
+			continue;
+		}
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 16;
+			int64_t *nv = realloc(*versions, cap * sizeof *nv);
+			if (nv == NULL) {
+				closedir(d);
+				snprintf(err, errlen, "out of memory");
+				return TF_ENOMEM;
+			}
+			*versions = nv;
+		}
+		(*versions)[(*n)++] = v;
+	}
+	closedir(d);
+	if (*n > 1) {
+		qsort(*versions, *n, sizeof **versions, cmp_desc);
+	}
+	return TF_OK;
+}
+
+static int
+write_file(const char *dir, const char *name, const struct tfi_buf *b)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		return -1;
+	}
+	size_t done = 0;
+	while (done < b->len) {
+		ssize_t k = write(fd, b->data + done, b->len - done);
+		if (k < 0) {
+			close(fd);
+			return -1;
+		}
+		done += (size_t)k;
+	}
+	if (fsync(fd) != 0) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
+}
+
+static void
+sync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
+static void
+remove_tree(const char *dir)
+{
+	const char *names[] = {"model.json", "variables.bin", "manifest.json"};
+	char path[4200];
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
+/* The version to write: the one asked for, or one above the highest. */
+static int
+pick_version(struct tf_model *m, const char *base, int64_t version,
+             int64_t *out)
+{
+	int64_t *vs;
+	size_t n;
+	char err[512];
+	int rc = tf_export_versions(base, &vs, &n, err, sizeof err);
+	if (rc != TF_OK && rc != TF_ENOENT) {
+		return tfi_set_error(m, rc, "%s", err);
+	}
+	*out = version > 0 ? version : n > 0 ? vs[0] + 1 : 1;
+	free(vs);
+	return TF_OK;
+}
+
+int
+tf_model_export(struct tf_model *m, const struct tf_registry *reg,
+                const char *base, int64_t version, const char *provenance,
+                int64_t *written, char *dir, size_t size)
+{
+	struct files f = {0};
+	int rc = build_files(m, reg, provenance, &f);
+	if (rc != TF_OK) {
+		files_free(&f);
+		return rc;
+	}
+	if (mkdir(base, 0777) != 0 && errno != EEXIST) {
+		rc = tfi_set_errno(m, TF_ECREATE, errno, "cannot create %s",
+		                   base);
+		files_free(&f);
+		return rc;
+	}
+	char tmp[4096], final[4096];
+	snprintf(tmp, sizeof tmp, "%s/.tmp-export-XXXXXX", base);
+	if (mkdtemp(tmp) == NULL) {
+		rc = tfi_set_errno(m, TF_ECREATE, errno,
+		                   "cannot create a directory in %s", base);
+		files_free(&f);
+		return rc;
+	}
+	chmod(tmp, 0755);
+	if (write_file(tmp, "model.json", &f.model) != 0 ||
+	    write_file(tmp, "variables.bin", &f.vars) != 0 ||
+	    write_file(tmp, "manifest.json", &f.manifest) != 0) {
+		rc = tfi_set_errno(m, TF_EIO, errno, "cannot write %s", tmp);
+		goto fail;
+	}
+	sync_dir(tmp);
+	if ((rc = pick_version(m, base, version, written)) != TF_OK) {
+		goto fail;
+	}
+	snprintf(final, sizeof final, "%s/%lld", base, (long long)*written);
+	/* Never replace a version, even one made meanwhile. */
+	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, final, RENAME_NOREPLACE) != 0) {
+		struct stat st;
+		int e = errno;
+		if ((e == EINVAL || e == ENOSYS) && stat(final, &st) != 0 &&
+		    rename(tmp, final) == 0) {
+			goto done;
+		}
+		rc = tfi_set_error(
+		    m, TF_ECREATE, "cannot create %s: %s", final,
+		    e == EEXIST || e == ENOTEMPTY || e == EINVAL
+		        ? "that version exists (versions are never replaced)"
+		        : strerror(e));
+		goto fail;
+	}
+done:
+	sync_dir(base);
+	snprintf(dir, size, "%s", final);
+	files_free(&f);
+	return TF_OK;
+fail:
+	remove_tree(tmp);
+	files_free(&f);
+	return rc;
+}
+
+int
+tf_model_export_archive(struct tf_model *m, const struct tf_registry *reg,
+                        const char *path, int64_t version,
+                        const char *provenance)
+{
+	struct files f = {0};
+	int rc = build_files(m, reg, provenance, &f);
+	if (rc != TF_OK) {
+		files_free(&f);
+		return rc;
+	}
+	char tmp[4096];
+	snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
+	int fd = mkstemp(tmp);
+	if (fd < 0) {
+		rc = tfi_set_errno(m, TF_ECREATE, errno, "cannot create %s",
+		                   path);
+		files_free(&f);
+		return rc;
+	}
+	struct archive *a = archive_write_new();
+	archive_write_set_format_pax_restricted(a);
+	archive_write_add_filter_gzip(a);
+	int ok = archive_write_open_fd(a, fd) == ARCHIVE_OK;
+	const char *names[] = {"model.json", "variables.bin", "manifest.json"};
+	const struct tfi_buf *bufs[] = {&f.model, &f.vars, &f.manifest};
+	time_t now = time(NULL);
+	char name[64];
+	struct archive_entry *e = archive_entry_new();
+	snprintf(name, sizeof name, "%lld/", (long long)version);
+	archive_entry_set_pathname(e, name);
+	archive_entry_set_filetype(e, AE_IFDIR);
+	archive_entry_set_perm(e, 0755);
+	archive_entry_set_mtime(e, now, 0);
+	ok = ok && archive_write_header(a, e) == ARCHIVE_OK;
+	for (int i = 0; ok && i < 3; i++) {
+		archive_entry_clear(e);
+		snprintf(name, sizeof name, "%lld/%s", (long long)version,
+		         names[i]);
+		archive_entry_set_pathname(e, name);
+		archive_entry_set_filetype(e, AE_IFREG);
+		archive_entry_set_perm(e, 0644);
+		archive_entry_set_size(e, (la_int64_t)bufs[i]->len);
+		archive_entry_set_mtime(e, now, 0);
+		ok = archive_write_header(a, e) == ARCHIVE_OK &&
+		     archive_write_data(a, bufs[i]->data, bufs[i]->len) ==
+		         (la_ssize_t)bufs[i]->len;
+	}
+	archive_entry_free(e);
+	if (!ok) {
+		rc = tfi_set_error(m, TF_EIO, "cannot write %s: %s", path,
+		                   archive_error_string(a));
+	}
+	ok = archive_write_close(a) == ARCHIVE_OK && ok;
+	archive_write_free(a);
+	ok = ok && fsync(fd) == 0;
+	ok = close(fd) == 0 && ok;
+	if (ok && rename(tmp, path) != 0) {
+		ok = 0;
+		rc = tfi_set_errno(m, TF_EIO, errno, "cannot rename to %s",
+		                   path);
+	}
+	if (!ok) {
+		unlink(tmp);
+		rc = rc ? rc
+		        : tfi_set_errno(m, TF_EIO, errno, "cannot write %s",
+		                        path);
+	}
+	files_free(&f);
+	return rc;
+}
+
+/* ---- layers: the chain TensorFlow.js and ONNX receive -------------------- */
+
+enum act { ACT_LINEAR, ACT_RELU, ACT_SIGMOID, ACT_TANH, ACT_SOFTMAX };
+static const char *const act_name[] = {"linear", "relu", "sigmoid", "tanh",
+                                       "softmax"};
+
+struct layer {
+	int node;  /* graph node */
+	int out;   /* the node whose output the layer's is (activation) */
+	int dense; /* 1 dense, 0 batchnorm, -1 activation only */
+	enum act act;
+	int64_t in, units;
+	float *kernel, *bias;                /* dense: in x units, units */
+	float *gamma, *beta, *mean, *var;    /* batchnorm */
+	double epsilon;
+};
+
+struct chain {
+	int n;
+	struct layer l[MAX_NODES];
+	float *owned[4]; /* the first dense with standardisation folded in */
+};
+
+static void
+chain_free(struct chain *c)
+{
+	for (int i = 0; i < 4; i++) {
+		free(c->owned[i]);
+	}
+}
+
+static int
+parse_act(const char *op, enum act *a)
+{
+	for (int i = 1; i < 5; i++) {
+		if (strcmp(op, act_name[i]) == 0) {
+			*a = (enum act)i;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The inference graph as a chain of layers from x to the prediction:
+ * dense (an activation right after it merged in), batch normalisation,
+ * activations.  fold: standardisation folded into the first dense
+ * (W'[i][j] = W[i][j] / std[i], b'[j] = b[j] - sum_i mean[i] / std[i] W[i][j]).
+ */
+static int
+chain(struct tf_model *m, struct chain *c, int fold, const char *format)
+{
+	struct infer inf;
+	struct tf_graph *g = tf_model_graph(m);
+	int rc = inference(m, &inf);
+	if (rc != TF_OK) {
+		return rc;
+	}
+	memset(c, 0, sizeof *c);
+	const char *prev = "x";
+	for (int j = 0; j < inf.n; j++) {
+		int i = inf.node[j];
+		const char *op = tf_graph_node_op(g, i);
+		const char *name = tf_graph_node_name(g, i);
+		if (op == NULL) {
+			if (strcmp(name, "x") != 0) {
+				return tfi_set_error(
+				    m, TF_EINVAL,
+				    "%s export: the model has an input '%s' "
+				    "besides x",
+				    format, name);
+			}
+			continue;
+		}
+		const char *in =
+		    tf_graph_node_ninputs(g, i) == 1
+		        ? tf_graph_node_name(
+		              g, inf.source[tf_graph_find(
+		                     g, tf_graph_node_input(g, i, 0))])
+		        : NULL;
+		if (in == NULL || strcmp(in, prev) != 0) {
+			return tfi_set_error(m, TF_EINVAL,
+			                     "%s export: node '%s' is not a "
+			                     "layer of a plain chain",
+			                     format, name);
+		}
+		prev = name;
+		enum act a;
+		int64_t r, cols;
+		struct layer *L = &c->l[c->n];
+		if (parse_act(op, &a)) {
+			if (c->n > 0 && c->l[c->n - 1].dense == 1 &&
+			    c->l[c->n - 1].act == ACT_LINEAR) {
+								c->l[c->n - 1].act = a;
+				c->l[c->n - 1].out = i;
+				continue;
+			}
+			*L = (struct layer){.node = i, .dense = -1, .act = a};
+		} else if (strcmp(op, "dense") == 0) {
+			*L = (struct layer){.node = i, .dense = 1};
+			L->kernel = tf_graph_param_by_name(g, name, "kernel",
+			                                   &L->in, &L->units);
+			L->bias = tf_graph_param_by_name(g, name, "bias", &r,
+			                                 &cols);
+		} else if (strcmp(op, "batchnorm") == 0) {
+			*L = (struct layer){.node = i, .dense = 0};
+			L->gamma = tf_graph_param_by_name(g, name, "gamma", &r,
+			                                  &L->units);
+			L->beta = tf_graph_param_by_name(g, name, "beta", &r,
+			                                 &cols);
+			L->mean = tf_graph_param_by_name(g, name, "moving_mean",
+			                                 &r, &cols);
+			L->var = tf_graph_param_by_name(
+			    g, name, "moving_variance", &r, &cols);
+			const char *eps = tf_graph_node_attr(g, i, "epsilon");
+			L->epsilon = eps ? strtod(eps, NULL) : 0.001;
+		} else {
+			return tfi_set_error(m, TF_EINVAL,
+			                     "%s export: op '%s' (node '%s') has "
+			                     "no %s counterpart",
+			                     format, op, name, format);
+		}
+				L->out = i;
+		c->n++;
+	}
+	if (strcmp(prev, tf_model_prediction(m)) != 0 || c->n == 0) {
+		return tfi_set_error(m, TF_EINVAL,
+		                     "%s export: the chain does not end at "
+		                     "the prediction",
+		                     format);
+	}
+	if (!fold || !tfi_model_normalize(m)) {
+		return TF_OK;
+	}
+	struct layer *L = &c->l[0];
+	if (L->dense != 1) {
+		return tfi_set_error(m, TF_EINVAL,
+		                     "%s export: the first layer must be dense "
+		                     "to take the standardisation",
+		                     format);
+	}
+	float *k = malloc((size_t)(L->in * L->units) * sizeof *k);
+	float *b = calloc((size_t)L->units, sizeof *b);
+	c->owned[0] = k;
+	c->owned[1] = b;
+	if (k == NULL || b == NULL) {
+		return tfi_set_error(m, TF_ENOMEM, "out of memory");
+	}
+	for (int64_t u = 0; u < L->units; u++) {
+		double acc = L->bias ? L->bias[u] : 0.0;
+		for (int64_t i = 0; i < L->in; i++) {
+			int is_int;
+			float mean, inv;
+			tf_dataset_column(tf_model_dataset(m), i, &is_int, &mean,
+			                  &inv);
+			float w = L->kernel[i * L->units + u];
+			k[i * L->units + u] = w * inv;
+			acc -= (double)mean * inv * w;
+		}
+		b[u] = (float)acc;
+	}
+	L->kernel = k;
+	L->bias = b;
+	return TF_OK;
+}
+
+/* ---- TensorFlow.js ------------------------------------------------------- */
+
+static int
+put_weights(struct tfi_buf *bin, json_t *manifest, const char *layer,
+            const char *name, const float *p, int64_t rows, int64_t cols)
+{
+	char full[160];
+	snprintf(full, sizeof full, "%s/%s", layer, name);
+	json_t *shape = rows > 0 ? json_pack("[I,I]", (json_int_t)rows,
+	                                     (json_int_t)cols)
+	                         : json_pack("[I]", (json_int_t)cols);
+	json_array_append_new(manifest,
+	                      json_pack("{s:s,s:o,s:s}", "name", full, "shape",
+	                                shape, "dtype", "float32"));
+	size_t n = (size_t)((rows > 0 ? rows : 1) * cols);
+	if (tfi_buf_reserve(bin, n * 4) != 0) {
+		return TF_ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint32_t u;
+		memcpy(&u, &p[i], 4);
+		tfi_put_le32(bin->data + bin->len, u);
+		bin->len += 4;
+	}
+	return TF_OK;
+}
+
+int
+tf_model_export_tfjs(struct tf_model *m, const char *dir)
+{
+	struct chain c;
+	int rc = chain(m, &c, 1, "TensorFlow.js");
+	if (rc != TF_OK) {
+		chain_free(&c);
+		return rc;
+	}
+	struct tf_graph *g = tf_model_graph(m);
+	json_t *layers = json_array(), *weights = json_array();
+	struct tfi_buf bin = {0};
+	int64_t width = tf_dataset_width(tf_model_dataset(m));
+	for (int i = 0; i < c.n && rc == TF_OK; i++) {
+		const struct layer *L = &c.l[i];
+		const char *name = tf_graph_node_name(g, L->node);
+		json_t *cfg;
+		const char *cls;
+		if (L->dense == 1) {
+			cls = "Dense";
+			cfg = json_pack("{s:s,s:I,s:s,s:b,s:s}", "name", name,
+			                "units", (json_int_t)L->units,
+			                "activation", act_name[L->act],
+			                "use_bias", L->bias != NULL, "dtype",
+			                "float32");
+			rc = put_weights(&bin, weights, name, "kernel",
+			                 L->kernel, L->in, L->units);
+			if (rc == TF_OK && L->bias != NULL) {
+				rc = put_weights(&bin, weights, name, "bias",
+				                 L->bias, 0, L->units);
+			}
+		} else if (L->dense == 0) {
+			cls = "BatchNormalization";
+			cfg = json_pack("{s:s,s:i,s:f,s:f,s:b,s:b}", "name", name,
+			                "axis", -1, "epsilon", L->epsilon,
+			                "momentum", 0.99, "center", 1, "scale",
+			                1);
+			const char *wn[] = {"gamma", "beta", "moving_mean",
+			                    "moving_variance"};
+			const float *wp[] = {L->gamma, L->beta, L->mean,
+			                     L->var};
+			for (int k = 0; k < 4 && rc == TF_OK; k++) {
+				rc = put_weights(&bin, weights, name, wn[k],
+				                 wp[k], 0, L->units);
+			}
+		} else {
+			cls = "Activation";
+			cfg = json_pack("{s:s,s:s}", "name", name, "activation",
+			                act_name[L->act]);
+		}
+		if (i == 0) {
+			json_object_set_new(cfg, "batch_input_shape",
+			                    json_pack("[n,I]", (json_int_t)width));
+		}
+		json_array_append_new(
+		    layers, json_pack("{s:s,s:o}", "class_name", cls, "config",
+		                      cfg));
+	}
+	chain_free(&c);
+	char gen[64];
+	snprintf(gen, sizeof gen, "tf-export %s", tf_version());
+	json_t *o = json_pack(
+	    "{s:s,s:s,s:n,s:{s:s,s:{s:s,s:o},s:s,s:s},s:[{s:[s],s:o}]}",
+	    "format", "layers-model", "generatedBy", gen, "convertedBy",
+	    "modelTopology", "class_name", "Sequential", "config", "name",
+	    "tfkit", "layers", layers, "keras_version", "tfjs-layers 4.22.0",
+	    "backend", "tensor_flow.js", "weightsManifest", "paths",
+	    "weights.bin", "weights", weights);
+	char *text = o && rc == TF_OK
+	                 ? json_dumps(o, JSON_INDENT(1) | JSON_PRESERVE_ORDER)
+	                 : NULL;
+	json_decref(o);
+	if (rc == TF_OK && text == NULL) {
+		rc = tfi_set_error(m, TF_ENOMEM, "out of memory");
+	}
+	if (rc == TF_OK && mkdir(dir, 0777) != 0 && errno != EEXIST) {
+		rc = tfi_set_errno(m, TF_ECREATE, errno, "cannot create %s",
+		                   dir);
+	}
+	char path[4096], err[512];
+	if (rc == TF_OK) {
+		/* Weights first: model.json names them, so it comes last. */
+		snprintf(path, sizeof path, "%s/weights.bin", dir);
+		rc = tf_file_replace(path, bin.data, bin.len, TF_FILE_SYNC, err,
+		                     sizeof err);
+		snprintf(path, sizeof path, "%s/model.json", dir);
+		rc = rc ? rc
+		        : tf_file_replace(path, text, strlen(text),
+		                          TF_FILE_SYNC, err, sizeof err);
+		if (rc != TF_OK) {
+			tfi_set_error(m, rc, "%s", err);
+		}
+	}
+	free(text);
+	tfi_buf_free(&bin);
+	return rc;
+}
+
+/* ---- ONNX ---------------------------------------------------------------- */
+
+/* Everything an ONNX model points to, freed together. */
+struct onnx {
+	Onnx__NodeProto *nodes[3 * MAX_NODES];
+	Onnx__TensorProto *inits[6 * MAX_NODES];
+	size_t nnodes, ninits;
+	
+	char *strs[16 * MAX_NODES];
+	size_t nstrs;
+	Onnx__AttributeProto attrs[MAX_NODES];
+	Onnx__AttributeProto *attrp[MAX_NODES];
+	size_t nattrs;
+};
+
+static char *
+keep_str(struct onnx *o, const char *fmt, const char *a, const char *b)
+{
+	char buf[256];
+	snprintf(buf, sizeof buf, fmt, a, b);
+	char *s = strdup(buf);
+	if (s != NULL && o->nstrs < sizeof o->strs / sizeof o->strs[0]) {
+		o->strs[o->nstrs++] = s;
+		return s;
+	}
+	free(s);
+	return NULL;
+}
+
+static const char *
+add_init(struct onnx *o, const char *name, const float *p, int64_t d0,
+         int64_t d1)
+{
+	Onnx__TensorProto *t = calloc(1, sizeof *t);
+	int64_t *dims = calloc(2, sizeof *dims);
+	size_t n = (size_t)(d0 > 0 ? d0 * d1 : d1);
+	uint8_t *raw = malloc(n * 4);
+	if (t == NULL || dims == NULL || raw == NULL) {
+		free(t);
+		free(dims);
+		free(raw);
+		return NULL;
+	}
+	onnx__tensor_proto__init(t);
+	t->name = keep_str(o, "%s%s", name, "");
+	dims[0] = d0 > 0 ? d0 : d1;
+	dims[1] = d1;
+	t->n_dims = d0 > 0 ? 2 : 1;
+	t->dims = dims;
+	t->has_data_type = 1;
+	t->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t u;
+		memcpy(&u, &p[i], 4);
+		tfi_put_le32(raw + 4 * i, u);
+	}
+	t->has_raw_data = 1;
+	t->raw_data.data = raw;
+	t->raw_data.len = n * 4;
+	o->inits[o->ninits++] = t;
+	return t->name;
+}
+
+/* A node of one output; inputs NULL-terminated. */
+static Onnx__NodeProto *
+add_node(struct onnx *o, const char *op, const char *out, const char *in0,
+         const char *in1, const char *in2, const char *in3, const char *in4)
+{
+	Onnx__NodeProto *n = calloc(1, sizeof *n);
+	const char *ins[] = {in0, in1, in2, in3, in4};
+	char **inp = calloc(5, sizeof *inp);
+	char **outp = calloc(1, sizeof *outp);
+	if (n == NULL || inp == NULL || outp == NULL) {
+		free(n);
+		free(inp);
+		free(outp);
+		return NULL;
+	}
+	onnx__node_proto__init(n);
+	for (int i = 0; i < 5 && ins[i] != NULL; i++) {
+		inp[n->n_input++] = (char *)ins[i];
+	}
+	n->input = inp;
+	outp[0] = (char *)out;
+	n->output = outp;
+	n->n_output = 1;
+	n->op_type = (char *)op;
+	n->name = (char *)out;
+	o->nodes[o->nnodes++] = n;
+	return n;
+}
+
+static void
+node_attr(struct onnx *o, Onnx__NodeProto *n, const char *name, int is_float,
+          double v)
+{
+	Onnx__AttributeProto *a = &o->attrs[o->nattrs];
+	onnx__attribute_proto__init(a);
+	a->name = (char *)name;
+	a->has_type = 1;
+	if (is_float) {
+		a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+		a->has_f = 1;
+		a->f = (float)v;
+	} else {
+		a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+		a->has_i = 1;
+		a->i = (int64_t)v;
+	}
+	o->attrp[o->nattrs] = a;
+	n->attribute = &o->attrp[o->nattrs++];
+	n->n_attribute = 1;
+}
+
+static void
+onnx_free(struct onnx *o)
+{
+	for (size_t i = 0; i < o->nnodes; i++) {
+		free(o->nodes[i]->input);
+		free(o->nodes[i]->output);
+		free(o->nodes[i]);
+	}
+	for (size_t i = 0; i < o->ninits; i++) {
+		free(o->inits[i]->dims);
+		free(o->inits[i]->raw_data.data);
+		free(o->inits[i]);
+	}
+	for (size_t i = 0; i < o->nstrs; i++) {
+		free(o->strs[i]);
+	}
+}
+
+/* A float tensor value [N, width] for graph inputs and outputs. */
+struct vinfo {
+	Onnx__ValueInfoProto v;
+	Onnx__TypeProto t;
+	Onnx__TypeProto__Tensor tt;
+	Onnx__TensorShapeProto s;
+	Onnx__TensorShapeProto__Dimension d[2];
+	Onnx__TensorShapeProto__Dimension *dp[2];
+};
+
+static void
+vinfo_init(struct vinfo *vi, const char *name, int64_t width)
+{
+	onnx__value_info_proto__init(&vi->v);
+	onnx__type_proto__init(&vi->t);
+	onnx__type_proto__tensor__init(&vi->tt);
+	onnx__tensor_shape_proto__init(&vi->s);
+	for (int i = 0; i < 2; i++) {
+		onnx__tensor_shape_proto__dimension__init(&vi->d[i]);
+		vi->dp[i] = &vi->d[i];
+	}
+	vi->d[0].value_case =
+	    ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+	vi->d[0].dim_param = "N";
+	vi->d[1].value_case =
+	    ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+	vi->d[1].dim_value = width;
+	vi->s.n_dim = 2;
+	vi->s.dim = vi->dp;
+	vi->tt.has_elem_type = 1;
+	vi->tt.elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+	vi->tt.shape = &vi->s;
+	vi->t.value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+	vi->t.tensor_type = &vi->tt;
+	vi->v.name = (char *)name;
+	vi->v.type = &vi->t;
+}
+
+int
+tf_model_export_onnx(struct tf_model *m, const char *path)
+{
+	struct chain c;
+	int rc = chain(m, &c, 0, "ONNX");
+	struct onnx *o = calloc(1, sizeof *o);
+	if (rc != TF_OK || o == NULL) {
+		chain_free(&c);
+		free(o);
+		return rc ? rc : tfi_set_error(m, TF_ENOMEM, "out of memory");
+	}
+	struct tf_graph *g = tf_model_graph(m);
+	struct tf_dataset *ds = tf_model_dataset(m);
+	int64_t w = tf_dataset_width(ds);
+	const char *cur = "x";
+	int ok = 1;
+	if (tfi_model_normalize(m)) {
+		/* Standardisation as Sub and Mul nodes, exactly as served. */
+		float *mean = malloc((size_t)w * sizeof *mean);
+		float *inv = malloc((size_t)w * sizeof *inv);
+		for (int64_t i = 0; mean && inv && i < w; i++) {
+			int is_int;
+			tf_dataset_column(ds, i, &is_int, &mean[i], &inv[i]);
+		}
+		const char *mn =
+		    mean && inv ? add_init(o, "standardize/mean", mean, 0, w)
+		                : NULL;
+		const char *in =
+		    mn ? add_init(o, "standardize/inv_std", inv, 0, w) : NULL;
+		free(mean);
+		free(inv);
+		ok = in != NULL &&
+		     add_node(o, "Sub", "standardize/centered", "x", mn, NULL,
+		              NULL, NULL) != NULL &&
+		     add_node(o, "Mul", "standardize", "standardize/centered",
+		              in, NULL, NULL, NULL) != NULL;
+		cur = "standardize";
+	}
+	static const char *const onnx_act[] = {NULL, "Relu", "Sigmoid", "Tanh",
+	                                       "Softmax"};
+	for (int i = 0; ok && i < c.n; i++) {
+		const struct layer *L = &c.l[i];
+				const char *name = tf_graph_node_name(g, L->node);
+		const char *out = name;
+		Onnx__NodeProto *n = NULL;
+		if (L->dense == 1) {
+			const char *k = add_init(
+			    o, keep_str(o, "%s%s", name, "/kernel"), L->kernel,
+			    L->in, L->units);
+			const char *b =
+			    L->bias ? add_init(o,
+			                       keep_str(o, "%s%s", name, "/bias"),
+			                       L->bias, 0, L->units)
+			            : NULL;
+			n = add_node(o, "Gemm", out, cur, k, b, NULL, NULL);
+		} else if (L->dense == 0) {
+			const char *nm[4];
+			const float *wp[] = {L->gamma, L->beta, L->mean, L->var};
+			const char *wn[] = {"/gamma", "/beta", "/moving_mean",
+			                    "/moving_variance"};
+			for (int k = 0; k < 4; k++) {
+				nm[k] = add_init(o, keep_str(o, "%s%s", name, wn[k]),
+				                 wp[k], 0, L->units);
+			}
+			n = add_node(o, "BatchNormalization", out, cur, nm[0],
+			             nm[1], nm[2], nm[3]);
+			if (n != NULL) {
+				node_attr(o, n, "epsilon", 1, L->epsilon);
+			}
+		}
+		if (L->dense != -1) {
+			ok = n != NULL;
+			cur = out;
+		}
+		if (ok && L->act != ACT_LINEAR) {
+						const char *an = tf_graph_node_name(g, L->out);
+			n = add_node(o, onnx_act[L->act], an, cur, NULL, NULL,
+			             NULL, NULL);
+			ok = n != NULL;
+			if (ok && L->act == ACT_SOFTMAX) {
+				node_attr(o, n, "axis", 0, -1);
+			}
+			cur = an;
+		}
+	}
+	chain_free(&c);
+	struct vinfo vin, vout;
+	vinfo_init(&vin, "x", w);
+	vinfo_init(&vout, cur, tf_graph_width(g, tf_model_prediction(m)));
+	Onnx__ValueInfoProto *vinp = &vin.v, *voutp = &vout.v;
+	Onnx__GraphProto graph;
+	onnx__graph_proto__init(&graph);
+	graph.name = "tfkit";
+	graph.n_node = o->nnodes;
+	graph.node = o->nodes;
+	graph.n_initializer = o->ninits;
+	graph.initializer = o->inits;
+	graph.n_input = 1;
+	graph.input = &vinp;
+	graph.n_output = 1;
+	graph.output = &voutp;
+	Onnx__OperatorSetIdProto opset;
+	onnx__operator_set_id_proto__init(&opset);
+	opset.domain = "";
+	opset.has_version = 1;
+	opset.version = 13;
+	Onnx__OperatorSetIdProto *opsetp = &opset;
+	Onnx__ModelProto model;
+	onnx__model_proto__init(&model);
+	model.has_ir_version = 1;
+	model.ir_version = 7;
+	model.producer_name = "tf-export";
+	model.producer_version = (char *)tf_version();
+	model.graph = &graph;
+	model.n_opset_import = 1;
+	model.opset_import = &opsetp;
+	char doc[128];
+	snprintf(doc, sizeof doc,
+	         "input x: %lld features in schema column order; output %s",
+	         (long long)w, cur);
+	model.doc_string = doc;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	if (ok) {
+		len = onnx__model_proto__get_packed_size(&model);
+		buf = malloc(len ? len : 1);
+		ok = buf != NULL;
+	}
+	if (ok) {
+		onnx__model_proto__pack(&model, buf);
+		char err[512];
+		rc = tf_file_replace(path, buf, len, TF_FILE_SYNC, err,
+		                     sizeof err);
+		if (rc != TF_OK) {
+			tfi_set_error(m, rc, "%s", err);
+		}
+	} else {
+		rc = tfi_set_error(m, TF_ENOMEM, "out of memory");
+	}
+	free(buf);
+	onnx_free(o);
+	free(o);
+	return rc;
+}

@@ -1,0 +1,86 @@
+/*
+ * serving.h - TensorFlow Serving REST requests and responses for a model
+ * (the bodies of :predict, :classify and :regress, and the metadata).
+ *
+ * A request is parsed against the model's signature (tf_model_signature)
+ * into rows of standardised features; the caller runs the rows through
+ * tf_model_predict() into tf_request_outputs() (directly, or batched with
+ * other requests), then asks for the response body.  Parsing and
+ * responding only read the model, so threads may share one model for
+ * that while each predicts with its own.
+ *
+ * Bodies follow TF Serving: predict takes "instances" (row format) or
+ * "inputs" (columnar), each instance an object {input: value} with every
+ * input of the signature; an instance may also be a list of all features
+ * in signature order (the dense vector TensorFlow.js and ONNX exports
+ * take).  classify and regress take "examples" (and "context") objects of
+ * features, where a missing feature counts as its training mean.
+ */
+#ifndef TF_SERVING_H
+#define TF_SERVING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tf/error.h"
+#include "tf/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum tf_method {
+	TF_METHOD_PREDICT = 0,
+	TF_METHOD_CLASSIFY = 1,
+	TF_METHOD_REGRESS = 2,
+		TF_METHOD_INSTANCE = 3, /* one instance a line (tf-serve --stdin) */
+	TF_METHOD_LINES = 4     /* rows set directly; one prediction a line */
+};
+
+struct tf_request;
+
+TF_API struct tf_request *tf_request_new(void);
+TF_API void tf_request_free(struct tf_request *q);
+
+/*
+ * Parse a body for method.  TF_EINVAL with a message for anything the
+ * client got wrong (HTTP 400): malformed JSON, a missing or unknown
+ * input, a wrong shape or type, more than max_rows rows (0: no limit).
+ */
+TF_API int tf_request_parse(struct tf_request *q, const struct tf_model *m,
+                            int method, const char *body, size_t len,
+                            size_t max_rows);
+/* Rows already standardised (records read with tf_dataset_next()), to
+ * answer with one row-format prediction per line (TF_METHOD_LINES). */
+TF_API int tf_request_set_rows(struct tf_request *q, const struct tf_model *m,
+                               const float *x, size_t rows);
+TF_API size_t tf_request_rows(const struct tf_request *q);
+/* rows x width standardised features. */
+TF_API const float *tf_request_features(const struct tf_request *q);
+/* rows x tf_model_outputs() values for tf_model_predict() to fill. */
+TF_API float *tf_request_outputs(struct tf_request *q);
+
+/*
+ * The response body (JSON, no trailing newline; owned by q until the
+ * next parse).  TF_EINVAL when the model cannot answer the method
+ * (classify on a regression model).
+ */
+TF_API int tf_request_respond(struct tf_request *q, const struct tf_model *m,
+                              const char **body, size_t *len);
+
+/*
+ * The GET .../metadata body for a model served as name, version, in TF
+ * Serving's shape (signature_def of serving_default, classification and
+ * regression as the task allows).  The caller frees it.
+ */
+TF_API char *tf_model_metadata(const struct tf_model *m, const char *name,
+                               int64_t version);
+
+/* A float as TF Serving prints it: 6 significant digits when they read
+ * back the same, else 9; ".0" added to whole numbers; NaN, Infinity. */
+TF_API int tf_format_serving_float(char *buf, size_t size, float v);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,658 @@
+/*
+ * model.c - a trained model: loading a checkpoint or an export (verified
+ * against its manifest first), its serving signature, and predicting.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "tf/checkpoint.h"
+#include "tf/model.h"
+
+struct tf_model {
+	struct tfi_handle err;
+	struct tf_graph *g;
+	struct tf_dataset *ds;
+	json_t *info; /* the checkpoint header, or the export's model.json */
+	int is_export;
+	int task;
+	int64_t classes;
+	int normalize;
+	int has_label; /* the graph has a label input (a checkpoint's) */
+	char **labels; /* class labels */
+	float *zeros;  /* label rows fed when predicting */
+	size_t nzeros;
+	char prediction[32];
+	char path[4096];
+};
+
+struct tf_model *
+tf_model_new(void)
+{
+	return calloc(1, sizeof(struct tf_model));
+}
+
+static void
+reset(struct tf_model *m)
+{
+	tf_errclear(m);
+	tf_graph_free(m->g);
+	tf_dataset_free(m->ds);
+	json_decref(m->info);
+	for (int64_t k = 0; m->labels != NULL && k < m->classes; k++) {
+		free(m->labels[k]);
+	}
+	free(m->labels);
+	free(m->zeros);
+	m->g = NULL;
+	m->ds = NULL;
+	m->info = NULL;
+	m->labels = NULL;
+	m->zeros = NULL;
+	m->nzeros = 0;
+}
+
+void
+tf_model_free(struct tf_model *m)
+{
+	if (m != NULL) {
+		reset(m);
+		free(m);
+	}
+}
+
+/* Class labels from the schema's label description: the class index, or
+ * -1/+1 for libsvm's binary labels. */
+static int
+make_labels(struct tf_model *m, const char *schema)
+{
+	int64_t n = m->task == TF_TASK_REGRESSION ? 0 : m->classes;
+	m->labels = calloc((size_t)n + 1, sizeof *m->labels);
+	if (m->labels == NULL) {
+		return TF_ENOMEM;
+	}
+	json_t *s = json_loads(schema, 0, NULL);
+	json_t *cl = json_object_get(json_object_get(s, "label"), "classes");
+	int plus_minus = json_array_size(cl) == 2 &&
+	                 json_integer_value(json_array_get(cl, 0)) == -1 &&
+	                 json_integer_value(json_array_get(cl, 1)) == 1;
+	json_decref(s);
+	for (int64_t k = 0; k < n; k++) {
+		char buf[32];
+		snprintf(buf, sizeof buf, "%lld",
+		         (long long)(plus_minus && k == 0 ? -1 : k));
+		if ((m->labels[k] = strdup(buf)) == NULL) {
+			return TF_ENOMEM;
+		}
+	}
+	return TF_OK;
+}
+
+/* Dataset and graph from a spec and a schema. */
+static int
+setup(struct tf_model *m, const struct tf_registry *reg, const char *spec,
+      const char *schema, const char *task, json_int_t classes,
+      const char *pred, int normalize)
+{
+	m->g = tf_graph_new();
+	m->ds = tf_dataset_new();
+	if (m->g == NULL || m->ds == NULL) {
+		return tfi_set_error(m, TF_ENOMEM, "out of memory");
+	}
+	int rc;
+	snprintf(m->prediction, sizeof m->prediction, "%s", pred);
+	if ((rc = tf_dataset_parse_schema(m->ds, schema, m->path)) != TF_OK) {
+		return tfi_set_error(m, rc, "%s", tf_errmsg(m->ds));
+	}
+	m->task = tf_task_parse(task);
+	if (m->task < 0) {
+		return tfi_set_error(m, TF_EFORMAT, "%s: unknown task '%s'",
+		                     m->path, task);
+	}
+	tf_dataset_set_label(m->ds, tf_dataset_label_name(m->ds), m->task,
+	                     classes);
+	tf_dataset_set_normalize(m->ds, normalize);
+	m->normalize = normalize;
+	m->classes = tf_dataset_classes(m->ds);
+	if ((rc = tf_graph_parse(m->g, spec)) != TF_OK ||
+	    (rc = tf_graph_build(m->g, reg, tf_device_cpu(), 0)) != TF_OK) {
+		return tfi_set_error(m, rc, "%s", tf_errmsg(m->g));
+	}
+	if (tf_graph_width(m->g, "x") != tf_dataset_width(m->ds) ||
+	    tf_graph_width(m->g, m->prediction) != tf_model_outputs(m) -
+	                                               (m->task ==
+	                                                TF_TASK_BINARY)) {
+		return tfi_set_error(m, TF_EFORMAT,
+		                     "%s: the model's inputs or outputs do not "
+		                     "fit its schema",
+		                     m->path);
+	}
+	m->has_label = tf_graph_width(m->g, "label") > 0;
+	if (make_labels(m, schema) != TF_OK) {
+		return tfi_set_error(m, TF_ENOMEM, "out of memory");
+	}
+	return TF_OK;
+}
+
+static int
+load_checkpoint(struct tf_model *m, const struct tf_registry *reg,
+                const char *checkpoint)
+{
+	struct tf_ckpt *ck = tf_ckpt_new();
+	if (ck == NULL) {
+		return tfi_set_error(m, TF_ENOMEM, "out of memory");
+	}
+	int rc = tf_ckpt_load(ck, checkpoint);
+	if (rc != TF_OK) {
+		rc = tfi_set_error(m, rc, "%s", tf_errmsg(ck));
+		tf_ckpt_free(ck);
+		return rc;
+	}
+	snprintf(m->path, sizeof m->path, "%s", tf_ckpt_path(ck));
+	json_error_t je;
+	m->info = json_loads(tf_ckpt_header(ck), 0, &je);
+	const char *spec = NULL, *schema = NULL, *task = NULL, *pred = NULL;
+	json_int_t classes = 0;
+	int normalize = 1;
+	if (m->info == NULL ||
+	    json_unpack(m->info, "{s:s,s:s,s:s,s:s,s:I,s?i}", "model_spec",
+	                &spec, "schema", &schema, "task", &task, "prediction",
+	                &pred, "classes", &classes, "normalize",
+	                &normalize) != 0) {
+		rc = tfi_set_error(m, TF_EFORMAT, "%s: bad checkpoint header",
+		                   m->path);
+		goto out;
+	}
+	if ((rc = setup(m, reg, spec, schema, task, classes, pred,
+	                normalize)) != TF_OK) {
+		goto out;
+	}
+	size_t n;
+	const float *p = tf_ckpt_get(ck, "params", &n);
+	if (p == NULL || n != tf_graph_nparams(m->g)) {
+		rc = tfi_set_error(m, TF_EFORMAT,
+		                   "%s: parameters do not fit the model",
+		                   m->path);
+		goto out;
+	}
+	memcpy(tf_graph_params(m->g), p, n * sizeof(float));
+	p = tf_ckpt_get(ck, "state", &n);
+	if (p != NULL && n == tf_graph_nstate(m->g)) {
+		memcpy(tf_graph_state(m->g), p, n * sizeof(float));
+	}
+out:
+	tf_ckpt_free(ck);
+	return rc;
+}
+
+static const struct tf_export_file *
+find_file(const struct tf_export_file *files, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(files[i].name, name) == 0) {
+			return &files[i];
+		}
+	}
+	return NULL;
+}
+
+/* Check each file the manifest lists: present, its size, its SHA-256. */
+static int
+verify(struct tf_model *m, const struct tf_export_file *files, size_t n)
+{
+	const struct tf_export_file *mf = find_file(files, n, "manifest.json");
+	if (mf == NULL) {
+		return tfi_set_error(m, TF_EFORMAT,
+		                     "%s: no manifest.json (not an export, or "
+		                     "one still being written)",
+		                     m->path);
+	}
+	json_error_t je;
+	json_t *man = json_loadb(mf->data, mf->size, 0, &je);
+	json_t *list = json_object_get(man, "files");
+	int rc = TF_OK;
+	if (!json_is_array(list)) {
+		rc = tfi_set_error(m, TF_EFORMAT, "%s: manifest.json: %s",
+		                   m->path,
+		                   man ? "no \"files\" list" : je.text);
+		goto out;
+	}
+	int have_model = 0, have_vars = 0;
+	size_t i;
+	json_t *e;
+	json_array_foreach(list, i, e)
+	{
+		const char *name = json_string_value(json_object_get(e, "name"));
+		const char *sum =
+		    json_string_value(json_object_get(e, "sha256"));
+		json_int_t size = json_integer_value(json_object_get(e, "size"));
+		const struct tf_export_file *f =
+		    name ? find_file(files, n, name) : NULL;
+		if (name == NULL || sum == NULL) {
+			rc = tfi_set_error(m, TF_EFORMAT,
+			                   "%s: manifest.json: entry %zu lacks a "
+			                   "name or sha256",
+			                   m->path, i);
+			goto out;
+		}
+		if (f == NULL) {
+			rc = tfi_set_error(m, TF_EFORMAT,
+			                   "%s: %s is listed in the manifest but "
+			                   "missing",
+			                   m->path, name);
+			goto out;
+		}
+		char hex[65];
+		tfi_sha256_hex(f->data, f->size, hex);
+		if ((json_int_t)f->size != size || strcmp(hex, sum) != 0) {
+			rc = tfi_set_error(
+			    m, TF_EFORMAT,
+			    "%s: %s does not match the manifest (%zu bytes, "
+			    "SHA-256 %.16s..., expected %lld bytes, %.16s...): "
+			    "damaged or half-written",
+			    m->path, name, f->size, hex, (long long)size, sum);
+			goto out;
+		}
+		have_model |= strcmp(name, "model.json") == 0;
+		have_vars |= strcmp(name, "variables.bin") == 0;
+	}
+	if (!have_model || !have_vars) {
+		rc = tfi_set_error(m, TF_EFORMAT,
+		                   "%s: the manifest does not cover model.json "
+		                   "and variables.bin",
+		                   m->path);
+	}
+out:
+	json_decref(man);
+	return rc;
+}
+
+/* Copy the weights model.json lists from variables.bin into the graph;
+ * every parameter and state value must be covered exactly once. */
+static int
+load_variables(struct tf_model *m, const struct tf_export_file *vf)
+{
+	json_t *vars = json_object_get(m->info, "variables");
+	size_t covered = 0, i;
+	json_t *e;
+	json_array_foreach(vars, i, e)
+	{
+		const char *node = NULL, *name = NULL;
+		json_int_t rows = 0, cols = 0, off = -1;
+		if (json_unpack(e, "{s:s,s:s,s:[II],s:I}", "node", &node,
+		                "name", &name, "shape", &rows, &cols, "offset",
+		                &off) != 0) {
+			return tfi_set_error(m, TF_EFORMAT,
+			                     "%s: model.json: bad variable %zu",
+			                     m->path, i);
+		}
+		int64_t r, c;
+		float *dst = tf_graph_param_by_name(m->g, node, name, &r, &c);
+		if (dst == NULL || r != rows || c != cols || off < 0 ||
+		    (uint64_t)(off + rows * cols) * 4 > vf->size) {
+			return tfi_set_error(m, TF_EFORMAT,
+			                     "%s: variable %s/%s does not fit "
+			                     "the model",
+			                     m->path, node, name);
+		}
+		const uint8_t *src = (const uint8_t *)vf->data + off * 4;
+		for (json_int_t k = 0; k < rows * cols; k++) {
+			uint32_t u = tfi_get_le32(src + 4 * k);
+			memcpy(&dst[k], &u, 4);
+		}
+		covered += (size_t)(rows * cols);
+	}
+	if (covered != tf_graph_nparams(m->g) + tf_graph_nstate(m->g)) {
+		return tfi_set_error(m, TF_EFORMAT,
+		                     "%s: variables.bin holds %zu of the "
+		                     "model's %zu values",
+		                     m->path, covered,
+		                     tf_graph_nparams(m->g) +
+		                         tf_graph_nstate(m->g));
+	}
+	return TF_OK;
+}
+
+int
+tf_model_load_files(struct tf_model *m, const struct tf_registry *reg,
+                    const struct tf_export_file *files, size_t n,
+                    const char *origin)
+{
+	reset(m);
+	m->is_export = 1;
+	snprintf(m->path, sizeof m->path, "%s", origin);
+	int rc = verify(m, files, n);
+	if (rc != TF_OK) {
+		return rc;
+	}
+	const struct tf_export_file *mj = find_file(files, n, "model.json");
+	json_error_t je;
+	m->info = json_loadb(mj->data, mj->size, 0, &je);
+	const char *fmt = NULL, *spec = NULL, *schema = NULL, *task = NULL,
+	           *pred = NULL;
+	json_int_t classes = 0;
+	int normalize = 1;
+	if (m->info == NULL ||
+	    json_unpack(m->info, "{s:s,s:s,s:s,s:s,s:s,s:I,s:b}", "format",
+	                &fmt, "spec", &spec, "schema", &schema, "task", &task,
+	                "prediction", &pred, "classes", &classes, "normalize",
+	                &normalize) != 0 ||
+	    strcmp(fmt, "tfkit-model") != 0) {
+		return tfi_set_error(m, TF_EFORMAT,
+		                     "%s: model.json is not a tfkit model%s%s",
+		                     m->path, m->info ? "" : ": ",
+		                     m->info ? "" : je.text);
+	}
+	if ((rc = setup(m, reg, spec, schema, task, classes, pred,
+	                normalize)) != TF_OK) {
+		return rc;
+	}
+	return load_variables(m, find_file(files, n, "variables.bin"));
+}
+
+/* Read a whole file; NULL with errno on failure. */
+static void *
+slurp(const char *path, size_t *size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0) {
+		return NULL;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EISDIR;
+		return NULL;
+	}
+	uint8_t *p = malloc((size_t)st.st_size + 1);
+	size_t got = 0;
+	while (p != NULL && got < (size_t)st.st_size) {
+		ssize_t k = read(fd, p + got, (size_t)st.st_size - got);
+		if (k <= 0) {
+			free(p);
+			p = NULL;
+			errno = k == 0 ? EIO : errno;
+			break;
+		}
+		got += (size_t)k;
+	}
+	close(fd);
+	*size = got;
+	return p;
+}
+
+/* An export directory: read the files the manifest names, then load. */
+static int
+load_export_dir(struct tf_model *m, const struct tf_registry *reg,
+                const char *dir)
+{
+	struct tf_export_file files[8];
+	size_t n = 0;
+	char path[4096];
+	int rc = TF_OK;
+	snprintf(path, sizeof path, "%s/manifest.json", dir);
+	size_t size;
+	void *data = slurp(path, &size);
+	if (data == NULL) {
+		return tfi_set_errno(m, TF_EFORMAT, errno, "%s", path);
+	}
+	files[n++] = (struct tf_export_file){"manifest.json", data, size};
+	json_t *man = json_loadb(data, size, 0, NULL);
+	json_t *list = json_object_get(man, "files");
+	size_t i;
+	json_t *e;
+	json_array_foreach(list, i, e)
+	{
+		const char *name = json_string_value(json_object_get(e, "name"));
+		if (name == NULL || n == sizeof files / sizeof files[0] ||
+		    strchr(name, '/') != NULL || name[0] == '.' ||
+		    find_file(files, n, name) != NULL) {
+			rc = tfi_set_error(m, TF_EFORMAT,
+			                   "%s: manifest.json: bad file entry "
+			                   "%zu",
+			                   dir, i);
+			break;
+		}
+		snprintf(path, sizeof path, "%s/%s", dir, name);
+		data = slurp(path, &size);
+		if (data == NULL) {
+			rc = tfi_set_errno(m, TF_EFORMAT, errno,
+			                   "%s: %s is listed in the manifest",
+			                   dir, name);
+			break;
+		}
+		files[n].name = strdup(name);
+		files[n].data = data;
+		files[n].size = size;
+		if (files[n++].name == NULL) {
+			rc = tfi_set_error(m, TF_ENOMEM, "out of memory");
+			break;
+		}
+	}
+	json_decref(man);
+	if (rc == TF_OK) {
+		rc = tf_model_load_files(m, reg, files, n, dir);
+	}
+	for (size_t k = 0; k < n; k++) {
+		free((void *)files[k].data);
+		if (k > 0) {
+			free((void *)files[k].name);
+		}
+	}
+	return rc;
+}
+
+int
+tf_model_load(struct tf_model *m, const struct tf_registry *reg,
+              const char *path)
+{
+	reset(m);
+	char mf[4096];
+	struct stat st;
+	snprintf(mf, sizeof mf, "%s/manifest.json", path);
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && stat(mf, &st) == 0) {
+		return load_export_dir(m, reg, path);
+	}
+	m->is_export = 0;
+	return load_checkpoint(m, reg, path);
+}
+
+struct tf_graph *
+tf_model_graph(struct tf_model *m)
+{
+	return m->g;
+}
+
+struct tf_dataset *
+tf_model_dataset(struct tf_model *m)
+{
+	return m->ds;
+}
+
+const char *
+tf_model_prediction(const struct tf_model *m)
+{
+	return m->prediction;
+}
+
+const char *
+tf_model_checkpoint(const struct tf_model *m)
+{
+	return m->path;
+}
+
+/* Training facts: the checkpoint header, or the export's provenance. */
+static json_t *
+facts(const struct tf_model *m)
+{
+	return m->is_export ? json_object_get(m->info, "provenance") : m->info;
+}
+
+uint64_t
+tf_model_step(const struct tf_model *m)
+{
+	return (uint64_t)json_integer_value(json_object_get(facts(m), "step"));
+}
+
+int
+tf_model_metric(const struct tf_model *m, const char *name, double *value)
+{
+	json_t *v =
+	    json_object_get(json_object_get(facts(m), "validation"), name);
+	if (!json_is_number(v)) {
+		return TF_ENOENT;
+	}
+	*value = json_number_value(v);
+	return TF_OK;
+}
+
+char *
+tf_model_provenance(const struct tf_model *m)
+{
+	json_t *f = facts(m);
+	json_t *p = json_object();
+	const char *keys[] = {"step",          "examples", "epoch",
+	                      "seed",          "optimizer", "hparams",
+	                      "learning_rate", "validation", "config",
+	                      "library",       "checkpoint", "plugins",
+	                      "exported"};
+	for (size_t i = 0; p && i < sizeof keys / sizeof keys[0]; i++) {
+		json_t *v = json_object_get(f, keys[i]);
+		if (v != NULL) {
+			json_object_set(p, keys[i], v);
+		}
+	}
+	if (p != NULL && !m->is_export) {
+		json_object_set_new(p, "checkpoint", json_string(m->path));
+	}
+	char *text = p ? json_dumps(p, JSON_COMPACT) : NULL;
+	json_decref(p);
+	return text;
+}
+
+int64_t
+tf_model_outputs(const struct tf_model *m)
+{
+	return m->task == TF_TASK_REGRESSION ? 1 : m->classes;
+}
+
+const char *
+tf_model_label(const struct tf_model *m, int64_t k)
+{
+	return m->labels != NULL && m->task != TF_TASK_REGRESSION && k >= 0 &&
+	               k < m->classes
+	           ? m->labels[k]
+	           : "";
+}
+
+char *
+tf_model_signature(const struct tf_model *m)
+{
+	json_t *s = json_object();
+	json_t *in = json_array(), *out = json_array(), *labels = json_array();
+	int64_t w = tf_dataset_width(m->ds);
+	for (int64_t c = 0; c < w; c++) {
+		int is_int;
+		float mean, inv;
+		const char *name = tf_dataset_column(m->ds, c, &is_int, &mean,
+		                                     &inv);
+		if (name == NULL) { /* libsvm rows: one dense input */
+			json_array_clear(in);
+			json_array_append_new(
+			    in, json_pack("{s:s,s:s,s:I}", "name", "x", "dtype",
+			                  "DT_FLOAT", "width", (json_int_t)w));
+			break;
+		}
+		json_array_append_new(
+		    in, json_pack("{s:s,s:s}", "name", name, "dtype",
+		                  is_int ? "DT_INT64" : "DT_FLOAT"));
+	}
+	if (m->task == TF_TASK_REGRESSION) {
+		json_array_append_new(
+		    out, json_pack("{s:s,s:s,s:[i]}", "name", "predictions",
+		                   "dtype", "DT_FLOAT", "shape", -1));
+	} else {
+		json_array_append_new(
+		    out, json_pack("{s:s,s:s,s:[i,I]}", "name", "probabilities",
+		                   "dtype", "DT_FLOAT", "shape", -1,
+		                   (json_int_t)m->classes));
+		json_array_append_new(
+		    out, json_pack("{s:s,s:s,s:[i]}", "name", "class_ids",
+		                   "dtype", "DT_INT64", "shape", -1));
+		for (int64_t k = 0; k < m->classes; k++) {
+			json_array_append_new(labels,
+			                      json_string(m->labels[k]));
+		}
+	}
+	json_object_set_new(s, "inputs", in);
+	json_object_set_new(s, "outputs", out);
+	json_object_set_new(s, "task", json_string(tf_task_name(m->task)));
+	json_object_set_new(s, "classes", json_integer(m->classes));
+	json_object_set_new(s, "labels", labels);
+	char *text = json_dumps(s, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(s);
+	return text;
+}
+
+int
+tf_model_predict(struct tf_model *m, const float *x, size_t rows, float *out)
+{
+		tf_errclear(m);
+	if (rows == 0) {
+		return TF_OK;
+	}
+	if (m->has_label && m->nzeros < rows) {
+		free(m->zeros);
+		m->zeros = calloc(rows, sizeof(float));
+		m->nzeros = m->zeros ? rows : 0;
+		if (m->zeros == NULL) {
+			return tfi_set_error(m, TF_ENOMEM, "out of memory");
+		}
+	}
+	tf_graph_feed(m->g, "x", x, (int64_t)rows);
+	if (m->has_label) {
+		tf_graph_feed(m->g, "label", m->zeros, (int64_t)rows);
+	}
+	int rc = tf_graph_forward(m->g, 0);
+	if (rc != TF_OK) {
+		return tfi_set_error(m, rc, "%s", tf_errmsg(m->g));
+	}
+	const float *p = tf_tensor_f32(tf_graph_value(m->g, m->prediction));
+	if (m->task == TF_TASK_BINARY) {
+		for (size_t r = 0; r < rows; r++) {
+			out[2 * r] = 1.0f - p[r];
+			out[2 * r + 1] = p[r];
+		}
+	} else {
+		memcpy(out, p, rows * (size_t)tf_model_outputs(m) * sizeof *p);
+	}
+	return TF_OK;
+}
+
+/* ---- for export.c --------------------------------------------------------
+ */
+
+const char *
+tfi_model_schema(const struct tf_model *m)
+{
+	return tf_dataset_schema_text(m->ds);
+}
+
+int
+tfi_model_task(const struct tf_model *m)
+{
+	return m->task;
+}
+
+int
+tfi_model_normalize(const struct tf_model *m)
+{
+	return m->normalize;
+}

@@ -1,0 +1,757 @@
+/*
+ * serving.c - TensorFlow Serving REST bodies: requests parsed (jansson)
+ * into standardised rows, responses and metadata written in TF Serving's
+ * shapes.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "tf/serving.h"
+
+struct tf_request {
+	struct tfi_handle err;
+	int method;
+	int columnar; /* "inputs" rather than "instances" */
+	size_t rows, cap;
+	int64_t width, nout;
+	float *x, *y;
+	struct tfi_buf out;
+};
+
+struct tf_request *
+tf_request_new(void)
+{
+	return calloc(1, sizeof(struct tf_request));
+}
+
+void
+tf_request_free(struct tf_request *q)
+{
+	if (q != NULL) {
+		free(q->x);
+		free(q->y);
+		tfi_buf_free(&q->out);
+		free(q);
+	}
+}
+
+size_t
+tf_request_rows(const struct tf_request *q)
+{
+	return q->rows;
+}
+
+const float *
+tf_request_features(const struct tf_request *q)
+{
+	return q->x;
+}
+
+float *
+tf_request_outputs(struct tf_request *q)
+{
+	return q->y;
+}
+
+int
+tf_format_serving_float(char *buf, size_t size, float v)
+{
+	if (isnan(v)) {
+		return snprintf(buf, size, "NaN");
+	}
+	if (isinf(v)) {
+		return snprintf(buf, size, v > 0 ? "Infinity" : "-Infinity");
+	}
+	int n = snprintf(buf, size, "%.6g", (double)v);
+	if (strtof(buf, NULL) != v) {
+		n = snprintf(buf, size, "%.9g", (double)v);
+	}
+	if (n > 0 && (size_t)n + 2 < size && strpbrk(buf, ".e") == NULL) {
+		memcpy(buf + n, ".0", 3);
+		n += 2;
+	}
+	return n;
+}
+
+/* ---- parsing --------------------------------------------------------------
+ */
+
+static int
+bad(struct tf_request *q, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int
+bad(struct tf_request *q, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	tfi_set_errorv(q, TF_EINVAL, fmt, ap);
+	va_end(ap);
+	return TF_EINVAL;
+}
+
+static int
+grow(struct tf_request *q, size_t rows)
+{
+	if (rows <= q->cap) {
+		return TF_OK;
+	}
+	size_t cap = q->cap ? q->cap : 16;
+	while (cap < rows) {
+		cap *= 2;
+	}
+	float *x = realloc(q->x, cap * (size_t)q->width * sizeof *x);
+	if (x != NULL) {
+		q->x = x;
+	}
+	float *y = realloc(q->y, cap * (size_t)q->nout * sizeof *y);
+	if (y != NULL) {
+		q->y = y;
+	}
+	if (x == NULL || y == NULL) {
+		return tfi_set_error(q, TF_ENOMEM, "out of memory");
+	}
+	q->cap = cap;
+	return TF_OK;
+}
+
+/* The column of a signature input, or -1. */
+static int64_t
+column(const struct tf_model *m, const char *name)
+{
+	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
+	int64_t w = tf_dataset_width(ds);
+	for (int64_t c = 0; c < w; c++) {
+		int is_int;
+		float mean, inv;
+		const char *cn = tf_dataset_column(ds, c, &is_int, &mean, &inv);
+		if (cn != NULL && strcmp(cn, name) == 0) {
+			return c;
+		}
+	}
+	return -1;
+}
+
+/* Whether the signature is one dense input "x" (libsvm rows). */
+static int
+dense_input(const struct tf_model *m)
+{
+	int is_int;
+	float mean, inv;
+	return tf_dataset_column(tf_model_dataset((struct tf_model *)m), 0,
+	                         &is_int, &mean, &inv) == NULL;
+}
+
+/* A JSON value as one float: a number, true/false (examples only), or a
+ * list holding one number. */
+static int
+number(struct tf_request *q, json_t *v, int bools, const char *what,
+       float *out)
+{
+	if (json_is_array(v) && json_array_size(v) == 1) {
+		v = json_array_get(v, 0);
+	}
+	if (json_is_number(v)) {
+		*out = (float)json_number_value(v);
+		return TF_OK;
+	}
+	if (bools && json_is_boolean(v)) {
+		*out = json_is_true(v) ? 1.0f : 0.0f;
+		return TF_OK;
+	}
+	return bad(q, "%s: expected a number, got %s", what,
+	           json_is_string(v)   ? "a string"
+	           : json_is_array(v)  ? "a list"
+	           : json_is_object(v) ? "an object"
+	           : json_is_null(v)   ? "null"
+	                               : "a boolean");
+}
+
+/* A list of width numbers into row. */
+static int
+dense_row(struct tf_request *q, json_t *v, const char *what, float *row)
+{
+	if (!json_is_array(v) || (int64_t)json_array_size(v) != q->width) {
+		return bad(q,
+		           "%s: expected a list of %lld numbers (every feature "
+		           "in signature order)",
+		           what, (long long)q->width);
+	}
+	for (int64_t c = 0; c < q->width; c++) {
+		json_t *e = json_array_get(v, (size_t)c);
+		if (!json_is_number(e)) {
+			return bad(q, "%s: element %lld is not a number", what,
+			           (long long)c);
+		}
+		row[c] = (float)json_number_value(e);
+	}
+	return TF_OK;
+}
+
+/* One predict instance: {input: value} with every input, a dense list,
+ * or a bare number for a one-feature model. */
+static int
+instance(struct tf_request *q, const struct tf_model *m, json_t *v,
+         size_t i, float *row)
+{
+	char what[64];
+	snprintf(what, sizeof what, "instance %zu", i);
+	if (json_is_array(v) && (q->width > 1 || json_array_size(v) != 1 ||
+	                         json_is_number(json_array_get(v, 0)))) {
+		return dense_row(q, v, what, row);
+	}
+	if (json_is_number(v) && q->width == 1) {
+		row[0] = (float)json_number_value(v);
+		return TF_OK;
+	}
+	if (!json_is_object(v)) {
+		return bad(q,
+		           "%s: expected an object of named inputs or a list "
+		           "of %lld numbers",
+		           what, (long long)q->width);
+	}
+	if (dense_input(m)) {
+		json_t *x = json_object_get(v, "x");
+		if (x == NULL || json_object_size(v) != 1) {
+			return bad(q, "%s: expected the one input 'x'", what);
+		}
+		return dense_row(q, x, what, row);
+	}
+	const char *key;
+	json_t *val;
+	size_t seen = 0;
+	json_object_foreach(v, key, val)
+	{
+		int64_t c = column(m, key);
+		if (c < 0) {
+			return bad(q, "%s: unknown input '%s'", what, key);
+		}
+		char w2[160];
+		snprintf(w2, sizeof w2, "%s: input '%s'", what, key);
+		if (number(q, val, 0, w2, &row[c]) != TF_OK) {
+			return TF_EINVAL;
+		}
+		seen++;
+	}
+	if ((int64_t)seen != q->width) {
+		/* Name the first missing input. */
+		struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
+		for (int64_t c = 0; c < q->width; c++) {
+			int is_int;
+			float mean, inv;
+			const char *cn =
+			    tf_dataset_column(ds, c, &is_int, &mean, &inv);
+			if (json_object_get(v, cn) == NULL) {
+				return bad(q,
+				           "%s: missing input '%s' (the "
+				           "signature has %lld)",
+				           what, cn, (long long)q->width);
+			}
+		}
+	}
+	return TF_OK;
+}
+
+/* Columnar "inputs": {input: [row values]} or a list of dense rows. */
+static int
+columnar(struct tf_request *q, const struct tf_model *m, json_t *in,
+         size_t max_rows)
+{
+	if (json_is_array(in) || dense_input(m)) {
+		json_t *rows = json_is_object(in) ? json_object_get(in, "x") : in;
+		if (!json_is_array(rows) ||
+		    (json_is_object(in) && json_object_size(in) != 1)) {
+			return bad(q, "'inputs': expected a list of rows");
+		}
+		size_t n = json_array_size(rows);
+		if (max_rows && n > max_rows) {
+			return bad(q, "%zu rows, more than the limit of %zu", n,
+			           max_rows);
+		}
+		if (grow(q, n) != TF_OK) {
+			return TF_ENOMEM;
+		}
+		for (size_t r = 0; r < n; r++) {
+			char what[48];
+			snprintf(what, sizeof what, "inputs row %zu", r);
+			if (dense_row(q, json_array_get(rows, r), what,
+			              q->x + r * (size_t)q->width) != TF_OK) {
+				return TF_EINVAL;
+			}
+		}
+		q->rows = n;
+		return TF_OK;
+	}
+	if (!json_is_object(in)) {
+		return bad(q, "'inputs': expected an object of named inputs");
+	}
+	const char *key;
+	json_t *val;
+	size_t n = 0, seen = 0;
+	json_object_foreach(in, key, val)
+	{
+		int64_t c = column(m, key);
+		if (c < 0) {
+			return bad(q, "'inputs': unknown input '%s'", key);
+		}
+		size_t k = json_is_array(val) ? json_array_size(val) : 1;
+		if (seen == 0) {
+			n = k;
+			if (max_rows && n > max_rows) {
+				return bad(q,
+				           "%zu rows, more than the limit of %zu",
+				           n, max_rows);
+			}
+			if (grow(q, n) != TF_OK) {
+				return TF_ENOMEM;
+			}
+		} else if (k != n) {
+			return bad(q,
+			           "'inputs': input '%s' has %zu values, others "
+			           "%zu (all inputs must share the batch size)",
+			           key, k, n);
+		}
+		for (size_t r = 0; r < n; r++) {
+			char what[160];
+			snprintf(what, sizeof what, "'inputs': input '%s' row %zu",
+			         key, r);
+			json_t *e = json_is_array(val) ? json_array_get(val, r)
+			                               : val;
+			if (number(q, e, 0, what,
+			           &q->x[r * (size_t)q->width + (size_t)c]) !=
+			    TF_OK) {
+				return TF_EINVAL;
+			}
+		}
+		seen++;
+	}
+	if ((int64_t)seen != q->width) {
+		return bad(q, "'inputs': %zu of the signature's %lld inputs given",
+		           seen, (long long)q->width);
+	}
+	q->rows = n;
+	return TF_OK;
+}
+
+/* classify / regress "examples" (with "context"): features by name,
+ * missing ones at their training mean, unknown ones ignored. */
+static int
+examples(struct tf_request *q, const struct tf_model *m, json_t *root,
+         size_t max_rows)
+{
+	json_t *ex = json_object_get(root, "examples");
+	json_t *ctx = json_object_get(root, "context");
+	if (!json_is_array(ex) || json_array_size(ex) == 0) {
+		return bad(q, "'examples' must be a non-empty list");
+	}
+	if (ctx != NULL && !json_is_object(ctx)) {
+		return bad(q, "'context' must be an object of features");
+	}
+	size_t n = json_array_size(ex);
+	if (max_rows && n > max_rows) {
+		return bad(q, "%zu examples, more than the limit of %zu", n,
+		           max_rows);
+	}
+	if (grow(q, n) != TF_OK) {
+		return TF_ENOMEM;
+	}
+	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
+	int dense = dense_input(m);
+	for (size_t r = 0; r < n; r++) {
+		json_t *e = json_array_get(ex, r);
+		float *row = q->x + r * (size_t)q->width;
+		if (!json_is_object(e)) {
+			return bad(q, "example %zu: expected an object of "
+			              "features",
+			           r);
+		}
+		for (int64_t c = 0; c < q->width; c++) {
+			int is_int;
+			float inv;
+			tf_dataset_column(ds, c, &is_int, &row[c], &inv);
+		}
+		for (int pass = 0; pass < 2; pass++) {
+			json_t *src = pass == 0 ? ctx : e;
+			const char *key;
+			json_t *val;
+			json_object_foreach(src, key, val)
+			{
+				char what[160];
+				snprintf(what, sizeof what,
+				         "example %zu: feature '%s'", r, key);
+				if (dense && strcmp(key, "x") == 0) {
+					if (dense_row(q, val, what, row) !=
+					    TF_OK) {
+						return TF_EINVAL;
+					}
+					continue;
+				}
+				int64_t c = dense ? -1 : column(m, key);
+				if (c >= 0 &&
+				    number(q, val, 1, what, &row[c]) != TF_OK) {
+					return TF_EINVAL;
+				}
+			}
+		}
+	}
+	q->rows = n;
+	return TF_OK;
+}
+
+/* Start a request for model m: buffers of its shape. */
+static void
+start(struct tf_request *q, const struct tf_model *m, int method)
+{
+		struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
+	tf_errclear(q);
+	q->method = method;
+	q->columnar = 0;
+	q->rows = 0;
+	q->out.len = 0;
+	if (q->width != tf_dataset_width(ds) ||
+	    q->nout != tf_model_outputs(m)) {
+		free(q->x);
+		free(q->y);
+		q->x = q->y = NULL;
+		q->cap = 0;
+		q->width = tf_dataset_width(ds);
+		q->nout = tf_model_outputs(m);
+	}
+}
+
+int
+tf_request_set_rows(struct tf_request *q, const struct tf_model *m,
+                    const float *x, size_t rows)
+{
+	start(q, m, TF_METHOD_LINES);
+	if (grow(q, rows) != TF_OK) {
+		return TF_ENOMEM;
+	}
+	memcpy(q->x, x, rows * (size_t)q->width * sizeof *x);
+	q->rows = rows;
+	return TF_OK;
+}
+
+int
+tf_request_parse(struct tf_request *q, const struct tf_model *m, int method,
+                 const char *body, size_t len, size_t max_rows)
+{
+	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
+	start(q, m, method);
+	json_error_t je;
+	json_t *root = json_loadb(body, len, 0, &je);
+	if (root == NULL) {
+		return bad(q, "JSON Parse error: %s (line %d, column %d)",
+		           je.text, je.line, je.column);
+	}
+	int rc = TF_OK;
+	if (method == TF_METHOD_INSTANCE) {
+		rc = grow(q, 1);
+		rc = rc ? rc : instance(q, m, root, 0, q->x);
+		q->rows = rc == TF_OK ? 1 : 0;
+		goto out;
+	}
+	if (!json_is_object(root)) {
+		rc = bad(q, "the request body must be a JSON object");
+		goto out;
+	}
+	json_t *sig = json_object_get(root, "signature_name");
+	const char *sn = json_string_value(sig);
+	if (sig != NULL &&
+	    (sn == NULL ||
+	     (strcmp(sn, "serving_default") != 0 && strcmp(sn, "") != 0 &&
+	      strcmp(sn, method == TF_METHOD_REGRESS ? "regression"
+	                                             : "classification") !=
+	          0))) {
+		rc = bad(q,
+		         "Serving signature name: \"%s\" not found in signature "
+		         "def",
+		         sn ? sn : "(not a string)");
+		goto out;
+	}
+	if (method != TF_METHOD_PREDICT) {
+		rc = examples(q, m, root, max_rows);
+		goto out;
+	}
+	json_t *inst = json_object_get(root, "instances");
+	json_t *in = json_object_get(root, "inputs");
+	if (inst != NULL && in != NULL) {
+		rc = bad(q, "Only one of 'instances' or 'inputs' may be "
+		            "specified");
+	} else if (inst == NULL && in == NULL) {
+		rc = bad(q, "Missing 'inputs' or 'instances' key");
+	} else if (in != NULL) {
+		q->columnar = 1;
+		rc = columnar(q, m, in, max_rows);
+	} else if (!json_is_array(inst) || json_array_size(inst) == 0) {
+		rc = bad(q, "'instances' must be a non-empty list");
+	} else if (max_rows && json_array_size(inst) > max_rows) {
+		rc = bad(q, "%zu instances, more than the limit of %zu",
+		         json_array_size(inst), max_rows);
+	} else if ((rc = grow(q, json_array_size(inst))) == TF_OK) {
+		size_t i;
+		json_t *v;
+		json_array_foreach(inst, i, v)
+		{
+			rc = instance(q, m, v, i, q->x + i * (size_t)q->width);
+			if (rc != TF_OK) {
+				break;
+			}
+		}
+		q->rows = rc == TF_OK ? json_array_size(inst) : 0;
+	}
+out:
+	json_decref(root);
+	if (rc == TF_OK) {
+		tf_dataset_standardize(ds, q->x, q->rows);
+	} else {
+		q->rows = 0;
+	}
+	return rc;
+}
+
+/* ---- responses ----------------------------------------------------------- */
+
+static int
+put(struct tfi_buf *b, const char *s)
+{
+	return tfi_buf_append(b, s, strlen(s));
+}
+
+static int
+put_float(struct tfi_buf *b, float v)
+{
+	char num[48];
+	tf_format_serving_float(num, sizeof num, v);
+	return put(b, num);
+}
+
+static int64_t
+argmax(const float *p, int64_t n)
+{
+	int64_t k = 0;
+	for (int64_t c = 1; c < n; c++) {
+		k = p[c] > p[k] ? c : k;
+	}
+	return k;
+}
+
+static int
+put_probs(struct tfi_buf *b, const float *p, int64_t n)
+{
+	int rc = put(b, "[");
+	for (int64_t c = 0; c < n && rc == 0; c++) {
+		rc = (c ? put(b, ",") : 0) || put_float(b, p[c]);
+	}
+	return rc || put(b, "]");
+}
+
+/* One row's prediction in row format. */
+static int
+put_row(struct tfi_buf *b, const float *p, int64_t nout, int regression)
+{
+	if (regression) {
+		return put_float(b, p[0]);
+	}
+	char k[32];
+	snprintf(k, sizeof k, "%lld", (long long)argmax(p, nout));
+	return put(b, "{\"probabilities\":") || put_probs(b, p, nout) ||
+	       put(b, ",\"class_ids\":") || put(b, k) || put(b, "}");
+}
+
+int
+tf_request_respond(struct tf_request *q, const struct tf_model *m,
+                   const char **body, size_t *len)
+{
+	struct tfi_buf *b = &q->out;
+	b->len = 0;
+	int task = tf_dataset_task(tf_model_dataset((struct tf_model *)m));
+	int reg = task == TF_TASK_REGRESSION;
+	int64_t n = q->nout;
+	int rc = 0;
+		if (q->method == TF_METHOD_INSTANCE) {
+		rc = put_row(b, q->y, n, reg);
+	} else if (q->method == TF_METHOD_LINES) {
+		for (size_t r = 0; r < q->rows && rc == 0; r++) {
+			rc = put_row(b, q->y + r * (size_t)n, n, reg) ||
+			     put(b, "\n");
+		}
+	} else if (q->method == TF_METHOD_CLASSIFY) {
+		if (reg) {
+			return bad(q, "this model is a regression: it has no "
+			              "classification signature (use "
+			              ":regress or :predict)");
+		}
+		rc = put(b, "{\"results\":[");
+		for (size_t r = 0; r < q->rows && rc == 0; r++) {
+			rc = put(b, r ? ",[" : "[");
+			for (int64_t c = 0; c < n && rc == 0; c++) {
+				json_t *l = json_string(tf_model_label(m, c));
+				char *lt = l ? json_dumps(l, JSON_ENCODE_ANY)
+				             : NULL;
+				rc = lt == NULL || put(b, c ? ",[" : "[") ||
+				     put(b, lt) || put(b, ",") ||
+				     put_float(b, q->y[r * (size_t)n + c]) ||
+				     put(b, "]");
+				free(lt);
+				json_decref(l);
+			}
+			rc = rc || put(b, "]");
+		}
+		rc = rc || put(b, "]}");
+	} else if (q->method == TF_METHOD_REGRESS) {
+		if (task == TF_TASK_MULTICLASS) {
+			return bad(q, "this model is a multiclass classifier: it "
+			              "has no regression signature (use "
+			              ":classify or :predict)");
+		}
+		rc = put(b, "{\"results\":[");
+		for (size_t r = 0; r < q->rows && rc == 0; r++) {
+			/* Binary: the probability of class 1. */
+			rc = (r ? put(b, ",") : 0) ||
+			     put_float(b, q->y[r * (size_t)n + (reg ? 0 : 1)]);
+		}
+		rc = rc || put(b, "]}");
+	} else if (!q->columnar) {
+		rc = put(b, "{\"predictions\":[");
+		for (size_t r = 0; r < q->rows && rc == 0; r++) {
+			rc = (r ? put(b, ",") : 0) ||
+			     put_row(b, q->y + r * (size_t)n, n, reg);
+		}
+		rc = rc || put(b, "]}");
+	} else if (reg) {
+		rc = put(b, "{\"outputs\":[");
+		for (size_t r = 0; r < q->rows && rc == 0; r++) {
+			rc = (r ? put(b, ",") : 0) || put_float(b, q->y[r]);
+		}
+		rc = rc || put(b, "]}");
+	} else {
+		rc = put(b, "{\"outputs\":{\"probabilities\":[");
+		for (size_t r = 0; r < q->rows && rc == 0; r++) {
+			rc = (r ? put(b, ",") : 0) ||
+			     put_probs(b, q->y + r * (size_t)n, n);
+		}
+		rc = rc || put(b, "],\"class_ids\":[");
+		for (size_t r = 0; r < q->rows && rc == 0; r++) {
+			char k[32];
+			snprintf(k, sizeof k, "%s%lld", r ? "," : "",
+			         (long long)argmax(q->y + r * (size_t)n, n));
+			rc = put(b, k);
+		}
+		rc = rc || put(b, "]}}");
+	}
+	if (rc != 0) {
+		return tfi_set_error(q, TF_ENOMEM, "out of memory");
+	}
+	*body = (const char *)b->data;
+	*len = b->len;
+	return TF_OK;
+}
+
+/* ---- metadata ------------------------------------------------------------ */
+
+static json_t *
+tensor_info(const char *name, const char *dtype, int64_t width)
+{
+	char tn[160];
+	snprintf(tn, sizeof tn, "%s:0", name);
+	json_t *dims = json_pack("[{s:s,s:s}]", "size", "-1", "name", "");
+	if (width > 0) {
+		char w[32];
+		snprintf(w, sizeof w, "%lld", (long long)width);
+		json_array_append_new(dims,
+		                      json_pack("{s:s,s:s}", "size", w, "name", ""));
+	}
+	return json_pack("{s:s,s:{s:o,s:b},s:s}", "dtype", dtype,
+	                 "tensor_shape", "dim", dims, "unknown_rank", 0, "name",
+	                 tn);
+}
+
+char *
+tf_model_metadata(const struct tf_model *m, const char *name, int64_t version)
+{
+	char *st = tf_model_signature(m);
+	json_t *sig = st ? json_loads(st, 0, NULL) : NULL;
+	free(st);
+	if (sig == NULL) {
+		return NULL;
+	}
+	json_t *inputs = json_object();
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(sig, "inputs"), i, e)
+	{
+		json_t *w = json_object_get(e, "width");
+		json_object_set_new(
+		    inputs, json_string_value(json_object_get(e, "name")),
+		    tensor_info(json_string_value(json_object_get(e, "name")),
+		                json_string_value(json_object_get(e, "dtype")),
+		                w ? (int64_t)json_integer_value(w) : 0));
+	}
+	json_t *outputs = json_object();
+	json_array_foreach(json_object_get(sig, "outputs"), i, e)
+	{
+		json_t *shape = json_object_get(e, "shape");
+		const char *on = json_string_value(json_object_get(e, "name"));
+		json_object_set_new(
+		    outputs, on,
+		    tensor_info(on,
+		                json_string_value(json_object_get(e, "dtype")),
+		                json_array_size(shape) > 1
+		                    ? (int64_t)json_integer_value(
+		                          json_array_get(shape, 1))
+		                    : 0));
+	}
+	int task = tf_dataset_task(tf_model_dataset((struct tf_model *)m));
+	json_t *defs = json_object();
+	json_object_set_new(
+	    defs, "serving_default",
+	    json_pack("{s:O,s:O,s:s,s:{}}", "inputs", inputs, "outputs",
+	              outputs, "method_name", "tensorflow/serving/predict",
+	              "defaults"));
+	if (task != TF_TASK_REGRESSION) {
+		json_object_set_new(
+		    defs, "classification",
+		    json_pack("{s:{s:o},s:{s:o,s:o},s:s,s:{}}", "inputs",
+		              "inputs", tensor_info("input_example", "DT_STRING", 0),
+		              "outputs", "classes",
+		              tensor_info("classes", "DT_STRING",
+		                          tf_model_outputs(m)), "scores",
+		              tensor_info("scores", "DT_FLOAT",
+		                          tf_model_outputs(m)),
+		              "method_name", "tensorflow/serving/classify",
+		              "defaults"));
+	}
+	if (task != TF_TASK_MULTICLASS) {
+		json_object_set_new(
+		    defs, "regression",
+		    json_pack("{s:{s:o},s:{s:o},s:s,s:{}}", "inputs", "inputs",
+		              tensor_info("input_example", "DT_STRING", 0),
+		              "outputs", "outputs",
+		              tensor_info("outputs", "DT_FLOAT", 0),
+		              "method_name", "tensorflow/serving/regress",
+		              "defaults"));
+	}
+	json_decref(inputs);
+	json_decref(outputs);
+	char v[32];
+	snprintf(v, sizeof v, "%lld", (long long)version);
+	char *prov = tf_model_provenance(m);
+		/* TF Serving's metadata is a map; "tfkit" adds the feature
+	 * signature and the provenance next to "signature_def". */
+	json_t *o = json_pack(
+	    "{s:{s:s,s:s,s:s},s:{s:{s:o},s:{s:o,s:o?}}}", "model_spec",
+	    "name", name, "signature_name", "", "version", v, "metadata",
+	    "signature_def", "signature_def", defs, "tfkit", "signature", sig,
+	    "provenance", prov ? json_loads(prov, 0, NULL) : NULL);
+	free(prov);
+	char *text = o ? json_dumps(o, JSON_INDENT(1) | JSON_PRESERVE_ORDER |
+	                                   JSON_REAL_PRECISION(9))
+	               : NULL;
+	json_decref(o);
+	return text;
+}

@@ -1,0 +1,354 @@
+/*
+ * tf-export - turn a checkpoint into a versioned model directory (or an
+ * archive, a TensorFlow.js model, an ONNX model) for serving.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "tf/tf.h"
+#include "tool.h"
+
+static void
+usage(void)
+{
+	printf("Usage: %s --checkpoint-dir=DIR --export-base=BASE [OPTION]...\n"
+	       "  or:  %s --checkpoint-dir=DIR --format=tfjs|onnx "
+	       "--output=PATH\n"
+	       "Write the latest checkpoint of DIR as BASE/N/, N one above "
+	       "the highest version\nin BASE, built under a temporary name "
+	       "and renamed into place; or as a\nTensorFlow.js Layers model "
+	       "or an ONNX model.  Prints one JSON line.\n\n"
+	       "      --archive=FILE        write FILE.tar.gz holding N/ "
+	       "instead of a directory\n"
+	       "      --checkpoint=FILE     a checkpoint file instead of the "
+	       "latest\n"
+	       "  -d, --checkpoint-dir=DIR  the latest checkpoint of DIR\n"
+	       "      --export-base=BASE    the directory of versions\n"
+	       "  -f, --format=FORMAT       tfkit (default), tfjs or onnx\n"
+	       "      --if-better=METRIC    export only when the checkpoint's "
+	       "validation METRIC\n"
+	       "                            beats the newest export's (loss, "
+	       "mse, rmse, mae:\n"
+	       "                            lower is better; accuracy, auc, "
+	       "r2: higher)\n"
+	       "  -o, --output=PATH         tfjs: a directory; onnx: a file\n"
+	       "      --plugin-dir=DIR      look for plugins in DIR first\n"
+	       "      --version N           write version N (never "
+	       "replaces one)\n"
+	       "  -h, --help                show this help and exit\n"
+	       "  -V, --version             show the version and exit "
+	       "(--version with no number)\n\n"
+	       "Exit status: 0 success (also when --if-better declines), 64 "
+	       "usage, 65 bad\ncheckpoint or no such metric, 66 missing "
+	       "checkpoint, 73 the version exists or\ncannot be created, 74 "
+	       "I/O error.\n",
+	       tool_name, tool_name);
+}
+
+enum { OPT_ARCHIVE = 256, OPT_CKPT, OPT_BASE, OPT_IF_BETTER, OPT_PLUGIN_DIR };
+
+static const struct option options[] = {
+    {"archive", required_argument, NULL, OPT_ARCHIVE},
+    {"checkpoint", required_argument, NULL, OPT_CKPT},
+    {"checkpoint-dir", required_argument, NULL, 'd'},
+    {"export-base", required_argument, NULL, OPT_BASE},
+    {"format", required_argument, NULL, 'f'},
+    {"help", no_argument, NULL, 'h'},
+    {"if-better", required_argument, NULL, OPT_IF_BETTER},
+    {"output", required_argument, NULL, 'o'},
+    {"plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
+};
+
+/* Lower is better for these metrics. */
+static int
+lower_better(const char *metric)
+{
+	const char *lower[] = {"loss", "mse", "rmse", "mae"};
+	for (size_t i = 0; i < sizeof lower / sizeof lower[0]; i++) {
+		if (strcmp(metric, lower[i]) == 0) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int
+known_metric(const char *metric)
+{
+	const char *all[] = {"loss", "mse", "rmse", "mae", "accuracy", "auc",
+	                     "r2"};
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+		if (strcmp(metric, all[i]) == 0) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * "--version N" (or --version=N) is the version to write; a bare
+ * --version prints the program's version.  Take the numeric form out of
+ * argv before getopt sees it.
+ */
+static long long
+take_version(int *argc, char **argv)
+{
+	long long v = 0;
+	for (int i = 1; i < *argc; i++) {
+		const char *num = NULL;
+		int drop = 0;
+		if (strcmp(argv[i], "--") == 0) {
+			break;
+		}
+		if (strncmp(argv[i], "--version=", 10) == 0) {
+			num = argv[i] + 10;
+			drop = 1;
+		} else if (strcmp(argv[i], "--version") == 0 && i + 1 < *argc &&
+		           argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9') {
+			num = argv[i + 1];
+			drop = 2;
+		}
+		if (num == NULL) {
+			continue;
+		}
+		v = opt_int("--version", num, 1, (long long)1e15);
+		memmove(&argv[i], &argv[i + drop],
+		        (size_t)(*argc - i - drop + 1) * sizeof *argv);
+		*argc -= drop;
+		i--;
+	}
+	return v;
+}
+
+static void
+print_json(json_t *o)
+{
+	char *text = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER)
+	               : NULL;
+	if (text == NULL) {
+		die(EX_OSERR, "out of memory");
+	}
+	puts(text);
+	free(text);
+	json_decref(o);
+}
+
+/* The newest export's metric, when it has one: 1 and *value, else 0. */
+static int
+newest_metric(const struct tf_registry *reg, const char *base,
+              const char *metric, double *value, long long *version)
+{
+	int64_t *vs;
+	size_t n;
+	char err[512];
+	if (tf_export_versions(base, &vs, &n, err, sizeof err) != TF_OK ||
+	    n == 0) {
+		return 0;
+	}
+	*version = (long long)vs[0];
+	char dir[4200];
+	snprintf(dir, sizeof dir, "%s/%lld", base, *version);
+	free(vs);
+	struct tf_model *m = tf_model_new();
+	int have = 0;
+	if (m != NULL && tf_model_load(m, reg, dir) == TF_OK) {
+		have = tf_model_metric(m, metric, value) == TF_OK;
+	} else if (m != NULL) {
+		warnx_("%s (exporting anyway)", tf_errmsg(m));
+	}
+	tf_model_free(m);
+	return have;
+}
+
+int
+main(int argc, char **argv)
+{
+	tool_name = "tf-export";
+	static struct tf_registry *reg;
+	static struct tf_model *model;
+	reg = tf_registry_new();
+	model = tf_model_new();
+	if (reg == NULL || model == NULL) {
+		die(EX_OSERR, "out of memory");
+	}
+	long long version = take_version(&argc, argv);
+	const char *ckpt = NULL, *base = NULL, *archive = NULL, *out = NULL;
+	const char *format = "tfkit", *if_better = NULL;
+	int c;
+	while ((c = getopt_long(argc, argv, "d:f:ho:V", options, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+		case OPT_CKPT:
+			ckpt = optarg;
+			break;
+		case 'f':
+			format = optarg;
+			break;
+		case 'h':
+			usage();
+			return 0;
+		case 'o':
+			out = optarg;
+			break;
+		case 'V':
+			print_version();
+			return 0;
+		case OPT_ARCHIVE:
+			archive = optarg;
+			break;
+		case OPT_BASE:
+			base = optarg;
+			break;
+		case OPT_IF_BETTER:
+			if_better = optarg;
+			break;
+		case OPT_PLUGIN_DIR:
+			tf_registry_add_dir(reg, optarg);
+			break;
+		default:
+			fprintf(stderr, "try '%s --help'\n", tool_name);
+			return EX_USAGE;
+		}
+	}
+	if (optind < argc) {
+		usage_error("unexpected argument '%s'", argv[optind]);
+	}
+	if (ckpt == NULL) {
+		usage_error("say which model: --checkpoint-dir DIR or "
+		            "--checkpoint FILE");
+	}
+	int native = strcmp(format, "tfkit") == 0;
+	if (!native && strcmp(format, "tfjs") != 0 &&
+	    strcmp(format, "onnx") != 0) {
+		usage_error("--format: '%s' is not tfkit, tfjs or onnx", format);
+	}
+	if (native && base == NULL && archive == NULL) {
+		usage_error("say where: --export-base BASE or --archive FILE");
+	}
+	if (!native && out == NULL) {
+		usage_error("--format %s needs --output PATH", format);
+	}
+	if (native && out != NULL) {
+		usage_error("--output goes with --format tfjs or onnx");
+	}
+	if (if_better != NULL && (base == NULL || archive != NULL || !native)) {
+		usage_error("--if-better compares with the newest version of "
+		            "--export-base");
+	}
+	if (if_better != NULL && !known_metric(if_better)) {
+		usage_error("--if-better: unknown metric '%s' (loss, mse, "
+		            "rmse, mae, accuracy, auc, r2)",
+		            if_better);
+	}
+	if (tf_registry_load(reg) != TF_OK) {
+		die(EX_SOFTWARE, "%s", tf_errmsg(reg));
+	}
+	if (tf_model_load(model, reg, ckpt) != TF_OK) {
+		die_status(tf_errcode(model), tf_errmsg(model));
+	}
+	json_t *line = json_object();
+	json_object_set_new(line, "format", json_string(format));
+	json_object_set_new(line, "checkpoint",
+	                    json_string(tf_model_checkpoint(model)));
+	json_object_set_new(line, "step",
+	                    json_integer((json_int_t)tf_model_step(model)));
+	if (if_better != NULL) {
+		double mine, theirs;
+		long long v = 0;
+		if (tf_model_metric(model, if_better, &mine) != TF_OK) {
+			die(EX_DATAERR,
+			    "%s: no validation %s recorded (train with "
+			    "--validate)",
+			    tf_model_checkpoint(model), if_better);
+		}
+		json_object_set_new(line, "metric", json_string(if_better));
+		json_object_set_new(line, "value", json_real(mine));
+		if (newest_metric(reg, base, if_better, &theirs, &v)) {
+			int better = lower_better(if_better) ? mine < theirs
+			                                     : mine > theirs;
+			json_object_set_new(line, "newest_version",
+			                    json_integer(v));
+			json_object_set_new(line, "newest_value",
+			                    json_real(theirs));
+			if (!better) {
+				json_object_set_new(line, "exported",
+				                    json_false());
+				char why[256];
+				snprintf(why, sizeof why,
+				         "%s %.9g does not beat version %lld's "
+				         "%.9g",
+				         if_better, mine, v, theirs);
+				json_object_set_new(line, "reason",
+				                    json_string(why));
+				print_json(line);
+				return 0;
+			}
+		}
+	}
+	/* Provenance the checkpoint does not know: when, and by what. */
+	char stamp[32];
+	time_t now = time(NULL);
+	strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+	json_t *extra = json_pack("{s:s,s:s}", "exported", stamp, "exporter",
+	                          "tf-export " TF_TOOL_VERSION);
+	char *prov = extra ? json_dumps(extra, JSON_COMPACT) : NULL;
+	json_decref(extra);
+	int rc;
+	if (!native) {
+		rc = strcmp(format, "tfjs") == 0
+		         ? tf_model_export_tfjs(model, out)
+		         : tf_model_export_onnx(model, out);
+		json_object_set_new(line, "path", json_string(out));
+	} else if (archive != NULL) {
+		int64_t v = version;
+		if (v == 0 && base != NULL) {
+			int64_t *vs;
+			size_t n;
+			char err[512];
+			if (tf_export_versions(base, &vs, &n, err, sizeof err) ==
+			        TF_OK &&
+			    n > 0) {
+				v = vs[0] + 1;
+			}
+			free(vs);
+		}
+		v = v > 0 ? v : 1;
+		rc = tf_model_export_archive(model, reg, archive, v, prov);
+		json_object_set_new(line, "version", json_integer(v));
+		json_object_set_new(line, "path", json_string(archive));
+	} else {
+		int64_t v = 0;
+		char dir[4096];
+		rc = tf_model_export(model, reg, base, version, prov, &v, dir,
+		                     sizeof dir);
+		json_object_set_new(line, "version", json_integer(v));
+		json_object_set_new(line, "path", json_string(dir));
+	}
+	free(prov);
+	if (rc != TF_OK) {
+		die_status(rc, tf_errmsg(model));
+	}
+	json_object_set_new(line, "exported", json_true());
+	char *p = tf_model_provenance(model);
+	json_t *pj = p ? json_loads(p, 0, NULL) : NULL;
+	free(p);
+	json_t *val = json_object_get(pj, "validation");
+	if (val != NULL) {
+		json_object_set(line, "validation", val);
+	}
+	json_decref(pj);
+	print_json(line);
+	tf_model_free(model);
+	tf_registry_free(reg);
+	if (fflush(stdout) != 0) {
+		die(EX_IOERR, "write error");
+	}
+	return 0;
+}
