@@ -195,6 +195,7 @@ bench: all
 	@sh mk/deps.sh bench
 	@B=$(B) sh bench/csv2record
 	@B=$(B) sh bench/train
+	@B=$(B) sh bench/serve
 
 lint:
 	@sh mk/deps.sh lint

@@ -62,7 +62,7 @@ struct tf_dataset {
 	struct tf_reader *r;
 	struct tf_example *ex;
 	struct tf_rng rng;
-		float *buf; /* shuffle buffer: shuffle rows of width + 1 floats */
+	float *buf; /* shuffle buffer: shuffle rows of width + 1 floats */
 	size_t nbuf;
 	int stdin_used;
 	/* per row column, from the schema (not for libsvm rows) */
@@ -132,7 +132,7 @@ tf_dataset_free(struct tf_dataset *ds)
 		free(ds->in[i].mean);
 		free(ds->in[i].inv_std);
 	}
-		for (int64_t c = 0; ds->colname != NULL && c < ds->width; c++) {
+	for (int64_t c = 0; ds->colname != NULL && c < ds->width; c++) {
 		free(ds->colname[c]);
 	}
 	free(ds->colname);
@@ -346,18 +346,16 @@ tf_dataset_column(const struct tf_dataset *ds, int64_t c, int *is_int,
                   float *mean, float *inv_std)
 {
 	const struct input *in = column_input(ds, c);
-	*is_int = ds->colint != NULL && c >= 0 && c < ds->width
-	              ? ds->colint[c]
-	              : 0;
+	*is_int =
+	    ds->colint != NULL && c >= 0 && c < ds->width ? ds->colint[c] : 0;
 	*mean = 0.0f;
 	*inv_std = 1.0f;
 	if (in != NULL && ds->normalize && in->mean != NULL) {
 		*mean = in->mean[c - in->col];
 		*inv_std = in->inv_std[c - in->col];
 	}
-	return ds->colname != NULL && c >= 0 && c < ds->width
-	           ? ds->colname[c]
-	           : NULL;
+	return ds->colname != NULL && c >= 0 && c < ds->width ? ds->colname[c]
+	                                                      : NULL;
 }
 
 void
@@ -524,7 +522,7 @@ tf_dataset_parse_schema(struct tf_dataset *ds, const char *text,
 			k = (int64_t)mx + 1;
 			task = k <= 2 ? TF_TASK_BINARY : TF_TASK_MULTICLASS;
 		}
-				tf_dataset_set_label(ds, ln, task, k);
+		tf_dataset_set_label(ds, ln, task, k);
 	}
 	if (!ds->sparse && (rc = name_columns(ds, feats, origin)) != TF_OK) {
 		goto out;

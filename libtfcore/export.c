@@ -73,8 +73,10 @@ inference(struct tf_model *m, struct infer *inf)
 	char need[MAX_NODES] = {0};
 	need[pred] = 1;
 	for (int i = nn - 1; i >= 0; i--) {
-		for (int k = 0; need[i] && k < tf_graph_node_ninputs(g, i); k++) {
-			need[tf_graph_find(g, tf_graph_node_input(g, i, k))] = 1;
+		for (int k = 0; need[i] && k < tf_graph_node_ninputs(g, i);
+		     k++) {
+			need[tf_graph_find(g, tf_graph_node_input(g, i, k))] =
+			    1;
 		}
 	}
 	inf->n = 0;
@@ -95,8 +97,7 @@ inference(struct tf_model *m, struct infer *inf)
 
 /* The spec of the inference graph. */
 static int
-inference_spec(struct tf_model *m, const struct infer *inf,
-               struct tfi_buf *b)
+inference_spec(struct tf_model *m, const struct infer *inf, struct tfi_buf *b)
 {
 	struct tf_graph *g = tf_model_graph(m);
 	int rc = 0;
@@ -147,8 +148,8 @@ inference_variables(struct tf_model *m, const struct infer *inf,
 			const char *name;
 			int64_t rows, cols;
 			int state;
-			const float *p = tf_graph_node_param(g, i, k, &name,
-			                                     &rows, &cols, &state);
+			const float *p = tf_graph_node_param(
+			    g, i, k, &name, &rows, &cols, &state);
 			size_t off = bin->len / 4;
 			if (tfi_buf_reserve(bin, (size_t)(rows * cols) * 4) !=
 			    0) {
@@ -162,12 +163,11 @@ inference_variables(struct tf_model *m, const struct infer *inf,
 				bin->len += 4;
 			}
 			json_array_append_new(
-			    list,
-			    json_pack("{s:s,s:s,s:[I,I],s:I,s:b}", "node",
-			              tf_graph_node_name(g, i), "name", name,
-			              "shape", (json_int_t)rows,
-			              (json_int_t)cols, "offset",
-			              (json_int_t)off, "state", state));
+			    list, json_pack("{s:s,s:s,s:[I,I],s:I,s:b}", "node",
+			                    tf_graph_node_name(g, i), "name",
+			                    name, "shape", (json_int_t)rows,
+			                    (json_int_t)cols, "offset",
+			                    (json_int_t)off, "state", state));
 		}
 	}
 	return TF_OK;
@@ -190,9 +190,9 @@ plugins_used(struct tf_model *m, const struct infer *inf,
 			    strcmp(pi.name, op) != 0) {
 				continue;
 			}
-			json_t *e = json_pack("{s:s,s:s,s:s}", "op", op,
-			                      "plugin", pi.plugin, "version",
-			                      pi.version);
+			json_t *e =
+			    json_pack("{s:s,s:s,s:s}", "op", op, "plugin",
+			              pi.plugin, "version", pi.version);
 			size_t k;
 			json_t *old;
 			int dup = 0;
@@ -263,8 +263,8 @@ build_files(struct tf_model *m, const struct tf_registry *reg,
 	free(prov);
 	json_decref(x);
 	tfi_buf_free(&spec);
-	char *text = o ? json_dumps(o, JSON_INDENT(1) | JSON_PRESERVE_ORDER)
-	               : NULL;
+	char *text =
+	    o ? json_dumps(o, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;
 	json_decref(o);
 	if (text == NULL ||
 	    tfi_buf_append(&f->model, text, strlen(text)) != 0) {
@@ -280,8 +280,8 @@ build_files(struct tf_model *m, const struct tf_registry *reg,
 	    "tfkit-manifest", "version", 1, "files", "name", "model.json",
 	    "size", (json_int_t)f->model.len, "sha256", h1, "name",
 	    "variables.bin", "size", (json_int_t)f->vars.len, "sha256", h2);
-	text = man ? json_dumps(man, JSON_INDENT(1) | JSON_PRESERVE_ORDER)
-	           : NULL;
+	text =
+	    man ? json_dumps(man, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;
 	json_decref(man);
 	if (text == NULL ||
 	    tfi_buf_append(&f->manifest, text, strlen(text)) != 0 ||
@@ -407,6 +407,24 @@ remove_tree(const char *dir)
 	rmdir(dir);
 }
 
+/* mkdir -p: 0, or -1 with errno. */
+static int
+mkdir_p(const char *path)
+{
+	char p[4096];
+	snprintf(p, sizeof p, "%s", path);
+	for (char *s = p + 1; *s; s++) {
+		if (*s == '/') {
+			*s = '\0';
+			if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+				return -1;
+			}
+			*s = '/';
+		}
+	}
+	return mkdir(p, 0777) != 0 && errno != EEXIST ? -1 : 0;
+}
+
 /* The version to write: the one asked for, or one above the highest. */
 static int
 pick_version(struct tf_model *m, const char *base, int64_t version,
@@ -435,7 +453,7 @@ tf_model_export(struct tf_model *m, const struct tf_registry *reg,
 		files_free(&f);
 		return rc;
 	}
-	if (mkdir(base, 0777) != 0 && errno != EEXIST) {
+	if (mkdir_p(base) != 0) {
 		rc = tfi_set_errno(m, TF_ECREATE, errno, "cannot create %s",
 		                   base);
 		files_free(&f);
@@ -571,8 +589,8 @@ struct layer {
 	int dense; /* 1 dense, 0 batchnorm, -1 activation only */
 	enum act act;
 	int64_t in, units;
-	float *kernel, *bias;                /* dense: in x units, units */
-	float *gamma, *beta, *mean, *var;    /* batchnorm */
+	float *kernel, *bias;             /* dense: in x units, units */
+	float *gamma, *beta, *mean, *var; /* batchnorm */
 	double epsilon;
 };
 
@@ -652,7 +670,7 @@ chain(struct tf_model *m, struct chain *c, int fold, const char *format)
 		if (parse_act(op, &a)) {
 			if (c->n > 0 && c->l[c->n - 1].dense == 1 &&
 			    c->l[c->n - 1].act == ACT_LINEAR) {
-								c->l[c->n - 1].act = a;
+				c->l[c->n - 1].act = a;
 				c->l[c->n - 1].out = i;
 				continue;
 			}
@@ -661,14 +679,14 @@ chain(struct tf_model *m, struct chain *c, int fold, const char *format)
 			*L = (struct layer){.node = i, .dense = 1};
 			L->kernel = tf_graph_param_by_name(g, name, "kernel",
 			                                   &L->in, &L->units);
-			L->bias = tf_graph_param_by_name(g, name, "bias", &r,
-			                                 &cols);
+			L->bias =
+			    tf_graph_param_by_name(g, name, "bias", &r, &cols);
 		} else if (strcmp(op, "batchnorm") == 0) {
 			*L = (struct layer){.node = i, .dense = 0};
 			L->gamma = tf_graph_param_by_name(g, name, "gamma", &r,
 			                                  &L->units);
-			L->beta = tf_graph_param_by_name(g, name, "beta", &r,
-			                                 &cols);
+			L->beta =
+			    tf_graph_param_by_name(g, name, "beta", &r, &cols);
 			L->mean = tf_graph_param_by_name(g, name, "moving_mean",
 			                                 &r, &cols);
 			L->var = tf_graph_param_by_name(
@@ -676,12 +694,13 @@ chain(struct tf_model *m, struct chain *c, int fold, const char *format)
 			const char *eps = tf_graph_node_attr(g, i, "epsilon");
 			L->epsilon = eps ? strtod(eps, NULL) : 0.001;
 		} else {
-			return tfi_set_error(m, TF_EINVAL,
-			                     "%s export: op '%s' (node '%s') has "
-			                     "no %s counterpart",
-			                     format, op, name, format);
+			return tfi_set_error(
+			    m, TF_EINVAL,
+			    "%s export: op '%s' (node '%s') has "
+			    "no %s counterpart",
+			    format, op, name, format);
 		}
-				L->out = i;
+		L->out = i;
 		c->n++;
 	}
 	if (strcmp(prev, tf_model_prediction(m)) != 0 || c->n == 0) {
@@ -712,8 +731,8 @@ chain(struct tf_model *m, struct chain *c, int fold, const char *format)
 		for (int64_t i = 0; i < L->in; i++) {
 			int is_int;
 			float mean, inv;
-			tf_dataset_column(tf_model_dataset(m), i, &is_int, &mean,
-			                  &inv);
+			tf_dataset_column(tf_model_dataset(m), i, &is_int,
+			                  &mean, &inv);
 			float w = L->kernel[i * L->units + u];
 			k[i * L->units + u] = w * inv;
 			acc -= (double)mean * inv * w;
@@ -733,9 +752,9 @@ put_weights(struct tfi_buf *bin, json_t *manifest, const char *layer,
 {
 	char full[160];
 	snprintf(full, sizeof full, "%s/%s", layer, name);
-	json_t *shape = rows > 0 ? json_pack("[I,I]", (json_int_t)rows,
-	                                     (json_int_t)cols)
-	                         : json_pack("[I]", (json_int_t)cols);
+	json_t *shape =
+	    rows > 0 ? json_pack("[I,I]", (json_int_t)rows, (json_int_t)cols)
+	             : json_pack("[I]", (json_int_t)cols);
 	json_array_append_new(manifest,
 	                      json_pack("{s:s,s:o,s:s}", "name", full, "shape",
 	                                shape, "dtype", "float32"));
@@ -785,8 +804,8 @@ tf_model_export_tfjs(struct tf_model *m, const char *dir)
 			}
 		} else if (L->dense == 0) {
 			cls = "BatchNormalization";
-			cfg = json_pack("{s:s,s:i,s:f,s:f,s:b,s:b}", "name", name,
-			                "axis", -1, "epsilon", L->epsilon,
+			cfg = json_pack("{s:s,s:i,s:f,s:f,s:b,s:b}", "name",
+			                name, "axis", -1, "epsilon", L->epsilon,
 			                "momentum", 0.99, "center", 1, "scale",
 			                1);
 			const char *wn[] = {"gamma", "beta", "moving_mean",
@@ -803,12 +822,13 @@ tf_model_export_tfjs(struct tf_model *m, const char *dir)
 			                act_name[L->act]);
 		}
 		if (i == 0) {
-			json_object_set_new(cfg, "batch_input_shape",
-			                    json_pack("[n,I]", (json_int_t)width));
+			json_object_set_new(
+			    cfg, "batch_input_shape",
+			    json_pack("[n,I]", (json_int_t)width));
 		}
 		json_array_append_new(
-		    layers, json_pack("{s:s,s:o}", "class_name", cls, "config",
-		                      cfg));
+		    layers,
+		    json_pack("{s:s,s:o}", "class_name", cls, "config", cfg));
 	}
 	chain_free(&c);
 	char gen[64];
@@ -827,7 +847,7 @@ tf_model_export_tfjs(struct tf_model *m, const char *dir)
 	if (rc == TF_OK && text == NULL) {
 		rc = tfi_set_error(m, TF_ENOMEM, "out of memory");
 	}
-	if (rc == TF_OK && mkdir(dir, 0777) != 0 && errno != EEXIST) {
+	if (rc == TF_OK && mkdir_p(dir) != 0) {
 		rc = tfi_set_errno(m, TF_ECREATE, errno, "cannot create %s",
 		                   dir);
 	}
@@ -857,7 +877,7 @@ struct onnx {
 	Onnx__NodeProto *nodes[3 * MAX_NODES];
 	Onnx__TensorProto *inits[6 * MAX_NODES];
 	size_t nnodes, ninits;
-	
+
 	char *strs[16 * MAX_NODES];
 	size_t nstrs;
 	Onnx__AttributeProto attrs[MAX_NODES];
@@ -1062,27 +1082,30 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 	                                       "Softmax"};
 	for (int i = 0; ok && i < c.n; i++) {
 		const struct layer *L = &c.l[i];
-				const char *name = tf_graph_node_name(g, L->node);
+		const char *name = tf_graph_node_name(g, L->node);
 		const char *out = name;
 		Onnx__NodeProto *n = NULL;
 		if (L->dense == 1) {
-			const char *k = add_init(
-			    o, keep_str(o, "%s%s", name, "/kernel"), L->kernel,
-			    L->in, L->units);
+			const char *k =
+			    add_init(o, keep_str(o, "%s%s", name, "/kernel"),
+			             L->kernel, L->in, L->units);
 			const char *b =
-			    L->bias ? add_init(o,
-			                       keep_str(o, "%s%s", name, "/bias"),
-			                       L->bias, 0, L->units)
-			            : NULL;
+			    L->bias
+			        ? add_init(o,
+			                   keep_str(o, "%s%s", name, "/bias"),
+			                   L->bias, 0, L->units)
+			        : NULL;
 			n = add_node(o, "Gemm", out, cur, k, b, NULL, NULL);
 		} else if (L->dense == 0) {
 			const char *nm[4];
-			const float *wp[] = {L->gamma, L->beta, L->mean, L->var};
+			const float *wp[] = {L->gamma, L->beta, L->mean,
+			                     L->var};
 			const char *wn[] = {"/gamma", "/beta", "/moving_mean",
 			                    "/moving_variance"};
 			for (int k = 0; k < 4; k++) {
-				nm[k] = add_init(o, keep_str(o, "%s%s", name, wn[k]),
-				                 wp[k], 0, L->units);
+				nm[k] = add_init(
+				    o, keep_str(o, "%s%s", name, wn[k]), wp[k],
+				    0, L->units);
 			}
 			n = add_node(o, "BatchNormalization", out, cur, nm[0],
 			             nm[1], nm[2], nm[3]);
@@ -1095,7 +1118,7 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 			cur = out;
 		}
 		if (ok && L->act != ACT_LINEAR) {
-						const char *an = tf_graph_node_name(g, L->out);
+			const char *an = tf_graph_node_name(g, L->out);
 			n = add_node(o, onnx_act[L->act], an, cur, NULL, NULL,
 			             NULL, NULL);
 			ok = n != NULL;

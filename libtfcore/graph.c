@@ -680,7 +680,7 @@ tf_graph_build(struct tf_graph *g, const struct tf_registry *r,
 			return tf_node_error(nd, "the op set no output width");
 		}
 	}
-		/* Which nodes the loss depends on: backward visits only those.  A
+	/* Which nodes the loss depends on: backward visits only those.  A
 	 * graph without a loss (an export's) only runs forward. */
 	if (g->loss_node >= 0) {
 		g->nodes[g->loss_node].on_loss_path = 1;
@@ -832,7 +832,7 @@ tf_graph_loss(const struct tf_graph *g)
 int
 tf_graph_backward(struct tf_graph *g)
 {
-		if (g->loss_node < 0) {
+	if (g->loss_node < 0) {
 		return tfi_set_error(g, TF_EINVAL,
 		                     "model: no node named 'loss' (or say "
 		                     "'loss NODE'): nothing to train");
@@ -1006,8 +1006,8 @@ tf_graph_node_param(struct tf_graph *g, int i, int k, const char **name,
 }
 
 float *
-tf_graph_param_by_name(struct tf_graph *g, const char *node,
-                       const char *param, int64_t *rows, int64_t *cols)
+tf_graph_param_by_name(struct tf_graph *g, const char *node, const char *param,
+                       int64_t *rows, int64_t *cols)
 {
 	int i = find_node(g, node);
 	for (int k = 0; i >= 0 && k < tf_graph_node_nparams(g, i); k++) {

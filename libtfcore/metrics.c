@@ -143,7 +143,7 @@ tf_metrics_add(struct tf_metrics *m, const float *pred, const float *label,
 		}
 		m->correct += t == k;
 	}
-		m->n += rows;
+	m->n += rows;
 	if (isnan(loss)) {
 		loss = prediction_loss(m, pred, label, rows);
 	}

@@ -126,9 +126,8 @@ setup(struct tf_model *m, const struct tf_registry *reg, const char *spec,
 		return tfi_set_error(m, rc, "%s", tf_errmsg(m->g));
 	}
 	if (tf_graph_width(m->g, "x") != tf_dataset_width(m->ds) ||
-	    tf_graph_width(m->g, m->prediction) != tf_model_outputs(m) -
-	                                               (m->task ==
-	                                                TF_TASK_BINARY)) {
+	    tf_graph_width(m->g, m->prediction) !=
+	        tf_model_outputs(m) - (m->task == TF_TASK_BINARY)) {
 		return tfi_set_error(m, TF_EFORMAT,
 		                     "%s: the model's inputs or outputs do not "
 		                     "fit its schema",
@@ -219,9 +218,9 @@ verify(struct tf_model *m, const struct tf_export_file *files, size_t n)
 	json_t *list = json_object_get(man, "files");
 	int rc = TF_OK;
 	if (!json_is_array(list)) {
-		rc = tfi_set_error(m, TF_EFORMAT, "%s: manifest.json: %s",
-		                   m->path,
-		                   man ? "no \"files\" list" : je.text);
+		rc =
+		    tfi_set_error(m, TF_EFORMAT, "%s: manifest.json: %s",
+		                  m->path, man ? "no \"files\" list" : je.text);
 		goto out;
 	}
 	int have_model = 0, have_vars = 0;
@@ -229,24 +228,28 @@ verify(struct tf_model *m, const struct tf_export_file *files, size_t n)
 	json_t *e;
 	json_array_foreach(list, i, e)
 	{
-		const char *name = json_string_value(json_object_get(e, "name"));
+		const char *name =
+		    json_string_value(json_object_get(e, "name"));
 		const char *sum =
 		    json_string_value(json_object_get(e, "sha256"));
-		json_int_t size = json_integer_value(json_object_get(e, "size"));
+		json_int_t size =
+		    json_integer_value(json_object_get(e, "size"));
 		const struct tf_export_file *f =
 		    name ? find_file(files, n, name) : NULL;
 		if (name == NULL || sum == NULL) {
-			rc = tfi_set_error(m, TF_EFORMAT,
-			                   "%s: manifest.json: entry %zu lacks a "
-			                   "name or sha256",
-			                   m->path, i);
+			rc = tfi_set_error(
+			    m, TF_EFORMAT,
+			    "%s: manifest.json: entry %zu lacks a "
+			    "name or sha256",
+			    m->path, i);
 			goto out;
 		}
 		if (f == NULL) {
-			rc = tfi_set_error(m, TF_EFORMAT,
-			                   "%s: %s is listed in the manifest but "
-			                   "missing",
-			                   m->path, name);
+			rc = tfi_set_error(
+			    m, TF_EFORMAT,
+			    "%s: %s is listed in the manifest but "
+			    "missing",
+			    m->path, name);
 			goto out;
 		}
 		char hex[65];
@@ -345,10 +348,9 @@ tf_model_load_files(struct tf_model *m, const struct tf_registry *reg,
 	                "prediction", &pred, "classes", &classes, "normalize",
 	                &normalize) != 0 ||
 	    strcmp(fmt, "tfkit-model") != 0) {
-		return tfi_set_error(m, TF_EFORMAT,
-		                     "%s: model.json is not a tfkit model%s%s",
-		                     m->path, m->info ? "" : ": ",
-		                     m->info ? "" : je.text);
+		return tfi_set_error(
+		    m, TF_EFORMAT, "%s: model.json is not a tfkit model%s%s",
+		    m->path, m->info ? "" : ": ", m->info ? "" : je.text);
 	}
 	if ((rc = setup(m, reg, spec, schema, task, classes, pred,
 	                normalize)) != TF_OK) {
@@ -400,6 +402,12 @@ load_export_dir(struct tf_model *m, const struct tf_registry *reg,
 	snprintf(path, sizeof path, "%s/manifest.json", dir);
 	size_t size;
 	void *data = slurp(path, &size);
+	if (data == NULL && errno == ENOENT) {
+		return tfi_set_error(m, TF_EFORMAT,
+		                     "%s: no manifest.json (not an export, or "
+		                     "one still being written)",
+		                     dir);
+	}
 	if (data == NULL) {
 		return tfi_set_errno(m, TF_EFORMAT, errno, "%s", path);
 	}
@@ -410,7 +418,8 @@ load_export_dir(struct tf_model *m, const struct tf_registry *reg,
 	json_t *e;
 	json_array_foreach(list, i, e)
 	{
-		const char *name = json_string_value(json_object_get(e, "name"));
+		const char *name =
+		    json_string_value(json_object_get(e, "name"));
 		if (name == NULL || n == sizeof files / sizeof files[0] ||
 		    strchr(name, '/') != NULL || name[0] == '.' ||
 		    find_file(files, n, name) != NULL) {
@@ -454,10 +463,14 @@ tf_model_load(struct tf_model *m, const struct tf_registry *reg,
               const char *path)
 {
 	reset(m);
-	char mf[4096];
+	char mf[4096], mj[4096];
 	struct stat st;
 	snprintf(mf, sizeof mf, "%s/manifest.json", path);
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && stat(mf, &st) == 0) {
+	snprintf(mj, sizeof mj, "%s/model.json", path);
+	/* An export directory (model.json without a manifest: one that is
+	 * incomplete, refused by the loader). */
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    (stat(mf, &st) == 0 || stat(mj, &st) == 0)) {
 		return load_export_dir(m, reg, path);
 	}
 	m->is_export = 0;
@@ -518,11 +531,10 @@ tf_model_provenance(const struct tf_model *m)
 {
 	json_t *f = facts(m);
 	json_t *p = json_object();
-	const char *keys[] = {"step",          "examples", "epoch",
-	                      "seed",          "optimizer", "hparams",
-	                      "learning_rate", "validation", "config",
-	                      "library",       "checkpoint", "plugins",
-	                      "exported"};
+	const char *keys[] = {
+	    "step",       "examples",      "epoch",      "seed",   "optimizer",
+	    "hparams",    "learning_rate", "validation", "config", "library",
+	    "checkpoint", "plugins",       "exported"};
 	for (size_t i = 0; p && i < sizeof keys / sizeof keys[0]; i++) {
 		json_t *v = json_object_get(f, keys[i]);
 		if (v != NULL) {
@@ -561,8 +573,8 @@ tf_model_signature(const struct tf_model *m)
 	for (int64_t c = 0; c < w; c++) {
 		int is_int;
 		float mean, inv;
-		const char *name = tf_dataset_column(m->ds, c, &is_int, &mean,
-		                                     &inv);
+		const char *name =
+		    tf_dataset_column(m->ds, c, &is_int, &mean, &inv);
 		if (name == NULL) { /* libsvm rows: one dense input */
 			json_array_clear(in);
 			json_array_append_new(
@@ -575,17 +587,17 @@ tf_model_signature(const struct tf_model *m)
 		                  is_int ? "DT_INT64" : "DT_FLOAT"));
 	}
 	if (m->task == TF_TASK_REGRESSION) {
-		json_array_append_new(
-		    out, json_pack("{s:s,s:s,s:[i]}", "name", "predictions",
-		                   "dtype", "DT_FLOAT", "shape", -1));
+		json_array_append_new(out, json_pack("{s:s,s:s,s:[i]}", "name",
+		                                     "predictions", "dtype",
+		                                     "DT_FLOAT", "shape", -1));
 	} else {
 		json_array_append_new(
 		    out, json_pack("{s:s,s:s,s:[i,I]}", "name", "probabilities",
 		                   "dtype", "DT_FLOAT", "shape", -1,
 		                   (json_int_t)m->classes));
-		json_array_append_new(
-		    out, json_pack("{s:s,s:s,s:[i]}", "name", "class_ids",
-		                   "dtype", "DT_INT64", "shape", -1));
+		json_array_append_new(out, json_pack("{s:s,s:s,s:[i]}", "name",
+		                                     "class_ids", "dtype",
+		                                     "DT_INT64", "shape", -1));
 		for (int64_t k = 0; k < m->classes; k++) {
 			json_array_append_new(labels,
 			                      json_string(m->labels[k]));
@@ -604,7 +616,7 @@ tf_model_signature(const struct tf_model *m)
 int
 tf_model_predict(struct tf_model *m, const float *x, size_t rows, float *out)
 {
-		tf_errclear(m);
+	tf_errclear(m);
 	if (rows == 0) {
 		return TF_OK;
 	}

@@ -80,8 +80,7 @@ tf_format_serving_float(char *buf, size_t size, float v)
 /* ---- parsing --------------------------------------------------------------
  */
 
-static int
-bad(struct tf_request *q, const char *fmt, ...)
+static int bad(struct tf_request *q, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 static int
@@ -149,8 +148,7 @@ dense_input(const struct tf_model *m)
 /* A JSON value as one float: a number, true/false (examples only), or a
  * list holding one number. */
 static int
-number(struct tf_request *q, json_t *v, int bools, const char *what,
-       float *out)
+number(struct tf_request *q, json_t *v, int bools, const char *what, float *out)
 {
 	if (json_is_array(v) && json_array_size(v) == 1) {
 		v = json_array_get(v, 0);
@@ -195,8 +193,8 @@ dense_row(struct tf_request *q, json_t *v, const char *what, float *row)
 /* One predict instance: {input: value} with every input, a dense list,
  * or a bare number for a one-feature model. */
 static int
-instance(struct tf_request *q, const struct tf_model *m, json_t *v,
-         size_t i, float *row)
+instance(struct tf_request *q, const struct tf_model *m, json_t *v, size_t i,
+         float *row)
 {
 	char what[64];
 	snprintf(what, sizeof what, "instance %zu", i);
@@ -262,7 +260,8 @@ columnar(struct tf_request *q, const struct tf_model *m, json_t *in,
          size_t max_rows)
 {
 	if (json_is_array(in) || dense_input(m)) {
-		json_t *rows = json_is_object(in) ? json_object_get(in, "x") : in;
+		json_t *rows =
+		    json_is_object(in) ? json_object_get(in, "x") : in;
 		if (!json_is_array(rows) ||
 		    (json_is_object(in) && json_object_size(in) != 1)) {
 			return bad(q, "'inputs': expected a list of rows");
@@ -302,25 +301,26 @@ columnar(struct tf_request *q, const struct tf_model *m, json_t *in,
 		if (seen == 0) {
 			n = k;
 			if (max_rows && n > max_rows) {
-				return bad(q,
-				           "%zu rows, more than the limit of %zu",
-				           n, max_rows);
+				return bad(
+				    q, "%zu rows, more than the limit of %zu",
+				    n, max_rows);
 			}
 			if (grow(q, n) != TF_OK) {
 				return TF_ENOMEM;
 			}
 		} else if (k != n) {
-			return bad(q,
-			           "'inputs': input '%s' has %zu values, others "
-			           "%zu (all inputs must share the batch size)",
-			           key, k, n);
+			return bad(
+			    q,
+			    "'inputs': input '%s' has %zu values, others "
+			    "%zu (all inputs must share the batch size)",
+			    key, k, n);
 		}
 		for (size_t r = 0; r < n; r++) {
 			char what[160];
-			snprintf(what, sizeof what, "'inputs': input '%s' row %zu",
-			         key, r);
-			json_t *e = json_is_array(val) ? json_array_get(val, r)
-			                               : val;
+			snprintf(what, sizeof what,
+			         "'inputs': input '%s' row %zu", key, r);
+			json_t *e =
+			    json_is_array(val) ? json_array_get(val, r) : val;
 			if (number(q, e, 0, what,
 			           &q->x[r * (size_t)q->width + (size_t)c]) !=
 			    TF_OK) {
@@ -330,7 +330,8 @@ columnar(struct tf_request *q, const struct tf_model *m, json_t *in,
 		seen++;
 	}
 	if ((int64_t)seen != q->width) {
-		return bad(q, "'inputs': %zu of the signature's %lld inputs given",
+		return bad(q,
+		           "'inputs': %zu of the signature's %lld inputs given",
 		           seen, (long long)q->width);
 	}
 	q->rows = n;
@@ -365,8 +366,9 @@ examples(struct tf_request *q, const struct tf_model *m, json_t *root,
 		json_t *e = json_array_get(ex, r);
 		float *row = q->x + r * (size_t)q->width;
 		if (!json_is_object(e)) {
-			return bad(q, "example %zu: expected an object of "
-			              "features",
+			return bad(q,
+			           "example %zu: expected an object of "
+			           "features",
 			           r);
 		}
 		for (int64_t c = 0; c < q->width; c++) {
@@ -406,7 +408,7 @@ examples(struct tf_request *q, const struct tf_model *m, json_t *root,
 static void
 start(struct tf_request *q, const struct tf_model *m, int method)
 {
-		struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
+	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
 	tf_errclear(q);
 	q->method = method;
 	q->columnar = 0;
@@ -464,13 +466,14 @@ tf_request_parse(struct tf_request *q, const struct tf_model *m, int method,
 	if (sig != NULL &&
 	    (sn == NULL ||
 	     (strcmp(sn, "serving_default") != 0 && strcmp(sn, "") != 0 &&
-	      strcmp(sn, method == TF_METHOD_REGRESS ? "regression"
-	                                             : "classification") !=
-	          0))) {
-		rc = bad(q,
-		         "Serving signature name: \"%s\" not found in signature "
-		         "def",
-		         sn ? sn : "(not a string)");
+	      strcmp(sn, method == TF_METHOD_REGRESS
+	                     ? "regression"
+	                     : "classification") != 0))) {
+		rc =
+		    bad(q,
+		        "Serving signature name: \"%s\" not found in signature "
+		        "def",
+		        sn ? sn : "(not a string)");
 		goto out;
 	}
 	if (method != TF_METHOD_PREDICT) {
@@ -573,7 +576,7 @@ tf_request_respond(struct tf_request *q, const struct tf_model *m,
 	int reg = task == TF_TASK_REGRESSION;
 	int64_t n = q->nout;
 	int rc = 0;
-		if (q->method == TF_METHOD_INSTANCE) {
+	if (q->method == TF_METHOD_INSTANCE) {
 		rc = put_row(b, q->y, n, reg);
 	} else if (q->method == TF_METHOD_LINES) {
 		for (size_t r = 0; r < q->rows && rc == 0; r++) {
@@ -591,8 +594,8 @@ tf_request_respond(struct tf_request *q, const struct tf_model *m,
 			rc = put(b, r ? ",[" : "[");
 			for (int64_t c = 0; c < n && rc == 0; c++) {
 				json_t *l = json_string(tf_model_label(m, c));
-				char *lt = l ? json_dumps(l, JSON_ENCODE_ANY)
-				             : NULL;
+				char *lt =
+				    l ? json_dumps(l, JSON_ENCODE_ANY) : NULL;
 				rc = lt == NULL || put(b, c ? ",[" : "[") ||
 				     put(b, lt) || put(b, ",") ||
 				     put_float(b, q->y[r * (size_t)n + c]) ||
@@ -605,9 +608,10 @@ tf_request_respond(struct tf_request *q, const struct tf_model *m,
 		rc = rc || put(b, "]}");
 	} else if (q->method == TF_METHOD_REGRESS) {
 		if (task == TF_TASK_MULTICLASS) {
-			return bad(q, "this model is a multiclass classifier: it "
-			              "has no regression signature (use "
-			              ":classify or :predict)");
+			return bad(q,
+			           "this model is a multiclass classifier: it "
+			           "has no regression signature (use "
+			           ":classify or :predict)");
 		}
 		rc = put(b, "{\"results\":[");
 		for (size_t r = 0; r < q->rows && rc == 0; r++) {
@@ -663,8 +667,8 @@ tensor_info(const char *name, const char *dtype, int64_t width)
 	if (width > 0) {
 		char w[32];
 		snprintf(w, sizeof w, "%lld", (long long)width);
-		json_array_append_new(dims,
-		                      json_pack("{s:s,s:s}", "size", w, "name", ""));
+		json_array_append_new(
+		    dims, json_pack("{s:s,s:s}", "size", w, "name", ""));
 	}
 	return json_pack("{s:s,s:{s:o,s:b},s:s}", "dtype", dtype,
 	                 "tensor_shape", "dim", dims, "unknown_rank", 0, "name",
@@ -708,23 +712,24 @@ tf_model_metadata(const struct tf_model *m, const char *name, int64_t version)
 	}
 	int task = tf_dataset_task(tf_model_dataset((struct tf_model *)m));
 	json_t *defs = json_object();
-	json_object_set_new(
-	    defs, "serving_default",
-	    json_pack("{s:O,s:O,s:s,s:{}}", "inputs", inputs, "outputs",
-	              outputs, "method_name", "tensorflow/serving/predict",
-	              "defaults"));
+	json_object_set_new(defs, "serving_default",
+	                    json_pack("{s:O,s:O,s:s,s:{}}", "inputs", inputs,
+	                              "outputs", outputs, "method_name",
+	                              "tensorflow/serving/predict",
+	                              "defaults"));
 	if (task != TF_TASK_REGRESSION) {
 		json_object_set_new(
 		    defs, "classification",
-		    json_pack("{s:{s:o},s:{s:o,s:o},s:s,s:{}}", "inputs",
-		              "inputs", tensor_info("input_example", "DT_STRING", 0),
-		              "outputs", "classes",
-		              tensor_info("classes", "DT_STRING",
-		                          tf_model_outputs(m)), "scores",
-		              tensor_info("scores", "DT_FLOAT",
-		                          tf_model_outputs(m)),
-		              "method_name", "tensorflow/serving/classify",
-		              "defaults"));
+		    json_pack(
+		        "{s:{s:o},s:{s:o,s:o},s:s,s:{}}", "inputs", "inputs",
+		        tensor_info("input_example", "DT_STRING", 0), "outputs",
+		        "classes",
+		        tensor_info("classes", "DT_STRING",
+		                    tf_model_outputs(m)),
+		        "scores",
+		        tensor_info("scores", "DT_FLOAT", tf_model_outputs(m)),
+		        "method_name", "tensorflow/serving/classify",
+		        "defaults"));
 	}
 	if (task != TF_TASK_MULTICLASS) {
 		json_object_set_new(
@@ -741,11 +746,11 @@ tf_model_metadata(const struct tf_model *m, const char *name, int64_t version)
 	char v[32];
 	snprintf(v, sizeof v, "%lld", (long long)version);
 	char *prov = tf_model_provenance(m);
-		/* TF Serving's metadata is a map; "tfkit" adds the feature
+	/* TF Serving's metadata is a map; "tfkit" adds the feature
 	 * signature and the provenance next to "signature_def". */
 	json_t *o = json_pack(
-	    "{s:{s:s,s:s,s:s},s:{s:{s:o},s:{s:o,s:o?}}}", "model_spec",
-	    "name", name, "signature_name", "", "version", v, "metadata",
+	    "{s:{s:s,s:s,s:s},s:{s:{s:o},s:{s:o,s:o?}}}", "model_spec", "name",
+	    name, "signature_name", "", "version", v, "metadata",
 	    "signature_def", "signature_def", defs, "tfkit", "signature", sig,
 	    "provenance", prov ? json_loads(prov, 0, NULL) : NULL);
 	free(prov);

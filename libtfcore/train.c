@@ -191,10 +191,10 @@ struct run {
 	struct tf_dataset *vd;
 	float *vx, *vy;
 	struct tf_events *ev; /* TensorBoard, with --logdir */
-		char *optimizer;
+	char *optimizer;
 	double lr0;
 	json_t *hparams;
-		json_t *validation; /* the last validation metrics, or NULL */
+	json_t *validation; /* the last validation metrics, or NULL */
 	char *val_text;     /* the same as JSON members */
 	uint64_t val_step;  /* the step they were measured at */
 };
@@ -235,7 +235,7 @@ save(struct run *r)
 	snprintf(rs, sizeof rs, "%016llx%016llx%016llx%016llx",
 	         (unsigned long long)rng->s[0], (unsigned long long)rng->s[1],
 	         (unsigned long long)rng->s[2], (unsigned long long)rng->s[3]);
-		if (h != NULL) {
+	if (h != NULL) {
 		json_object_set_new(h, "rng", json_string(rs));
 		if (r->validation != NULL) {
 			json_object_set(h, "validation", r->validation);
@@ -422,7 +422,7 @@ report(struct run *r, struct tf_metrics *m, double lr, double eps, int final)
 		              tf_metrics_auc(r->vm)};
 		rc = tf_events_scalars(r->ev, (int64_t)r->step, tags, v, 3);
 	}
-		if (rc != TF_OK && r->ev != NULL && tf_errcode(r->ev) != TF_OK) {
+	if (rc != TF_OK && r->ev != NULL && tf_errcode(r->ev) != TF_OK) {
 		free(train);
 		return fail(r, tf_errcode(r->ev), "%s", tf_errmsg(r->ev));
 	}
@@ -442,7 +442,7 @@ report(struct run *r, struct tf_metrics *m, double lr, double eps, int final)
 	rc = tfi_json_put(&b, head, strlen(head)) ||
 	     tfi_json_put(&b, train, strlen(train)) ||
 	     tfi_json_put(&b, tail, strlen(tail));
-			if (val != NULL) {
+	if (val != NULL) {
 		rc = rc || tfi_json_put(&b, ",\"validation\":{", 15) ||
 		     tfi_json_put(&b, val, strlen(val)) ||
 		     tfi_json_put(&b, "}", 1);
@@ -456,7 +456,7 @@ report(struct run *r, struct tf_metrics *m, double lr, double eps, int final)
 		     tfi_json_put(&b, ps, strlen(ps));
 		free(ps);
 	}
-		rc = rc || tfi_json_put(&b, "}", 1);
+	rc = rc || tfi_json_put(&b, "}", 1);
 	free(train);
 	if (rc) {
 		tfi_buf_free(&b);
@@ -963,7 +963,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			last_save = now();
 		}
 	}
-		/* The final checkpoint records the final validation metrics. */
+	/* The final checkpoint records the final validation metrics. */
 	if (cfg->validate != NULL && cfg->checkpoint_dir != NULL &&
 	    (rc = validate(&r)) != TF_OK) {
 		goto out;
@@ -987,7 +987,7 @@ out:
 	free(r.spec);
 	free(r.optimizer);
 	json_decref(r.hparams);
-		json_decref(r.validation);
+	json_decref(r.validation);
 	free(r.val_text);
 	tf_dataset_free(r.ds);
 	tf_graph_free(r.g);
@@ -995,4 +995,3 @@ out:
 	tf_ckpt_free(r.ck);
 	return rc;
 }
-

@@ -10,9 +10,9 @@ set -e
 mode=${1:-build}
 pkgs="gcc make pkg-config libcsv-dev zlib1g-dev libarchive-dev libprotobuf-c-dev
       protobuf-c-compiler libnng-dev libopenblas-dev libjansson-dev
-      nettle-dev libmicrohttpd-dev"
+      nettle-dev libmicrohttpd-dev curl"
 if [ "$mode" = bench ]; then
-	pkgs="$pkgs python3 python3-protobuf protobuf-compiler python3-crc32c"
+	pkgs="$pkgs python3 python3-protobuf protobuf-compiler python3-crc32c wrk"
 fi
 if [ "$mode" = lint ]; then
 	pkgs="clang-format cppcheck"

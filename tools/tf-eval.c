@@ -228,7 +228,7 @@ main(int argc, char **argv)
 	if (x == NULL || y == NULL || m == NULL) {
 		die(EX_OSERR, "out of memory");
 	}
-		size_t rows;
+	size_t rows;
 	int rc;
 	int has_label = tf_graph_width(g, "label") > 0;
 	int64_t pw = task == TF_TASK_MULTICLASS ? classes : 1;
@@ -249,7 +249,7 @@ main(int argc, char **argv)
 	}
 	while ((rc = tf_dataset_next(ds, x, y, bs, &rows)) == TF_OK) {
 		tf_graph_feed(g, "x", x, (int64_t)rows);
-				if (has_label) { /* a checkpoint's graph; an export has none */
+		if (has_label) { /* a checkpoint's graph; an export has none */
 			tf_graph_feed(g, "label", y, (int64_t)rows);
 		}
 		/* Predictions do not need the loss: a missing label (NaN) is

@@ -82,8 +82,8 @@ lower_better(const char *metric)
 static int
 known_metric(const char *metric)
 {
-	const char *all[] = {"loss", "mse", "rmse", "mae", "accuracy", "auc",
-	                     "r2"};
+	const char *all[] = {"loss",     "mse", "rmse", "mae",
+	                     "accuracy", "auc", "r2"};
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
 		if (strcmp(metric, all[i]) == 0) {
 			return 1;
@@ -130,8 +130,8 @@ take_version(int *argc, char **argv)
 static void
 print_json(json_t *o)
 {
-	char *text = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER)
-	               : NULL;
+	char *text =
+	    o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 	if (text == NULL) {
 		die(EX_OSERR, "out of memory");
 	}
@@ -227,7 +227,8 @@ main(int argc, char **argv)
 	int native = strcmp(format, "tfkit") == 0;
 	if (!native && strcmp(format, "tfjs") != 0 &&
 	    strcmp(format, "onnx") != 0) {
-		usage_error("--format: '%s' is not tfkit, tfjs or onnx", format);
+		usage_error("--format: '%s' is not tfkit, tfjs or onnx",
+		            format);
 	}
 	if (native && base == NULL && archive == NULL) {
 		usage_error("say where: --export-base BASE or --archive FILE");
@@ -312,8 +313,8 @@ main(int argc, char **argv)
 			int64_t *vs;
 			size_t n;
 			char err[512];
-			if (tf_export_versions(base, &vs, &n, err, sizeof err) ==
-			        TF_OK &&
+			if (tf_export_versions(base, &vs, &n, err,
+			                       sizeof err) == TF_OK &&
 			    n > 0) {
 				v = vs[0] + 1;
 			}

@@ -153,8 +153,8 @@ static struct {
 	int port;
 	const char *address;
 	const char *nng_url;
-} opt = {2, 0, 64, 1000, 16u << 20, 10000, 32768, 1024, 30, 1.0, 8501,
-         "0.0.0.0", NULL};
+} opt = {2,    0,  64,  1000, 16u << 20, 10000, 32768,
+         1024, 30, 1.0, 8501, "0.0.0.0", NULL};
 
 static struct tf_registry *reg;
 
@@ -221,8 +221,7 @@ static atomic_ulong other_req[NCODES];
 static atomic_int inflight;
 static atomic_int stopping;
 
-static void
-log_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void log_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static void
 log_msg(const char *fmt, ...)
@@ -401,7 +400,8 @@ read_archive(const char *path, struct memver **out, int *nout, char *err,
 			k++;
 		}
 		if (k == n) {
-			struct memver *g = realloc(mv, (size_t)(n + 1) * sizeof *g);
+			struct memver *g =
+			    realloc(mv, (size_t)(n + 1) * sizeof *g);
 			if (g == NULL) {
 				break;
 			}
@@ -467,9 +467,9 @@ dir_sig(const char *dir, char *sig, size_t size)
 }
 
 /*
- * Load one version: a model per worker (from a directory, or files in
- * memory), each warmed with one prediction.  NULL with a message on
- * failure.
+ * Load one version: a model per worker (from the directory dir, or the
+ * files mv in memory when given), each warmed with one prediction.  NULL with a
+ * message on failure.
  */
 static struct version *
 load_version(struct served *s, int64_t number, const char *dir,
@@ -515,7 +515,8 @@ load_version(struct served *s, int64_t number, const char *dir,
 		free(x);
 		free(y);
 		if (rc != TF_OK) {
-			snprintf(err, errlen, "%.1024s: warm-up prediction failed: %.512s",
+			snprintf(err, errlen,
+			         "%.1024s: warm-up prediction failed: %.512s",
 			         origin, tf_errmsg(m));
 			version_free(v);
 			return NULL;
@@ -628,15 +629,17 @@ scan(struct served *s)
 			int best = -1;
 			for (int i = 0; i < n; i++) {
 				if (mv[i].n > 0 &&
-				    (best < 0 || mv[i].number > mv[best].number)) {
+				    (best < 0 ||
+				     mv[i].number > mv[best].number)) {
 					best = i;
 				}
 			}
 			if (best < 0 || mv[best].number == cur) {
 				break;
 			}
-			struct version *v = load_version(
-			    s, mv[best].number, NULL, &mv[best], err, sizeof err);
+			struct version *v =
+			    load_version(s, mv[best].number, s->base, &mv[best],
+			                 err, sizeof err);
 			if (v != NULL) {
 				swap_in(s, v, s->base);
 				done = 1;
@@ -751,8 +754,7 @@ sb_add(struct sbuf *b, const char *s, size_t n)
 	b->p[b->len] = '\0';
 }
 
-static void
-sb_printf(struct sbuf *b, const char *fmt, ...)
+static void sb_printf(struct sbuf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 static void
@@ -778,12 +780,13 @@ metrics_text(struct sbuf *b)
 			for (int c = 0; c < NCODES; c++) {
 				unsigned long v = atomic_load(&s->req[m][c]);
 				if (v > 0) {
-					sb_printf(b,
-					          "tfkit_requests_total{model=\"%"
-					          "s\",method=\"%s\",code=\"%d\"} "
-					          "%lu\n",
-					          s->name, method_name[m], codes[c],
-					          v);
+					sb_printf(
+					    b,
+					    "tfkit_requests_total{model=\"%"
+					    "s\",method=\"%s\",code=\"%d\"} "
+					    "%lu\n",
+					    s->name, method_name[m], codes[c],
+					    v);
 				}
 			}
 		}
@@ -844,10 +847,9 @@ metrics_text(struct sbuf *b)
 	             "refused (damaged, half-written, unloadable).\n"
 	             "# TYPE tfkit_model_load_failures_total counter\n");
 	for (int i = 0; i < nmodels; i++) {
-		sb_printf(b,
-		          "tfkit_model_load_failures_total{model=\"%s\"} %lu\n",
-		          models[i].name,
-		          atomic_load(&models[i].load_failures));
+		sb_printf(
+		    b, "tfkit_model_load_failures_total{model=\"%s\"} %lu\n",
+		    models[i].name, atomic_load(&models[i].load_failures));
 	}
 }
 
@@ -868,8 +870,13 @@ static struct {
 	struct job *head, *tail;
 	pthread_t *workers;
 	int nworkers;
-} batch = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-           PTHREAD_COND_INITIALIZER, NULL, NULL, NULL, 0};
+} batch = {PTHREAD_MUTEX_INITIALIZER,
+           PTHREAD_COND_INITIALIZER,
+           PTHREAD_COND_INITIALIZER,
+           NULL,
+           NULL,
+           NULL,
+           0};
 
 static void
 timespec_add_us(struct timespec *t, long us)
@@ -908,7 +915,8 @@ batch_worker(void *arg)
 			while (*pp != NULL && n < 1024) {
 				struct job *j = *pp;
 				if (j->v == v &&
-				    (n == 0 || rows + j->rows <= opt.max_batch)) {
+				    (n == 0 ||
+				     rows + j->rows <= opt.max_batch)) {
 					*pp = j->next;
 					if (batch.tail == j) {
 						batch.tail = prev;
@@ -1000,8 +1008,7 @@ struct reply {
 	struct sbuf body;
 };
 
-static void
-json_error(struct reply *r, int status, const char *fmt, ...)
+static void json_error(struct reply *r, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 static void
@@ -1156,10 +1163,11 @@ route(struct reply *r, const char *method, const char *path, const char *body,
 			if (v == NULL) {
 				r->status = 503;
 				r->type = "text/plain";
-				sb_printf(&r->body,
-				          "not ready: no version of model %s is "
-				          "loaded\n",
-				          models[i].name);
+				sb_printf(
+				    &r->body,
+				    "not ready: no version of model %s is "
+				    "loaded\n",
+				    models[i].name);
 				return;
 			}
 			release(&models[i], v);
@@ -1446,8 +1454,8 @@ nng_worker(void *arg)
 		char head[16];
 		snprintf(head, sizeof head, "%d\n", r.status);
 		if (nng_msg_append(msg, head, strlen(head)) != 0 ||
-		    nng_msg_append(msg, r.body.p ? r.body.p : "",
-		                   r.body.len) != 0) {
+		    nng_msg_append(msg, r.body.p ? r.body.p : "", r.body.len) !=
+		        0) {
 			nng_msg_free(msg);
 			free(r.body.p);
 			continue;
@@ -1514,8 +1522,9 @@ run_stdin(struct served *s, const char *format)
 		while ((n = getline(&line, &cap, stdin)) >= 0) {
 			lineno++;
 			size_t k = (size_t)n;
-			while (k > 0 && (line[k - 1] == '\n' ||
-			                 line[k - 1] == '\r' || line[k - 1] == ' ')) {
+			while (k > 0 &&
+			       (line[k - 1] == '\n' || line[k - 1] == '\r' ||
+			        line[k - 1] == ' ')) {
 				k--;
 			}
 			if (k == 0) {
@@ -1529,8 +1538,8 @@ run_stdin(struct served *s, const char *format)
 			if (tf_model_predict(m, tf_request_features(q), 1,
 			                     tf_request_outputs(q)) != TF_OK ||
 			    tf_request_respond(q, m, &out, &olen) != TF_OK) {
-				die(EX_SOFTWARE, "(stdin):%lu: prediction failed",
-				    lineno);
+				die(EX_SOFTWARE,
+				    "(stdin):%lu: prediction failed", lineno);
 			}
 			fwrite(out, 1, olen, stdout);
 			putchar('\n');
@@ -1594,15 +1603,17 @@ load_config(const char *path)
 	}
 	json_t *list = json_object_get(root, "models");
 	if (!json_is_array(list) || json_array_size(list) == 0) {
-		die(EX_DATAERR, "%s: expected {\"models\": [{\"name\": ..., "
-		                "\"base_path\": ...}, ...]}",
+		die(EX_DATAERR,
+		    "%s: expected {\"models\": [{\"name\": ..., "
+		    "\"base_path\": ...}, ...]}",
 		    path);
 	}
 	size_t i;
 	json_t *e;
 	json_array_foreach(list, i, e)
 	{
-		const char *name = json_string_value(json_object_get(e, "name"));
+		const char *name =
+		    json_string_value(json_object_get(e, "name"));
 		const char *base =
 		    json_string_value(json_object_get(e, "base_path"));
 		if (name == NULL || base == NULL) {
@@ -1692,8 +1703,8 @@ main(int argc, char **argv)
 			                                 optarg, 1, 1 << 20);
 			break;
 		case OPT_MAX_HEADER:
-			opt.max_header = (size_t)opt_int(
-			    "--max-header-bytes", optarg, 4096, 1 << 24);
+			opt.max_header = (size_t)opt_int("--max-header-bytes",
+			                                 optarg, 4096, 1 << 24);
 			break;
 		case OPT_MAX_ROWS:
 			opt.max_rows = (size_t)opt_int("--max-request-rows",
@@ -1722,8 +1733,8 @@ main(int argc, char **argv)
 			}
 			break;
 		case OPT_PORT:
-			opt.port = (int)opt_int("--rest-api-port", optarg, 0,
-			                        65535);
+			opt.port =
+			    (int)opt_int("--rest-api-port", optarg, 0, 65535);
 			break;
 		case OPT_STDIN:
 			use_stdin = 1;
@@ -1803,8 +1814,7 @@ main(int argc, char **argv)
 	    on_done, NULL, MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
 	    MHD_OPTION_CONNECTION_LIMIT, opt.max_conn,
 	    MHD_OPTION_CONNECTION_TIMEOUT, opt.idle,
-	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, opt.max_header,
-	    MHD_OPTION_END);
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, opt.max_header, MHD_OPTION_END);
 	if (d == NULL) {
 		die(EX_UNAVAILABLE, "cannot listen on %s:%d (in use?)",
 		    opt.address, opt.port);
@@ -1831,7 +1841,8 @@ main(int argc, char **argv)
 	}
 	if (opt.batching) {
 		batch.nworkers = opt.threads;
-		batch.workers = calloc((size_t)opt.threads, sizeof *batch.workers);
+		batch.workers =
+		    calloc((size_t)opt.threads, sizeof *batch.workers);
 		for (int i = 0; batch.workers && i < opt.threads; i++) {
 			pthread_create(&batch.workers[i], NULL, batch_worker,
 			               NULL);

@@ -540,7 +540,7 @@ settings(size_t flags)
 			                    json_string(strs[i][1]));
 		}
 	}
-		char *text = json_dumps(o, flags | JSON_PRESERVE_ORDER);
+	char *text = json_dumps(o, flags | JSON_PRESERVE_ORDER);
 	if (text == NULL) {
 		die(EX_OSERR, "out of memory");
 	}
@@ -577,7 +577,7 @@ main(int argc, char **argv)
 	       -1) {
 		apply(c, optarg);
 	}
-		static char *resolved;
+	static char *resolved;
 	resolved = settings(print_config ? JSON_INDENT(2) : JSON_COMPACT);
 	if (print_config) {
 		puts(resolved);
@@ -621,7 +621,7 @@ main(int argc, char **argv)
 	if (rc != TF_OK) {
 		die_status(rc, tf_errmsg(tr));
 	}
-		tf_trainer_free(tr);
+	tf_trainer_free(tr);
 	free(resolved);
 	tf_hparams_free(hp);
 	tf_registry_free(reg);

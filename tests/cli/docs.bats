@@ -62,6 +62,16 @@ fixtures() {
 	run_examples tf-eval
 }
 
+@test "the EXAMPLES of tf-export(1) run" {
+	fixtures
+	run_examples tf-export
+}
+
+@test "the EXAMPLES of tf-serve(1) run" {
+	fixtures
+	run_examples tf-serve
+}
+
 @test "the README gives the two set-up commands" {
 	grep -q '^ *make demo' "$TOP/README"
 	grep -q '^ *make check' "$TOP/README"

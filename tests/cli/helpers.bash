@@ -33,3 +33,24 @@ PY
 small_csv() {
 	printf 'a,b,name,y\n1,2.5,x,0\n2,3,"y, z",1\n3,-1.25,w,1\n'
 }
+
+# Two checkpoints hold the same training state: every block, and the
+# header but for "config" (the flags of the run that saved it).
+same_state() {
+	/usr/bin/python3 - "$1" "$2" <<'PY'
+import json, struct, sys
+def records(p):
+    b, out, i = open(p, "rb").read(), [], 0
+    while i < len(b):
+        n = struct.unpack("<Q", b[i:i + 8])[0]
+        out.append(b[i + 12:i + 12 + n])
+        i += 16 + n
+    return out
+a, b = records(sys.argv[1]), records(sys.argv[2])
+ha, hb = (json.loads(r[0].split(b"\n", 1)[1]) for r in (a, b))
+ha.pop("config", None)
+hb.pop("config", None)
+assert ha == hb, (ha, hb)
+assert a[1:] == b[1:], "blocks differ"
+PY
+}

@@ -66,7 +66,7 @@ assert j["examples"] == 113 and j["accuracy"] >= 0.95 and j["auc"] >= 0.98, j' "
 	tf-train $args --max-steps 60 --checkpoint-dir one $TRAIN > one.json
 	tf-train $args --max-steps 30 --checkpoint-dir two $TRAIN > /dev/null
 	tf-train $args --max-steps 60 --checkpoint-dir two $TRAIN > two.json
-	cmp one/model.ckpt-60 two/model.ckpt-60
+	same_state one/model.ckpt-60 two/model.ckpt-60
 	grep -q '"step":60' two.json
 	# a finished run resumed to the same step trains no more
 	run -0 tf-train $args --max-steps 60 --checkpoint-dir two $TRAIN
@@ -77,7 +77,7 @@ assert j["examples"] == 113 and j["accuracy"] >= 0.95 and j["auc"] >= 0.98, j' "
 	tf-train $args --max-steps 40 --checkpoint-dir three $TRAIN > /dev/null
 	tf-train $args --max-steps 25 --checkpoint-dir four $TRAIN > /dev/null
 	tf-train $args --max-steps 40 --checkpoint-dir four $TRAIN > /dev/null
-	cmp three/model.ckpt-40 four/model.ckpt-40
+	same_state three/model.ckpt-40 four/model.ckpt-40
 	args="-q --schema bc.tfrecord.schema.json --model lr --batch-size 16 --shuffle-buffer 100 --seed 7 --epochs 0"
 	# the optimizer cannot change under a checkpoint
 	run -64 --separate-stderr tf-train $args --optimizer sgd --max-steps 70 --checkpoint-dir two $TRAIN

@@ -69,7 +69,7 @@ TEST(spec_errors_name_the_problem)
 	    {"input x 3\nnode h dense y units=4\n",
 	     "model line 2: node 'h': input 'y' is not declared above it"},
 	    {"input x 3\ninput x 2\n", "model line 2: 'x' is declared twice"},
-	    
+
 	    {"input x 3\ninput y 2\nnode loss sigmoid_xent x,y\n",
 	     "logits must have width 1"},
 	    {"input x 3\nnode h dense x units=four\n",
@@ -315,6 +315,7 @@ main(void)
 	RUN(registry_finds_builtins);
 	RUN(abi_mismatch_is_refused);
 	RUN(spec_errors_name_the_problem);
+	RUN(graph_without_loss_runs_forward_only);
 	RUN(gradients_dense_and_activations);
 	RUN(gradients_batchnorm_and_dropout);
 	RUN(dropout_and_batchnorm_behaviour);

@@ -99,8 +99,8 @@ TF_API const char *tf_graph_node_attr(const struct tf_graph *g, int i,
                                       const char *key);
 /* Attribute a of node i: its key, and its value in *value. */
 TF_API int tf_graph_node_nattrs(const struct tf_graph *g, int i);
-TF_API const char *tf_graph_node_attr_at(const struct tf_graph *g, int i,
-                                         int a, const char **value);
+TF_API const char *tf_graph_node_attr_at(const struct tf_graph *g, int i, int a,
+                                         const char **value);
 TF_API int tf_graph_node_nparams(const struct tf_graph *g, int i);
 TF_API float *tf_graph_node_param(struct tf_graph *g, int i, int k,
                                   const char **name, int64_t *rows,

@@ -26,7 +26,7 @@ TF_API void tf_metrics_free(struct tf_metrics *m);
 TF_API void tf_metrics_reset(struct tf_metrics *m);
 /*
  * Add rows predictions: binary, one probability each; multiclass,
-  * classes probabilities each; regression, one value each.  loss is the
+ * classes probabilities each; regression, one value each.  loss is the
  * mean loss of these rows; NaN: computed from the predictions
  * (cross-entropy of probabilities clamped to [1e-7, 1 - 1e-7], or the
  * squared error).

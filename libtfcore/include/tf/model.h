@@ -95,8 +95,8 @@ TF_API int tf_model_predict(struct tf_model *m, const float *x, size_t rows,
  */
 TF_API int tf_model_export(struct tf_model *m, const struct tf_registry *r,
                            const char *base, int64_t version,
-                           const char *provenance, int64_t *written,
-                           char *dir, size_t size);
+                           const char *provenance, int64_t *written, char *dir,
+                           size_t size);
 /* The same files as one tar.gz archive holding N/..., written to a
  * temporary name and renamed to path. */
 TF_API int tf_model_export_archive(struct tf_model *m,
@@ -113,8 +113,8 @@ TF_API int tf_model_export_onnx(struct tf_model *m, const char *path);
  * highest first (the caller frees *versions).  TF_ENOENT when base is
  * missing.
  */
-TF_API int tf_export_versions(const char *base, int64_t **versions,
-                              size_t *n, char *err, size_t errlen);
+TF_API int tf_export_versions(const char *base, int64_t **versions, size_t *n,
+                              char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

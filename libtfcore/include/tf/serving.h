@@ -33,7 +33,7 @@ enum tf_method {
 	TF_METHOD_PREDICT = 0,
 	TF_METHOD_CLASSIFY = 1,
 	TF_METHOD_REGRESS = 2,
-		TF_METHOD_INSTANCE = 3, /* one instance a line (tf-serve --stdin) */
+	TF_METHOD_INSTANCE = 3, /* one instance a line (tf-serve --stdin) */
 	TF_METHOD_LINES = 4     /* rows set directly; one prediction a line */
 };
 

@@ -56,7 +56,7 @@ struct tf_train_config {
 	double save_every_secs;
 	int keep;
 	int from_scratch;
-		const char *const *inputs;
+	const char *const *inputs;
 	size_t ninputs;
 	const char *settings; /* JSON object of the run's flags, or NULL:
 	                         kept in checkpoints as provenance */

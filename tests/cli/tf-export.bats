@@ -1,0 +1,272 @@
+#!/usr/bin/env bats
+# tf-export: versioned exports, the manifest, archives, --if-better,
+# TensorFlow.js and ONNX models checked with the real libraries, bad input.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+# A breast-cancer dnn (batch norm and dropout) with validation metrics.
+setup_file() {
+	cd "$BATS_FILE_TMPDIR" || return 1
+	tf-csv2record "$TOP/share/data/breast_cancer.csv" -o bc.tfrecord
+	tf-records split -n 5 -o bc bc.tfrecord
+	cat bc-0000[0-3]-of-00005 > train.tfrecord
+	cp bc.tfrecord.schema.json train.tfrecord.schema.json
+	tf-train -q --epochs 10 --batch-size 32 --enable-bn --dropout-keep-prob 0.8 \
+		--validate bc-00004-of-00005 --checkpoint-dir ck train.tfrecord > /dev/null
+}
+
+setup() {
+	cd "$BATS_TEST_TMPDIR" || return 1
+	F=$BATS_FILE_TMPDIR
+}
+
+# NODE_PATH for the consumer libraries (.ci/run installs them in
+# build/node), or skip.
+node_libs() {
+	command -v node > /dev/null || skip "node is not installed"
+	for d in ${NODE_PATH:-} "$TFKIT_BUILD/node/node_modules" "$TOP/build/node/node_modules"; do
+		if [ -d "$d/$1" ]; then
+			export NODE_PATH=$d
+			return 0
+		fi
+	done
+	skip "$1 is not installed (.ci/run installs it: sh mk/node.sh)"
+}
+
+# The first n rows of breast_cancer.csv as JSON lists of features.
+rows_json() {
+	/usr/bin/python3 -c '
+import csv, json, sys
+r = list(csv.reader(open(sys.argv[1])))[1:1 + int(sys.argv[2])]
+print(json.dumps([[float(v) for v in row[:-1]] for row in r]))' "$DATA/breast_cancer.csv" "$1"
+}
+
+# Compare probabilities of class 1 (one per line, JSON lists from
+# exportcheck.js) with tf-eval --predict lines.
+same_probabilities() {
+	/usr/bin/python3 -c '
+import json, sys
+a = [json.loads(l)[0] for l in open(sys.argv[1]) if l.startswith("[")]
+b = [json.loads(l)["probability"] for l in open(sys.argv[2])]
+assert len(a) == len(b) == int(sys.argv[3]), (len(a), len(b))
+d = max(abs(x - y) for x, y in zip(a, b))
+assert d < 2e-6, d
+print("max difference", d)' "$1" "$2" "$3"
+}
+
+@test "-h and --help print the same usage on stdout" {
+	run -0 --separate-stderr tf-export --help
+	[[ "$output" == Usage:* ]]
+	[ -z "$stderr" ]
+	help=$output
+	run -0 tf-export -h
+	[ "$output" = "$help" ]
+}
+
+@test "--version alone names the command and the library" {
+	run -0 tf-export --version
+	[[ "$output" =~ ^tf-export\ [0-9]+\.[0-9]+\.[0-9]+\ \(libtfcore ]]
+	run -0 tf-export -V
+	[[ "$output" =~ ^tf-export\  ]]
+}
+
+@test "the man page documents exactly the options --help lists" {
+	diff <(help_options tf-export) <(man_options tf-export)
+}
+
+@test "versions count up; each directory holds three files the manifest covers" {
+	run -0 --separate-stderr tf-export -d "$F/ck" --export-base models
+	[ -z "$stderr" ]
+	[[ "$output" == *'"version":1,"path":"models/1","exported":true'* ]]
+	[[ "$output" == *'"validation":{"examples":113,'* ]]
+	run -0 tf-export -d "$F/ck" --export-base models
+	[[ "$output" == *'"version":2,'* ]]
+	[ "$(ls -A models)" = "$(printf '1\n2')" ]      # no temporary left
+	[ "$(ls models/2)" = "$(printf 'manifest.json\nmodel.json\nvariables.bin')" ]
+	/usr/bin/python3 -c '
+import hashlib, json, os, sys
+d = sys.argv[1]
+m = json.load(open(d + "/manifest.json"))
+names = [f["name"] for f in m["files"]]
+assert names == ["model.json", "variables.bin"], names
+for f in m["files"]:
+    b = open(os.path.join(d, f["name"]), "rb").read()
+    assert len(b) == f["size"] and hashlib.sha256(b).hexdigest() == f["sha256"], f
+j = json.load(open(d + "/model.json"))
+assert j["format"] == "tfkit-model" and j["task"] == "binary", j["task"]
+spec = j["spec"]
+assert "dropout" not in spec and "loss" not in spec and "label" not in spec, spec
+assert "batchnorm" in spec, spec
+ins = [i["name"] for i in j["signature"]["inputs"]]
+assert len(ins) == 30 and ins[0] == "mean_radius", ins
+p = j["provenance"]
+assert p["step"] > 0 and p["seed"] == 0 and p["optimizer"] == "adam", p
+assert p["config"]["dropout-keep-prob"] == 0.8 and p["validation"]["examples"] == 113, p
+assert {"op": "dense", "plugin": "dense", "version": "1.0"} in p["plugins"], p["plugins"]
+n = sum(v["shape"][0] * v["shape"][1] for v in j["variables"])
+assert n * 4 == os.path.getsize(d + "/variables.bin"), n' models/2
+}
+
+@test "tf-eval gives an export the checkpoint's metrics and predictions" {
+	tf-export -d "$F/ck" --export-base models > /dev/null
+	a=$(tf-eval -d "$F/ck" "$F/bc-00004-of-00005")
+	b=$(tf-eval -d models/1 "$F/bc-00004-of-00005")
+	/usr/bin/python3 -c '
+import json, sys
+a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+assert a["accuracy"] == b["accuracy"] and a["auc"] == b["auc"], (a, b)
+assert abs(a["loss"] - b["loss"]) < 1e-4, (a, b)' "$a" "$b"
+	diff <(tf-eval -d "$F/ck" --predict "$F/bc.tfrecord") \
+		<(tf-eval -d models/1 --predict "$F/bc.tfrecord")
+}
+
+@test "--version N writes N; an existing version is never replaced (73)" {
+	run -0 tf-export -d "$F/ck" --export-base models --version 7
+	[[ "$output" == *'"version":7,"path":"models/7"'* ]]
+	sum=$(cat models/7/* | md5sum)
+	run -73 --separate-stderr tf-export -d "$F/ck" --export-base models --version 7
+	[[ "$stderr" == *"models/7"*"exists"* ]]
+	[ "$(cat models/7/* | md5sum)" = "$sum" ]
+	[ "$(ls -A models)" = 7 ]
+	run -0 tf-export -d "$F/ck" --export-base models
+	[[ "$output" == *'"version":8,'* ]]
+	run -0 tf-export -d "$F/ck" --export-base models --version=3
+	[[ "$output" == *'"version":3,'* ]]
+}
+
+@test "--if-better exports only a better validation metric" {
+	# a weak model first: one step
+	tf-train -q --max-steps 1 --epochs 0 --validate "$F/bc-00004-of-00005" \
+		--checkpoint-dir weak "$F/train.tfrecord" > /dev/null
+	run -0 tf-export -d weak --export-base models --if-better accuracy
+	[[ "$output" == *'"metric":"accuracy"'*'"exported":true'* ]]
+	run -0 tf-export -d "$F/ck" --export-base models --if-better accuracy
+	[[ "$output" == *'"newest_version":1,'*'"version":2,'*'"exported":true'* ]]
+	# not better than itself: nothing written, exit 0
+	run -0 tf-export -d "$F/ck" --export-base models --if-better auc
+	[[ "$output" == *'"exported":false,"reason":"auc '*"does not beat version 2's"* ]]
+	[ "$(ls models)" = "$(printf '1\n2')" ]
+	# lower is better for the loss: the weak model does not export
+	run -0 tf-export -d weak --export-base models --if-better loss
+	[[ "$output" == *'"exported":false'* ]]
+}
+
+@test "--if-better without validation metrics is a data error (65)" {
+	tf-train -q --max-steps 2 --epochs 0 --checkpoint-dir noval "$F/train.tfrecord" > /dev/null
+	run -65 --separate-stderr tf-export -d noval --export-base models --if-better auc
+	[[ "$stderr" == *"no validation auc recorded (train with --validate)"* ]]
+	[ ! -e models ]
+}
+
+@test "--archive writes one tar.gz holding N/" {
+	run -0 tf-export -d "$F/ck" --archive m.tar.gz --version 4
+	[[ "$output" == *'"version":4,"path":"m.tar.gz"'* ]]
+	[ "$(tar tzf m.tar.gz)" = "$(printf '4/\n4/model.json\n4/variables.bin\n4/manifest.json')" ]
+	mkdir x && tar xzf m.tar.gz -C x
+	diff <(tf-eval -d "$F/ck" --predict "$F/bc-00004-of-00005") \
+		<(tf-eval -d x/4 --predict "$F/bc-00004-of-00005")
+	[ -z "$(ls -A | grep tmp)" ]
+}
+
+@test "TensorFlow.js: tf.loadLayersModel loads it and predicts as tf-eval" {
+	node_libs @tensorflow/tfjs-layers
+	run -0 tf-export -d "$F/ck" --format tfjs -o js
+	[ "$(ls js)" = "$(printf 'model.json\nweights.bin')" ]
+	rows_json 40 > rows.json
+	node "$TOP/tests/cli/exportcheck.js" tfjs js rows.json > tfjs.out
+	tf-records head -n 40 --raw "$F/bc.tfrecord" | tf-eval -d "$F/ck" --predict > eval.out
+	same_probabilities tfjs.out eval.out 40
+}
+
+@test "ONNX: onnxruntime loads it and predicts as tf-eval" {
+	node_libs onnxruntime-node
+	run -0 tf-export -d "$F/ck" --format onnx -o m.onnx
+	/usr/bin/python3 -c '
+import sys
+b = open(sys.argv[1], "rb").read()
+assert b[:2] == b"\x08\x07", b[:4]          # ir_version 7
+assert b"tf-export" in b[:40] and b"\x42\x04\x0a\x00\x10\x0d" in b   # opset 13' m.onnx
+	rows_json 40 > rows.json
+	node "$TOP/tests/cli/exportcheck.js" onnx m.onnx rows.json > onnx.out
+	tf-records head -n 40 --raw "$F/bc.tfrecord" | tf-eval -d "$F/ck" --predict > eval.out
+	same_probabilities onnx.out eval.out 40
+}
+
+@test "multiclass and regression models export to TensorFlow.js and ONNX" {
+	node_libs onnxruntime-node
+	node_libs @tensorflow/tfjs-layers
+	tf-csv2record "$DATA/iris.csv" -o iris.tfrecord
+	tf-train -q --epochs 20 --batch-size 16 --checkpoint-dir ick iris.tfrecord > /dev/null
+	tf-export -d ick --format onnx -o iris.onnx > /dev/null
+	tf-export -d ick --format tfjs -o iris-js > /dev/null
+	/usr/bin/python3 -c '
+import csv, json, sys
+r = list(csv.reader(open(sys.argv[1])))[1:]
+print(json.dumps([[float(v) for v in row[:-1]] for row in r]))' "$DATA/iris.csv" > rows.json
+	node "$TOP/tests/cli/exportcheck.js" onnx iris.onnx rows.json > a.out
+	node "$TOP/tests/cli/exportcheck.js" tfjs iris-js rows.json | grep '^\[' > b.out
+	tf-eval -d ick --predict iris.tfrecord > c.out
+	/usr/bin/python3 -c '
+import json, sys
+a = [json.loads(l) for l in open(sys.argv[1])]
+b = [json.loads(l) for l in open(sys.argv[2])]
+c = [json.loads(l)["probabilities"] for l in open(sys.argv[3])]
+assert len(a) == len(b) == len(c) == 150
+for x, y, z in zip(a, b, c):
+    assert max(abs(p - q) for p, q in zip(x, z)) < 2e-6, (x, z)
+    assert max(abs(p - q) for p, q in zip(y, z)) < 2e-6, (y, z)' a.out b.out c.out
+	tf-csv2record "$DATA/diabetes_regression.csv" -o d.tfrecord
+	tf-train -q --task regression --epochs 5 --checkpoint-dir dck d.tfrecord > /dev/null
+	tf-export -d dck --format onnx -o d.onnx > /dev/null
+	/usr/bin/python3 -c '
+import csv, json, sys
+r = list(csv.reader(open(sys.argv[1])))[1:21]
+print(json.dumps([[float(v) for v in row[:-1]] for row in r]))' "$DATA/diabetes_regression.csv" > rows.json
+	node "$TOP/tests/cli/exportcheck.js" onnx d.onnx rows.json > a.out
+	tf-records head -n 20 --raw d.tfrecord | tf-eval -d dck --predict > c.out
+	/usr/bin/python3 -c '
+import json, sys
+a = [json.loads(l)[0] for l in open(sys.argv[1])]
+c = [json.loads(l)["prediction"] for l in open(sys.argv[2])]
+assert len(a) == len(c) == 20
+assert max(abs(x - y) / max(1, abs(y)) for x, y in zip(a, c)) < 1e-5, (a, c)' a.out c.out
+}
+
+@test "bad input: usage (64), missing (66) and damaged (65) checkpoints" {
+	run -64 --separate-stderr tf-export --export-base models
+	[[ "$stderr" == *"--checkpoint-dir"* ]]
+	run -64 --separate-stderr tf-export -d "$F/ck"
+	[[ "$stderr" == *"--export-base"* ]]
+	run -64 --separate-stderr tf-export -d "$F/ck" --format keras -o x
+	[[ "$stderr" == *"'keras' is not tfkit, tfjs or onnx"* ]]
+	run -64 --separate-stderr tf-export -d "$F/ck" --format onnx
+	[[ "$stderr" == *"needs --output"* ]]
+	run -64 --separate-stderr tf-export -d "$F/ck" --export-base m --if-better speed
+	[[ "$stderr" == *"unknown metric 'speed'"* ]]
+	run -66 --separate-stderr tf-export -d nowhere --export-base models
+	[[ "$stderr" == *nowhere* ]]
+	cp -r "$F/ck" bad
+	f=bad/$(sed -n 's/^model_checkpoint_path: "\(.*\)"$/\1/p' bad/checkpoint)
+	flip_byte "$f" 200
+	run -65 --separate-stderr tf-export -d bad --export-base models
+	[[ "$stderr" == *"$f"* ]]
+	[ ! -e models ]
+}
+
+@test "an export base that cannot be written is 73, and nothing is left" {
+	[ "$(id -u)" != 0 ] || skip "root can write anywhere"
+	mkdir ro && chmod 555 ro
+	run -73 --separate-stderr tf-export -d "$F/ck" --export-base ro
+	[[ "$stderr" == *"ro"* ]]
+}
+
+@test "a damaged export is refused: tf-eval names the file and the manifest" {
+	tf-export -d "$F/ck" --export-base models > /dev/null
+	flip_byte models/1/variables.bin 100
+	run -65 --separate-stderr tf-eval -d models/1 "$F/bc.tfrecord"
+	[[ "$stderr" == *"models/1: variables.bin does not match the manifest"* ]]
+	rm models/1/manifest.json
+	run -65 --separate-stderr tf-eval -d models/1 "$F/bc.tfrecord"
+	[[ "$stderr" == *"models/1: no manifest.json"* ]]
+}
