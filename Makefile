@@ -162,6 +162,12 @@ $(B)/tests/%: tests/unit/%.c tests/unit/test.h $(ALIB)
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -DTF_BUILDING_LIBRARY -Ilibtfcore -I. -Itests/unit -o $@ $< $(ALIB) $(LIBS) $(LDFLAGS)
 
+# The serving target loads op plugins: it links the shared library, as
+# the tools do.
+$(B)/fuzz-run/fuzz_serving: tests/fuzz/fuzz_serving.c tests/fuzz/driver.c $(SOLIB) $(PLUGIN_SO)
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< tests/fuzz/driver.c -L$(B)/lib -ltfcore -Wl,-rpath,'$$ORIGIN/../lib' $(LDFLAGS)
+
 # Fuzz targets, built with a plain driver that runs each seed once.
 $(B)/fuzz-run/%: tests/fuzz/%.c tests/fuzz/driver.c $(ALIB)
 	@mkdir -p $(@D)
@@ -182,11 +188,11 @@ demo: deps all
 	@B=$(B) sh share/demo.sh
 
 # libFuzzer builds (clang): build/fuzz/fuzz_record etc.
-fuzz: $(ALIB)
+fuzz: $(ALIB) $(PLUGIN_SO)
 	@mkdir -p $(B)/fuzz
 	@for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \
 	  echo "  FUZZ    $(B)/fuzz/$$n"; \
-	  clang $(CPPFLAGS) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \
+	  clang $(CPPFLAGS) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -rdynamic \
 	    -Ilibtfcore -I. -DTF_BUILDING_LIBRARY -o $(B)/fuzz/$$n $$f $(LIB_SRC) $(KERN_SRC) $(patsubst %,$(B)/gen/%.pb-c.c,$(PROTOS)) \
 	    $(LIBS) -pthread || exit 1; done
 	@echo "run e.g.: $(B)/fuzz/fuzz_record -max_total_time=60 tests/fuzz/corpus/record"

@@ -267,6 +267,9 @@ columnar(struct tf_request *q, const struct tf_model *m, json_t *in,
 			return bad(q, "'inputs': expected a list of rows");
 		}
 		size_t n = json_array_size(rows);
+		if (n == 0) {
+			return bad(q, "'inputs' holds no rows");
+		}
 		if (max_rows && n > max_rows) {
 			return bad(q, "%zu rows, more than the limit of %zu", n,
 			           max_rows);
@@ -333,6 +336,9 @@ columnar(struct tf_request *q, const struct tf_model *m, json_t *in,
 		return bad(q,
 		           "'inputs': %zu of the signature's %lld inputs given",
 		           seen, (long long)q->width);
+	}
+	if (n == 0) {
+		return bad(q, "'inputs' holds no rows");
 	}
 	q->rows = n;
 	return TF_OK;

@@ -1067,7 +1067,35 @@ model_status(struct reply *r, struct served *s, int64_t want)
 	}
 }
 
-static __thread struct tf_request *tls_req;
+/* Each thread's request buffers, freed when the thread ends. */
+static pthread_key_t req_key;
+static pthread_once_t req_once = PTHREAD_ONCE_INIT;
+
+static void
+free_request(void *q)
+{
+	tf_request_free(q);
+}
+
+static void
+make_req_key(void)
+{
+	pthread_key_create(&req_key, free_request);
+}
+
+static struct tf_request *
+thread_request(void)
+{
+	pthread_once(&req_once, make_req_key);
+	struct tf_request *q = pthread_getspecific(req_key);
+	if (q == NULL) {
+		if ((q = tf_request_new()) == NULL) {
+			die(EX_OSERR, "out of memory");
+		}
+		pthread_setspecific(req_key, q);
+	}
+	return q;
+}
 
 static void
 infer(struct reply *r, struct served *s, int64_t want, int method,
@@ -1087,10 +1115,7 @@ infer(struct reply *r, struct served *s, int64_t want, int method,
 		}
 		return;
 	}
-	if (tls_req == NULL && (tls_req = tf_request_new()) == NULL) {
-		die(EX_OSERR, "out of memory");
-	}
-	struct tf_request *q = tls_req;
+	struct tf_request *q = thread_request();
 	const struct tf_model *m = v->inst[0]; /* read only */
 	int kind = method == M_PREDICT    ? TF_METHOD_PREDICT
 	           : method == M_CLASSIFY ? TF_METHOD_CLASSIFY

@@ -187,7 +187,10 @@ assert abs(sum(s for _, s in r[0]) - 1) < 1e-6, r' "$output"
 	}
 	P=$URL/v1/models/cancer:predict
 	check 400 '{ "error": "JSON Parse error: ' -d '{"instances": [1,' "$P"
-	check 400 "Missing 'inputs' or 'instances' key" -d '{}' "$P"
+		check 400 "Missing 'inputs' or 'instances' key" -d '{}' "$P"
+	check 400 "'inputs' holds no rows" -d '{"inputs": []}' "$P"
+	check 400 "'instances' must be a non-empty list" -d '{"instances": []}' "$P"
+	check 404 "Unrecognized servable version label: stable" -d @"$F/one.json" "$URL/v1/models/cancer/labels/stable:predict"
 	check 400 "Only one of 'instances' or 'inputs'" -d '{"instances": [[1]], "inputs": [[1]]}' "$P"
 	check 400 "instance 0: unknown input 'radius'" -d '{"instances": [{"radius": 1}]}' "$P"
 	check 400 "instance 0: missing input 'mean_texture'" -d '{"instances": [{"mean_radius": 1}]}' "$P"
