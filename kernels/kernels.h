@@ -55,6 +55,16 @@ struct tf_kernels {
 	                       float *dlogits, float scale, int64_t rows);
 	double (*mse)(const float *pred, const float *target, float *dpred,
 	              float scale, int64_t rows, int64_t cols);
+	void (*copy_cols)(const float *x, int64_t xstride, float *y,
+	                  int64_t ystride, int64_t rows, int64_t cols);
+	void (*add_cols)(const float *x, int64_t xstride, float *y,
+	                 int64_t ystride, int64_t rows, int64_t cols);
+	void (*gather)(const float *table, int64_t vocab, int64_t dim,
+	               const float *ids, int64_t rows, int64_t width,
+	               int combiner, float *y);
+	void (*scatter)(const float *dy, int64_t vocab, int64_t dim,
+	                const float *ids, int64_t rows, int64_t width,
+	                int combiner, float *dtable);
 };
 
 extern const struct tf_kernels tfi_cpu_kernels;
@@ -103,5 +113,15 @@ double sigmoid_xent_cpu(const float *logits, const float *labels,
                         float *dlogits, float scale, int64_t rows);
 double mse_cpu(const float *pred, const float *target, float *dpred,
                float scale, int64_t rows, int64_t cols);
+
+void copy_cols_cpu(const float *x, int64_t xstride, float *y, int64_t ystride,
+                   int64_t rows, int64_t cols);
+void add_cols_cpu(const float *x, int64_t xstride, float *y, int64_t ystride,
+                  int64_t rows, int64_t cols);
+void gather_cpu(const float *table, int64_t vocab, int64_t dim,
+                const float *ids, int64_t rows, int64_t width, int combiner,
+                float *y);
+void scatter_cpu(const float *dy, int64_t vocab, int64_t dim, const float *ids,
+                 int64_t rows, int64_t width, int combiner, float *dtable);
 
 #endif

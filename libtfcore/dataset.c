@@ -31,6 +31,26 @@ struct input {
 
 #define KEYLEN 128
 
+/* A bytes feature with a vocabulary: one row column holding its id. */
+struct cat {
+	char *name;
+	char **vocab; /* sorted, as the schema lists it */
+	size_t *vlen;
+	int64_t n;      /* vocabulary size; id n is out of vocabulary */
+	int64_t offset; /* its first id in the shared id space */
+	int64_t col;
+};
+
+/* A cross of two categorical columns, hashed into buckets. */
+struct cross {
+	size_t a, b; /* indexes into cats */
+	int64_t col;
+};
+
+struct tf_dataset;
+static int cat_index(const struct tf_dataset *ds, const char *name);
+static float category_id(const struct cat *c, const void *s, size_t n);
+
 struct tf_dataset {
 	struct tfi_handle err;
 	struct input *in;
@@ -68,6 +88,15 @@ struct tf_dataset {
 	/* per row column, from the schema (not for libsvm rows) */
 	char **colname;
 	unsigned char *colint;
+	/* categorical columns and their crosses, after the numeric ones */
+	struct cat *cats;
+	size_t ncat;
+	struct cross *crosses;
+	size_t ncross;
+	int64_t num_width; /* numeric columns */
+	int64_t
+	    cat_ids; /* ids of all vocabularies, out-of-vocabulary included */
+	int64_t buckets; /* hash buckets of the crosses */
 };
 
 const char *
@@ -137,6 +166,16 @@ tf_dataset_free(struct tf_dataset *ds)
 	}
 	free(ds->colname);
 	free(ds->colint);
+	for (size_t i = 0; i < ds->ncat; i++) {
+		for (int64_t k = 0; k < ds->cats[i].n; k++) {
+			free(ds->cats[i].vocab[k]);
+		}
+		free(ds->cats[i].vocab);
+		free(ds->cats[i].vlen);
+		free(ds->cats[i].name);
+	}
+	free(ds->cats);
+	free(ds->crosses);
 	free(ds->in);
 	free(ds->by_name);
 	free(ds->label);
@@ -358,9 +397,36 @@ tf_dataset_column(const struct tf_dataset *ds, int64_t c, int *is_int,
 	                                                      : NULL;
 }
 
+/* A cross's id from its two columns' ids: a hash into buckets, or -1
+ * when either is missing. */
+static float
+cross_id(const struct tf_dataset *ds, const struct cross *x, const float *row)
+{
+	float a = row[ds->cats[x->a].col], b = row[ds->cats[x->b].col];
+	if (a < 0 || b < 0) {
+		return -1.0f;
+	}
+	uint64_t h = (uint64_t)a * 0x9e3779b97f4a7c15ULL ^ (uint64_t)b;
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 29;
+	return (float)(h % (uint64_t)ds->buckets);
+}
+
+static void
+fill_crosses(const struct tf_dataset *ds, float *row)
+{
+	for (size_t i = 0; i < ds->ncross; i++) {
+		row[ds->crosses[i].col] = cross_id(ds, &ds->crosses[i], row);
+	}
+}
+
 void
 tf_dataset_standardize(const struct tf_dataset *ds, float *x, size_t rows)
 {
+	for (size_t r = 0; ds->ncross > 0 && r < rows; r++) {
+		fill_crosses(ds, x + r * (size_t)ds->width);
+	}
 	if (!ds->normalize) {
 		return;
 	}
@@ -678,6 +744,9 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 	for (int64_t c = 0; c < ds->width; c++) {
 		row[c] = 0.0f;
 	}
+	for (size_t k = 0; k < ds->ncat; k++) {
+		row[ds->cats[k].col] = -1.0f; /* missing: no id */
+	}
 	int have_label = ds->label == NULL;
 	struct tf_feature ids = {0}, vals = {0}; /* sparse layout */
 	*label = NAN;
@@ -705,6 +774,15 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 				*label = *label > 0 ? 1.0f : 0.0f;
 			}
 			have_label = 1;
+			continue;
+		}
+		if (ds->ncat > 0 && f.kind == TF_KIND_BYTES) {
+			int ci = cat_index(ds, f.name);
+			if (ci >= 0 && f.count > 0) {
+				row[ds->cats[ci].col] =
+				    category_id(&ds->cats[ci], f.bytes[0].data,
+				                f.bytes[0].len);
+			}
 			continue;
 		}
 		if (ds->sparse) {
@@ -773,6 +851,7 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		                     "%s: record %llu: no label '%s'", file,
 		                     (unsigned long long)rec, ds->label);
 	}
+	fill_crosses(ds, row);
 	return TF_OK;
 }
 
@@ -908,4 +987,225 @@ tf_dataset_next(struct tf_dataset *ds, float *x, float *y, size_t max,
 		rc = TF_OK;
 	}
 	return rc;
+}
+
+/* ---- categorical columns ------------------------------------------------ */
+
+static int
+cat_index(const struct tf_dataset *ds, const char *name)
+{
+	for (size_t i = 0; i < ds->ncat; i++) {
+		if (strcmp(ds->cats[i].name, name) == 0) {
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
+/* Name row column c (categorical or cross). */
+static int
+name_column(struct tf_dataset *ds, int64_t c, const char *name)
+{
+	free(ds->colname[c]);
+	ds->colname[c] = strdup(name);
+	ds->colint[c] = 0;
+	return ds->colname[c] ? TF_OK
+	                      : tfi_set_error(ds, TF_ENOMEM, "out of memory");
+}
+
+int
+tf_dataset_set_categorical(struct tf_dataset *ds, const char *crosses,
+                           int64_t buckets)
+{
+	if (ds->ncat > 0 || ds->sparse || ds->colname == NULL) {
+		return tfi_set_error(ds, TF_EINVAL,
+		                     "categorical columns: set once, after a "
+		                     "columns or packed schema");
+	}
+	json_t *root = json_loads(ds->schema ? ds->schema : "", 0, NULL);
+	json_t *vocabs = json_object_get(root, "vocabularies");
+	json_t *feats = json_object_get(root, "features");
+	size_t i;
+	json_t *f;
+	int rc = TF_OK;
+	ds->num_width = ds->width;
+	json_array_foreach(feats, i, f)
+	{
+		const char *name =
+		    json_string_value(json_object_get(f, "name"));
+		const char *type =
+		    json_string_value(json_object_get(f, "type"));
+		json_t *v = json_object_get(vocabs, name ? name : "");
+		if (type == NULL || strcmp(type, "bytes") != 0 ||
+		    !json_is_array(v)) {
+			continue;
+		}
+		struct cat *cs = realloc(ds->cats, (ds->ncat + 1) * sizeof *cs);
+		if (cs == NULL) {
+			rc = tfi_set_error(ds, TF_ENOMEM, "out of memory");
+			break;
+		}
+		ds->cats = cs;
+		struct cat *c = &ds->cats[ds->ncat++];
+		memset(c, 0, sizeof *c);
+		c->name = strdup(name);
+		size_t n = json_array_size(v);
+		c->vocab = calloc(n + 1, sizeof *c->vocab);
+		c->vlen = calloc(n + 1, sizeof *c->vlen);
+		if (c->name == NULL || c->vocab == NULL || c->vlen == NULL) {
+			rc = tfi_set_error(ds, TF_ENOMEM, "out of memory");
+			break;
+		}
+		for (size_t k = 0; k < n; k++) {
+			const char *s = json_string_value(json_array_get(v, k));
+			c->vocab[k] = strdup(s ? s : "");
+			c->vlen[k] = s ? strlen(s) : 0;
+			c->n = (int64_t)k + 1;
+			if (c->vocab[k] == NULL) {
+				rc = tfi_set_error(ds, TF_ENOMEM,
+				                   "out of memory");
+				break;
+			}
+		}
+		c->offset = ds->cat_ids;
+		ds->cat_ids += c->n + 1;
+	}
+	json_decref(root);
+	if (rc != TF_OK) {
+		return rc;
+	}
+	/* Crosses: "a*b,c*d". */
+	const char *p = crosses ? crosses : "";
+	while (*p != '\0') {
+		size_t len = strcspn(p, ",");
+		char spec[256];
+		snprintf(spec, sizeof spec, "%.*s", (int)len, p);
+		char *star = strchr(spec, '*');
+		int a = -1, b = -1;
+		if (star != NULL) {
+			*star = '\0';
+			a = cat_index(ds, spec);
+			b = cat_index(ds, star + 1);
+		}
+		if (a < 0 || b < 0) {
+			if (star != NULL) {
+				*star = '*';
+			}
+			return tfi_set_error(
+			    ds, TF_EINVAL,
+			    "cross '%s': expected A*B of two "
+			    "categorical (bytes) features with a "
+			    "vocabulary in the schema",
+			    spec);
+		}
+		struct cross *xs =
+		    realloc(ds->crosses, (ds->ncross + 1) * sizeof *xs);
+		if (xs == NULL) {
+			return tfi_set_error(ds, TF_ENOMEM, "out of memory");
+		}
+		ds->crosses = xs;
+		ds->crosses[ds->ncross++] =
+		    (struct cross){(size_t)a, (size_t)b, 0};
+		p += len;
+		p += *p == ',';
+	}
+	if (ds->ncross > 0 && buckets < 1) {
+		return tfi_set_error(ds, TF_EINVAL,
+		                     "crosses need hash buckets");
+	}
+	ds->buckets = buckets;
+	int64_t w = ds->width + (int64_t)ds->ncat + (int64_t)ds->ncross;
+	char **names = realloc(ds->colname, (size_t)w * sizeof *names);
+	if (names != NULL) {
+		ds->colname = names;
+	}
+	unsigned char *ints = realloc(ds->colint, (size_t)w);
+	if (ints != NULL) {
+		ds->colint = ints;
+	}
+	if (names == NULL || ints == NULL) {
+		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
+	}
+	for (int64_t c = ds->width; c < w; c++) {
+		ds->colname[c] = NULL;
+	}
+	for (size_t k = 0; k < ds->ncat; k++) {
+		ds->cats[k].col = ds->width + (int64_t)k;
+		if ((rc = name_column(ds, ds->cats[k].col, ds->cats[k].name)) !=
+		    TF_OK) {
+			return rc;
+		}
+	}
+	for (size_t k = 0; k < ds->ncross; k++) {
+		char name[300];
+		ds->crosses[k].col = ds->width + (int64_t)ds->ncat + (int64_t)k;
+		snprintf(name, sizeof name, "%s_X_%s",
+		         ds->cats[ds->crosses[k].a].name,
+		         ds->cats[ds->crosses[k].b].name);
+		if ((rc = name_column(ds, ds->crosses[k].col, name)) != TF_OK) {
+			return rc;
+		}
+	}
+	ds->width = w;
+	return TF_OK;
+}
+
+void
+tf_dataset_layout(const struct tf_dataset *ds, struct tf_layout *l)
+{
+	l->numeric = ds->ncat || ds->ncross ? ds->num_width : ds->width;
+	l->categorical = (int64_t)ds->ncat;
+	l->ids = ds->cat_ids;
+	l->crosses = (int64_t)ds->ncross;
+	l->buckets = ds->buckets;
+}
+
+int
+tf_dataset_column_kind(const struct tf_dataset *ds, int64_t c)
+{
+	int64_t num = ds->ncat || ds->ncross ? ds->num_width : ds->width;
+	return c < num                       ? TF_COLUMN_NUMERIC
+	       : c < num + (int64_t)ds->ncat ? TF_COLUMN_CATEGORICAL
+	                                     : TF_COLUMN_DERIVED;
+}
+
+/* The id of a value of categorical column k: its place in the shared id
+ * space, or the column's out-of-vocabulary id. */
+static float
+category_id(const struct cat *c, const void *s, size_t n)
+{
+	int64_t lo = 0, hi = c->n;
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo) / 2;
+		size_t m = c->vlen[mid] < n ? c->vlen[mid] : n;
+		int cmp = memcmp(c->vocab[mid], s, m);
+		cmp = cmp ? cmp : (c->vlen[mid] > n) - (c->vlen[mid] < n);
+		if (cmp == 0) {
+			return (float)(c->offset + mid);
+		}
+		if (cmp < 0) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	/* Not found by bisection (a vocabulary not in byte order): scan. */
+	for (int64_t k = 0; k < c->n; k++) {
+		if (c->vlen[k] == n && memcmp(c->vocab[k], s, n) == 0) {
+			return (float)(c->offset + k);
+		}
+	}
+	return (float)(c->offset + c->n);
+}
+
+float
+tf_dataset_category(const struct tf_dataset *ds, int64_t col, const char *s,
+                    size_t n)
+{
+	for (size_t k = 0; k < ds->ncat; k++) {
+		if (ds->cats[k].col == col) {
+			return category_id(&ds->cats[k], s, n);
+		}
+	}
+	return -1.0f;
 }

@@ -38,6 +38,10 @@ const struct tf_kernels tfi_cpu_kernels = {
     .softmax_xent = softmax_xent_cpu,
     .sigmoid_xent = sigmoid_xent_cpu,
     .mse = mse_cpu,
+    .copy_cols = copy_cols_cpu,
+    .add_cols = add_cols_cpu,
+    .gather = gather_cpu,
+    .scatter = scatter_cpu,
 };
 
 static struct tf_device cpu = {TF_DEVICE_CPU, "cpu", &tfi_cpu_kernels};
@@ -217,4 +221,33 @@ tf_mse(struct tf_device *d, const float *pred, const float *target,
        float *dpred, float scale, int64_t rows, int64_t cols)
 {
 	return d->k->mse(pred, target, dpred, scale, rows, cols);
+}
+
+void
+tf_copy_cols(struct tf_device *d, const float *x, int64_t xstride, float *y,
+             int64_t ystride, int64_t rows, int64_t cols)
+{
+	d->k->copy_cols(x, xstride, y, ystride, rows, cols);
+}
+
+void
+tf_add_cols(struct tf_device *d, const float *x, int64_t xstride, float *y,
+            int64_t ystride, int64_t rows, int64_t cols)
+{
+	d->k->add_cols(x, xstride, y, ystride, rows, cols);
+}
+
+void
+tf_gather(struct tf_device *d, const float *table, int64_t vocab, int64_t dim,
+          const float *ids, int64_t rows, int64_t width, int combiner, float *y)
+{
+	d->k->gather(table, vocab, dim, ids, rows, width, combiner, y);
+}
+
+void
+tf_scatter(struct tf_device *d, const float *dy, int64_t vocab, int64_t dim,
+           const float *ids, int64_t rows, int64_t width, int combiner,
+           float *dtable)
+{
+	d->k->scatter(dy, vocab, dim, ids, rows, width, combiner, dtable);
 }

@@ -241,6 +241,7 @@ build_files(struct tf_model *m, const struct tf_registry *reg,
 	}
 	char *sig = tf_model_signature(m);
 	char *prov = tf_model_provenance(m);
+	char *cat = (char *)tfi_model_categorical(m);
 	json_t *p = prov ? json_loads(prov, 0, NULL) : NULL;
 	json_t *x = extra ? json_loads(extra, 0, NULL) : NULL;
 	if (p != NULL && json_is_object(x)) {
@@ -251,14 +252,17 @@ build_files(struct tf_model *m, const struct tf_registry *reg,
 		json_object_set_new(p, "library", json_string(tf_version()));
 	}
 	json_t *o = json_pack(
-	    "{s:s,s:i,s:s,s:I,s:s,s:b,s:o?,s:s%,s:s,s:o,s:o?}", "format",
+	    "{s:s,s:i,s:s,s:I,s:s,s:b,s:o?,s:s%,s:s,s:o?,s:o,s:o?}", "format",
 	    "tfkit-model", "format_version", 1, "task",
 	    tf_task_name(tfi_model_task(m)), "classes",
 	    (json_int_t)tf_dataset_classes(tf_model_dataset(m)), "prediction",
 	    tf_model_prediction(m), "normalize", tfi_model_normalize(m),
 	    "signature", sig ? json_loads(sig, 0, NULL) : NULL, "spec",
 	    spec.data ? (char *)spec.data : "", spec.len, "schema",
-	    tfi_model_schema(m), "variables", vars, "provenance", p);
+	    tfi_model_schema(m), "categorical",
+	    cat ? json_loads(cat, 0, NULL) : NULL, "variables", vars,
+	    "provenance", p);
+	free(cat);
 	free(sig);
 	free(prov);
 	json_decref(x);
@@ -644,7 +648,7 @@ chain(struct tf_model *m, struct chain *c, int fold, const char *format)
 		if (op == NULL) {
 			if (strcmp(name, "x") != 0) {
 				return tfi_set_error(
-				    m, TF_EINVAL,
+				    m, TF_EFORMAT,
 				    "%s export: the model has an input '%s' "
 				    "besides x",
 				    format, name);
@@ -658,7 +662,7 @@ chain(struct tf_model *m, struct chain *c, int fold, const char *format)
 		                     g, tf_graph_node_input(g, i, 0))])
 		        : NULL;
 		if (in == NULL || strcmp(in, prev) != 0) {
-			return tfi_set_error(m, TF_EINVAL,
+			return tfi_set_error(m, TF_EFORMAT,
 			                     "%s export: node '%s' is not a "
 			                     "layer of a plain chain",
 			                     format, name);
@@ -695,7 +699,7 @@ chain(struct tf_model *m, struct chain *c, int fold, const char *format)
 			L->epsilon = eps ? strtod(eps, NULL) : 0.001;
 		} else {
 			return tfi_set_error(
-			    m, TF_EINVAL,
+			    m, TF_EFORMAT,
 			    "%s export: op '%s' (node '%s') has "
 			    "no %s counterpart",
 			    format, op, name, format);
@@ -704,7 +708,7 @@ chain(struct tf_model *m, struct chain *c, int fold, const char *format)
 		c->n++;
 	}
 	if (strcmp(prev, tf_model_prediction(m)) != 0 || c->n == 0) {
-		return tfi_set_error(m, TF_EINVAL,
+		return tfi_set_error(m, TF_EFORMAT,
 		                     "%s export: the chain does not end at "
 		                     "the prediction",
 		                     format);
@@ -714,7 +718,7 @@ chain(struct tf_model *m, struct chain *c, int fold, const char *format)
 	}
 	struct layer *L = &c->l[0];
 	if (L->dense != 1) {
-		return tfi_set_error(m, TF_EINVAL,
+		return tfi_set_error(m, TF_EFORMAT,
 		                     "%s export: the first layer must be dense "
 		                     "to take the standardisation",
 		                     format);

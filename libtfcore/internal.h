@@ -119,5 +119,8 @@ struct tf_model;
 const char *tfi_model_schema(const struct tf_model *m);
 int tfi_model_task(const struct tf_model *m);
 int tfi_model_normalize(const struct tf_model *m);
+/* wide_and_deep's {"crosses", "buckets"} as JSON (freed by the caller),
+ * or NULL. */
+const char *tfi_model_categorical(const struct tf_model *m);
 
 #endif

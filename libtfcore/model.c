@@ -111,6 +111,16 @@ setup(struct tf_model *m, const struct tf_registry *reg, const char *spec,
 	if ((rc = tf_dataset_parse_schema(m->ds, schema, m->path)) != TF_OK) {
 		return tfi_set_error(m, rc, "%s", tf_errmsg(m->ds));
 	}
+	/* wide_and_deep: categorical columns and crosses, as trained. */
+	json_t *cat = json_object_get(m->info, "categorical");
+	if (cat != NULL &&
+	    (rc = tf_dataset_set_categorical(
+	         m->ds, json_string_value(json_object_get(cat, "crosses")),
+	         json_integer_value(json_object_get(cat, "buckets")))) !=
+	        TF_OK) {
+		return tfi_set_error(m, rc, "%s: %s", m->path,
+		                     tf_errmsg(m->ds));
+	}
 	m->task = tf_task_parse(task);
 	if (m->task < 0) {
 		return tfi_set_error(m, TF_EFORMAT, "%s: unknown task '%s'",
@@ -582,9 +592,15 @@ tf_model_signature(const struct tf_model *m)
 			                  "DT_FLOAT", "width", (json_int_t)w));
 			break;
 		}
+		int kind = tf_dataset_column_kind(m->ds, c);
+		if (kind == TF_COLUMN_DERIVED) {
+			continue; /* a cross: computed from the inputs */
+		}
 		json_array_append_new(
 		    in, json_pack("{s:s,s:s}", "name", name, "dtype",
-		                  is_int ? "DT_INT64" : "DT_FLOAT"));
+		                  kind == TF_COLUMN_CATEGORICAL ? "DT_STRING"
+		                  : is_int                      ? "DT_INT64"
+		                                                : "DT_FLOAT"));
 	}
 	if (m->task == TF_TASK_REGRESSION) {
 		json_array_append_new(out, json_pack("{s:s,s:s,s:[i]}", "name",
@@ -650,6 +666,13 @@ tf_model_predict(struct tf_model *m, const float *x, size_t rows, float *out)
 
 /* ---- for export.c --------------------------------------------------------
  */
+
+const char *
+tfi_model_categorical(const struct tf_model *m)
+{
+	json_t *c = json_object_get(m->info, "categorical");
+	return c ? json_dumps(c, JSON_COMPACT) : NULL;
+}
 
 const char *
 tfi_model_schema(const struct tf_model *m)

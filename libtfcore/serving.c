@@ -128,11 +128,24 @@ column(const struct tf_model *m, const char *name)
 		int is_int;
 		float mean, inv;
 		const char *cn = tf_dataset_column(ds, c, &is_int, &mean, &inv);
-		if (cn != NULL && strcmp(cn, name) == 0) {
+		if (cn != NULL && strcmp(cn, name) == 0 &&
+		    tf_dataset_column_kind(ds, c) != TF_COLUMN_DERIVED) {
 			return c;
 		}
 	}
 	return -1;
+}
+
+/* Inputs of the signature: the row's columns but the derived ones. */
+static int64_t
+ninputs(const struct tf_model *m)
+{
+	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
+	int64_t w = tf_dataset_width(ds), n = 0;
+	for (int64_t c = 0; c < w; c++) {
+		n += tf_dataset_column_kind(ds, c) != TF_COLUMN_DERIVED;
+	}
+	return n;
 }
 
 /* Whether the signature is one dense input "x" (libsvm rows). */
@@ -169,23 +182,50 @@ number(struct tf_request *q, json_t *v, int bools, const char *what, float *out)
 	                               : "a boolean");
 }
 
-/* A list of width numbers into row. */
+/* The value of input column c: a number, or for a categorical column a
+ * string (its id). */
 static int
-dense_row(struct tf_request *q, json_t *v, const char *what, float *row)
+value(struct tf_request *q, const struct tf_model *m, int64_t c, json_t *v,
+      int bools, const char *what, float *out)
 {
-	if (!json_is_array(v) || (int64_t)json_array_size(v) != q->width) {
+	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
+	if (tf_dataset_column_kind(ds, c) != TF_COLUMN_CATEGORICAL) {
+		return number(q, v, bools, what, out);
+	}
+	if (json_is_array(v) && json_array_size(v) == 1) {
+		v = json_array_get(v, 0);
+	}
+	if (!json_is_string(v)) {
+		return bad(q, "%s: expected a string (a categorical feature)",
+		           what);
+	}
+	*out = tf_dataset_category(ds, c, json_string_value(v),
+	                           json_string_length(v));
+	return TF_OK;
+}
+
+/* A list of every input in signature order into row. */
+static int
+dense_row(struct tf_request *q, const struct tf_model *m, json_t *v,
+          const char *what, float *row)
+{
+	int64_t n = ninputs(m);
+	if (!json_is_array(v) || (int64_t)json_array_size(v) != n) {
 		return bad(q,
 		           "%s: expected a list of %lld numbers (every feature "
 		           "in signature order)",
-		           what, (long long)q->width);
+		           what, (long long)n);
 	}
-	for (int64_t c = 0; c < q->width; c++) {
+	for (int64_t c = 0; c < n; c++) {
+		char w2[96];
+		snprintf(w2, sizeof w2, "%s: element %lld", what, (long long)c);
 		json_t *e = json_array_get(v, (size_t)c);
-		if (!json_is_number(e)) {
-			return bad(q, "%s: element %lld is not a number", what,
-			           (long long)c);
+		if (json_is_array(e) ||
+		    value(q, m, c, e, 0, w2, &row[c]) != TF_OK) {
+			return json_is_array(e)
+			           ? bad(q, "%s is not a number", w2)
+			           : TF_EINVAL;
 		}
-		row[c] = (float)json_number_value(e);
 	}
 	return TF_OK;
 }
@@ -198,9 +238,10 @@ instance(struct tf_request *q, const struct tf_model *m, json_t *v, size_t i,
 {
 	char what[64];
 	snprintf(what, sizeof what, "instance %zu", i);
-	if (json_is_array(v) && (q->width > 1 || json_array_size(v) != 1 ||
+	int64_t n = ninputs(m);
+	if (json_is_array(v) && (n > 1 || json_array_size(v) != 1 ||
 	                         json_is_number(json_array_get(v, 0)))) {
-		return dense_row(q, v, what, row);
+		return dense_row(q, m, v, what, row);
 	}
 	if (json_is_number(v) && q->width == 1) {
 		row[0] = (float)json_number_value(v);
@@ -209,15 +250,15 @@ instance(struct tf_request *q, const struct tf_model *m, json_t *v, size_t i,
 	if (!json_is_object(v)) {
 		return bad(q,
 		           "%s: expected an object of named inputs or a list "
-		           "of %lld numbers",
-		           what, (long long)q->width);
+		           "of %lld values",
+		           what, (long long)n);
 	}
 	if (dense_input(m)) {
 		json_t *x = json_object_get(v, "x");
 		if (x == NULL || json_object_size(v) != 1) {
 			return bad(q, "%s: expected the one input 'x'", what);
 		}
-		return dense_row(q, x, what, row);
+		return dense_row(q, m, x, what, row);
 	}
 	const char *key;
 	json_t *val;
@@ -230,15 +271,15 @@ instance(struct tf_request *q, const struct tf_model *m, json_t *v, size_t i,
 		}
 		char w2[160];
 		snprintf(w2, sizeof w2, "%s: input '%s'", what, key);
-		if (number(q, val, 0, w2, &row[c]) != TF_OK) {
+		if (value(q, m, c, val, 0, w2, &row[c]) != TF_OK) {
 			return TF_EINVAL;
 		}
 		seen++;
 	}
-	if ((int64_t)seen != q->width) {
+	if ((int64_t)seen != ninputs(m)) {
 		/* Name the first missing input. */
 		struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
-		for (int64_t c = 0; c < q->width; c++) {
+		for (int64_t c = 0; c < ninputs(m); c++) {
 			int is_int;
 			float mean, inv;
 			const char *cn =
@@ -247,7 +288,7 @@ instance(struct tf_request *q, const struct tf_model *m, json_t *v, size_t i,
 				return bad(q,
 				           "%s: missing input '%s' (the "
 				           "signature has %lld)",
-				           what, cn, (long long)q->width);
+				           what, cn, (long long)ninputs(m));
 			}
 		}
 	}
@@ -280,7 +321,7 @@ columnar(struct tf_request *q, const struct tf_model *m, json_t *in,
 		for (size_t r = 0; r < n; r++) {
 			char what[48];
 			snprintf(what, sizeof what, "inputs row %zu", r);
-			if (dense_row(q, json_array_get(rows, r), what,
+			if (dense_row(q, m, json_array_get(rows, r), what,
 			              q->x + r * (size_t)q->width) != TF_OK) {
 				return TF_EINVAL;
 			}
@@ -324,18 +365,18 @@ columnar(struct tf_request *q, const struct tf_model *m, json_t *in,
 			         "'inputs': input '%s' row %zu", key, r);
 			json_t *e =
 			    json_is_array(val) ? json_array_get(val, r) : val;
-			if (number(q, e, 0, what,
-			           &q->x[r * (size_t)q->width + (size_t)c]) !=
+			if (value(q, m, c, e, 0, what,
+			          &q->x[r * (size_t)q->width + (size_t)c]) !=
 			    TF_OK) {
 				return TF_EINVAL;
 			}
 		}
 		seen++;
 	}
-	if ((int64_t)seen != q->width) {
+	if ((int64_t)seen != ninputs(m)) {
 		return bad(q,
 		           "'inputs': %zu of the signature's %lld inputs given",
-		           seen, (long long)q->width);
+		           seen, (long long)ninputs(m));
 	}
 	if (n == 0) {
 		return bad(q, "'inputs' holds no rows");
@@ -381,6 +422,10 @@ examples(struct tf_request *q, const struct tf_model *m, json_t *root,
 			int is_int;
 			float inv;
 			tf_dataset_column(ds, c, &is_int, &row[c], &inv);
+			if (tf_dataset_column_kind(ds, c) ==
+			    TF_COLUMN_CATEGORICAL) {
+				row[c] = -1.0f; /* missing: no id */
+			}
 		}
 		for (int pass = 0; pass < 2; pass++) {
 			json_t *src = pass == 0 ? ctx : e;
@@ -392,15 +437,15 @@ examples(struct tf_request *q, const struct tf_model *m, json_t *root,
 				snprintf(what, sizeof what,
 				         "example %zu: feature '%s'", r, key);
 				if (dense && strcmp(key, "x") == 0) {
-					if (dense_row(q, val, what, row) !=
+					if (dense_row(q, m, val, what, row) !=
 					    TF_OK) {
 						return TF_EINVAL;
 					}
 					continue;
 				}
 				int64_t c = dense ? -1 : column(m, key);
-				if (c >= 0 &&
-				    number(q, val, 1, what, &row[c]) != TF_OK) {
+				if (c >= 0 && value(q, m, c, val, 1, what,
+				                    &row[c]) != TF_OK) {
 					return TF_EINVAL;
 				}
 			}

@@ -5,6 +5,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,8 @@ tf_train_config_init(struct tf_train_config *cfg)
 	memset(cfg, 0, sizeof *cfg);
 	cfg->model = "dnn";
 	cfg->hidden = "128 32 8";
+	cfg->hash_buckets = 1000;
+	cfg->embedding_dim = 8;
 	cfg->bn_epsilon = 0.001;
 	cfg->keep_prob = 1.0;
 	cfg->optimizer = NULL;  /* adam, or the checkpoint's */
@@ -45,82 +48,206 @@ loss_op(int task)
 	                                    : "mse";
 }
 
+/* Append a line to a spec; non-zero when out of memory. */
+static int put_line(struct tfi_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int
+put_line(struct tfi_buf *b, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	return tfi_json_put(b, line, strlen(line));
+}
+
+/*
+ * The hidden layers of a dnn on node prev: dense, then batchnorm when
+ * bn_epsilon > 0, then relu, then dropout when keep < 1.  The last
+ * layer's name goes to out.
+ */
+static int
+hidden_layers(struct tfi_buf *b, const char *hidden, const char *prev,
+              double bn_epsilon, double keep, char *out, size_t outlen,
+              char *err, size_t errlen)
+{
+	const char *p = hidden ? hidden : "";
+	int layer = 0, rc = 0;
+	snprintf(out, outlen, "%s", prev);
+	while (*p != '\0') {
+		while (*p == ' ' || *p == ',') {
+			p++;
+		}
+		if (*p == '\0') {
+			break;
+		}
+		char *end;
+		long units = strtol(p, &end, 10);
+		if (end == p || units < 1 || units > (1 << 20) ||
+		    (*end != '\0' && *end != ' ' && *end != ',')) {
+			snprintf(err, errlen,
+			         "--hidden: '%s' is not a list of layer sizes",
+			         hidden);
+			return TF_EINVAL;
+		}
+		layer++;
+		rc = rc || put_line(b, "node h%d dense %s units=%ld\n", layer,
+		                    out, units);
+		if (bn_epsilon > 0) {
+			rc =
+			    rc ||
+			    put_line(b, "node n%d batchnorm h%d epsilon=%.9g\n",
+			             layer, layer, bn_epsilon) ||
+			    put_line(b, "node a%d relu n%d\n", layer, layer);
+		} else {
+			rc = rc ||
+			     put_line(b, "node a%d relu h%d\n", layer, layer);
+		}
+		snprintf(out, outlen, "a%d", layer);
+		if (keep < 1) {
+			rc = rc ||
+			     put_line(b, "node d%d dropout a%d keep=%.9g\n",
+			              layer, layer, keep);
+			snprintf(out, outlen, "d%d", layer);
+		}
+		p = end;
+	}
+	if (layer == 0) {
+		snprintf(err, errlen, "--hidden: no layers");
+		return TF_EINVAL;
+	}
+	if (rc) {
+		snprintf(err, errlen, "out of memory");
+		return TF_ENOMEM;
+	}
+	return TF_OK;
+}
+
+/* The prediction and the loss on node logits. */
+static int
+put_head(struct tfi_buf *b, int task)
+{
+	return (task == TF_TASK_BINARY
+	            ? put_line(b, "node prob sigmoid logits\n")
+	        : task == TF_TASK_MULTICLASS
+	            ? put_line(b, "node prob softmax logits\n")
+	            : 0) ||
+	       put_line(b, "node loss %s logits,label\n", loss_op(task));
+}
+
 int
 tf_model_spec(const char *model, const char *hidden, int64_t inputs, int task,
               int64_t classes, double bn_epsilon, double keep, char **spec,
               char *err, size_t errlen)
 {
 	struct tfi_buf b = {0};
-	char line[160];
 	int64_t out = task == TF_TASK_MULTICLASS ? classes : 1;
-	int rc = 0;
-#define PUT(...)                                                               \
-	do {                                                                   \
-		snprintf(line, sizeof line, __VA_ARGS__);                      \
-		rc = rc || tfi_json_put(&b, line, strlen(line));               \
-	} while (0)
-	PUT("input x %lld\ninput label 1\n", (long long)inputs);
-	const char *prev = "x";
-	char name[32];
+	char prev[32] = "x";
+	int rc =
+	    put_line(&b, "input x %lld\ninput label 1\n", (long long)inputs);
 	if (strcmp(model, "dnn") == 0) {
-		const char *p = hidden ? hidden : "";
-		int layer = 0;
-		while (*p != '\0') {
-			while (*p == ' ' || *p == ',') {
-				p++;
-			}
-			if (*p == '\0') {
-				break;
-			}
-			char *end;
-			long units = strtol(p, &end, 10);
-			if (end == p || units < 1 || units > (1 << 20) ||
-			    (*end != '\0' && *end != ' ' && *end != ',')) {
-				snprintf(
-				    err, errlen,
-				    "--hidden: '%s' is not a list of layer "
-				    "sizes",
-				    hidden);
-				tfi_buf_free(&b);
-				return TF_EINVAL;
-			}
-			layer++;
-			PUT("node h%d dense %s units=%ld\n", layer, prev,
-			    units);
-			if (bn_epsilon > 0) {
-				PUT("node n%d batchnorm h%d epsilon=%.9g\n",
-				    layer, layer, bn_epsilon);
-				PUT("node a%d relu n%d\n", layer, layer);
-			} else {
-				PUT("node a%d relu h%d\n", layer, layer);
-			}
-			snprintf(name, sizeof name, "a%d", layer);
-			if (keep < 1) {
-				PUT("node d%d dropout a%d keep=%.9g\n", layer,
-				    layer, keep);
-				snprintf(name, sizeof name, "d%d", layer);
-			}
-			prev = name;
-			p = end;
-		}
-		if (layer == 0) {
-			snprintf(err, errlen, "--hidden: no layers");
+		int hr = hidden_layers(&b, hidden, "x", bn_epsilon, keep, prev,
+		                       sizeof prev, err, errlen);
+		if (hr != TF_OK) {
 			tfi_buf_free(&b);
-			return TF_EINVAL;
+			return hr;
 		}
 	} else if (strcmp(model, "lr") != 0) {
-		snprintf(err, errlen, "unknown model '%s' (lr or dnn)", model);
+		snprintf(err, errlen,
+		         "unknown model '%s' (lr, dnn or wide_and_deep)",
+		         model);
 		tfi_buf_free(&b);
 		return TF_EINVAL;
 	}
-	PUT("node logits dense %s units=%lld\n", prev, (long long)out);
-	if (task == TF_TASK_BINARY) {
-		PUT("node prob sigmoid logits\n");
-	} else if (task == TF_TASK_MULTICLASS) {
-		PUT("node prob softmax logits\n");
+	rc = rc ||
+	     put_line(&b, "node logits dense %s units=%lld\n", prev,
+	              (long long)out) ||
+	     put_head(&b, task);
+	if (rc) {
+		tfi_buf_free(&b);
+		snprintf(err, errlen, "out of memory");
+		return TF_ENOMEM;
 	}
-	PUT("node loss %s logits,label\n", loss_op(task));
-#undef PUT
+	*spec = (char *)b.data;
+	return TF_OK;
+}
+
+int
+tf_model_spec_wide_deep(const struct tf_layout *l, const char *hidden, int task,
+                        int64_t classes, double bn_epsilon, double keep,
+                        int64_t dim, char **spec, char *err, size_t errlen)
+{
+	struct tfi_buf b = {0};
+	int64_t out = task == TF_TASK_MULTICLASS ? classes : 1;
+	int64_t w = l->numeric + l->categorical + l->crosses;
+	if (l->categorical == 0) {
+		snprintf(err, errlen,
+		         "wide_and_deep needs categorical features: bytes "
+		         "columns with a vocabulary in the schema");
+		return TF_EINVAL;
+	}
+	if (dim < 1) {
+		snprintf(err, errlen, "--embedding-dim must be at least 1");
+		return TF_EINVAL;
+	}
+	int rc = put_line(&b, "input x %lld\ninput label 1\n", (long long)w);
+	/* The row: numeric columns, categorical ids, crossed ids. */
+	if (l->numeric > 0) {
+		rc =
+		    rc || put_line(&b, "node num columns x begin=0 size=%lld\n",
+		                   (long long)l->numeric);
+	}
+	rc = rc || put_line(&b, "node cat columns x begin=%lld size=%lld\n",
+	                    (long long)l->numeric, (long long)l->categorical);
+	if (l->crosses > 0) {
+		rc = rc ||
+		     put_line(&b, "node cross columns x begin=%lld size=%lld\n",
+		              (long long)(l->numeric + l->categorical),
+		              (long long)l->crosses);
+	}
+	/* Deep: numeric columns and an embedding per categorical column. */
+	rc = rc || put_line(&b,
+	                    "node emb embedding cat vocab=%lld dim=%lld "
+	                    "combiner=concat\n",
+	                    (long long)l->ids, (long long)dim);
+	rc = rc || put_line(&b, "node deep_in concat %s\n",
+	                    l->numeric > 0 ? "num,emb" : "emb");
+	char prev[32];
+	int hr = hidden_layers(&b, hidden, "deep_in", bn_epsilon, keep, prev,
+	                       sizeof prev, err, errlen);
+	if (hr != TF_OK) {
+		tfi_buf_free(&b);
+		return hr;
+	}
+	rc = rc || put_line(&b, "node deep dense %s units=%lld\n", prev,
+	                    (long long)out);
+	/* Wide: linear in the numeric columns, the categorical ids and their
+	 * crosses (one weight per id and output). */
+	char sum[128] = "deep";
+	if (l->numeric > 0) {
+		rc = rc || put_line(&b,
+		                    "node wide_num dense num units=%lld "
+		                    "bias=0\n",
+		                    (long long)out);
+		strcat(sum, ",wide_num");
+	}
+	rc = rc || put_line(&b,
+	                    "node wide_cat embedding cat vocab=%lld dim=%lld "
+	                    "init=zeros\n",
+	                    (long long)l->ids, (long long)out);
+	strcat(sum, ",wide_cat");
+	if (l->crosses > 0) {
+		rc =
+		    rc || put_line(&b,
+		                   "node wide_cross embedding cross vocab=%lld "
+		                   "dim=%lld init=zeros\n",
+		                   (long long)l->buckets, (long long)out);
+		strcat(sum, ",wide_cross");
+	}
+	rc = rc || put_line(&b, "node logits add %s\n", sum) ||
+	     put_head(&b, task);
 	if (rc) {
 		tfi_buf_free(&b);
 		snprintf(err, errlen, "out of memory");
@@ -194,9 +321,10 @@ struct run {
 	char *optimizer;
 	double lr0;
 	json_t *hparams;
-	json_t *validation; /* the last validation metrics, or NULL */
-	char *val_text;     /* the same as JSON members */
-	uint64_t val_step;  /* the step they were measured at */
+	json_t *categorical; /* wide_and_deep: {"crosses", "buckets"} */
+	json_t *validation;  /* the last validation metrics, or NULL */
+	char *val_text;      /* the same as JSON members */
+	uint64_t val_step;   /* the step they were measured at */
 };
 
 static int fail(struct run *r, int code, const char *fmt, ...)
@@ -239,6 +367,9 @@ save(struct run *r)
 		json_object_set_new(h, "rng", json_string(rs));
 		if (r->validation != NULL) {
 			json_object_set(h, "validation", r->validation);
+		}
+		if (r->categorical != NULL) {
+			json_object_set(h, "categorical", r->categorical);
 		}
 		json_t *flags = r->cfg->settings
 		                    ? json_loads(r->cfg->settings, 0, NULL)
@@ -328,6 +459,14 @@ evaluate(struct run *r, const char *file, struct tf_metrics *m)
 		tf_dataset_set_normalize(r->vd, r->cfg->normalize);
 		int rc = tf_dataset_parse_schema(
 		    r->vd, tf_dataset_schema_text(r->ds), "schema");
+		if (rc == TF_OK && r->categorical != NULL) {
+			rc = tf_dataset_set_categorical(
+			    r->vd,
+			    json_string_value(
+			        json_object_get(r->categorical, "crosses")),
+			    json_integer_value(
+			        json_object_get(r->categorical, "buckets")));
+		}
 		if (rc != TF_OK) {
 			return fail(r, rc, "%s", tf_errmsg(r->vd));
 		}
@@ -572,6 +711,17 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 			json_decref(hdr);
 			return rc;
 		}
+		json_t *cat = json_object_get(hdr, "categorical");
+		if (cat != NULL &&
+		    (rc = tf_dataset_set_categorical(
+		         r->ds,
+		         json_string_value(json_object_get(cat, "crosses")),
+		         json_integer_value(
+		             json_object_get(cat, "buckets")))) != TF_OK) {
+			json_decref(hdr);
+			return fail(r, rc, "%s: %s", path, tf_errmsg(r->ds));
+		}
+		r->categorical = json_incref(cat);
 		*resumed = 1;
 	} else {
 		char side[4096];
@@ -587,6 +737,16 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 		r->optimizer = strdup(cfg->optimizer ? cfg->optimizer : "adam");
 		r->lr0 = cfg->learning_rate > 0 ? cfg->learning_rate : 0.001;
 		r->hparams = json_object();
+		if (strcmp(cfg->model, "wide_and_deep") == 0) {
+			const char *x = cfg->crosses ? cfg->crosses : "";
+			if ((rc = tf_dataset_set_categorical(
+			         r->ds, x, cfg->hash_buckets)) != TF_OK) {
+				return fail(r, rc, "%s", tf_errmsg(r->ds));
+			}
+			r->categorical =
+			    json_pack("{s:s,s:I}", "crosses", x, "buckets",
+			              (json_int_t)cfg->hash_buckets);
+		}
 	}
 	if (cfg->label != NULL) {
 		int task = tf_dataset_task(r->ds);
@@ -624,10 +784,19 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 	json_decref(hdr);
 	if (!*resumed) {
 		char err[256];
-		rc = tf_model_spec(cfg->model, cfg->hidden,
-		                   tf_dataset_width(r->ds), r->task, r->classes,
-		                   cfg->enable_bn ? cfg->bn_epsilon : 0,
-		                   cfg->keep_prob, &r->spec, err, sizeof err);
+		struct tf_layout l;
+		tf_dataset_layout(r->ds, &l);
+		rc = strcmp(cfg->model, "wide_and_deep") == 0
+		         ? tf_model_spec_wide_deep(
+		               &l, cfg->hidden, r->task, r->classes,
+		               cfg->enable_bn ? cfg->bn_epsilon : 0,
+		               cfg->keep_prob, cfg->embedding_dim, &r->spec,
+		               err, sizeof err)
+		         : tf_model_spec(
+		               cfg->model, cfg->hidden, tf_dataset_width(r->ds),
+		               r->task, r->classes,
+		               cfg->enable_bn ? cfg->bn_epsilon : 0,
+		               cfg->keep_prob, &r->spec, err, sizeof err);
 		if (rc != TF_OK) {
 			return fail(r, rc, "%s", err);
 		}
@@ -988,6 +1157,7 @@ out:
 	free(r.optimizer);
 	json_decref(r.hparams);
 	json_decref(r.validation);
+	json_decref(r.categorical);
 	free(r.val_text);
 	tf_dataset_free(r.ds);
 	tf_graph_free(r.g);

@@ -28,15 +28,22 @@ usage(void)
 	       "Model:\n"
 	       "      --bn-epsilon=X         batch norm epsilon (default "
 	       "0.001)\n"
+	       "      --crosses=A*B,...      wide_and_deep: crossed "
+	       "categorical features\n"
 	       "      --dropout-keep-prob=P  dnn: dropout after each hidden "
 	       "layer\n"
+	       "      --embedding-dim=N      wide_and_deep: values per "
+	       "categorical feature (8)\n"
 	       "      --enable-bn            dnn: batch normalisation in each "
 	       "hidden layer\n"
+	       "      --hash-buckets=N       wide_and_deep: ids of the crosses "
+	       "(default 1000)\n"
 	       "      --hidden=SIZES         dnn hidden layers (default "
 	       "\"128 32 8\")\n"
 	       "      --label=NAME           the label feature (default: the "
 	       "schema's)\n"
-	       "      --model=NAME           lr or dnn (default dnn)\n"
+	       "      --model=NAME           lr, dnn or wide_and_deep (default "
+	       "dnn)\n"
 	       "      --no-normalize         do not standardise features\n"
 	       "      --schema=FILE          the data's schema (default: "
 	       "FILE.schema.json)\n"
@@ -102,6 +109,9 @@ usage(void)
 enum {
 	OPT_CKPT = 256,
 	OPT_CONFIG,
+	OPT_CROSSES,
+	OPT_EMB_DIM,
+	OPT_BUCKETS,
 	OPT_BN,
 	OPT_BN_EPS,
 	OPT_DROPOUT,
@@ -139,11 +149,14 @@ static const struct option options[] = {
     {"bn-epsilon", required_argument, NULL, OPT_BN_EPS},
     {"checkpoint-dir", required_argument, NULL, OPT_CKPT},
     {"config", required_argument, NULL, OPT_CONFIG},
+    {"crosses", required_argument, NULL, OPT_CROSSES},
     {"dropout-keep-prob", required_argument, NULL, OPT_DROPOUT},
+    {"embedding-dim", required_argument, NULL, OPT_EMB_DIM},
     {"enable-bn", no_argument, NULL, OPT_BN},
     {"epochs", required_argument, NULL, 'e'},
     {"from-scratch", no_argument, NULL, OPT_FROM_SCRATCH},
     {"help", no_argument, NULL, 'h'},
+    {"hash-buckets", required_argument, NULL, OPT_BUCKETS},
     {"hidden", required_argument, NULL, OPT_HIDDEN},
     {"keep", required_argument, NULL, OPT_KEEP},
     {"l1", required_argument, NULL, OPT_L1},
@@ -328,6 +341,15 @@ apply(int c, const char *arg)
 	case OPT_MODEL:
 		cfg.model = arg;
 		break;
+	case OPT_CROSSES:
+		cfg.crosses = arg;
+		break;
+	case OPT_EMB_DIM:
+		cfg.embedding_dim = opt_int("--embedding-dim", arg, 1, 4096);
+		break;
+	case OPT_BUCKETS:
+		cfg.hash_buckets = opt_int("--hash-buckets", arg, 1, 1 << 24);
+		break;
 	case OPT_NO_NORM:
 		cfg.normalize = 0;
 		break;
@@ -484,6 +506,14 @@ settings(size_t flags)
 	json_object_set_new(o, "enable-bn", json_boolean(cfg.enable_bn));
 	json_object_set_new(o, "bn-epsilon", json_real(cfg.bn_epsilon));
 	json_object_set_new(o, "dropout-keep-prob", json_real(cfg.keep_prob));
+	if (strcmp(cfg.model, "wide_and_deep") == 0) {
+		json_object_set_new(
+		    o, "crosses", json_string(cfg.crosses ? cfg.crosses : ""));
+		json_object_set_new(o, "hash-buckets",
+		                    json_integer(cfg.hash_buckets));
+		json_object_set_new(o, "embedding-dim",
+		                    json_integer(cfg.embedding_dim));
+	}
 	json_object_set_new(
 	    o, "optimizer",
 	    json_string(cfg.optimizer ? cfg.optimizer : "adam"));

@@ -54,3 +54,22 @@ assert ha == hb, (ha, hb)
 assert a[1:] == b[1:], "blocks differ"
 PY
 }
+
+# A CSV with two categorical features: the label is an interaction of
+# colour and shape (flipped for large sizes), which a linear model of the
+# numbers cannot learn.
+shapes_csv() {
+	/usr/bin/python3 - "${1:-3000}" <<'PY'
+import random, sys
+random.seed(5)
+colors = ["red", "green", "blue", "black"]
+shapes = ["circle", "square", "star"]
+good = {("red", "circle"), ("green", "square"), ("blue", "star"),
+        ("black", "circle"), ("red", "star")}
+print("size,weight,color,shape,label")
+for i in range(int(sys.argv[1])):
+    c, s = random.choice(colors), random.choice(shapes)
+    size, w = random.gauss(0, 1), random.gauss(5, 2)
+    print(f"{size:.3f},{w:.3f},{c},{s},{int(((c, s) in good) != (size > 1.2))}")
+PY
+}

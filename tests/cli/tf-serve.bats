@@ -384,3 +384,52 @@ for text in sys.argv[1], sys.argv[2]:
 	[[ "$stderr" == *'needs "name" and "base_path"'* ]]
 	stop_server
 }
+
+@test "a wide_and_deep model takes categorical inputs as strings" {
+	shapes_csv 2000 > shapes.csv
+	tf-csv2record shapes.csv -o s.tfrecord
+	tf-train -q --model wide_and_deep --crosses 'color*shape' --hidden "16 8" \
+		--epochs 20 --batch-size 32 --learning-rate 0.01 --checkpoint-dir ck s.tfrecord > /dev/null
+	tf-export -d ck --export-base models > /dev/null
+	start_server --model-base models --model-name shapes
+	run -0 req "$URL/v1/models/shapes/metadata"
+	/usr/bin/python3 -c '
+import json, sys
+j = json.loads(sys.argv[1].rsplit("\n", 1)[0])
+i = j["metadata"]["signature_def"]["signature_def"]["serving_default"]["inputs"]
+assert {k: v["dtype"] for k, v in i.items()} == {"size": "DT_FLOAT",
+    "weight": "DT_FLOAT", "color": "DT_STRING", "shape": "DT_STRING"}, i' "$output"
+	# red/circle is class 1, green/circle class 0 (for small sizes)
+	run -0 req -d '{"instances": [{"size": 0.1, "weight": 5, "color": "red", "shape": "circle"},
+		[0.1, 5, "green", "circle"], [0.1, 5, "mauve", "circle"]]}' "$URL/v1/models/shapes:predict"
+	[ "${lines[-1]}" = 200 ]
+	[[ "${lines[0]}" == '{"predictions":[{"probabilities":['*'],"class_ids":1},{"probabilities":['*'],"class_ids":0},'* ]]
+	# JSON instances and the records predict as tf-eval does
+	tf-records head -n 50 --raw s.tfrecord > head.tfrecord
+	tf-eval -d ck --predict head.tfrecord > eval.json
+	tf-serve --model-base models --stdin --stdin-format tfrecord < head.tfrecord > records.json 2> /dev/null
+	/usr/bin/python3 -c '
+import csv, json
+for r in list(csv.DictReader(open("shapes.csv")))[:50]:
+    print(json.dumps({"size": float(r["size"]), "weight": float(r["weight"]),
+                      "color": r["color"], "shape": r["shape"]}))' > lines.json
+	tf-serve --model-base models --stdin < lines.json > lines.out 2> /dev/null
+	/usr/bin/python3 -c '
+import json
+e = [json.loads(l) for l in open("eval.json")]
+for f in "records.json", "lines.out":
+    g = [json.loads(l) for l in open(f)]
+    assert len(g) == len(e) == 50, (f, len(g))
+    for a, b in zip(g, e):
+        assert a["class_ids"] == b["class"] and abs(a["probabilities"][1] - b["probability"]) < 1e-5, (f, a, b)'
+	run -0 req -d '{"examples": [{"size": 0.1, "color": "red", "shape": "circle"}]}' "$URL/v1/models/shapes:classify"
+	[ "${lines[-1]}" = 200 ]
+	run -0 req -d '{"instances": [{"size": 0.1, "weight": 5, "color": 3, "shape": "circle"}]}' "$URL/v1/models/shapes:predict"
+	[ "${lines[-1]}" = 400 ]
+	[[ "${lines[0]}" == *"input 'color': expected a string (a categorical feature)"* ]]
+	stop_server
+	# TensorFlow.js and ONNX take dense numbers only: refused, 65
+	run -65 --separate-stderr tf-export -d ck --format onnx -o m.onnx
+	[[ "$stderr" == *"ONNX export: op 'columns' (node 'num') has no ONNX counterpart"* ]]
+	[ ! -e m.onnx ]
+}

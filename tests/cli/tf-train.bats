@@ -161,7 +161,7 @@ assert set(j) >= {"mse", "rmse", "mae", "r2", "loss", "examples"}, j' "$output"
 	run -64 --separate-stderr tf-train --optimizer nope --schema bc.tfrecord.schema.json $TRAIN
 	[ "$stderr" = "tf-train: unknown optimizer 'nope' (see --list-plugins)" ]
 	run -64 --separate-stderr tf-train --model forest --schema bc.tfrecord.schema.json $TRAIN
-	[ "$stderr" = "tf-train: unknown model 'forest' (lr or dnn)" ]
+	[ "$stderr" = "tf-train: unknown model 'forest' (lr, dnn or wide_and_deep)" ]
 	run -64 --separate-stderr tf-train --hidden "10 x" --schema bc.tfrecord.schema.json $TRAIN
 	[[ "$stderr" == *"--hidden: '10 x' is not a list of layer sizes"* ]]
 	run -64 --separate-stderr tf-train --opt beta1=2 --schema bc.tfrecord.schema.json $TRAIN
@@ -276,4 +276,46 @@ assert j["task"] == "binary" and j["accuracy"] > 0.8 and j["auc"] > 0.88, j' "$o
 	tf-csv2record --format libsvm --no-schema wide.svm -o wide.tfrecord
 	run -65 --separate-stderr tf-eval -d ck wide.tfrecord
 	[[ "$stderr" == *"wide.tfrecord: record 0: index 99 is beyond the schema's max_index 13"* ]]
+}
+
+@test "wide_and_deep learns an interaction of categorical features that lr cannot" {
+	shapes_csv 3000 > shapes.csv
+	tf-csv2record shapes.csv -o s.tfrecord
+	tf-records split -n 5 -o s s.tfrecord
+	cat s-0000[0-3]-of-00005 > train.tfrecord
+	cp s.tfrecord.schema.json train.tfrecord.schema.json
+	args="-q --epochs 30 --batch-size 32 --learning-rate 0.01 --validate s-00004-of-00005"
+	run -0 tf-train $args --model wide_and_deep --crosses 'color*shape' \
+		--hidden "16 8" --embedding-dim 4 --checkpoint-dir wd train.tfrecord
+	wd=$output
+	run -0 tf-train $args --model lr --checkpoint-dir lr train.tfrecord
+	/usr/bin/python3 -c '
+import json, sys
+wd, lr = (json.loads(a.splitlines()[-1])["validation"] for a in sys.argv[1:3])
+assert wd["accuracy"] > 0.95 and wd["auc"] > 0.98, wd
+assert lr["accuracy"] < 0.7, lr' "$wd" "$output"
+	# the spec: embeddings for the deep part, a linear part over ids
+	# and crosses, summed
+	f=wd/$(sed -n 's/^model_checkpoint_path: "\(.*\)"$/\1/p' wd/checkpoint)
+	head -c 2000 "$f" | grep -a -q 'node emb embedding cat vocab=9 dim=4 combiner=concat'
+	head -c 2000 "$f" | grep -a -q 'node wide_cross embedding cross vocab=1000 dim=1 init=zeros'
+	head -c 2000 "$f" | grep -a -q 'node logits add deep,wide_num,wide_cat,wide_cross'
+	# evaluation and resume know the categorical columns
+	run -0 tf-eval -d wd s-00004-of-00005
+	[[ "$output" == *'"examples":600,'* ]]
+	run -0 tf-train $args --model wide_and_deep --crosses 'color*shape' --epochs 31 \
+		--checkpoint-dir wd train.tfrecord
+	[[ "$output" == *'"epoch":30,'* ]]
+}
+
+@test "wide_and_deep: bad crosses and data without categorical features" {
+	shapes_csv 50 > shapes.csv
+	tf-csv2record shapes.csv -o s.tfrecord
+	run -64 --separate-stderr tf-train -q --model wide_and_deep --crosses 'colour*shape' s.tfrecord
+	[[ "$stderr" == *"cross 'colour*shape': expected A*B of two categorical (bytes) features"* ]]
+	tf-csv2record "$DATA/iris.csv" -o iris.tfrecord
+	run -64 --separate-stderr tf-train -q --model wide_and_deep iris.tfrecord
+	[[ "$stderr" == *"wide_and_deep needs categorical features"* ]]
+	run -64 --separate-stderr tf-train -q --model wide iris.tfrecord
+	[[ "$stderr" == *"unknown model 'wide' (lr, dnn or wide_and_deep)"* ]]
 }

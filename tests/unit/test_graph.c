@@ -121,6 +121,16 @@ gradcheck(const char *spec, int64_t rows, int label_kind)
 		       : label_kind == 2 ? (float)(i % 3)
 		                         : frand();
 	}
+	/* Sparse ids, when the graph takes them: whole numbers 0..5 and -1
+	 * (no id); data, so not perturbed. */
+	int64_t wi = tf_graph_width(g, "ids");
+	float *ids = malloc(sizeof(float) * (size_t)(rows * (wi > 0 ? wi : 1)));
+	for (int64_t i = 0; i < rows * wi; i++) {
+		ids[i] = (float)((i * 5 + 3) % 7) - 1.0f;
+	}
+	if (wi > 0) {
+		tf_graph_feed(g, "ids", ids, rows);
+	}
 	tf_graph_want_input_grad(g, "x");
 	tf_graph_feed(g, "x", x, rows);
 	tf_graph_feed(g, "y", y, rows);
@@ -158,6 +168,7 @@ gradcheck(const char *spec, int64_t rows, int label_kind)
 	free(an);
 	free(x);
 	free(y);
+	free(ids);
 	tf_graph_free(g);
 }
 
@@ -191,6 +202,58 @@ TEST(gradients_batchnorm_and_dropout)
 	          "node h dense x units=6\nnode d dropout h keep=0.7\n"
 	          "node o dense d units=2\nnode loss mse o,y\n",
 	          5, 0);
+}
+
+TEST(gradients_embedding_and_combine)
+{
+	gradcheck("input x 4\ninput y 2\ninput ids 3\n"
+	          "node e embedding ids vocab=6 dim=2\n"
+	          "node m embedding ids vocab=6 dim=3 combiner=mean\n"
+	          "node c embedding ids vocab=6 dim=2 combiner=concat\n"
+	          "node h dense x units=2\nnode j concat e,m,c,h\n"
+	          "node a tanh j\nnode k columns a begin=1 size=5\n"
+	          "node o dense k units=2\nnode s add o,e,h\n"
+	          "node loss mse s,y\n",
+	          6, 0);
+	gradcheck("input x 6\ninput y 1\n"
+	          "node l columns x begin=2 size=3\nnode r columns x size=2\n"
+	          "node j concat r,l\nnode o dense j units=1\n"
+	          "node loss mse o,y\n",
+	          5, 0);
+}
+
+/* Lookups by hand: sum, mean over the ids present, concat with zeros
+ * for a missing id. */
+TEST(embedding_lookups)
+{
+	struct tf_graph *g = tf_graph_new();
+	REQUIRE(build(g,
+	              "input ids 2\n"
+	              "node s embedding ids vocab=3 dim=2\n"
+	              "node m embedding ids vocab=3 dim=2 combiner=mean\n"
+	              "node c embedding ids vocab=3 dim=2 combiner=concat\n") ==
+	        TF_OK);
+	/* All three tables: row i = (i + 1, 10 (i + 1)). */
+	float *w = tf_graph_params(g);
+	for (int t = 0; t < 3; t++) {
+		for (int i = 0; i < 3; i++) {
+			w[t * 6 + i * 2] = (float)(i + 1);
+			w[t * 6 + i * 2 + 1] = 10.0f * (float)(i + 1);
+		}
+	}
+	float ids[6] = {0, 2, 1, -1, -1, 7};
+	tf_graph_feed(g, "ids", ids, 3);
+	REQUIRE(tf_graph_forward(g, 0) == TF_OK);
+	const float *s = tf_tensor_f32(tf_graph_value(g, "s"));
+	const float *m = tf_tensor_f32(tf_graph_value(g, "m"));
+	const float *c = tf_tensor_f32(tf_graph_value(g, "c"));
+	float ws[6] = {4, 40, 2, 20, 0, 0}, wm[6] = {2, 20, 2, 20, 0, 0};
+	float wc[12] = {1, 10, 3, 30, 2, 20, 0, 0, 0, 0, 0, 0};
+	CHECK_MEM(s, ws, sizeof ws);
+	CHECK_MEM(m, wm, sizeof wm);
+	CHECK_MEM(c, wc, sizeof wc);
+	CHECK_EQ_INT(tf_graph_width(g, "c"), 4);
+	tf_graph_free(g);
 }
 
 TEST(dropout_and_batchnorm_behaviour)
@@ -316,6 +379,8 @@ main(void)
 	RUN(abi_mismatch_is_refused);
 	RUN(spec_errors_name_the_problem);
 	RUN(graph_without_loss_runs_forward_only);
+	RUN(gradients_embedding_and_combine);
+	RUN(embedding_lookups);
 	RUN(gradients_dense_and_activations);
 	RUN(gradients_batchnorm_and_dropout);
 	RUN(dropout_and_batchnorm_behaviour);

@@ -71,7 +71,37 @@ TF_API void tf_dataset_set_normalize(struct tf_dataset *ds, int on);
  */
 TF_API const char *tf_dataset_column(const struct tf_dataset *ds, int64_t c,
                                      int *is_int, float *mean, float *inv_std);
-/* Standardise raw rows in place, as tf_dataset_next() does. */
+/*
+ * Categorical features: every bytes feature the schema has a vocabulary
+ * for becomes a row column after the numeric ones, holding its id (a
+ * float) in one id space shared by all of them: each vocabulary gets its
+ * size + 1 ids, the last for values outside it; -1 is a missing value.
+ * crosses ("a*b,c*d", or NULL) adds a column per pair, the hash of the
+ * two ids into buckets (-1 when either is missing).  Call after loading
+ * the schema and before opening files.
+ */
+TF_API int tf_dataset_set_categorical(struct tf_dataset *ds,
+                                      const char *crosses, int64_t buckets);
+struct tf_layout {
+	int64_t numeric;     /* numeric columns, first */
+	int64_t categorical; /* categorical columns, next */
+	int64_t ids;         /* their shared id space */
+	int64_t crosses;     /* cross columns, last */
+	int64_t buckets;     /* the crosses' id space */
+};
+TF_API void tf_dataset_layout(const struct tf_dataset *ds, struct tf_layout *l);
+enum {
+	TF_COLUMN_NUMERIC = 0,
+	TF_COLUMN_CATEGORICAL = 1,
+	TF_COLUMN_DERIVED = 2 /* a cross: computed, not an input */
+};
+TF_API int tf_dataset_column_kind(const struct tf_dataset *ds, int64_t c);
+/* The id of value s (n bytes) of categorical column col. */
+TF_API float tf_dataset_category(const struct tf_dataset *ds, int64_t col,
+                                 const char *s, size_t n);
+
+/* Prepare raw rows in place, as tf_dataset_next() does: standardise the
+ * numeric columns, compute the crosses. */
 TF_API void tf_dataset_standardize(const struct tf_dataset *ds, float *x,
                                    size_t rows);
 

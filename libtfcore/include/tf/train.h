@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 struct tf_train_config {
-	const char *model;  /* "lr" or "dnn" */
+	const char *model;  /* "lr", "dnn" or "wide_and_deep" */
 	const char *hidden; /* dnn: "128 32 8" */
 	int enable_bn;      /* dnn: batch normalisation after each dense */
 	double bn_epsilon;
@@ -59,7 +59,11 @@ struct tf_train_config {
 	const char *const *inputs;
 	size_t ninputs;
 	const char *settings; /* JSON object of the run's flags, or NULL:
-	                         kept in checkpoints as provenance */
+	                 kept in checkpoints as provenance */
+	/* wide_and_deep */
+	const char *crosses;   /* "a*b,c*d": crossed categorical columns */
+	int64_t hash_buckets;  /* ids of the crosses (default 1000) */
+	int64_t embedding_dim; /* values per categorical column (default 8) */
 };
 
 TF_API void tf_train_config_init(struct tf_train_config *cfg);
@@ -92,6 +96,19 @@ TF_API int tf_trainer_run(struct tf_trainer *t, const struct tf_registry *r,
 TF_API int tf_model_spec(const char *model, const char *hidden, int64_t inputs,
                          int task, int64_t classes, double bn_epsilon,
                          double keep, char **spec, char *err, size_t errlen);
+
+/*
+ * The spec of a wide_and_deep model over a row of tf_dataset_layout():
+ * deep, the numeric columns and an embedding of dim values per
+ * categorical column through the hidden layers; wide, a linear model of
+ * the numeric columns, the categorical ids and their crosses; the two
+ * summed into the logits.
+ */
+TF_API int tf_model_spec_wide_deep(const struct tf_layout *l,
+                                   const char *hidden, int task,
+                                   int64_t classes, double bn_epsilon,
+                                   double keep, int64_t dim, char **spec,
+                                   char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

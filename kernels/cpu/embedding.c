@@ -1,0 +1,107 @@
+/*
+ * embedding.c - column blocks and embedding lookups (gather and its
+ * gradient, scatter) on the CPU.
+ */
+#include <string.h>
+
+#include "kernels/kernels.h"
+#include "tf/device.h"
+
+void
+copy_cols_cpu(const float *x, int64_t xstride, float *y, int64_t ystride,
+              int64_t rows, int64_t cols)
+{
+	for (int64_t r = 0; r < rows; r++) {
+		memcpy(y + r * ystride, x + r * xstride,
+		       (size_t)cols * sizeof *x);
+	}
+}
+
+void
+add_cols_cpu(const float *x, int64_t xstride, float *y, int64_t ystride,
+             int64_t rows, int64_t cols)
+{
+	for (int64_t r = 0; r < rows; r++) {
+		const float *a = x + r * xstride;
+		float *b = y + r * ystride;
+		for (int64_t c = 0; c < cols; c++) {
+			b[c] += a[c];
+		}
+	}
+}
+
+/* The id at ids[i] as an index, or -1 when it is none. */
+static int64_t
+id_at(const float *ids, int64_t i, int64_t vocab)
+{
+	float v = ids[i];
+	return v >= 0 && v < (float)vocab ? (int64_t)v : -1;
+}
+
+/* Ids of a row present, for the mean. */
+static int64_t
+present(const float *ids, int64_t width, int64_t vocab)
+{
+	int64_t n = 0;
+	for (int64_t k = 0; k < width; k++) {
+		n += id_at(ids, k, vocab) >= 0;
+	}
+	return n;
+}
+
+void
+gather_cpu(const float *table, int64_t vocab, int64_t dim, const float *ids,
+           int64_t rows, int64_t width, int combiner, float *y)
+{
+	int64_t out = combiner == TF_COMBINE_CONCAT ? width * dim : dim;
+	memset(y, 0, (size_t)(rows * out) * sizeof *y);
+	for (int64_t r = 0; r < rows; r++) {
+		const float *row = ids + r * width;
+		float *yr = y + r * out;
+		for (int64_t k = 0; k < width; k++) {
+			int64_t id = id_at(row, k, vocab);
+			if (id < 0) {
+				continue;
+			}
+			const float *v = table + id * dim;
+			float *dst =
+			    combiner == TF_COMBINE_CONCAT ? yr + k * dim : yr;
+			for (int64_t j = 0; j < dim; j++) {
+				dst[j] += v[j];
+			}
+		}
+		if (combiner == TF_COMBINE_MEAN) {
+			int64_t n = present(row, width, vocab);
+			for (int64_t j = 0; n > 1 && j < dim; j++) {
+				yr[j] /= (float)n;
+			}
+		}
+	}
+}
+
+void
+scatter_cpu(const float *dy, int64_t vocab, int64_t dim, const float *ids,
+            int64_t rows, int64_t width, int combiner, float *dtable)
+{
+	int64_t out = combiner == TF_COMBINE_CONCAT ? width * dim : dim;
+	for (int64_t r = 0; r < rows; r++) {
+		const float *row = ids + r * width;
+		const float *g = dy + r * out;
+		int64_t n = combiner == TF_COMBINE_MEAN
+		                ? present(row, width, vocab)
+		                : 1;
+		float s = n > 1 ? 1.0f / (float)n : 1.0f;
+		for (int64_t k = 0; k < width; k++) {
+			int64_t id = id_at(row, k, vocab);
+			if (id < 0) {
+				continue;
+			}
+			const float *src =
+			    combiner == TF_COMBINE_CONCAT ? g + k * dim : g;
+			float *dst = dtable + id * dim;
+			for (int64_t j = 0; j < dim; j++) {
+				dst[j] += s * src[j];
+			}
+		}
+	}
+}
