@@ -211,6 +211,30 @@ plugins_used(struct tf_model *m, const struct infer *inf,
 	return list;
 }
 
+/* The standardisation of each row column, as training applied it:
+ * (value - mean) * scale; categorical columns hold ids, crosses are
+ * derived from them. */
+static json_t *
+preprocessing(struct tf_model *m)
+{
+	struct tf_dataset *ds = tf_model_dataset(m);
+	json_t *cols = json_array();
+	static const char *const kinds[] = {"numeric", "categorical", "cross"};
+	for (int64_t c = 0; c < tf_dataset_width(ds); c++) {
+		int is_int;
+		float mean, inv;
+		const char *name =
+		    tf_dataset_column(ds, c, &is_int, &mean, &inv);
+		json_array_append_new(
+		    cols,
+		    json_pack("{s:s?,s:s,s:f,s:f}", "name", name, "kind",
+		              kinds[tf_dataset_column_kind(ds, c)], "mean",
+		              (double)mean, "scale", (double)inv));
+	}
+	return json_pack("{s:b,s:o}", "standardize", tfi_model_normalize(m),
+	                 "columns", cols);
+}
+
 /* The three files of an export, in memory. */
 struct files {
 	struct tfi_buf model, vars, manifest;
@@ -252,7 +276,7 @@ build_files(struct tf_model *m, const struct tf_registry *reg,
 		json_object_set_new(p, "library", json_string(tf_version()));
 	}
 	json_t *o = json_pack(
-	    "{s:s,s:i,s:s,s:I,s:s,s:b,s:o?,s:s%,s:s,s:o?,s:o,s:o?}", "format",
+	    "{s:s,s:i,s:s,s:I,s:s,s:b,s:o?,s:s%,s:s,s:o*,s:o,s:o?}", "format",
 	    "tfkit-model", "format_version", 1, "task",
 	    tf_task_name(tfi_model_task(m)), "classes",
 	    (json_int_t)tf_dataset_classes(tf_model_dataset(m)), "prediction",
@@ -264,6 +288,9 @@ build_files(struct tf_model *m, const struct tf_registry *reg,
 	    "provenance", p);
 	free(cat);
 	free(sig);
+	if (o != NULL) {
+		json_object_set_new(o, "preprocessing", preprocessing(m));
+	}
 	free(prov);
 	json_decref(x);
 	tfi_buf_free(&spec);

@@ -113,7 +113,7 @@ setup(struct tf_model *m, const struct tf_registry *reg, const char *spec,
 	}
 	/* wide_and_deep: categorical columns and crosses, as trained. */
 	json_t *cat = json_object_get(m->info, "categorical");
-	if (cat != NULL &&
+	if (json_is_object(cat) &&
 	    (rc = tf_dataset_set_categorical(
 	         m->ds, json_string_value(json_object_get(cat, "crosses")),
 	         json_integer_value(json_object_get(cat, "buckets")))) !=
@@ -671,7 +671,7 @@ const char *
 tfi_model_categorical(const struct tf_model *m)
 {
 	json_t *c = json_object_get(m->info, "categorical");
-	return c ? json_dumps(c, JSON_COMPACT) : NULL;
+	return json_is_object(c) ? json_dumps(c, JSON_COMPACT) : NULL;
 }
 
 const char *

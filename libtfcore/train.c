@@ -506,6 +506,34 @@ regularize(float *g, const float *w, size_t n, double l1, double l2)
 	}
 }
 
+/* The penalties on the weights (dense kernels, embedding tables), not on
+ * biases or batch-norm scales, as Keras's kernel regularisers and
+ * scikit-learn do. */
+static void
+regularize_weights(struct tf_graph *g, double l1, double l2)
+{
+	if (l1 == 0 && l2 == 0) {
+		return;
+	}
+	float *params = tf_graph_params(g), *grads = tf_graph_grads(g);
+	for (int i = 0; i < tf_graph_nnodes(g); i++) {
+		for (int k = 0; k < tf_graph_node_nparams(g, i); k++) {
+			const char *name;
+			int64_t rows, cols;
+			int state;
+			float *w = tf_graph_node_param(g, i, k, &name, &rows,
+			                               &cols, &state);
+			if (w == NULL || state ||
+			    (strcmp(name, "kernel") != 0 &&
+			     strcmp(name, "table") != 0)) {
+				continue;
+			}
+			regularize(grads + (w - params), w,
+			           (size_t)(rows * cols), l1, l2);
+		}
+	}
+}
+
 /* Validation metrics at this step (measured once a step); kept for the
  * checkpoint header (tf-export --if-better). */
 static int
@@ -712,7 +740,7 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 			return rc;
 		}
 		json_t *cat = json_object_get(hdr, "categorical");
-		if (cat != NULL &&
+		if (json_is_object(cat) &&
 		    (rc = tf_dataset_set_categorical(
 		         r->ds,
 		         json_string_value(json_object_get(cat, "crosses")),
@@ -721,7 +749,7 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 			json_decref(hdr);
 			return fail(r, rc, "%s: %s", path, tf_errmsg(r->ds));
 		}
-		r->categorical = json_incref(cat);
+		r->categorical = json_is_object(cat) ? json_incref(cat) : NULL;
 		*resumed = 1;
 	} else {
 		char side[4096];
@@ -1048,7 +1076,6 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		goto out;
 	}
 	float *params = tf_graph_params(r.g), *grads = tf_graph_grads(r.g);
-	size_t np = tf_graph_nparams(r.g);
 	double t0 = now(), last_save = t0, t_mark = t0;
 	uint64_t ex_mark = r.examples, saved_step = r.step;
 	double lr = r.lr0;
@@ -1094,7 +1121,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		    m,
 		    tf_tensor_f32(tf_graph_value(r.g, prediction_node(r.task))),
 		    y, rows, loss);
-		regularize(grads, params, np, cfg->l1, cfg->l2);
+		regularize_weights(r.g, cfg->l1, cfg->l2);
 		lr = tf_lr_decay(r.lr0, r.step, cfg->lr_decay_rate,
 		                 cfg->lr_decay_steps, cfg->lr_staircase);
 		tf_optim_step(r.o, params, grads, (float)lr);

@@ -300,9 +300,15 @@ assert lr["accuracy"] < 0.7, lr' "$wd" "$output"
 	head -c 2000 "$f" | grep -a -q 'node emb embedding cat vocab=9 dim=4 combiner=concat'
 	head -c 2000 "$f" | grep -a -q 'node wide_cross embedding cross vocab=1000 dim=1 init=zeros'
 	head -c 2000 "$f" | grep -a -q 'node logits add deep,wide_num,wide_cat,wide_cross'
-	# evaluation and resume know the categorical columns
+		# evaluation, exports and resume know the categorical columns (and
+	# a plain model on the same data ignores them)
 	run -0 tf-eval -d wd s-00004-of-00005
 	[[ "$output" == *'"examples":600,'* ]]
+	for m in wd lr; do
+		tf-export -d $m --export-base exp-$m > /dev/null
+		[ "$(tf-eval -d exp-$m/1 s-00004-of-00005 | sed 's/"loss":[^,]*,//')" = \
+			"$(tf-eval -d $m s-00004-of-00005 | sed 's/"loss":[^,]*,//')" ]
+	done
 	run -0 tf-train $args --model wide_and_deep --crosses 'color*shape' --epochs 31 \
 		--checkpoint-dir wd train.tfrecord
 	[[ "$output" == *'"epoch":30,'* ]]
