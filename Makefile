@@ -201,7 +201,8 @@ bench: all
 	@sh mk/deps.sh bench
 	@B=$(B) sh bench/csv2record
 	@B=$(B) sh bench/train
-	@B=$(B) sh bench/serve
+		@B=$(B) sh bench/serve
+	@B=$(B) sh bench/accuracy
 
 lint:
 	@sh mk/deps.sh lint

@@ -3,7 +3,7 @@
 batch 1024, one epoch, data already in memory as a tensor (so this times
 compute only).  Prints examples/s.
 
-    torch_train.py CSV THREADS
+    torch_train.py CSV THREADS [dnn|lr]
 """
 import sys
 import time
@@ -16,10 +16,13 @@ torch.set_num_threads(int(sys.argv[2]))
 x = torch.from_numpy(data[:, :-1])
 x = (x - x.mean(0)) / x.std(0)
 y = torch.from_numpy(data[:, -1:])
-model = torch.nn.Sequential(
-    torch.nn.Linear(28, 128), torch.nn.ReLU(), torch.nn.Linear(128, 32),
-    torch.nn.ReLU(), torch.nn.Linear(32, 8), torch.nn.ReLU(),
-    torch.nn.Linear(8, 1))
+if len(sys.argv) > 3 and sys.argv[3] == "lr":
+    model = torch.nn.Linear(28, 1)
+else:
+    model = torch.nn.Sequential(
+        torch.nn.Linear(28, 128), torch.nn.ReLU(), torch.nn.Linear(128, 32),
+        torch.nn.ReLU(), torch.nn.Linear(32, 8), torch.nn.ReLU(),
+        torch.nn.Linear(8, 1))
 opt = torch.optim.Adam(model.parameters(), lr=0.001)
 loss_fn = torch.nn.BCEWithLogitsLoss()
 t0 = time.time()

@@ -114,6 +114,11 @@ double sigmoid_xent_cpu(const float *logits, const float *labels,
 double mse_cpu(const float *pred, const float *target, float *dpred,
                float scale, int64_t rows, int64_t cols);
 
+/* Small matrix products with AVX-512 (gemm_avx512.c): usable on this
+ * CPU?  0 done, -1 not (out of memory). */
+int gemm_avx512_usable(void);
+int gemm_avx512(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
+                const float *a, const float *b, float beta, float *c);
 void copy_cols_cpu(const float *x, int64_t xstride, float *y, int64_t ystride,
                    int64_t rows, int64_t cols);
 void add_cols_cpu(const float *x, int64_t xstride, float *y, int64_t ystride,

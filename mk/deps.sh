@@ -12,7 +12,8 @@ pkgs="gcc make pkg-config libcsv-dev zlib1g-dev libarchive-dev libprotobuf-c-dev
       protobuf-c-compiler libnng-dev libopenblas-dev libjansson-dev
       nettle-dev libmicrohttpd-dev curl"
 if [ "$mode" = bench ]; then
-	pkgs="$pkgs python3 python3-protobuf protobuf-compiler python3-crc32c wrk"
+	pkgs="$pkgs python3 python3-protobuf protobuf-compiler python3-crc32c wrk
+	      python3-sklearn"
 fi
 if [ "$mode" = lint ]; then
 	pkgs="clang-format cppcheck"

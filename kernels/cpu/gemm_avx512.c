@@ -1,0 +1,183 @@
+/*
+ * gemm_avx512.c - single-precision matrix products for the shapes of
+ * small dense layers, with AVX-512 (chosen at run time; CBLAS otherwise).
+ *
+ * C (m x n) = alpha * op(A) op(B) + beta * C, row-major.  Each tile of up
+ * to 4 rows and 64 columns of C lives in registers while k runs: one row
+ * of B (4 vectors, masked at the edge) and one broadcast element of A per
+ * row and step.  op(A) = A^T is read with strides (the weight gradient
+ * X^T dY streams X and dY row by row); op(B) = B^T is transposed once
+ * into a scratch buffer (B is a weight matrix, small).  For these shapes
+ * (k and n up to a few hundred, m a batch) this runs well ahead of
+ * OpenBLAS's generic kernels, which is what it picks on CPUs it does not
+ * know.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/kernels.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#define AVX512 __attribute__((target("avx512f")))
+
+static AVX512 inline __mmask16
+edge(int64_t cols)
+{
+	return cols >= 16  ? (__mmask16)0xFFFF
+	       : cols <= 0 ? (__mmask16)0
+	                   : (__mmask16)((1u << cols) - 1);
+}
+
+/*
+ * One tile: MR rows of C from row a of A (a(i, kk) = a[i * sam + kk *
+ * sak]), NV vectors of columns, the last masked to nr columns in all.
+ * The accumulators are named variables (an array would live in memory);
+ * the conditions on MR and NV are constants, so each instance keeps
+ * only its own.
+ */
+#define ROW(I)                                                                 \
+	if (mr_ > I) {                                                         \
+		__m512 av = _mm512_set1_ps(a[I * sam + kk * sak]);             \
+		c##I##0 = _mm512_fmadd_ps(av, b0, c##I##0);                    \
+		if (nv_ > 1)                                                   \
+			c##I##1 = _mm512_fmadd_ps(av, b1, c##I##1);            \
+		if (nv_ > 2)                                                   \
+			c##I##2 = _mm512_fmadd_ps(av, b2, c##I##2);            \
+		if (nv_ > 3)                                                   \
+			c##I##3 = _mm512_fmadd_ps(av, b3, c##I##3);            \
+	}
+#define PUT(I, J)                                                              \
+	if (mr_ > I && nv_ > J) {                                              \
+		float *cp = c + I * ldc + 16 * J;                              \
+		__m512 v = _mm512_mul_ps(va, c##I##J);                         \
+		if (beta != 0.0f) {                                            \
+			v = _mm512_fmadd_ps(                                   \
+			    vb, _mm512_maskz_loadu_ps(m##J, cp), v);           \
+		}                                                              \
+		_mm512_mask_storeu_ps(cp, m##J, v);                            \
+	}
+#define TILE(MR, NV)                                                           \
+	static AVX512 void tile_##MR##_##NV(                                   \
+	    int64_t k, const float *a, int64_t sam, int64_t sak,               \
+	    const float *b, int64_t ldb, float *c, int64_t ldc, int64_t nr,    \
+	    float alpha, float beta)                                           \
+	{                                                                      \
+		enum { mr_ = MR, nv_ = NV };                                   \
+		__m512 z = _mm512_setzero_ps();                                \
+		__m512 c00 = z, c01 = z, c02 = z, c03 = z, c10 = z, c11 = z;   \
+		__m512 c12 = z, c13 = z, c20 = z, c21 = z, c22 = z, c23 = z;   \
+		__m512 c30 = z, c31 = z, c32 = z, c33 = z;                     \
+		__mmask16 m0 = edge(nr), m1 = edge(nr - 16);                   \
+		__mmask16 m2 = edge(nr - 32), m3 = edge(nr - 48);              \
+		for (int64_t kk = 0; kk < k; kk++) {                           \
+			const float *br = b + kk * ldb;                        \
+			__m512 b0 = _mm512_maskz_loadu_ps(m0, br);             \
+			__m512 b1 =                                            \
+			    NV > 1 ? _mm512_maskz_loadu_ps(m1, br + 16) : z;   \
+			__m512 b2 =                                            \
+			    NV > 2 ? _mm512_maskz_loadu_ps(m2, br + 32) : z;   \
+			__m512 b3 =                                            \
+			    NV > 3 ? _mm512_maskz_loadu_ps(m3, br + 48) : z;   \
+			ROW(0) ROW(1) ROW(2) ROW(3)                            \
+		}                                                              \
+		__m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);  \
+		PUT(0, 0)                                                      \
+		PUT(0, 1) PUT(0, 2) PUT(0, 3) PUT(1, 0) PUT(1, 1) PUT(1, 2)    \
+		    PUT(1, 3) PUT(2, 0) PUT(2, 1) PUT(2, 2) PUT(2, 3)          \
+		        PUT(3, 0) PUT(3, 1) PUT(3, 2) PUT(3, 3)                \
+	}
+
+#define TILES(MR) TILE(MR, 1) TILE(MR, 2) TILE(MR, 3) TILE(MR, 4)
+TILES(1)
+TILES(2)
+TILES(3)
+TILES(4)
+
+typedef void (*tile_fn)(int64_t, const float *, int64_t, int64_t, const float *,
+                        int64_t, float *, int64_t, int64_t, float, float);
+static const tile_fn tiles[4][4] = {
+    {tile_1_1, tile_1_2, tile_1_3, tile_1_4},
+    {tile_2_1, tile_2_2, tile_2_3, tile_2_4},
+    {tile_3_1, tile_3_2, tile_3_3, tile_3_4},
+    {tile_4_1, tile_4_2, tile_4_3, tile_4_4},
+};
+
+/* B^T of a (n x k) matrix into a k x n buffer of this thread. */
+static const float *
+transposed(const float *b, int64_t n, int64_t k)
+{
+	static _Thread_local float *buf;
+	static _Thread_local size_t cap;
+	size_t need = (size_t)(n * k);
+	if (need > cap) {
+		float *p = realloc(buf, need * sizeof *p);
+		if (p == NULL) {
+			return NULL;
+		}
+		buf = p;
+		cap = need;
+	}
+	for (int64_t i = 0; i < n; i++) {
+		for (int64_t j = 0; j < k; j++) {
+			buf[j * n + i] = b[i * k + j];
+		}
+	}
+	return buf;
+}
+
+int
+gemm_avx512_usable(void)
+{
+	static int usable = -1;
+	if (usable < 0) {
+		__builtin_cpu_init();
+		usable = __builtin_cpu_supports("avx512f") &&
+		         getenv("TFKIT_NO_AVX512") == NULL;
+	}
+	return usable;
+}
+
+int
+gemm_avx512(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
+            const float *a, const float *b, float beta, float *c)
+{
+	if (tb) {
+		if ((b = transposed(b, n, k)) == NULL) {
+			return -1;
+		}
+	}
+	/* a(i, kk): A is m x k, or k x m read transposed. */
+	int64_t sam = ta ? 1 : k, sak = ta ? m : 1;
+	for (int64_t j0 = 0; j0 < n; j0 += 64) {
+		int64_t nr = n - j0 < 64 ? n - j0 : 64;
+		int nv = (int)((nr + 15) / 16);
+		for (int64_t i0 = 0; i0 < m; i0 += 4) {
+			int mr = m - i0 < 4 ? (int)(m - i0) : 4;
+			tiles[mr - 1][nv - 1](k, a + i0 * sam, sam, sak, b + j0,
+			                      n, c + i0 * n + j0, n, nr, alpha,
+			                      beta);
+		}
+	}
+	return 0;
+}
+
+#else
+
+int
+gemm_avx512_usable(void)
+{
+	return 0;
+}
+
+int
+gemm_avx512(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
+            const float *a, const float *b, float beta, float *c)
+{
+	(void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha, (void)a;
+	(void)b, (void)beta, (void)c;
+	return -1;
+}
+
+#endif
