@@ -97,6 +97,8 @@ struct tf_dataset {
 	int64_t
 	    cat_ids; /* ids of all vocabularies, out-of-vocabulary included */
 	int64_t buckets; /* hash buckets of the crosses */
+	int fast;        /* the packed layout's fast path may be used */
+	int no_fast;     /* tests: never */
 };
 
 const char *
@@ -641,6 +643,9 @@ tf_dataset_open(struct tf_dataset *ds, const char *const *files, size_t nfiles,
 	if (ds->nin == 0 && !ds->sparse) {
 		return tfi_set_error(ds, TF_EINVAL, "no features to read");
 	}
+	ds->fast = !ds->no_fast && ds->nin == 1 && !ds->sparse &&
+	           ds->ncat == 0 && ds->key == NULL && !ds->plus_minus &&
+	           ds->in[0].col == 0 && ds->in[0].width == ds->width;
 	close_files(ds);
 	ds->files = calloc(nfiles + 1, sizeof *ds->files);
 	if (ds->files == NULL) {
@@ -730,10 +735,138 @@ key_text(const struct tf_feature *f, char *out)
 	}
 }
 
+/* A varint at *p (before end); 0 when malformed. */
+static int
+fast_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t r = 0;
+	for (int shift = 0; shift < 64 && *p < end; shift += 7) {
+		uint8_t b = *(*p)++;
+		r |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = r;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* A length-delimited field with this one-byte tag: its bytes in
+ * [*sub, *subend), *p moved past them.  0 when it is not that. */
+static int
+fast_len(const uint8_t **p, const uint8_t *end, uint8_t tag,
+         const uint8_t **sub, const uint8_t **subend)
+{
+	uint64_t n;
+	if (*p >= end || **p != tag) {
+		return 0;
+	}
+	(*p)++;
+	if (!fast_varint(p, end, &n) || n > (uint64_t)(end - *p)) {
+		return 0;
+	}
+	*sub = *p;
+	*subend = *p + n;
+	*p += n;
+	return 1;
+}
+
+/*
+ * The packed layout's records as tf-csv2record writes them, read without
+ * the general parser: one Features message holding exactly the packed
+ * float list (packed encoding, the right count) and the label (one
+ * number, packed or not), nothing else.  Returns 1 when it filled row
+ * and label; 0 sends the record to the general parser, which decides
+ * about anything unusual (other encodings, other features, damage).
+ */
+static int
+fast_packed(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
+            float *label)
+{
+	const struct input *in = &ds->in[0];
+	const uint8_t *p = d, *end = d + n, *fs, *fe;
+	if (!fast_len(&p, end, 0x0a, &fs, &fe) || p != end) {
+		return 0;
+	}
+	int have_x = 0, have_y = ds->label == NULL;
+	while (fs < fe) {
+		const uint8_t *es, *ee, *ks, *ke, *vs, *ve, *ls, *le, *xs, *xe;
+		if (!fast_len(&fs, fe, 0x0a, &es, &ee) ||
+		    !fast_len(&es, ee, 0x0a, &ks, &ke) ||
+		    !fast_len(&es, ee, 0x12, &vs, &ve) || es != ee) {
+			return 0;
+		}
+		size_t klen = (size_t)(ke - ks);
+		uint8_t kind = vs < ve ? *vs : 0;
+		if (!fast_len(&vs, ve, kind, &ls, &le) || vs != ve ||
+		    (kind != 0x12 && kind != 0x1a)) {
+			return 0;
+		}
+		if (!have_x && klen == strlen(in->name) &&
+		    memcmp(ks, in->name, klen) == 0) {
+			if (kind != 0x12 ||
+			    !fast_len(&ls, le, 0x0a, &xs, &xe) || ls != le ||
+			    xe - xs != 4 * in->width) {
+				return 0;
+			}
+			for (int64_t j = 0; j < in->width; j++) {
+				uint32_t u = tfi_get_le32(xs + 4 * j);
+				float v;
+				memcpy(&v, &u, 4);
+				if (ds->normalize && in->mean != NULL) {
+					v = (v - in->mean[j]) * in->inv_std[j];
+				}
+				row[in->col + j] = v;
+			}
+			have_x = 1;
+		} else if (!have_y && klen == strlen(ds->label) &&
+		           memcmp(ks, ds->label, klen) == 0) {
+			if (kind == 0x12) { /* one float, packed or not */
+				if (le - ls == 7 && ls[0] == 0x0a &&
+				    ls[1] == 4) {
+					ls += 2;
+				} else if (le - ls == 5 && ls[0] == 0x0d) {
+					ls += 1;
+				} else {
+					return 0;
+				}
+				uint32_t u = tfi_get_le32(ls);
+				memcpy(label, &u, 4);
+			} else { /* one int64, packed or not */
+				uint64_t v;
+				if (ls < le && ls[0] == 0x0a) {
+					const uint8_t *s, *e;
+					if (!fast_len(&ls, le, 0x0a, &s, &e) ||
+					    ls != le ||
+					    !fast_varint(&s, e, &v) || s != e) {
+						return 0;
+					}
+				} else if (ls < le && ls[0] == 0x08) {
+					ls++;
+					if (!fast_varint(&ls, le, &v) ||
+					    ls != le) {
+						return 0;
+					}
+				} else {
+					return 0;
+				}
+				*label = (float)(int64_t)v;
+			}
+			have_y = 1;
+		} else {
+			return 0; /* another feature, or one given twice */
+		}
+	}
+	return have_x && have_y;
+}
+
 static int
 decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
        float *label, char *key)
 {
+	if (ds->fast && key == NULL && fast_packed(ds, d, n, row, label)) {
+		return TF_OK;
+	}
 	const char *file = ds->files[ds->file];
 	uint64_t rec = tf_reader_count(ds->r) - 1;
 	if (tf_example_parse(ds->ex, d, n) != TF_OK) {
@@ -917,7 +1050,20 @@ next_example(struct tf_dataset *ds, float *x, float *label, char *key)
 	if (key != NULL && ds->kbuf != NULL) {
 		memcpy(key, ds->kbuf[i], KEYLEN);
 	}
-	/* Keep the buffer packed: the last row takes the freed place. */
+	ds->done++;
+	/* The next record takes the freed place, as TensorFlow's shuffle
+	 * buffer does; at the end of the input the last row does. */
+	if (!ds->at_end && ds->shuffle > 1) {
+		int rc = read_one(ds, ds->buf + i * w,
+		                  ds->kbuf ? ds->kbuf[i] : NULL);
+		if (rc == TF_OK) {
+			return TF_OK;
+		}
+		if (rc != TF_EOF) {
+			return rc;
+		}
+		ds->at_end = 1;
+	}
 	ds->nbuf--;
 	if (i != ds->nbuf) {
 		memcpy(ds->buf + i * w, ds->buf + ds->nbuf * w,
@@ -926,7 +1072,6 @@ next_example(struct tf_dataset *ds, float *x, float *label, char *key)
 			memcpy(ds->kbuf[i], ds->kbuf[ds->nbuf], KEYLEN);
 		}
 	}
-	ds->done++;
 	return TF_OK;
 }
 
@@ -1208,4 +1353,10 @@ tf_dataset_category(const struct tf_dataset *ds, int64_t col, const char *s,
 		}
 	}
 	return -1.0f;
+}
+
+void
+tfi_dataset_no_fast(struct tf_dataset *ds)
+{
+	ds->no_fast = 1;
 }

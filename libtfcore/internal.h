@@ -111,6 +111,11 @@ tfi_get_le64(const uint8_t *p)
 	return (uint64_t)tfi_get_le32(p) | (uint64_t)tfi_get_le32(p + 4) << 32;
 }
 
+/* Read every record with the general Example parser (tests of the
+ * packed layout's fast path, dataset.c). */
+struct tf_dataset;
+void tfi_dataset_no_fast(struct tf_dataset *ds);
+
 /* SHA-256 of n bytes as 64 hex digits and a NUL. */
 void tfi_sha256_hex(const void *data, size_t n, char hex[65]);
 

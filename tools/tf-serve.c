@@ -208,6 +208,7 @@ struct served {
 	struct failed fail[32];
 	int nfail;
 	char archive_sig[96];
+	int warned_empty; /* said once that BASE holds no version */
 	/* metrics */
 	atomic_ulong req[M_N][NCODES];
 	atomic_ulong hist[NBUCKETS + 1];
@@ -676,8 +677,7 @@ scan(struct served *s)
 		refuse(s, vs[i], sig, err);
 	}
 	if (n == 0 && cur < 0) {
-		static int warned;
-		if (!warned++) {
+		if (!s->warned_empty++) {
 			log_msg("model %s: no versions in %s (did you forget "
 			        "to name the version directory as a number, "
 			        "e.g. '1/'?)",

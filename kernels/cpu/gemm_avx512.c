@@ -38,26 +38,37 @@ edge(int64_t cols)
  * only its own.
  */
 #define ROW(I)                                                                 \
-	if (mr_ > I) {                                                         \
-		__m512 av = _mm512_set1_ps(a[I * sam + kk * sak]);             \
-		c##I##0 = _mm512_fmadd_ps(av, b0, c##I##0);                    \
-		if (nv_ > 1)                                                   \
-			c##I##1 = _mm512_fmadd_ps(av, b1, c##I##1);            \
-		if (nv_ > 2)                                                   \
-			c##I##2 = _mm512_fmadd_ps(av, b2, c##I##2);            \
-		if (nv_ > 3)                                                   \
-			c##I##3 = _mm512_fmadd_ps(av, b3, c##I##3);            \
-	}
-#define PUT(I, J)                                                              \
-	if (mr_ > I && nv_ > J) {                                              \
-		float *cp = c + I * ldc + 16 * J;                              \
-		__m512 v = _mm512_mul_ps(va, c##I##J);                         \
-		if (beta != 0.0f) {                                            \
-			v = _mm512_fmadd_ps(                                   \
-			    vb, _mm512_maskz_loadu_ps(m##J, cp), v);           \
+	do {                                                                   \
+		if (mr_ > I) {                                                 \
+			__m512 av = _mm512_set1_ps(a[I * sam + kk * sak]);     \
+			c##I##0 = _mm512_fmadd_ps(av, b0, c##I##0);            \
+			if (nv_ > 1)                                           \
+				c##I##1 = _mm512_fmadd_ps(av, b1, c##I##1);    \
+			if (nv_ > 2)                                           \
+				c##I##2 = _mm512_fmadd_ps(av, b2, c##I##2);    \
+			if (nv_ > 3)                                           \
+				c##I##3 = _mm512_fmadd_ps(av, b3, c##I##3);    \
 		}                                                              \
-		_mm512_mask_storeu_ps(cp, m##J, v);                            \
-	}
+	} while (0)
+#define PUT(I, J)                                                              \
+	do {                                                                   \
+		if (mr_ > I && nv_ > J) {                                      \
+			float *cp = c + I * ldc + 16 * J;                      \
+			__m512 v = _mm512_mul_ps(va, c##I##J);                 \
+			if (beta != 0.0f) {                                    \
+				v = _mm512_fmadd_ps(                           \
+				    vb, _mm512_maskz_loadu_ps(m##J, cp), v);   \
+			}                                                      \
+			_mm512_mask_storeu_ps(cp, m##J, v);                    \
+		}                                                              \
+	} while (0)
+#define PUTROW(I)                                                              \
+	do {                                                                   \
+		PUT(I, 0);                                                     \
+		PUT(I, 1);                                                     \
+		PUT(I, 2);                                                     \
+		PUT(I, 3);                                                     \
+	} while (0)
 #define TILE(MR, NV)                                                           \
 	static AVX512 void tile_##MR##_##NV(                                   \
 	    int64_t k, const float *a, int64_t sam, int64_t sak,               \
@@ -80,13 +91,16 @@ edge(int64_t cols)
 			    NV > 2 ? _mm512_maskz_loadu_ps(m2, br + 32) : z;   \
 			__m512 b3 =                                            \
 			    NV > 3 ? _mm512_maskz_loadu_ps(m3, br + 48) : z;   \
-			ROW(0) ROW(1) ROW(2) ROW(3)                            \
+			ROW(0);                                                \
+			ROW(1);                                                \
+			ROW(2);                                                \
+			ROW(3);                                                \
 		}                                                              \
 		__m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);  \
-		PUT(0, 0)                                                      \
-		PUT(0, 1) PUT(0, 2) PUT(0, 3) PUT(1, 0) PUT(1, 1) PUT(1, 2)    \
-		    PUT(1, 3) PUT(2, 0) PUT(2, 1) PUT(2, 2) PUT(2, 3)          \
-		        PUT(3, 0) PUT(3, 1) PUT(3, 2) PUT(3, 3)                \
+		PUTROW(0);                                                     \
+		PUTROW(1);                                                     \
+		PUTROW(2);                                                     \
+		PUTROW(3);                                                     \
 	}
 
 #define TILES(MR) TILE(MR, 1) TILE(MR, 2) TILE(MR, 3) TILE(MR, 4)

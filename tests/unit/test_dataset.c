@@ -1,0 +1,166 @@
+/*
+ * test_dataset.c - the packed layout's fast path reads exactly what the
+ * general Example parser reads: rows, labels, errors, for the usual
+ * records and for unusual encodings it must hand over.
+ */
+#include <unistd.h>
+
+#include "test.h"
+
+static const char *schema =
+    "{\"format\":\"tfkit-schema\",\"version\":1,\"layout\":\"packed\","
+    "\"packed\":{\"name\":\"features\",\"size\":3},"
+    "\"label\":{\"name\":\"label\",\"type\":\"int64\",\"classes\":[0,1]},"
+    "\"features\":[{\"name\":\"a\",\"type\":\"float\",\"mean\":1,\"std\":2,"
+    "\"packed_index\":0},{\"name\":\"b\",\"type\":\"float\",\"mean\":0,"
+    "\"std\":1,\"packed_index\":1},{\"name\":\"c\",\"type\":\"float\","
+    "\"mean\":-1,\"std\":0.5,\"packed_index\":2}]}";
+
+/* Append an encoded Example to the file. */
+static void
+put(struct tf_writer *w, struct tf_example *ex)
+{
+	const uint8_t *p;
+	size_t n;
+	REQUIRE(tf_example_serialize(ex, &p, &n) == TF_OK);
+	REQUIRE(tf_writer_write(w, p, n) == TF_OK);
+}
+
+/* Read path with the fast path on or off: rows and labels, and the
+ * status at the end. */
+static int
+read_all(const char *path, int fast, float *x, float *y, size_t *rows,
+         char *msg, size_t msglen)
+{
+	struct tf_dataset *ds = tf_dataset_new();
+	int rc = tf_dataset_parse_schema(ds, schema, "schema");
+	if (!fast) {
+		tfi_dataset_no_fast(ds);
+	}
+	tf_dataset_set_label_optional(ds, 1);
+	const char *files[] = {path};
+	rc = rc ? rc : tf_dataset_open(ds, files, 1, 1, 1, 0);
+	size_t got;
+	*rows = 0;
+	while (rc == TF_OK &&
+	       (rc = tf_dataset_next(ds, x + *rows * 3, y + *rows, 4, &got)) ==
+	           TF_OK) {
+		*rows += got;
+	}
+	snprintf(msg, msglen, "%s", tf_errmsg(ds));
+	tf_dataset_free(ds);
+	return rc;
+}
+
+TEST(fast_path_reads_what_the_parser_reads)
+{
+	char path[] = "/tmp/tfkit-test-dataset-XXXXXX";
+	int fd = mkstemp(path);
+	REQUIRE(fd >= 0);
+	close(fd);
+	struct tf_writer *w = tf_writer_new();
+	struct tf_example *ex = tf_example_new();
+	REQUIRE(tf_writer_open(w, path, TF_COMPRESS_NONE, 0) == TF_OK);
+	srand(3);
+	for (int i = 0; i < 200; i++) {
+		tf_example_clear(ex);
+		float f[4] = {(float)rand() / RAND_MAX, (float)(i % 7) - 3,
+		              1e6f * (float)i, 0.5f};
+		int64_t l = i % 2, big = (int64_t)1 << 40;
+		float fl = (float)(i % 2);
+		int shape = i % 10;
+		/* The usual record, and variants: float label, extra
+		 * feature, no label, a label of two values, four floats,
+		 * int64 features, a large label, no features. */
+		tf_example_add_floats(ex, "features", f, shape == 4 ? 4 : 3);
+		if (shape == 1) {
+			tf_example_add_floats(ex, "label", &fl, 1);
+		} else if (shape == 2) {
+			tf_example_add_int64s(ex, "label", &l, 1);
+			tf_example_add_floats(ex, "zz", f, 1);
+		} else if (shape == 3) {
+			/* no label */
+		} else if (shape == 5) {
+			int64_t two[2] = {1, 0};
+			tf_example_add_int64s(ex, "label", two, 2);
+		} else if (shape == 6) {
+			tf_example_add_int64s(ex, "label", &big, 1);
+		} else {
+			tf_example_add_int64s(ex, "label", &l, 1);
+		}
+		if (shape == 5 || shape == 4) {
+			continue; /* errors: tested below, one at a time */
+		}
+		put(w, ex);
+	}
+	/* Hand-made encodings: unpacked floats (field 1 wire 5 each), an
+	 * unpacked int64 label, and the entries in the other order. */
+	static const uint8_t unpacked[] = {
+	    0x0a, 0x2e, 0x0a, 0x1d, 0x0a, 0x08, 'f',  'e',  'a',  't',
+	    'u',  'r',  'e',  's',  0x12, 0x11, 0x12, 0x0f, 0x0d, 0,
+	    0,    0x80, 0x3f, 0x0d, 0,    0,    0,    0x40, 0x0d, 0,
+	    0,    0x40, 0x40, 0x0a, 0x0d, 0x0a, 0x05, 'l',  'a',  'b',
+	    'e',  'l',  0x12, 0x04, 0x1a, 0x02, 0x08, 0x01};
+	static const uint8_t reversed[] = {
+	    0x0a, 0x2e, 0x0a, 0x0e, 0x0a, 0x05, 'l',  'a',  'b',  'e',
+	    'l',  0x12, 0x05, 0x1a, 0x03, 0x0a, 0x01, 0x01, 0x0a, 0x1c,
+	    0x0a, 0x08, 'f',  'e',  'a',  't',  'u',  'r',  'e',  's',
+	    0x12, 0x10, 0x12, 0x0e, 0x0a, 0x0c, 0,    0,    0x80, 0x3f,
+	    0,    0,    0,    0x40, 0,    0,    0x40, 0x40};
+	REQUIRE(tf_writer_write(w, unpacked, sizeof unpacked) == TF_OK);
+	REQUIRE(tf_writer_write(w, reversed, sizeof reversed) == TF_OK);
+	REQUIRE(tf_writer_close(w) == TF_OK);
+	float xa[1024], ya[400], xb[1024], yb[400];
+	size_t ra, rb;
+	char ma[512], mb[512];
+	int a = read_all(path, 1, xa, ya, &ra, ma, sizeof ma);
+	int b = read_all(path, 0, xb, yb, &rb, mb, sizeof mb);
+	CHECK_EQ_INT(a, TF_EOF);
+	CHECK_EQ_INT(b, TF_EOF);
+	CHECK_EQ_INT(ra, 162);
+	CHECK_EQ_INT(ra, rb);
+	CHECK_MEM(xa, xb, ra * 3 * sizeof(float));
+	for (size_t i = 0; i < ra; i++) {
+		CHECK(ya[i] == yb[i] || (isnan(ya[i]) && isnan(yb[i])));
+	}
+	/* The hand-made ones: standardised (1, 2, 3), label 1. */
+	float want[3] = {0.0f, 2.0f, 8.0f};
+	CHECK_MEM(xa + (ra - 2) * 3, want, sizeof want);
+	CHECK_MEM(xa + (ra - 1) * 3, want, sizeof want);
+	CHECK(ya[ra - 1] == 1.0f && ya[ra - 2] == 1.0f);
+
+	/* Errors name the same record either way. */
+	for (int bad = 0; bad < 3; bad++) {
+		REQUIRE(tf_writer_open(w, path, TF_COMPRESS_NONE, 0) == TF_OK);
+		tf_example_clear(ex);
+		float f[4] = {1, 2, 3, 4};
+		int64_t two[2] = {1, 0}, one = 1;
+		tf_example_add_floats(ex, "features", f, bad == 0 ? 4 : 3);
+		if (bad == 1) {
+			tf_example_add_int64s(ex, "label", two, 2);
+		} else {
+			tf_example_add_int64s(ex, "label", &one, 1);
+		}
+		put(w, ex);
+		if (bad == 2) {
+			static const uint8_t cut[] = {0x0a, 0x2d, 0x0a, 0x1d};
+			REQUIRE(tf_writer_write(w, cut, sizeof cut) == TF_OK);
+		}
+		REQUIRE(tf_writer_close(w) == TF_OK);
+		a = read_all(path, 1, xa, ya, &ra, ma, sizeof ma);
+		b = read_all(path, 0, xb, yb, &rb, mb, sizeof mb);
+		CHECK_EQ_INT(a, TF_EFORMAT);
+		CHECK_EQ_INT(a, b);
+		CHECK(strcmp(ma, mb) == 0);
+	}
+	unlink(path);
+	tf_example_free(ex);
+	tf_writer_free(w);
+}
+
+int
+main(void)
+{
+	RUN(fast_path_reads_what_the_parser_reads);
+	DONE();
+}
