@@ -67,6 +67,17 @@ struct tf_kernels {
 	                int combiner, float *dtable);
 };
 
+/*
+ * Simple loops worth compiling for the vector units the CPU has: one
+ * copy each for AVX-512, AVX2 and the baseline, picked at load time.
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define TF_VECTOR_CLONES                                                       \
+	__attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define TF_VECTOR_CLONES
+#endif
+
 extern const struct tf_kernels tfi_cpu_kernels;
 
 /* CPU implementations (kernels/cpu/). */

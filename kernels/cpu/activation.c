@@ -8,7 +8,7 @@
 
 /* Branch-free loops over restrict pointers, so the compiler vectorizes
  * them (signs are random: a branch would be mispredicted half the time). */
-void
+TF_VECTOR_CLONES void
 relu_forward_cpu(const float *restrict x, float *restrict y, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -16,7 +16,7 @@ relu_forward_cpu(const float *restrict x, float *restrict y, size_t n)
 	}
 }
 
-void
+TF_VECTOR_CLONES void
 relu_backward_cpu(const float *restrict y, const float *restrict dy,
                   float *restrict dx, size_t n)
 {

@@ -153,10 +153,57 @@ gemm_avx512_usable(void)
 	return usable;
 }
 
+/* Scratch of this thread for the transposed product. */
+static float *
+scratch(size_t floats)
+{
+	static _Thread_local float *buf;
+	static _Thread_local size_t cap;
+	if (floats > cap) {
+		float *p = realloc(buf, floats * sizeof *p);
+		if (p == NULL) {
+			return NULL;
+		}
+		buf = p;
+		cap = floats;
+	}
+	return buf;
+}
+
 int
 gemm_avx512(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
             const float *a, const float *b, float beta, float *c)
 {
+	/*
+	 * A weight gradient X^T dY with few columns (n < 48) and more rows:
+	 * computed as its transpose dY^T X, whose rows are long, so each
+	 * broadcast feeds more FMAs; then transposed into C.
+	 */
+	if (ta && !tb && n < 48 && m > n) {
+		float *t = scratch((size_t)(n * m));
+		if (t == NULL) {
+			return -1;
+		}
+		/* T (n x m) = B^T A: a'(i, kk) = B[kk][i], rows of A. */
+		for (int64_t j0 = 0; j0 < m; j0 += 64) {
+			int64_t nr = m - j0 < 64 ? m - j0 : 64;
+			int nv = (int)((nr + 15) / 16);
+			for (int64_t i0 = 0; i0 < n; i0 += 4) {
+				int mr = n - i0 < 4 ? (int)(n - i0) : 4;
+				tiles[mr - 1][nv - 1](k, b + i0, 1, n, a + j0,
+				                      m, t + i0 * m + j0, m, nr,
+				                      1.0f, 0.0f);
+			}
+		}
+		for (int64_t i = 0; i < m; i++) {
+			for (int64_t j = 0; j < n; j++) {
+				float v = alpha * t[j * m + i];
+				c[i * n + j] =
+				    beta != 0.0f ? v + beta * c[i * n + j] : v;
+			}
+		}
+		return 0;
+	}
 	if (tb) {
 		if ((b = transposed(b, n, k)) == NULL) {
 			return -1;

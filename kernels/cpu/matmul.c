@@ -9,11 +9,24 @@
 
 static int threads = 1;
 
+/*
+ * OpenBLAS starts a worker per core when it loads, and an idle worker
+ * spins (sched_yield) for a while before it sleeps; on a small machine
+ * that spinning takes a core from the reader thread.  With one thread
+ * asked for, stop the workers (OpenBLAS's own shutdown, exported for its
+ * fork handling; they are started again if a parallel call comes).  Weak:
+ * another BLAS simply lacks it.
+ */
+extern int blas_thread_shutdown_(void) __attribute__((weak));
+
 void
 threads_cpu(int n)
 {
 	threads = n;
 	openblas_set_num_threads(n);
+	if (n == 1 && blas_thread_shutdown_ != NULL) {
+		blas_thread_shutdown_();
+	}
 }
 
 /* C (m x n) = alpha * op(A) op(B) + beta * C, all row-major.  One thread
@@ -34,7 +47,7 @@ gemm_cpu(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
 }
 
 /* y: (rows, cols) += b: (cols) */
-void
+TF_VECTOR_CLONES void
 add_bias_cpu(float *restrict y, const float *restrict b, int64_t rows,
              int64_t cols)
 {
@@ -47,7 +60,7 @@ add_bias_cpu(float *restrict y, const float *restrict b, int64_t rows,
 }
 
 /* db: (cols) += column sums of dy: (rows, cols) */
-void
+TF_VECTOR_CLONES void
 bias_grad_cpu(const float *restrict dy, float *restrict db, int64_t rows,
               int64_t cols)
 {
@@ -71,8 +84,8 @@ zero_cpu(float *y, size_t n)
 	memset(y, 0, n * sizeof *y);
 }
 
-void
-add_cpu(const float *x, float *y, size_t n)
+TF_VECTOR_CLONES void
+add_cpu(const float *restrict x, float *restrict y, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		y[i] += x[i];

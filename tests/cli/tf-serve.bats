@@ -255,9 +255,10 @@ assert abs(sum(s for _, s in r[0]) - 1) < 1e-6, r' "$output"
 		tf-export -d "$F/ck" --export-base base > /dev/null
 		sleep 0.3
 	done
-	# a damaged version 5 (a flipped byte) and a half-written 6
+		# a damaged version 5 (a flipped byte) and a half-written 6 (only
+	# model.json), each appearing at once so each is refused once
 	cp -r base/4 base/.x && flip_byte base/.x/variables.bin 64 && mv base/.x base/5
-	mkdir base/6 && cp base/4/model.json base/6/
+	mkdir base/.y && cp base/4/model.json base/.y/ && mv base/.y base/6
 	sleep 0.5
 	touch stop
 	wait_clients() { while [ "$(jobs -r | wc -l)" -gt 1 ]; do sleep 0.05; done; }
