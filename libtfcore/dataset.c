@@ -736,7 +736,7 @@ key_text(const struct tf_feature *f, char *out)
 }
 
 /* A varint at *p (before end); 0 when malformed. */
-static int
+static inline __attribute__((always_inline)) int
 fast_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
 	uint64_t r = 0;
@@ -753,7 +753,7 @@ fast_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 
 /* A length-delimited field with this one-byte tag: its bytes in
  * [*sub, *subend), *p moved past them.  0 when it is not that. */
-static int
+static inline __attribute__((always_inline)) int
 fast_len(const uint8_t **p, const uint8_t *end, uint8_t tag,
          const uint8_t **sub, const uint8_t **subend)
 {
@@ -785,6 +785,8 @@ fast_packed(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 {
 	const struct input *in = &ds->in[0];
 	const uint8_t *p = d, *end = d + n, *fs, *fe;
+	size_t xlen = strlen(in->name),
+	       ylen = ds->label ? strlen(ds->label) : 0;
 	if (!fast_len(&p, end, 0x0a, &fs, &fe) || p != end) {
 		return 0;
 	}
@@ -802,7 +804,7 @@ fast_packed(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		    (kind != 0x12 && kind != 0x1a)) {
 			return 0;
 		}
-		if (!have_x && klen == strlen(in->name) &&
+		if (!have_x && klen == xlen &&
 		    memcmp(ks, in->name, klen) == 0) {
 			if (kind != 0x12 ||
 			    !fast_len(&ls, le, 0x0a, &xs, &xe) || ls != le ||
@@ -819,7 +821,7 @@ fast_packed(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 				row[in->col + j] = v;
 			}
 			have_x = 1;
-		} else if (!have_y && klen == strlen(ds->label) &&
+		} else if (!have_y && klen == ylen &&
 		           memcmp(ks, ds->label, klen) == 0) {
 			if (kind == 0x12) { /* one float, packed or not */
 				if (le - ls == 7 && ls[0] == 0x0a &&

@@ -802,8 +802,19 @@ tf_graph_forward(struct tf_graph *g, int training)
 		rows = nd->fed_rows;
 	}
 	g->rows = rows;
+	int host = tf_device_kind(g->dev) == TF_DEVICE_CPU;
 	for (int i = 0; i < g->n; i++) {
 		struct tf_node *nd = &g->nodes[i];
+		if (nd->is_input && host) {
+			/* The CPU reads fed data in place (ops never write
+			 * their inputs). */
+			nd->out.data = (void *)nd->fed;
+			nd->out.dtype = TF_FLOAT32;
+			nd->out.rows = rows;
+			nd->out.cols = nd->width;
+			nd->out.dev = g->dev;
+			continue;
+		}
 		if (alloc_tensor(g, &nd->out, rows, nd->width) != TF_OK) {
 			return g->err.code;
 		}

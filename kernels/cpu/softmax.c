@@ -97,10 +97,14 @@ sigmoid_xent_cpu(const float *logits, const float *labels, float *dlogits,
 	double total = 0;
 	float s = scale / (float)rows;
 	for (int64_t r = 0; r < rows; r++) {
+		/* One exponential serves the loss and the sigmoid, with no
+		 * overflow on either side: e = exp(-|x|) is in (0, 1]. */
 		float x = logits[r], z = labels[r];
-		total += (x > 0 ? x : 0) - x * z + log1p(exp(-fabs((double)x)));
+		float e = expf(-fabsf(x));
+		total += (double)((x > 0 ? x : 0) - x * z) + (double)log1pf(e);
 		if (dlogits != NULL) {
-			dlogits[r] += s * (1.0f / (1.0f + expf(-x)) - z);
+			float p = x >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e);
+			dlogits[r] += s * (p - z);
 		}
 	}
 	return total / (double)rows;

@@ -53,7 +53,9 @@ TF_API int tf_graph_build(struct tf_graph *g, const struct tf_registry *r,
 /* Ask for the gradient of an input too (gradient checks). */
 TF_API int tf_graph_want_input_grad(struct tf_graph *g, const char *input);
 
-/* Feed rows x width floats to an input (copied at the next forward). */
+/* Feed rows x width floats to an input for the next forward.  The CPU
+ * device reads them in place: keep them unchanged until the step's
+ * backward is done. */
 TF_API int tf_graph_feed(struct tf_graph *g, const char *input,
                          const float *data, int64_t rows);
 /* Run the nodes; with training, ops such as dropout behave so. */
