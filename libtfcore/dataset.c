@@ -1218,6 +1218,14 @@ tf_dataset_set_categorical(struct tf_dataset *ds, const char *crosses,
 		ds->cat_ids += c->n + 1;
 	}
 	json_decref(root);
+	if (rc == TF_OK && ds->cat_ids > (1 << 24)) {
+		/* Ids travel in float rows: exact up to 2^24. */
+		rc =
+		    tfi_set_error(ds, TF_EINVAL,
+		                  "the categorical vocabularies hold %lld ids, "
+		                  "more than %d",
+		                  (long long)ds->cat_ids, 1 << 24);
+	}
 	if (rc != TF_OK) {
 		return rc;
 	}
