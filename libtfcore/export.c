@@ -265,7 +265,7 @@ build_files(struct tf_model *m, const struct tf_registry *reg,
 	}
 	char *sig = tf_model_signature(m);
 	char *prov = tf_model_provenance(m);
-	char *cat = (char *)tfi_model_categorical(m);
+	char *cat = tfi_model_categorical(m);
 	json_t *p = prov ? json_loads(prov, 0, NULL) : NULL;
 	json_t *x = extra ? json_loads(extra, 0, NULL) : NULL;
 	if (p != NULL && json_is_object(x)) {
@@ -326,18 +326,18 @@ build_files(struct tf_model *m, const struct tf_registry *reg,
 
 /* ---- the export directory ------------------------------------------------ */
 
-static int
-parse_version(const char *name, int64_t *v)
+int
+tf_export_version(const char *s, size_t n, int64_t *v)
 {
-	if (*name == '\0' || strlen(name) > 18) {
+	if (n == 0 || n > 18) {
 		return 0;
 	}
 	int64_t x = 0;
-	for (const char *c = name; *c; c++) {
-		if (*c < '0' || *c > '9') {
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9') {
 			return 0;
 		}
-		x = x * 10 + (*c - '0');
+		x = x * 10 + (s[i] - '0');
 	}
 	*v = x;
 	return 1;
@@ -368,8 +368,8 @@ tf_export_versions(const char *base, int64_t **versions, size_t *n, char *err,
 		char path[4096];
 		struct stat st;
 		snprintf(path, sizeof path, "%s/%s", base, e->d_name);
-		if (!parse_version(e->d_name, &v) || stat(path, &st) != 0 ||
-		    !S_ISDIR(st.st_mode)) {
+		if (!tf_export_version(e->d_name, strlen(e->d_name), &v) ||
+		    stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
 			continue;
 		}
 		if (*n == cap) {

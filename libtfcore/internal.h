@@ -126,6 +126,6 @@ int tfi_model_task(const struct tf_model *m);
 int tfi_model_normalize(const struct tf_model *m);
 /* wide_and_deep's {"crosses", "buckets"} as JSON (freed by the caller),
  * or NULL. */
-const char *tfi_model_categorical(const struct tf_model *m);
+char *tfi_model_categorical(const struct tf_model *m);
 
 #endif

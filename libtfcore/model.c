@@ -667,7 +667,7 @@ tf_model_predict(struct tf_model *m, const float *x, size_t rows, float *out)
 /* ---- for export.c --------------------------------------------------------
  */
 
-const char *
+char *
 tfi_model_categorical(const struct tf_model *m)
 {
 	json_t *c = json_object_get(m->info, "categorical");

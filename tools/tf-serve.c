@@ -11,7 +11,6 @@
  */
 #include <archive.h>
 #include <archive_entry.h>
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -350,23 +349,6 @@ memvers_free(struct memver *mv, int n)
 	free(mv);
 }
 
-static int
-parse_number(const char *s, size_t n, int64_t *v)
-{
-	if (n == 0 || n > 18) {
-		return 0;
-	}
-	int64_t x = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (!isdigit((unsigned char)s[i])) {
-			return 0;
-		}
-		x = x * 10 + (s[i] - '0');
-	}
-	*v = x;
-	return 1;
-}
-
 /* Every N/FILE member of an archive, grouped by version. */
 static int
 read_archive(const char *path, struct memver **out, int *nout, char *err,
@@ -388,7 +370,7 @@ read_archive(const char *path, struct memver **out, int *nout, char *err,
 		const char *slash = name ? strchr(name, '/') : NULL;
 		int64_t v;
 		if (slash == NULL || archive_entry_filetype(e) != AE_IFREG ||
-		    !parse_number(name, (size_t)(slash - name), &v) ||
+		    !tf_export_version(name, (size_t)(slash - name), &v) ||
 		    strchr(slash + 1, '/') != NULL || slash[1] == '\0') {
 			continue;
 		}
@@ -1226,7 +1208,7 @@ route(struct reply *r, const char *method, const char *path, const char *body,
 	if (prefix(rest, "/versions/")) {
 		const char *num = rest + 10;
 		size_t dl = strspn(num, "0123456789");
-		if (!parse_number(num, dl, &want)) {
+		if (!tf_export_version(num, dl, &want)) {
 			json_error(r, 400, "Malformed request: %s %s", method,
 			           path);
 			return;

@@ -118,20 +118,30 @@ static const tile_fn tiles[4][4] = {
     {tile_4_1, tile_4_2, tile_4_3, tile_4_4},
 };
 
-/* B^T of a (n x k) matrix into a k x n buffer of this thread. */
-static const float *
-transposed(const float *b, int64_t n, int64_t k)
+/* Scratch memory of this thread (a transposed operand or product). */
+static float *
+scratch(size_t floats)
 {
 	static _Thread_local float *buf;
 	static _Thread_local size_t cap;
-	size_t need = (size_t)(n * k);
-	if (need > cap) {
-		float *p = realloc(buf, need * sizeof *p);
+	if (floats > cap) {
+		float *p = realloc(buf, floats * sizeof *p);
 		if (p == NULL) {
 			return NULL;
 		}
 		buf = p;
-		cap = need;
+		cap = floats;
+	}
+	return buf;
+}
+
+/* B^T of a (n x k) matrix into a k x n scratch buffer. */
+static const float *
+transposed(const float *b, int64_t n, int64_t k)
+{
+	float *buf = scratch((size_t)(n * k));
+	if (buf == NULL) {
+		return NULL;
 	}
 	for (int64_t i = 0; i < n; i++) {
 		for (int64_t j = 0; j < k; j++) {
@@ -151,23 +161,6 @@ gemm_avx512_usable(void)
 		         getenv("TFKIT_NO_AVX512") == NULL;
 	}
 	return usable;
-}
-
-/* Scratch of this thread for the transposed product. */
-static float *
-scratch(size_t floats)
-{
-	static _Thread_local float *buf;
-	static _Thread_local size_t cap;
-	if (floats > cap) {
-		float *p = realloc(buf, floats * sizeof *p);
-		if (p == NULL) {
-			return NULL;
-		}
-		buf = p;
-		cap = floats;
-	}
-	return buf;
 }
 
 int

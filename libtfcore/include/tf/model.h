@@ -115,6 +115,8 @@ TF_API int tf_model_export_onnx(struct tf_model *m, const char *path);
  */
 TF_API int tf_export_versions(const char *base, int64_t **versions, size_t *n,
                               char *err, size_t errlen);
+/* Whether n bytes at s name a version (decimal digits, "007" = 7). */
+TF_API int tf_export_version(const char *s, size_t n, int64_t *v);
 
 #ifdef __cplusplus
 }
