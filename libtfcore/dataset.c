@@ -41,6 +41,12 @@ struct cat {
 	int64_t col;
 };
 
+/* A row column by name, for lookups. */
+struct colref {
+	const char *name;
+	int64_t col;
+};
+
 /* A cross of two categorical columns, hashed into buckets. */
 struct cross {
 	size_t a, b; /* indexes into cats */
@@ -88,6 +94,7 @@ struct tf_dataset {
 	/* per row column, from the schema (not for libsvm rows) */
 	char **colname;
 	unsigned char *colint;
+	struct colref *colorder; /* the columns sorted by name */
 	/* categorical columns and their crosses, after the numeric ones */
 	struct cat *cats;
 	size_t ncat;
@@ -168,6 +175,7 @@ tf_dataset_free(struct tf_dataset *ds)
 	}
 	free(ds->colname);
 	free(ds->colint);
+	free(ds->colorder);
 	for (size_t i = 0; i < ds->ncat; i++) {
 		for (int64_t k = 0; k < ds->cats[i].n; k++) {
 			free(ds->cats[i].vocab[k]);
@@ -316,6 +324,29 @@ col_stats(json_t *col, float *mean, float *inv_std)
 	*inv_std = sd > 1e-12 ? (float)(1.0 / sd) : 1.0f;
 }
 
+static int
+by_column_name(const void *a, const void *b)
+{
+	return strcmp(((const struct colref *)a)->name,
+	              ((const struct colref *)b)->name);
+}
+
+/* The name index of the columns, once they are named. */
+static int
+index_columns(struct tf_dataset *ds)
+{
+	struct colref *o = realloc(ds->colorder, (size_t)ds->width * sizeof *o);
+	if (o == NULL) {
+		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
+	}
+	ds->colorder = o;
+	for (int64_t c = 0; c < ds->width; c++) {
+		o[c] = (struct colref){ds->colname[c], c};
+	}
+	qsort(o, (size_t)ds->width, sizeof *o, by_column_name);
+	return TF_OK;
+}
+
 /* Name each column of a row after the schema feature it holds. */
 static int
 name_columns(struct tf_dataset *ds, json_t *feats, const char *origin)
@@ -367,19 +398,45 @@ name_columns(struct tf_dataset *ds, json_t *feats, const char *origin)
 			                     origin, (long long)c);
 		}
 	}
-	return TF_OK;
+	return index_columns(ds);
 }
 
-/* The input holding row column c. */
+/* The input holding row column c (inputs lie in column order). */
 static const struct input *
 column_input(const struct tf_dataset *ds, int64_t c)
 {
-	for (size_t k = 0; k < ds->nin; k++) {
-		if (c >= ds->in[k].col && c < ds->in[k].col + ds->in[k].width) {
-			return &ds->in[k];
+	size_t lo = 0, hi = ds->nin;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct input *in = &ds->in[mid];
+		if (c < in->col) {
+			hi = mid;
+		} else if (c >= in->col + in->width) {
+			lo = mid + 1;
+		} else {
+			return in;
 		}
 	}
 	return NULL;
+}
+
+int64_t
+tf_dataset_find_column(const struct tf_dataset *ds, const char *name)
+{
+	size_t lo = 0, hi = ds->colorder ? (size_t)ds->width : 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int cmp = strcmp(ds->colorder[mid].name, name);
+		if (cmp == 0) {
+			return ds->colorder[mid].col;
+		}
+		if (cmp < 0) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	return -1;
 }
 
 const char *
@@ -1302,7 +1359,7 @@ tf_dataset_set_categorical(struct tf_dataset *ds, const char *crosses,
 		}
 	}
 	ds->width = w;
-	return TF_OK;
+	return index_columns(ds);
 }
 
 void

@@ -123,29 +123,20 @@ static int64_t
 column(const struct tf_model *m, const char *name)
 {
 	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
-	int64_t w = tf_dataset_width(ds);
-	for (int64_t c = 0; c < w; c++) {
-		int is_int;
-		float mean, inv;
-		const char *cn = tf_dataset_column(ds, c, &is_int, &mean, &inv);
-		if (cn != NULL && strcmp(cn, name) == 0 &&
-		    tf_dataset_column_kind(ds, c) != TF_COLUMN_DERIVED) {
-			return c;
-		}
-	}
-	return -1;
+	int64_t c = tf_dataset_find_column(ds, name);
+	return c >= 0 && tf_dataset_column_kind(ds, c) != TF_COLUMN_DERIVED
+	           ? c
+	           : -1;
 }
 
-/* Inputs of the signature: the row's columns but the derived ones. */
+/* Inputs of the signature: the row's columns but the derived ones (the
+ * last). */
 static int64_t
 ninputs(const struct tf_model *m)
 {
-	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
-	int64_t w = tf_dataset_width(ds), n = 0;
-	for (int64_t c = 0; c < w; c++) {
-		n += tf_dataset_column_kind(ds, c) != TF_COLUMN_DERIVED;
-	}
-	return n;
+	struct tf_layout l;
+	tf_dataset_layout(tf_model_dataset((struct tf_model *)m), &l);
+	return l.numeric + l.categorical;
 }
 
 /* Whether the signature is one dense input "x" (libsvm rows). */

@@ -221,19 +221,6 @@ static atomic_ulong other_req[NCODES];
 static atomic_int inflight;
 static atomic_int stopping;
 
-static void log_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void
-log_msg(const char *fmt, ...)
-{
-	char line[2048];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof line, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "%s: %s\n", tool_name, line);
-}
-
 static void
 version_free(struct version *v)
 {
@@ -560,14 +547,14 @@ swap_in(struct served *s, struct version *v, const char *from)
 	pthread_mutex_unlock(&s->lock);
 	atomic_fetch_add(&s->loads, 1);
 	if (old != NULL) {
-		log_msg("model %s: version %lld loaded from %s, replacing "
-		        "version %lld",
-		        s->name, (long long)v->number, from,
-		        (long long)old->number);
+		warnx_("model %s: version %lld loaded from %s, replacing "
+		       "version %lld",
+		       s->name, (long long)v->number, from,
+		       (long long)old->number);
 		release(s, old);
 	} else {
-		log_msg("model %s: version %lld loaded from %s", s->name,
-		        (long long)v->number, from);
+		warnx_("model %s: version %lld loaded from %s", s->name,
+		       (long long)v->number, from);
 	}
 }
 
@@ -579,8 +566,8 @@ refuse(struct served *s, int64_t number, const char *sig, const char *why)
 	set_status(s, number, "END", "DATA_LOSS", why);
 	pthread_mutex_unlock(&s->lock);
 	atomic_fetch_add(&s->load_failures, 1);
-	log_msg("model %s: version %lld refused: %s", s->name,
-	        (long long)number, why);
+	warnx_("model %s: version %lld refused: %s", s->name, (long long)number,
+	       why);
 }
 
 /*
@@ -603,7 +590,7 @@ scan(struct served *s)
 		int n = 0;
 		err[0] = '\0';
 		if (read_archive(s->base, &mv, &n, err, sizeof err) != 0) {
-			log_msg("model %s: %s", s->name, err);
+			warnx_("model %s: %s", s->name, err);
 			return; /* perhaps being written: next poll */
 		}
 		snprintf(s->archive_sig, sizeof s->archive_sig, "%s", sig);
@@ -640,7 +627,7 @@ scan(struct served *s)
 	int64_t *vs = NULL;
 	size_t n = 0;
 	if (tf_export_versions(s->base, &vs, &n, err, sizeof err) != TF_OK) {
-		log_msg("model %s: %s", s->name, err);
+		warnx_("model %s: %s", s->name, err);
 		return;
 	}
 	for (size_t i = 0; i < n && vs[i] != cur; i++) {
@@ -660,10 +647,10 @@ scan(struct served *s)
 	}
 	if (n == 0 && cur < 0) {
 		if (!s->warned_empty++) {
-			log_msg("model %s: no versions in %s (did you forget "
-			        "to name the version directory as a number, "
-			        "e.g. '1/'?)",
-			        s->name, s->base);
+			warnx_("model %s: no versions in %s (did you forget "
+			       "to name the version directory as a number, "
+			       "e.g. '1/'?)",
+			       s->name, s->base);
 		}
 	}
 	free(vs);
@@ -1079,22 +1066,29 @@ thread_request(void)
 	return q;
 }
 
+/* TF Serving's 404 for a model or version that is not being served. */
+static void
+not_found(struct reply *r, const char *name, size_t n, int64_t want)
+{
+	if (want >= 0) {
+		json_error(
+		    r, 404,
+		    "Servable not found for request: Specific(%.*s, %lld)",
+		    (int)n, name, (long long)want);
+	} else {
+		json_error(r, 404,
+		           "Servable not found for request: Latest(%.*s)",
+		           (int)n, name);
+	}
+}
+
 static void
 infer(struct reply *r, struct served *s, int64_t want, int method,
       const char *body, size_t len)
 {
 	struct version *v = acquire(s, want);
 	if (v == NULL) {
-		if (want >= 0) {
-			json_error(r, 404,
-			           "Servable not found for request: "
-			           "Specific(%s, %lld)",
-			           s->name, (long long)want);
-		} else {
-			json_error(r, 404,
-			           "Servable not found for request: Latest(%s)",
-			           s->name);
-		}
+		not_found(r, s->name, strlen(s->name), want);
 		return;
 	}
 	struct tf_request *q = thread_request();
@@ -1243,16 +1237,8 @@ route(struct reply *r, const char *method, const char *path, const char *body,
 			json_error(r, 404,
 			           "Could not find any versions of model %.*s",
 			           (int)nlen, name);
-		} else if (want >= 0) {
-			json_error(r, 404,
-			           "Servable not found for request: "
-			           "Specific(%.*s, %lld)",
-			           (int)nlen, name, (long long)want);
 		} else {
-			json_error(r, 404,
-			           "Servable not found for request: "
-			           "Latest(%.*s)",
-			           (int)nlen, name);
+			not_found(r, name, nlen, want);
 		}
 		return;
 	}
@@ -1263,17 +1249,7 @@ route(struct reply *r, const char *method, const char *path, const char *body,
 	} else if (kind == M_METADATA) {
 		struct version *v = acquire(s, want);
 		if (v == NULL) {
-			if (want >= 0) {
-				json_error(r, 404,
-				           "Servable not found for request: "
-				           "Specific(%s, %lld)",
-				           s->name, (long long)want);
-			} else {
-				json_error(r, 404,
-				           "Servable not found for request: "
-				           "Latest(%s)",
-				           s->name);
-			}
+			not_found(r, s->name, strlen(s->name), want);
 			return;
 		}
 		r->status = 200;
@@ -1397,7 +1373,7 @@ on_mhd_error(void *cls, const char *fmt, va_list ap)
 	while (n > 0 && msg[n - 1] == '\n') {
 		msg[--n] = '\0';
 	}
-	log_msg("http: %s", msg);
+	warnx_("http: %s", msg);
 }
 
 /* ---- nng ----------------------------------------------------------------- */
@@ -1417,7 +1393,7 @@ nng_worker(void *arg)
 	nng_aio *aio;
 	if (nng_ctx_open(&ctx, nng_sock) != 0 ||
 	    nng_aio_alloc(&aio, NULL, NULL) != 0) {
-		log_msg("nng: cannot open a context");
+		warnx_("nng: cannot open a context");
 		return NULL;
 	}
 	for (;;) {
@@ -1828,8 +1804,8 @@ main(int argc, char **argv)
 	}
 	const union MHD_DaemonInfo *di =
 	    MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-	log_msg("REST API on http://%s:%u/ (%u threads)", opt.address,
-	        di ? di->port : (unsigned)opt.port, pool);
+	warnx_("REST API on http://%s:%u/ (%u threads)", opt.address,
+	       di ? di->port : (unsigned)opt.port, pool);
 	pthread_t *nng_threads = NULL;
 	if (opt.nng_url != NULL) {
 		int rv = nng_rep0_open(&nng_sock);
@@ -1844,7 +1820,7 @@ main(int argc, char **argv)
 		for (int i = 0; nng_threads && i < opt.threads; i++) {
 			pthread_create(&nng_threads[i], NULL, nng_worker, NULL);
 		}
-		log_msg("nng endpoint on %s", opt.nng_url);
+		warnx_("nng endpoint on %s", opt.nng_url);
 	}
 	if (opt.batching) {
 		batch.nworkers = opt.threads;
@@ -1860,7 +1836,7 @@ main(int argc, char **argv)
 	               pthread_create(&watch_thread, NULL, watcher, NULL) == 0;
 	int sig = 0;
 	sigwait(&sigs, &sig);
-	log_msg("%s: draining", sig == SIGINT ? "SIGINT" : "SIGTERM");
+	warnx_("%s: draining", sig == SIGINT ? "SIGINT" : "SIGTERM");
 	/* Stop accepting, let requests under way finish (up to 10 s). */
 	MHD_quiesce_daemon(d);
 	for (int i = 0; i < 1000 && atomic_load(&inflight) > 0; i++) {
@@ -1901,6 +1877,6 @@ main(int argc, char **argv)
 	}
 	free(models);
 	tf_registry_free(reg);
-	log_msg("stopped");
+	warnx_("stopped");
 	return 0;
 }

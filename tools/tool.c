@@ -15,12 +15,13 @@
 
 const char *tool_name = "tf";
 
+/* One line, written at once, so threads' messages do not interleave. */
 static void
 vmsg(const char *fmt, va_list ap)
 {
-	fprintf(stderr, "%s: ", tool_name);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	char line[4096];
+	vsnprintf(line, sizeof line, fmt, ap);
+	fprintf(stderr, "%s: %s\n", tool_name, line);
 }
 
 void

@@ -100,6 +100,10 @@ TF_API int tf_dataset_column_kind(const struct tf_dataset *ds, int64_t c);
 TF_API float tf_dataset_category(const struct tf_dataset *ds, int64_t col,
                                  const char *s, size_t n);
 
+/* The row column of the feature called name, or -1. */
+TF_API int64_t tf_dataset_find_column(const struct tf_dataset *ds,
+                                      const char *name);
+
 /* Prepare raw rows in place, as tf_dataset_next() does: standardise the
  * numeric columns, compute the crosses. */
 TF_API void tf_dataset_standardize(const struct tf_dataset *ds, float *x,
