@@ -60,11 +60,11 @@ struct tf_kernels {
 	void (*add_cols)(const float *x, int64_t xstride, float *y,
 	                 int64_t ystride, int64_t rows, int64_t cols);
 	void (*gather)(const float *table, int64_t vocab, int64_t dim,
-	               const float *ids, int64_t rows, int64_t width,
-	               int combiner, float *y);
+	               const int64_t *ids, int64_t stride, int64_t rows,
+	               int64_t width, int combiner, float *y);
 	void (*scatter)(const float *dy, int64_t vocab, int64_t dim,
-	                const float *ids, int64_t rows, int64_t width,
-	                int combiner, float *dtable);
+	                const int64_t *ids, int64_t stride, int64_t rows,
+	                int64_t width, int combiner, float *dtable);
 };
 
 /*
@@ -135,9 +135,10 @@ void copy_cols_cpu(const float *x, int64_t xstride, float *y, int64_t ystride,
 void add_cols_cpu(const float *x, int64_t xstride, float *y, int64_t ystride,
                   int64_t rows, int64_t cols);
 void gather_cpu(const float *table, int64_t vocab, int64_t dim,
-                const float *ids, int64_t rows, int64_t width, int combiner,
-                float *y);
-void scatter_cpu(const float *dy, int64_t vocab, int64_t dim, const float *ids,
-                 int64_t rows, int64_t width, int combiner, float *dtable);
+                const int64_t *ids, int64_t stride, int64_t rows, int64_t width,
+                int combiner, float *y);
+void scatter_cpu(const float *dy, int64_t vocab, int64_t dim,
+                 const int64_t *ids, int64_t stride, int64_t rows,
+                 int64_t width, int combiner, float *dtable);
 
 #endif

@@ -31,14 +31,14 @@ struct input {
 
 #define KEYLEN 128
 
-/* A bytes feature with a vocabulary: one row column holding its id. */
+/* A bytes feature with a vocabulary: one id column of a row. */
 struct cat {
 	char *name;
 	char **vocab; /* sorted, as the schema lists it */
 	size_t *vlen;
 	int64_t n;      /* vocabulary size; id n is out of vocabulary */
 	int64_t offset; /* its first id in the shared id space */
-	int64_t col;
+	int64_t col;    /* its column: width + its place among the ids */
 };
 
 /* A row column by name, for lookups. */
@@ -55,7 +55,7 @@ struct cross {
 
 struct tf_dataset;
 static int cat_index(const struct tf_dataset *ds, const char *name);
-static float category_id(const struct cat *c, const void *s, size_t n);
+static int64_t category_id(const struct cat *c, const void *s, size_t n);
 
 struct tf_dataset {
 	struct tfi_handle err;
@@ -88,19 +88,21 @@ struct tf_dataset {
 	struct tf_reader *r;
 	struct tf_example *ex;
 	struct tf_rng rng;
-	float *buf; /* shuffle buffer: shuffle rows of width + 1 floats */
+	float *buf;    /* shuffle buffer: shuffle rows of width + 1 floats */
+	int64_t *ibuf; /* and their nids ids each */
 	size_t nbuf;
 	int stdin_used;
 	/* per row column, from the schema (not for libsvm rows) */
 	char **colname;
 	unsigned char *colint;
 	struct colref *colorder; /* the columns sorted by name */
-	/* categorical columns and their crosses, after the numeric ones */
+	/* categorical columns and their crosses: a row's ids, numbered as
+	 * columns after the floats */
 	struct cat *cats;
 	size_t ncat;
 	struct cross *crosses;
 	size_t ncross;
-	int64_t num_width; /* numeric columns */
+	int64_t nids; /* ncat + ncross */
 	int64_t
 	    cat_ids; /* ids of all vocabularies, out-of-vocabulary included */
 	int64_t buckets; /* hash buckets of the crosses */
@@ -170,7 +172,8 @@ tf_dataset_free(struct tf_dataset *ds)
 		free(ds->in[i].mean);
 		free(ds->in[i].inv_std);
 	}
-	for (int64_t c = 0; ds->colname != NULL && c < ds->width; c++) {
+	for (int64_t c = 0; ds->colname != NULL && c < ds->width + ds->nids;
+	     c++) {
 		free(ds->colname[c]);
 	}
 	free(ds->colname);
@@ -194,6 +197,7 @@ tf_dataset_free(struct tf_dataset *ds)
 	free(ds->kbuf);
 	free(ds->keys);
 	free(ds->buf);
+	free(ds->ibuf);
 	close_files(ds);
 	tf_reader_free(ds->r);
 	tf_example_free(ds->ex);
@@ -289,6 +293,18 @@ tf_dataset_width(const struct tf_dataset *ds)
 	return ds->width;
 }
 
+int64_t
+tf_dataset_id_width(const struct tf_dataset *ds)
+{
+	return ds->nids;
+}
+
+int64_t
+tf_dataset_columns(const struct tf_dataset *ds)
+{
+	return ds->width + ds->nids;
+}
+
 int
 tf_dataset_task(const struct tf_dataset *ds)
 {
@@ -335,15 +351,16 @@ by_column_name(const void *a, const void *b)
 static int
 index_columns(struct tf_dataset *ds)
 {
-	struct colref *o = realloc(ds->colorder, (size_t)ds->width * sizeof *o);
+	size_t n = (size_t)(ds->width + ds->nids);
+	struct colref *o = realloc(ds->colorder, n * sizeof *o);
 	if (o == NULL) {
 		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
 	}
 	ds->colorder = o;
-	for (int64_t c = 0; c < ds->width; c++) {
-		o[c] = (struct colref){ds->colname[c], c};
+	for (size_t c = 0; c < n; c++) {
+		o[c] = (struct colref){ds->colname[c], (int64_t)c};
 	}
-	qsort(o, (size_t)ds->width, sizeof *o, by_column_name);
+	qsort(o, n, sizeof *o, by_column_name);
 	return TF_OK;
 }
 
@@ -423,7 +440,7 @@ column_input(const struct tf_dataset *ds, int64_t c)
 int64_t
 tf_dataset_find_column(const struct tf_dataset *ds, const char *name)
 {
-	size_t lo = 0, hi = ds->colorder ? (size_t)ds->width : 0;
+	size_t lo = 0, hi = ds->colorder ? (size_t)(ds->width + ds->nids) : 0;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		int cmp = strcmp(ds->colorder[mid].name, name);
@@ -444,47 +461,48 @@ tf_dataset_column(const struct tf_dataset *ds, int64_t c, int *is_int,
                   float *mean, float *inv_std)
 {
 	const struct input *in = column_input(ds, c);
-	*is_int =
-	    ds->colint != NULL && c >= 0 && c < ds->width ? ds->colint[c] : 0;
+	int known = ds->colname != NULL && c >= 0 && c < ds->width + ds->nids;
+	*is_int = known ? ds->colint[c] : 0;
 	*mean = 0.0f;
 	*inv_std = 1.0f;
 	if (in != NULL && ds->normalize && in->mean != NULL) {
 		*mean = in->mean[c - in->col];
 		*inv_std = in->inv_std[c - in->col];
 	}
-	return ds->colname != NULL && c >= 0 && c < ds->width ? ds->colname[c]
-	                                                      : NULL;
+	return known ? ds->colname[c] : NULL;
 }
 
 /* A cross's id from its two columns' ids: a hash into buckets, or -1
  * when either is missing. */
-static float
-cross_id(const struct tf_dataset *ds, const struct cross *x, const float *row)
+static int64_t
+cross_id(const struct tf_dataset *ds, const struct cross *x, const int64_t *ids)
 {
-	float a = row[ds->cats[x->a].col], b = row[ds->cats[x->b].col];
+	int64_t a = ids[x->a], b = ids[x->b];
 	if (a < 0 || b < 0) {
-		return -1.0f;
+		return -1;
 	}
 	uint64_t h = (uint64_t)a * 0x9e3779b97f4a7c15ULL ^ (uint64_t)b;
 	h ^= h >> 31;
 	h *= 0xbf58476d1ce4e5b9ULL;
 	h ^= h >> 29;
-	return (float)(h % (uint64_t)ds->buckets);
+	return (int64_t)(h % (uint64_t)ds->buckets);
 }
 
+/* A row's ids: the categorical ones, then the crosses computed. */
 static void
-fill_crosses(const struct tf_dataset *ds, float *row)
+fill_crosses(const struct tf_dataset *ds, int64_t *ids)
 {
 	for (size_t i = 0; i < ds->ncross; i++) {
-		row[ds->crosses[i].col] = cross_id(ds, &ds->crosses[i], row);
+		ids[ds->ncat + i] = cross_id(ds, &ds->crosses[i], ids);
 	}
 }
 
 void
-tf_dataset_standardize(const struct tf_dataset *ds, float *x, size_t rows)
+tf_dataset_standardize(const struct tf_dataset *ds, float *x, int64_t *ids,
+                       size_t rows)
 {
 	for (size_t r = 0; ds->ncross > 0 && r < rows; r++) {
-		fill_crosses(ds, x + r * (size_t)ds->width);
+		fill_crosses(ds, ids + r * (size_t)ds->nids);
 	}
 	if (!ds->normalize) {
 		return;
@@ -724,6 +742,8 @@ tf_dataset_open(struct tf_dataset *ds, const char *const *files, size_t nfiles,
 	free(ds->buf);
 	ds->by_name = malloc((ds->nin + 1) * sizeof *ds->by_name);
 	ds->buf = malloc(ds->shuffle * (size_t)(ds->width + 1) * sizeof(float));
+	free(ds->ibuf);
+	ds->ibuf = malloc(ds->shuffle * (size_t)ds->nids * sizeof(int64_t) + 1);
 	free(ds->kbuf);
 	ds->kbuf = ds->key ? calloc(ds->shuffle, KEYLEN) : NULL;
 	if (ds->key != NULL && ds->kbuf == NULL) {
@@ -735,7 +755,7 @@ tf_dataset_open(struct tf_dataset *ds, const char *const *files, size_t nfiles,
 	if (ds->ex == NULL) {
 		ds->ex = tf_example_new();
 	}
-	if (!ds->by_name || !ds->buf || !ds->r || !ds->ex) {
+	if (!ds->by_name || !ds->buf || !ds->ibuf || !ds->r || !ds->ex) {
 		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < ds->nin; i++) {
@@ -771,7 +791,6 @@ epoch_start(struct tf_dataset *ds, uint64_t epoch)
 	tf_rng_seed(&ds->rng, ds->seed * 0x9e3779b97f4a7c15ull + epoch);
 }
 
-/* Decode a record into row (width floats) and *label. */
 /* A feature's first value as text (a key to pass through). */
 static void
 key_text(const struct tf_feature *f, char *out)
@@ -919,9 +938,10 @@ fast_packed(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 	return have_x && have_y;
 }
 
+/* Decode a record into row (width floats), ids (nids) and *label. */
 static int
 decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
-       float *label, char *key)
+       int64_t *ids, float *label, char *key)
 {
 	if (ds->fast && key == NULL && fast_packed(ds, d, n, row, label)) {
 		return TF_OK;
@@ -937,10 +957,10 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		row[c] = 0.0f;
 	}
 	for (size_t k = 0; k < ds->ncat; k++) {
-		row[ds->cats[k].col] = -1.0f; /* missing: no id */
+		ids[k] = -1; /* missing: no id */
 	}
 	int have_label = ds->label == NULL;
-	struct tf_feature ids = {0}, vals = {0}; /* sparse layout */
+	struct tf_feature sids = {0}, vals = {0}; /* sparse layout */
 	*label = NAN;
 	size_t nf = tf_example_count(ds->ex), k = 0;
 	if (key != NULL) {
@@ -971,7 +991,7 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		if (ds->ncat > 0 && f.kind == TF_KIND_BYTES) {
 			int ci = cat_index(ds, f.name);
 			if (ci >= 0 && f.count > 0) {
-				row[ds->cats[ci].col] =
+				ids[ci] =
 				    category_id(&ds->cats[ci], f.bytes[0].data,
 				                f.bytes[0].len);
 			}
@@ -980,7 +1000,7 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		if (ds->sparse) {
 			if (strcmp(f.name, "ids") == 0 &&
 			    f.kind == TF_KIND_INT64) {
-				ids = f;
+				sids = f;
 			} else if (strcmp(f.name, "values") == 0 &&
 			           f.kind == TF_KIND_FLOAT) {
 				vals = f;
@@ -1018,15 +1038,15 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		}
 	}
 	if (ds->sparse) {
-		if (ids.count != vals.count) {
+		if (sids.count != vals.count) {
 			return tfi_set_error(ds, TF_EFORMAT,
 			                     "%s: record %llu: %zu ids but %zu "
 			                     "values",
 			                     file, (unsigned long long)rec,
-			                     ids.count, vals.count);
+			                     sids.count, vals.count);
 		}
-		for (size_t k2 = 0; k2 < ids.count; k2++) {
-			int64_t id = ids.ints[k2];
+		for (size_t k2 = 0; k2 < sids.count; k2++) {
+			int64_t id = sids.ints[k2];
 			if (id < 0 || id >= ds->width) {
 				return tfi_set_error(
 				    ds, TF_EFORMAT,
@@ -1043,14 +1063,18 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		                     "%s: record %llu: no label '%s'", file,
 		                     (unsigned long long)rec, ds->label);
 	}
-	fill_crosses(ds, row);
+	fill_crosses(ds, ids);
 	return TF_OK;
 }
 
-/* The next record of the epoch, decoded into row; TF_EOF at its end. */
+/* The next record of the epoch, decoded into shuffle buffer slot i;
+ * TF_EOF at its end. */
 static int
-read_one(struct tf_dataset *ds, float *row, char *key)
+read_one(struct tf_dataset *ds, size_t i)
 {
+	float *row = ds->buf + i * (size_t)(ds->width + 1);
+	int64_t *ids = ds->ibuf + i * (size_t)ds->nids;
+	char *key = ds->kbuf ? ds->kbuf[i] : NULL;
 	for (;;) {
 		if (ds->file >= ds->nfiles) {
 			return TF_EOF;
@@ -1067,7 +1091,7 @@ read_one(struct tf_dataset *ds, float *row, char *key)
 		size_t n;
 		int rc = tf_reader_next(ds->r, &d, &n);
 		if (rc == TF_OK) {
-			return decode(ds, d, n, row, row + ds->width, key);
+			return decode(ds, d, n, row, ids, row + ds->width, key);
 		}
 		if (rc != TF_EOF) {
 			return tfi_set_error(ds, rc, "%s", tf_errmsg(ds->r));
@@ -1079,12 +1103,12 @@ read_one(struct tf_dataset *ds, float *row, char *key)
 
 /* One example of the epoch through the shuffle buffer. */
 static int
-next_example(struct tf_dataset *ds, float *x, float *label, char *key)
+next_example(struct tf_dataset *ds, float *x, int64_t *ids, float *label,
+             char *key)
 {
-	size_t w = (size_t)ds->width + 1;
+	size_t w = (size_t)ds->width + 1, ni = (size_t)ds->nids;
 	while (!ds->at_end && ds->nbuf < ds->shuffle) {
-		int rc = read_one(ds, ds->buf + ds->nbuf * w,
-		                  ds->kbuf ? ds->kbuf[ds->nbuf] : NULL);
+		int rc = read_one(ds, ds->nbuf);
 		if (rc == TF_EOF) {
 			ds->at_end = 1;
 			break;
@@ -1103,6 +1127,9 @@ next_example(struct tf_dataset *ds, float *x, float *label, char *key)
 	if (x != NULL) {
 		memcpy(x, ds->buf + i * w, (w - 1) * sizeof(float));
 	}
+	if (ids != NULL && ni > 0) {
+		memcpy(ids, ds->ibuf + i * ni, ni * sizeof *ids);
+	}
 	if (label != NULL) {
 		*label = ds->buf[i * w + w - 1];
 	}
@@ -1113,8 +1140,7 @@ next_example(struct tf_dataset *ds, float *x, float *label, char *key)
 	/* The next record takes the freed place, as TensorFlow's shuffle
 	 * buffer does; at the end of the input the last row does. */
 	if (!ds->at_end && ds->shuffle > 1) {
-		int rc = read_one(ds, ds->buf + i * w,
-		                  ds->kbuf ? ds->kbuf[i] : NULL);
+		int rc = read_one(ds, i);
 		if (rc == TF_OK) {
 			return TF_OK;
 		}
@@ -1127,6 +1153,10 @@ next_example(struct tf_dataset *ds, float *x, float *label, char *key)
 	if (i != ds->nbuf) {
 		memcpy(ds->buf + i * w, ds->buf + ds->nbuf * w,
 		       w * sizeof(float));
+		if (ni > 0) {
+			memcpy(ds->ibuf + i * ni, ds->ibuf + ds->nbuf * ni,
+			       ni * sizeof *ds->ibuf);
+		}
 		if (ds->kbuf != NULL) {
 			memcpy(ds->kbuf[i], ds->kbuf[ds->nbuf], KEYLEN);
 		}
@@ -1145,19 +1175,24 @@ tf_dataset_seek(struct tf_dataset *ds, uint64_t epoch, uint64_t done)
 	epoch_start(ds, epoch);
 	int rc = TF_OK;
 	while (ds->done < done && rc == TF_OK) {
-		rc = next_example(ds, NULL, NULL, NULL);
+		rc = next_example(ds, NULL, NULL, NULL, NULL);
 	}
 	return rc == TF_EOF ? TF_OK : rc;
 }
 
 int
-tf_dataset_next(struct tf_dataset *ds, float *x, float *y, size_t max,
-                size_t *rows)
+tf_dataset_next(struct tf_dataset *ds, float *x, int64_t *ids, float *y,
+                size_t max, size_t *rows)
 {
-	size_t w = (size_t)ds->width;
+	size_t w = (size_t)ds->width, ni = (size_t)ds->nids;
 	*rows = 0;
 	if (ds->buf == NULL) {
 		return tfi_set_error(ds, TF_EINVAL, "dataset not open");
+	}
+	if (ni > 0 && ids == NULL) {
+		return tfi_set_error(ds, TF_EINVAL,
+		                     "rows have %zu ids and no room for them",
+		                     ni);
 	}
 	if (ds->key != NULL && ds->keys_cap < max) {
 		free(ds->keys);
@@ -1169,8 +1204,9 @@ tf_dataset_next(struct tf_dataset *ds, float *x, float *y, size_t max,
 	}
 	int rc = TF_OK;
 	while (*rows < max) {
-		rc = next_example(ds, x + *rows * w, y ? &y[*rows] : NULL,
-		                  ds->keys ? ds->keys[*rows] : NULL);
+		rc = next_example(
+		    ds, x + *rows * w, ni > 0 ? ids + *rows * ni : NULL,
+		    y ? &y[*rows] : NULL, ds->keys ? ds->keys[*rows] : NULL);
 		if (rc == TF_EOF) {
 			if (ds->epochs != 0 && ds->epoch + 1 >= ds->epochs) {
 				break;
@@ -1232,7 +1268,6 @@ tf_dataset_set_categorical(struct tf_dataset *ds, const char *crosses,
 	size_t i;
 	json_t *f;
 	int rc = TF_OK;
-	ds->num_width = ds->width;
 	json_array_foreach(feats, i, f)
 	{
 		const char *name =
@@ -1275,13 +1310,13 @@ tf_dataset_set_categorical(struct tf_dataset *ds, const char *crosses,
 		ds->cat_ids += c->n + 1;
 	}
 	json_decref(root);
-	if (rc == TF_OK && ds->cat_ids > (1 << 24)) {
-		/* Ids travel in float rows: exact up to 2^24. */
+	if (rc == TF_OK && ds->cat_ids > INT32_MAX) {
+		/* One embedding table's rows. */
 		rc =
 		    tfi_set_error(ds, TF_EINVAL,
 		                  "the categorical vocabularies hold %lld ids, "
 		                  "more than %d",
-		                  (long long)ds->cat_ids, 1 << 24);
+		                  (long long)ds->cat_ids, INT32_MAX);
 	}
 	if (rc != TF_OK) {
 		return rc;
@@ -1321,9 +1356,10 @@ tf_dataset_set_categorical(struct tf_dataset *ds, const char *crosses,
 		p += len;
 		p += *p == ',';
 	}
-	if (ds->ncross > 0 && buckets < 1) {
+	if (ds->ncross > 0 && (buckets < 1 || buckets > INT32_MAX)) {
 		return tfi_set_error(ds, TF_EINVAL,
-		                     "crosses need hash buckets");
+		                     "crosses need 1 to %d hash buckets",
+		                     INT32_MAX);
 	}
 	ds->buckets = buckets;
 	int64_t w = ds->width + (int64_t)ds->ncat + (int64_t)ds->ncross;
@@ -1358,14 +1394,14 @@ tf_dataset_set_categorical(struct tf_dataset *ds, const char *crosses,
 			return rc;
 		}
 	}
-	ds->width = w;
+	ds->nids = w - ds->width;
 	return index_columns(ds);
 }
 
 void
 tf_dataset_layout(const struct tf_dataset *ds, struct tf_layout *l)
 {
-	l->numeric = ds->ncat || ds->ncross ? ds->num_width : ds->width;
+	l->numeric = ds->width;
 	l->categorical = (int64_t)ds->ncat;
 	l->ids = ds->cat_ids;
 	l->crosses = (int64_t)ds->ncross;
@@ -1375,7 +1411,7 @@ tf_dataset_layout(const struct tf_dataset *ds, struct tf_layout *l)
 int
 tf_dataset_column_kind(const struct tf_dataset *ds, int64_t c)
 {
-	int64_t num = ds->ncat || ds->ncross ? ds->num_width : ds->width;
+	int64_t num = ds->width;
 	return c < num                       ? TF_COLUMN_NUMERIC
 	       : c < num + (int64_t)ds->ncat ? TF_COLUMN_CATEGORICAL
 	                                     : TF_COLUMN_DERIVED;
@@ -1383,7 +1419,7 @@ tf_dataset_column_kind(const struct tf_dataset *ds, int64_t c)
 
 /* The id of a value of categorical column k: its place in the shared id
  * space, or the column's out-of-vocabulary id. */
-static float
+static int64_t
 category_id(const struct cat *c, const void *s, size_t n)
 {
 	int64_t lo = 0, hi = c->n;
@@ -1393,7 +1429,7 @@ category_id(const struct cat *c, const void *s, size_t n)
 		int cmp = memcmp(c->vocab[mid], s, m);
 		cmp = cmp ? cmp : (c->vlen[mid] > n) - (c->vlen[mid] < n);
 		if (cmp == 0) {
-			return (float)(c->offset + mid);
+			return c->offset + mid;
 		}
 		if (cmp < 0) {
 			lo = mid + 1;
@@ -1404,22 +1440,19 @@ category_id(const struct cat *c, const void *s, size_t n)
 	/* Not found by bisection (a vocabulary not in byte order): scan. */
 	for (int64_t k = 0; k < c->n; k++) {
 		if (c->vlen[k] == n && memcmp(c->vocab[k], s, n) == 0) {
-			return (float)(c->offset + k);
+			return c->offset + k;
 		}
 	}
-	return (float)(c->offset + c->n);
+	return c->offset + c->n;
 }
 
-float
+int64_t
 tf_dataset_category(const struct tf_dataset *ds, int64_t col, const char *s,
                     size_t n)
 {
-	for (size_t k = 0; k < ds->ncat; k++) {
-		if (ds->cats[k].col == col) {
-			return category_id(&ds->cats[k], s, n);
-		}
-	}
-	return -1.0f;
+	int64_t k = col - ds->width;
+	return k >= 0 && k < (int64_t)ds->ncat ? category_id(&ds->cats[k], s, n)
+	                                       : -1;
 }
 
 void

@@ -239,15 +239,17 @@ tf_add_cols(struct tf_device *d, const float *x, int64_t xstride, float *y,
 
 void
 tf_gather(struct tf_device *d, const float *table, int64_t vocab, int64_t dim,
-          const float *ids, int64_t rows, int64_t width, int combiner, float *y)
+          const int64_t *ids, int64_t stride, int64_t rows, int64_t width,
+          int combiner, float *y)
 {
-	d->k->gather(table, vocab, dim, ids, rows, width, combiner, y);
+	d->k->gather(table, vocab, dim, ids, stride, rows, width, combiner, y);
 }
 
 void
 tf_scatter(struct tf_device *d, const float *dy, int64_t vocab, int64_t dim,
-           const float *ids, int64_t rows, int64_t width, int combiner,
-           float *dtable)
+           const int64_t *ids, int64_t stride, int64_t rows, int64_t width,
+           int combiner, float *dtable)
 {
-	d->k->scatter(dy, vocab, dim, ids, rows, width, combiner, dtable);
+	d->k->scatter(dy, vocab, dim, ids, stride, rows, width, combiner,
+	              dtable);
 }

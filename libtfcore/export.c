@@ -106,10 +106,12 @@ inference_spec(struct tf_model *m, const struct infer *inf, struct tfi_buf *b)
 		int i = inf->node[j];
 		const char *op = tf_graph_node_op(g, i);
 		if (op == NULL) {
-			snprintf(line, sizeof line, "input %s %lld\n",
-			         tf_graph_node_name(g, i),
-			         (long long)tf_graph_width(
-			             g, tf_graph_node_name(g, i)));
+			const char *name = tf_graph_node_name(g, i);
+			snprintf(line, sizeof line, "input %s %lld%s\n", name,
+			         (long long)tf_graph_width(g, name),
+			         tf_graph_input_dtype(g, name) == TF_INT64
+			             ? " int64"
+			             : "");
 			rc = tfi_json_put(b, line, strlen(line));
 			continue;
 		}
@@ -212,15 +214,15 @@ plugins_used(struct tf_model *m, const struct infer *inf,
 }
 
 /* The standardisation of each row column, as training applied it:
- * (value - mean) * scale; categorical columns hold ids, crosses are
- * derived from them. */
+ * (value - mean) * scale for the floats; then the ids: categorical
+ * columns, and crosses derived from them. */
 static json_t *
 preprocessing(struct tf_model *m)
 {
 	struct tf_dataset *ds = tf_model_dataset(m);
 	json_t *cols = json_array();
 	static const char *const kinds[] = {"numeric", "categorical", "cross"};
-	for (int64_t c = 0; c < tf_dataset_width(ds); c++) {
+	for (int64_t c = 0; c < tf_dataset_columns(ds); c++) {
 		int is_int;
 		float mean, inv;
 		const char *name =

@@ -39,7 +39,9 @@ struct tf_node {
 	char *opname;
 	const struct tf_op *op;
 	int is_input;
+	int dtype; /* of the output: TF_INT64 only for fed ids */
 	int ninputs;
+	unsigned dtype_asked; /* inputs whose dtype the op looked at */
 	int inputs[MAX_INPUTS];
 	struct attr *attrs;
 	int nattrs;
@@ -47,7 +49,7 @@ struct tf_node {
 	int on_loss_path; /* the loss depends on this node */
 	int want_grad;    /* an input whose gradient was asked for */
 	struct tf_tensor out, dout;
-	const float *fed; /* inputs: the data of the next forward */
+	const void *fed; /* inputs: the data of the next forward */
 	int64_t fed_rows;
 	struct pdecl params[MAX_PARAMS];
 	int nparams;
@@ -191,12 +193,16 @@ parse_line(struct tf_graph *g, int line, char *s)
 	}
 	if (strcmp(tok[0], "input") == 0) {
 		int64_t w;
-		if (nt != 3 ||
+		int dtype = nt == 4 && strcmp(tok[3], "int64") == 0 ? TF_INT64
+		            : nt == 3 || strcmp(tok[3], "float32") == 0
+		                ? TF_FLOAT32
+		                : -1;
+		if ((nt != 3 && nt != 4) || dtype < 0 ||
 		    tf_parse_int64(tok[2], strlen(tok[2]), &w) != 0 || w < 1 ||
 		    w > (1 << 24)) {
 			return tfi_set_error(g, TF_EINVAL,
 			                     "model line %d: expected 'input "
-			                     "NAME WIDTH'",
+			                     "NAME WIDTH [float32|int64]'",
 			                     line);
 		}
 		struct tf_node *nd = add_node(g, line, tok[1]);
@@ -204,6 +210,7 @@ parse_line(struct tf_graph *g, int line, char *s)
 			return g->err.code;
 		}
 		nd->is_input = 1;
+		nd->dtype = dtype;
 		nd->width = w;
 		return TF_OK;
 	}
@@ -311,8 +318,9 @@ tf_graph_parse(struct tf_graph *g, const char *spec)
 		const struct tf_node *nd = &g->nodes[i];
 		char buf[256];
 		if (nd->is_input) {
-			snprintf(buf, sizeof buf, "input %s %lld\n", nd->name,
-			         (long long)nd->width);
+			snprintf(buf, sizeof buf, "input %s %lld%s\n", nd->name,
+			         (long long)nd->width,
+			         nd->dtype == TF_INT64 ? " int64" : "");
 			rc = tfi_json_put(&g->spec, buf, strlen(buf));
 			continue;
 		}
@@ -398,6 +406,13 @@ tf_node_input_width(const struct tf_node *n, int i)
 	return n->g->nodes[n->inputs[i]].width;
 }
 
+int
+tf_node_input_dtype(struct tf_node *n, int i)
+{
+	n->dtype_asked |= 1u << i;
+	return n->g->nodes[n->inputs[i]].dtype;
+}
+
 void
 tf_node_set_width(struct tf_node *n, int64_t cols)
 {
@@ -474,7 +489,9 @@ declare(struct tf_node *n, const char *name, int64_t rows, int64_t cols,
 	if (n->nparams == MAX_PARAMS) {
 		return tf_node_error(n, "more than %d parameters", MAX_PARAMS);
 	}
-	if (rows < 1 || cols < 1 || rows > (1 << 24) || cols > (1 << 24)) {
+	/* Tables may be tall (hashed ids); 2^32 values at most. */
+	if (rows < 1 || cols < 1 || rows > INT32_MAX || cols > (1 << 24) ||
+	    rows * cols > ((int64_t)1 << 32)) {
 		return tf_node_error(n, "parameter %s: bad shape %lld x %lld",
 		                     name, (long long)rows, (long long)cols);
 	}
@@ -668,6 +685,18 @@ tf_graph_build(struct tf_graph *g, const struct tf_registry *r,
 			return g->err.code ? g->err.code
 			                   : tf_node_error(nd, "build failed");
 		}
+		/* Ids reach only ops that asked what they are given. */
+		for (int k = 0; k < nd->ninputs; k++) {
+			const struct tf_node *in = &g->nodes[nd->inputs[k]];
+			if (in->dtype != TF_FLOAT32 &&
+			    !(nd->dtype_asked & (1u << k))) {
+				return tf_node_error(
+				    nd,
+				    "input '%s' holds int64 ids; this op "
+				    "takes float32 (ids go to embedding)",
+				    in->name);
+			}
+		}
 		for (int a = 0; a < nd->nattrs; a++) {
 			if (!nd->attrs[a].used) {
 				return tf_node_error(nd,
@@ -737,17 +766,27 @@ tf_graph_want_input_grad(struct tf_graph *g, const char *input)
 	if (k < 0 || !g->nodes[k].is_input) {
 		return tfi_set_error(g, TF_EINVAL, "no input '%s'", input);
 	}
+	if (g->nodes[k].dtype != TF_FLOAT32) {
+		return tfi_set_error(
+		    g, TF_EINVAL, "input '%s' holds ids: no gradient", input);
+	}
 	g->nodes[k].want_grad = 1;
 	return TF_OK;
 }
 
-int
-tf_graph_feed(struct tf_graph *g, const char *input, const float *data,
-              int64_t rows)
+static int
+feed(struct tf_graph *g, const char *input, int dtype, const void *data,
+     int64_t rows)
 {
 	int k = find_node(g, input);
 	if (k < 0 || !g->nodes[k].is_input) {
 		return tfi_set_error(g, TF_EINVAL, "no input '%s'", input);
+	}
+	if (g->nodes[k].dtype != dtype) {
+		return tfi_set_error(
+		    g, TF_EINVAL, "input '%s' takes %s, not %s", input,
+		    g->nodes[k].dtype == TF_INT64 ? "int64" : "float32",
+		    dtype == TF_INT64 ? "int64" : "float32");
 	}
 	if (rows < 1) {
 		return tfi_set_error(g, TF_EINVAL, "input '%s': no rows",
@@ -758,18 +797,57 @@ tf_graph_feed(struct tf_graph *g, const char *input, const float *data,
 	return TF_OK;
 }
 
+int
+tf_graph_feed(struct tf_graph *g, const char *input, const float *data,
+              int64_t rows)
+{
+	return feed(g, input, TF_FLOAT32, data, rows);
+}
+
+int
+tf_graph_feed_ids(struct tf_graph *g, const char *input, const int64_t *ids,
+                  int64_t rows)
+{
+	return feed(g, input, TF_INT64, ids, rows);
+}
+
+int
+tf_graph_feed_batch(struct tf_graph *g, const float *x, const int64_t *ids,
+                    const float *y, int64_t rows)
+{
+	int rc = feed(g, "x", TF_FLOAT32, x, rows);
+	if (rc == TF_OK && find_node(g, "ids") >= 0) {
+		rc = ids != NULL ? feed(g, "ids", TF_INT64, ids, rows)
+		                 : tfi_set_error(g, TF_EINVAL,
+		                                 "the model takes ids; none "
+		                                 "were given");
+	}
+	if (rc == TF_OK && y != NULL && find_node(g, "label") >= 0) {
+		rc = feed(g, "label", TF_FLOAT32, y, rows);
+	}
+	return rc;
+}
+
+int
+tf_graph_input_dtype(const struct tf_graph *g, const char *input)
+{
+	int k = find_node(g, input);
+	return k >= 0 && g->nodes[k].is_input ? g->nodes[k].dtype : -1;
+}
+
 /* ---- running ----------------------------------------------------------------
  */
 
 static int
-alloc_tensor(struct tf_graph *g, struct tf_tensor *t, int64_t rows,
+alloc_tensor(struct tf_graph *g, struct tf_tensor *t, int dtype, int64_t rows,
              int64_t cols)
 {
-	float *p = arena_alloc(g, (size_t)(rows * cols));
+	size_t n = (size_t)(rows * cols) * (dtype == TF_INT64 ? 2 : 1);
+	float *p = arena_alloc(g, n);
 	if (p == NULL) {
 		return tfi_set_error(g, TF_ENOMEM, "out of memory for a step");
 	}
-	*t = (struct tf_tensor){p, TF_FLOAT32, rows, cols, g->dev};
+	*t = (struct tf_tensor){p, dtype, rows, cols, g->dev};
 	return TF_OK;
 }
 
@@ -779,6 +857,7 @@ tf_graph_forward(struct tf_graph *g, int training)
 	if (!g->built) {
 		return tfi_set_error(g, TF_EINVAL, "graph is not built");
 	}
+	tf_errclear(g); /* a new step */
 	arena_reset(g);
 	g->forward_done = 0;
 	int64_t rows = -1;
@@ -809,18 +888,22 @@ tf_graph_forward(struct tf_graph *g, int training)
 			/* The CPU reads fed data in place (ops never write
 			 * their inputs). */
 			nd->out.data = (void *)nd->fed;
-			nd->out.dtype = TF_FLOAT32;
+			nd->out.dtype = nd->dtype;
 			nd->out.rows = rows;
 			nd->out.cols = nd->width;
 			nd->out.dev = g->dev;
 			continue;
 		}
-		if (alloc_tensor(g, &nd->out, rows, nd->width) != TF_OK) {
+		if (alloc_tensor(g, &nd->out, nd->dtype, rows, nd->width) !=
+		    TF_OK) {
 			return g->err.code;
 		}
 		if (nd->is_input) {
+			/* Bytes to the device: an int64 is two floats' worth.
+			 */
 			tf_copy(g->dev, nd->fed, tf_tensor_f32(&nd->out),
-			        (size_t)(rows * nd->width));
+			        (size_t)(rows * nd->width) *
+			            (nd->dtype == TF_INT64 ? 2 : 1));
 			continue;
 		}
 		if (nd->op->forward(nd, training) != TF_OK ||
@@ -854,13 +937,14 @@ tf_graph_backward(struct tf_graph *g)
 	tf_zero(g->dev, g->grads, g->nparams);
 	for (int i = 0; i < g->n; i++) {
 		struct tf_node *nd = &g->nodes[i];
-		int need = nd->on_loss_path && (!nd->is_input || nd->want_grad);
+		int need = nd->on_loss_path && nd->dtype == TF_FLOAT32 &&
+		           (!nd->is_input || nd->want_grad);
 		nd->dout.data = NULL;
 		if (!need) {
 			continue;
 		}
-		if (alloc_tensor(g, &nd->dout, nd->out.rows, nd->out.cols) !=
-		    TF_OK) {
+		if (alloc_tensor(g, &nd->dout, TF_FLOAT32, nd->out.rows,
+		                 nd->out.cols) != TF_OK) {
 			return g->err.code;
 		}
 		tf_zero(g->dev, tf_tensor_f32(&nd->dout),

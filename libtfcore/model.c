@@ -135,7 +135,11 @@ setup(struct tf_model *m, const struct tf_registry *reg, const char *spec,
 	    (rc = tf_graph_build(m->g, reg, tf_device_cpu(), 0)) != TF_OK) {
 		return tfi_set_error(m, rc, "%s", tf_errmsg(m->g));
 	}
+	int64_t gi = tf_graph_input_dtype(m->g, "ids") == TF_INT64
+	                 ? tf_graph_width(m->g, "ids")
+	                 : 0;
 	if (tf_graph_width(m->g, "x") != tf_dataset_width(m->ds) ||
+	    gi != tf_dataset_id_width(m->ds) ||
 	    tf_graph_width(m->g, m->prediction) !=
 	        tf_model_outputs(m) - (m->task == TF_TASK_BINARY)) {
 		return tfi_set_error(m, TF_EFORMAT,
@@ -580,7 +584,7 @@ tf_model_signature(const struct tf_model *m)
 	json_t *s = json_object();
 	json_t *in = json_array(), *out = json_array(), *labels = json_array();
 	int64_t w = tf_dataset_width(m->ds);
-	for (int64_t c = 0; c < w; c++) {
+	for (int64_t c = 0; c < tf_dataset_columns(m->ds); c++) {
 		int is_int;
 		float mean, inv;
 		const char *name =
@@ -630,7 +634,8 @@ tf_model_signature(const struct tf_model *m)
 }
 
 int
-tf_model_predict(struct tf_model *m, const float *x, size_t rows, float *out)
+tf_model_predict(struct tf_model *m, const float *x, const int64_t *ids,
+                 size_t rows, float *out)
 {
 	tf_errclear(m);
 	if (rows == 0) {
@@ -644,11 +649,9 @@ tf_model_predict(struct tf_model *m, const float *x, size_t rows, float *out)
 			return tfi_set_error(m, TF_ENOMEM, "out of memory");
 		}
 	}
-	tf_graph_feed(m->g, "x", x, (int64_t)rows);
-	if (m->has_label) {
-		tf_graph_feed(m->g, "label", m->zeros, (int64_t)rows);
-	}
-	int rc = tf_graph_forward(m->g, 0);
+	int rc = tf_graph_feed_batch(
+	    m->g, x, ids, m->has_label ? m->zeros : NULL, (int64_t)rows);
+	rc = rc ? rc : tf_graph_forward(m->g, 0);
 	if (rc != TF_OK) {
 		return tfi_set_error(m, rc, "%s", tf_errmsg(m->g));
 	}

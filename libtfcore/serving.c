@@ -17,8 +17,9 @@ struct tf_request {
 	int method;
 	int columnar; /* "inputs" rather than "instances" */
 	size_t rows, cap;
-	int64_t width, nout;
+	int64_t width, nids, nout;
 	float *x, *y;
+	int64_t *ids; /* rows x nids */
 	struct tfi_buf out;
 };
 
@@ -34,6 +35,7 @@ tf_request_free(struct tf_request *q)
 	if (q != NULL) {
 		free(q->x);
 		free(q->y);
+		free(q->ids);
 		tfi_buf_free(&q->out);
 		free(q);
 	}
@@ -49,6 +51,12 @@ const float *
 tf_request_features(const struct tf_request *q)
 {
 	return q->x;
+}
+
+const int64_t *
+tf_request_ids(const struct tf_request *q)
+{
+	return q->ids;
 }
 
 float *
@@ -111,7 +119,11 @@ grow(struct tf_request *q, size_t rows)
 	if (y != NULL) {
 		q->y = y;
 	}
-	if (x == NULL || y == NULL) {
+	int64_t *ids = realloc(q->ids, cap * (size_t)q->nids * sizeof *ids + 1);
+	if (ids != NULL) {
+		q->ids = ids;
+	}
+	if (x == NULL || y == NULL || ids == NULL) {
 		return tfi_set_error(q, TF_ENOMEM, "out of memory");
 	}
 	q->cap = cap;
@@ -173,15 +185,16 @@ number(struct tf_request *q, json_t *v, int bools, const char *what, float *out)
 	                               : "a boolean");
 }
 
-/* The value of input column c: a number, or for a categorical column a
- * string (its id). */
+/* The value of input column c of row r: a number, or for a categorical
+ * column a string (its id). */
 static int
 value(struct tf_request *q, const struct tf_model *m, int64_t c, json_t *v,
-      int bools, const char *what, float *out)
+      int bools, const char *what, size_t r)
 {
 	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
 	if (tf_dataset_column_kind(ds, c) != TF_COLUMN_CATEGORICAL) {
-		return number(q, v, bools, what, out);
+		return number(q, v, bools, what,
+		              &q->x[r * (size_t)q->width + (size_t)c]);
 	}
 	if (json_is_array(v) && json_array_size(v) == 1) {
 		v = json_array_get(v, 0);
@@ -190,15 +203,16 @@ value(struct tf_request *q, const struct tf_model *m, int64_t c, json_t *v,
 		return bad(q, "%s: expected a string (a categorical feature)",
 		           what);
 	}
-	*out = tf_dataset_category(ds, c, json_string_value(v),
-	                           json_string_length(v));
+	q->ids[r * (size_t)q->nids + (size_t)(c - q->width)] =
+	    tf_dataset_category(ds, c, json_string_value(v),
+	                        json_string_length(v));
 	return TF_OK;
 }
 
-/* A list of every input in signature order into row. */
+/* A list of every input in signature order into row r. */
 static int
 dense_row(struct tf_request *q, const struct tf_model *m, json_t *v,
-          const char *what, float *row)
+          const char *what, size_t r)
 {
 	int64_t n = ninputs(m);
 	if (!json_is_array(v) || (int64_t)json_array_size(v) != n) {
@@ -211,8 +225,7 @@ dense_row(struct tf_request *q, const struct tf_model *m, json_t *v,
 		char w2[96];
 		snprintf(w2, sizeof w2, "%s: element %lld", what, (long long)c);
 		json_t *e = json_array_get(v, (size_t)c);
-		if (json_is_array(e) ||
-		    value(q, m, c, e, 0, w2, &row[c]) != TF_OK) {
+		if (json_is_array(e) || value(q, m, c, e, 0, w2, r) != TF_OK) {
 			return json_is_array(e)
 			           ? bad(q, "%s is not a number", w2)
 			           : TF_EINVAL;
@@ -224,18 +237,17 @@ dense_row(struct tf_request *q, const struct tf_model *m, json_t *v,
 /* One predict instance: {input: value} with every input, a dense list,
  * or a bare number for a one-feature model. */
 static int
-instance(struct tf_request *q, const struct tf_model *m, json_t *v, size_t i,
-         float *row)
+instance(struct tf_request *q, const struct tf_model *m, json_t *v, size_t i)
 {
 	char what[64];
 	snprintf(what, sizeof what, "instance %zu", i);
 	int64_t n = ninputs(m);
 	if (json_is_array(v) && (n > 1 || json_array_size(v) != 1 ||
 	                         json_is_number(json_array_get(v, 0)))) {
-		return dense_row(q, m, v, what, row);
+		return dense_row(q, m, v, what, i);
 	}
-	if (json_is_number(v) && q->width == 1) {
-		row[0] = (float)json_number_value(v);
+	if (json_is_number(v) && n == 1) {
+		q->x[i * (size_t)q->width] = (float)json_number_value(v);
 		return TF_OK;
 	}
 	if (!json_is_object(v)) {
@@ -249,7 +261,7 @@ instance(struct tf_request *q, const struct tf_model *m, json_t *v, size_t i,
 		if (x == NULL || json_object_size(v) != 1) {
 			return bad(q, "%s: expected the one input 'x'", what);
 		}
-		return dense_row(q, m, x, what, row);
+		return dense_row(q, m, x, what, i);
 	}
 	const char *key;
 	json_t *val;
@@ -262,7 +274,7 @@ instance(struct tf_request *q, const struct tf_model *m, json_t *v, size_t i,
 		}
 		char w2[160];
 		snprintf(w2, sizeof w2, "%s: input '%s'", what, key);
-		if (value(q, m, c, val, 0, w2, &row[c]) != TF_OK) {
+		if (value(q, m, c, val, 0, w2, i) != TF_OK) {
 			return TF_EINVAL;
 		}
 		seen++;
@@ -312,8 +324,8 @@ columnar(struct tf_request *q, const struct tf_model *m, json_t *in,
 		for (size_t r = 0; r < n; r++) {
 			char what[48];
 			snprintf(what, sizeof what, "inputs row %zu", r);
-			if (dense_row(q, m, json_array_get(rows, r), what,
-			              q->x + r * (size_t)q->width) != TF_OK) {
+			if (dense_row(q, m, json_array_get(rows, r), what, r) !=
+			    TF_OK) {
 				return TF_EINVAL;
 			}
 		}
@@ -356,9 +368,7 @@ columnar(struct tf_request *q, const struct tf_model *m, json_t *in,
 			         "'inputs': input '%s' row %zu", key, r);
 			json_t *e =
 			    json_is_array(val) ? json_array_get(val, r) : val;
-			if (value(q, m, c, e, 0, what,
-			          &q->x[r * (size_t)q->width + (size_t)c]) !=
-			    TF_OK) {
+			if (value(q, m, c, e, 0, what, r) != TF_OK) {
 				return TF_EINVAL;
 			}
 		}
@@ -403,6 +413,7 @@ examples(struct tf_request *q, const struct tf_model *m, json_t *root,
 	for (size_t r = 0; r < n; r++) {
 		json_t *e = json_array_get(ex, r);
 		float *row = q->x + r * (size_t)q->width;
+		int64_t *ids = q->ids + r * (size_t)q->nids;
 		if (!json_is_object(e)) {
 			return bad(q,
 			           "example %zu: expected an object of "
@@ -413,10 +424,9 @@ examples(struct tf_request *q, const struct tf_model *m, json_t *root,
 			int is_int;
 			float inv;
 			tf_dataset_column(ds, c, &is_int, &row[c], &inv);
-			if (tf_dataset_column_kind(ds, c) ==
-			    TF_COLUMN_CATEGORICAL) {
-				row[c] = -1.0f; /* missing: no id */
-			}
+		}
+		for (int64_t k = 0; k < q->nids; k++) {
+			ids[k] = -1; /* missing: no id */
 		}
 		for (int pass = 0; pass < 2; pass++) {
 			json_t *src = pass == 0 ? ctx : e;
@@ -428,15 +438,15 @@ examples(struct tf_request *q, const struct tf_model *m, json_t *root,
 				snprintf(what, sizeof what,
 				         "example %zu: feature '%s'", r, key);
 				if (dense && strcmp(key, "x") == 0) {
-					if (dense_row(q, m, val, what, row) !=
+					if (dense_row(q, m, val, what, r) !=
 					    TF_OK) {
 						return TF_EINVAL;
 					}
 					continue;
 				}
 				int64_t c = dense ? -1 : column(m, key);
-				if (c >= 0 && value(q, m, c, val, 1, what,
-				                    &row[c]) != TF_OK) {
+				if (c >= 0 &&
+				    value(q, m, c, val, 1, what, r) != TF_OK) {
 					return TF_EINVAL;
 				}
 			}
@@ -457,25 +467,32 @@ start(struct tf_request *q, const struct tf_model *m, int method)
 	q->rows = 0;
 	q->out.len = 0;
 	if (q->width != tf_dataset_width(ds) ||
+	    q->nids != tf_dataset_id_width(ds) ||
 	    q->nout != tf_model_outputs(m)) {
 		free(q->x);
 		free(q->y);
+		free(q->ids);
 		q->x = q->y = NULL;
+		q->ids = NULL;
 		q->cap = 0;
 		q->width = tf_dataset_width(ds);
+		q->nids = tf_dataset_id_width(ds);
 		q->nout = tf_model_outputs(m);
 	}
 }
 
 int
 tf_request_set_rows(struct tf_request *q, const struct tf_model *m,
-                    const float *x, size_t rows)
+                    const float *x, const int64_t *ids, size_t rows)
 {
 	start(q, m, TF_METHOD_LINES);
 	if (grow(q, rows) != TF_OK) {
 		return TF_ENOMEM;
 	}
 	memcpy(q->x, x, rows * (size_t)q->width * sizeof *x);
+	if (q->nids > 0) {
+		memcpy(q->ids, ids, rows * (size_t)q->nids * sizeof *ids);
+	}
 	q->rows = rows;
 	return TF_OK;
 }
@@ -495,7 +512,7 @@ tf_request_parse(struct tf_request *q, const struct tf_model *m, int method,
 	int rc = TF_OK;
 	if (method == TF_METHOD_INSTANCE) {
 		rc = grow(q, 1);
-		rc = rc ? rc : instance(q, m, root, 0, q->x);
+		rc = rc ? rc : instance(q, m, root, 0);
 		q->rows = rc == TF_OK ? 1 : 0;
 		goto out;
 	}
@@ -542,7 +559,7 @@ tf_request_parse(struct tf_request *q, const struct tf_model *m, int method,
 		json_t *v;
 		json_array_foreach(inst, i, v)
 		{
-			rc = instance(q, m, v, i, q->x + i * (size_t)q->width);
+			rc = instance(q, m, v, i);
 			if (rc != TF_OK) {
 				break;
 			}
@@ -552,7 +569,7 @@ tf_request_parse(struct tf_request *q, const struct tf_model *m, int method,
 out:
 	json_decref(root);
 	if (rc == TF_OK) {
-		tf_dataset_standardize(ds, q->x, q->rows);
+		tf_dataset_standardize(ds, q->x, q->ids, q->rows);
 	} else {
 		q->rows = 0;
 	}

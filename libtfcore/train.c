@@ -181,7 +181,6 @@ tf_model_spec_wide_deep(const struct tf_layout *l, const char *hidden, int task,
 {
 	struct tfi_buf b = {0};
 	int64_t out = task == TF_TASK_MULTICLASS ? classes : 1;
-	int64_t w = l->numeric + l->categorical + l->crosses;
 	if (l->categorical == 0) {
 		snprintf(err, errlen,
 		         "wide_and_deep needs categorical features: bytes "
@@ -192,28 +191,19 @@ tf_model_spec_wide_deep(const struct tf_layout *l, const char *hidden, int task,
 		snprintf(err, errlen, "--embedding-dim must be at least 1");
 		return TF_EINVAL;
 	}
-	int rc = put_line(&b, "input x %lld\ninput label 1\n", (long long)w);
-	/* The row: numeric columns, categorical ids, crossed ids. */
-	if (l->numeric > 0) {
-		rc =
-		    rc || put_line(&b, "node num columns x begin=0 size=%lld\n",
-		                   (long long)l->numeric);
-	}
-	rc = rc || put_line(&b, "node cat columns x begin=%lld size=%lld\n",
-	                    (long long)l->numeric, (long long)l->categorical);
-	if (l->crosses > 0) {
-		rc = rc ||
-		     put_line(&b, "node cross columns x begin=%lld size=%lld\n",
-		              (long long)(l->numeric + l->categorical),
-		              (long long)l->crosses);
-	}
-	/* Deep: numeric columns and an embedding per categorical column. */
+	/* A row: numeric features in x; categorical ids, then crossed ids,
+	 * in ids. */
+	int rc = put_line(&b, "input x %lld\ninput ids %lld int64\n",
+	                  (long long)l->numeric,
+	                  (long long)(l->categorical + l->crosses)) ||
+	         put_line(&b, "input label 1\n");
+	/* Deep: numeric features and an embedding per categorical id. */
 	rc = rc || put_line(&b,
-	                    "node emb embedding cat vocab=%lld dim=%lld "
-	                    "combiner=concat\n",
-	                    (long long)l->ids, (long long)dim);
-	rc = rc || put_line(&b, "node deep_in concat %s\n",
-	                    l->numeric > 0 ? "num,emb" : "emb");
+	                    "node emb embedding ids begin=0 size=%lld "
+	                    "vocab=%lld dim=%lld combiner=concat\n",
+	                    (long long)l->categorical, (long long)l->ids,
+	                    (long long)dim);
+	rc = rc || put_line(&b, "node deep_in concat x,emb\n");
 	char prev[32];
 	int hr = hidden_layers(&b, hidden, "deep_in", bn_epsilon, keep, prev,
 	                       sizeof prev, err, errlen);
@@ -225,25 +215,22 @@ tf_model_spec_wide_deep(const struct tf_layout *l, const char *hidden, int task,
 	                    (long long)out);
 	/* Wide: linear in the numeric columns, the categorical ids and their
 	 * crosses (one weight per id and output). */
-	char sum[128] = "deep";
-	if (l->numeric > 0) {
-		rc = rc || put_line(&b,
-		                    "node wide_num dense num units=%lld "
-		                    "bias=0\n",
-		                    (long long)out);
-		strcat(sum, ",wide_num");
-	}
+	char sum[128] = "deep,wide_num,wide_cat";
+	rc = rc || put_line(&b, "node wide_num dense x units=%lld bias=0\n",
+	                    (long long)out);
 	rc = rc || put_line(&b,
-	                    "node wide_cat embedding cat vocab=%lld dim=%lld "
-	                    "init=zeros\n",
-	                    (long long)l->ids, (long long)out);
-	strcat(sum, ",wide_cat");
+	                    "node wide_cat embedding ids begin=0 size=%lld "
+	                    "vocab=%lld dim=%lld init=zeros\n",
+	                    (long long)l->categorical, (long long)l->ids,
+	                    (long long)out);
 	if (l->crosses > 0) {
-		rc =
-		    rc || put_line(&b,
-		                   "node wide_cross embedding cross vocab=%lld "
-		                   "dim=%lld init=zeros\n",
-		                   (long long)l->buckets, (long long)out);
+		rc = rc ||
+		     put_line(&b,
+		              "node wide_cross embedding ids begin=%lld "
+		              "size=%lld vocab=%lld dim=%lld "
+		              "init=zeros\n",
+		              (long long)l->categorical, (long long)l->crosses,
+		              (long long)l->buckets, (long long)out);
 		strcat(sum, ",wide_cross");
 	}
 	rc = rc || put_line(&b, "node logits add %s\n", sum) ||
@@ -317,6 +304,7 @@ struct run {
 	struct tf_metrics *vm; /* validation */
 	struct tf_dataset *vd;
 	float *vx, *vy;
+	int64_t *vids;
 	struct tf_events *ev; /* TensorBoard, with --logdir */
 	char *optimizer;
 	double lr0;
@@ -453,7 +441,10 @@ evaluate(struct run *r, const char *file, struct tf_metrics *m)
 		r->vx = malloc(bs * (size_t)tf_dataset_width(r->ds) *
 		               sizeof(float));
 		r->vy = malloc(bs * sizeof(float));
-		if (!r->vd || !r->vx || !r->vy) {
+		r->vids = malloc(bs * (size_t)tf_dataset_id_width(r->ds) *
+		                     sizeof(int64_t) +
+		                 1);
+		if (!r->vd || !r->vx || !r->vy || !r->vids) {
 			return fail(r, TF_ENOMEM, "out of memory");
 		}
 		tf_dataset_set_normalize(r->vd, r->cfg->normalize);
@@ -478,11 +469,12 @@ evaluate(struct run *r, const char *file, struct tf_metrics *m)
 	const char *files[] = {file};
 	int rc = tf_dataset_open(r->vd, files, 1, 1, 1, 0);
 	size_t rows;
-	while (rc == TF_OK && (rc = tf_dataset_next(r->vd, r->vx, r->vy, bs,
-	                                            &rows)) == TF_OK) {
-		tf_graph_feed(r->g, "x", r->vx, (int64_t)rows);
-		tf_graph_feed(r->g, "label", r->vy, (int64_t)rows);
-		if ((rc = tf_graph_forward(r->g, 0)) != TF_OK) {
+	while (rc == TF_OK &&
+	       (rc = tf_dataset_next(r->vd, r->vx, r->vids, r->vy, bs,
+	                             &rows)) == TF_OK) {
+		if ((rc = tf_graph_feed_batch(r->g, r->vx, r->vids, r->vy,
+		                              (int64_t)rows)) != TF_OK ||
+		    (rc = tf_graph_forward(r->g, 0)) != TF_OK) {
 			return fail(r, rc, "%s", tf_errmsg(r->g));
 		}
 		const struct tf_tensor *p =
@@ -649,6 +641,54 @@ data_schema(const struct tf_train_config *cfg, char *buf, size_t size)
 	return NULL;
 }
 
+/*
+ * A resume replays the input exactly when it reads with the seed, batch
+ * size and shuffle buffer of the run that saved; say so when they
+ * differ (the run goes on: changing them is allowed).
+ */
+static void
+note_changes(struct run *r, json_t *hdr, const char *ckpt)
+{
+	const struct tf_train_config *cfg = r->cfg;
+	json_t *was = json_object_get(hdr, "config");
+	const struct {
+		const char *flag;
+		uint64_t now;
+		json_t *then;
+	} k[] = {
+	    {"--seed", cfg->seed, json_object_get(hdr, "seed")},
+	    {"--batch-size", cfg->batch_size,
+	     json_object_get(was, "batch-size")},
+	    {"--shuffle-buffer", cfg->shuffle_buffer,
+	     json_object_get(was, "shuffle-buffer")},
+	};
+	char msg[1024], *p = msg;
+	size_t left = sizeof msg;
+	for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+		if (!json_is_integer(k[i].then) ||
+		    (uint64_t)json_integer_value(k[i].then) == k[i].now) {
+			continue;
+		}
+		int n = snprintf(p, left, "%s%s %lld (now %llu)",
+		                 p == msg ? "" : ", ", k[i].flag,
+		                 (long long)json_integer_value(k[i].then),
+		                 (unsigned long long)k[i].now);
+		if (n < 0 || (size_t)n >= left) {
+			break;
+		}
+		p += n;
+		left -= (size_t)n;
+	}
+	if (p != msg && r->sink->note != NULL) {
+		char line[5400];
+		snprintf(line, sizeof line,
+		         "%.4096s was trained with %s: this run reads the data "
+		         "in another order than one uninterrupted run would",
+		         ckpt, msg);
+		r->sink->note(r->sink->ctx, line);
+	}
+}
+
 /* A checkpoint's inputs must be the data's: same width and features. */
 static int
 same_features(struct run *r, const char *schema, const char *ckpt)
@@ -750,6 +790,7 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 			return fail(r, rc, "%s: %s", path, tf_errmsg(r->ds));
 		}
 		r->categorical = json_is_object(cat) ? json_incref(cat) : NULL;
+		note_changes(r, hdr, path);
 		*resumed = 1;
 	} else {
 		char side[4096];
@@ -850,11 +891,17 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 	        TF_OK) {
 		return fail(r, rc, "%s", tf_errmsg(r->g));
 	}
-	if (tf_graph_width(r->g, "x") != tf_dataset_width(r->ds)) {
+	int64_t gi = tf_graph_input_dtype(r->g, "ids") == TF_INT64
+	                 ? tf_graph_width(r->g, "ids")
+	                 : 0;
+	if (tf_graph_width(r->g, "x") != tf_dataset_width(r->ds) ||
+	    gi != tf_dataset_id_width(r->ds)) {
 		return fail(r, TF_EFORMAT,
-		            "the model takes %lld features, the data has %lld",
-		            (long long)tf_graph_width(r->g, "x"),
-		            (long long)tf_dataset_width(r->ds));
+		            "the model takes %lld features and %lld ids, the "
+		            "data has %lld and %lld",
+		            (long long)tf_graph_width(r->g, "x"), (long long)gi,
+		            (long long)tf_dataset_width(r->ds),
+		            (long long)tf_dataset_id_width(r->ds));
 	}
 	const struct tf_optimizer *opt =
 	    tf_registry_optimizer(reg, r->optimizer);
@@ -915,6 +962,7 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 
 struct batch {
 	float *x, *y;
+	int64_t *ids;
 	size_t rows;
 	uint64_t epoch, done; /* dataset position after this batch */
 	int rc;
@@ -948,7 +996,8 @@ prefetch_main(void *arg)
 		}
 		struct batch *b = &p->b[p->tail];
 		pthread_mutex_unlock(&p->mu);
-		b->rc = tf_dataset_next(p->ds, b->x, b->y, p->bs, &b->rows);
+		b->rc =
+		    tf_dataset_next(p->ds, b->x, b->ids, b->y, p->bs, &b->rows);
 		b->epoch = tf_dataset_epoch(p->ds);
 		b->done = tf_dataset_done(p->ds);
 		if (b->rc != TF_OK && b->rc != TF_EOF) {
@@ -972,11 +1021,13 @@ prefetch_start(struct prefetch *p, struct tf_dataset *ds, size_t bs)
 	memset(p, 0, sizeof *p);
 	p->ds = ds;
 	p->bs = bs;
-	size_t w = (size_t)tf_dataset_width(ds);
+	size_t w = (size_t)tf_dataset_width(ds),
+	       ni = (size_t)tf_dataset_id_width(ds);
 	for (int i = 0; i < AHEAD; i++) {
 		p->b[i].x = malloc(bs * w * sizeof(float));
 		p->b[i].y = malloc(bs * sizeof(float));
-		if (p->b[i].x == NULL || p->b[i].y == NULL) {
+		p->b[i].ids = malloc(bs * ni * sizeof(int64_t) + 1);
+		if (!p->b[i].x || !p->b[i].y || !p->b[i].ids) {
 			return TF_ENOMEM;
 		}
 	}
@@ -1027,6 +1078,7 @@ prefetch_stop(struct prefetch *p)
 	for (int i = 0; i < AHEAD; i++) {
 		free(p->b[i].x);
 		free(p->b[i].y);
+		free(p->b[i].ids);
 	}
 	p->started = 0;
 }
@@ -1100,9 +1152,9 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			rc = fail(&r, rc, "%s", b->msg);
 			goto out;
 		}
-		tf_graph_feed(r.g, "x", x, (int64_t)rows);
-		tf_graph_feed(r.g, "label", y, (int64_t)rows);
-		if ((rc = tf_graph_forward(r.g, 1)) != TF_OK ||
+		if ((rc = tf_graph_feed_batch(r.g, x, b->ids, y,
+		                              (int64_t)rows)) != TF_OK ||
+		    (rc = tf_graph_forward(r.g, 1)) != TF_OK ||
 		    (rc = tf_graph_backward(r.g)) != TF_OK) {
 			rc = fail(&r, rc, "%s", tf_errmsg(r.g));
 			goto out;
@@ -1179,6 +1231,7 @@ out:
 	tf_dataset_free(r.vd);
 	free(r.vx);
 	free(r.vy);
+	free(r.vids);
 	tf_events_free(r.ev);
 	free(r.spec);
 	free(r.optimizer);

@@ -223,14 +223,16 @@ main(int argc, char **argv)
 	}
 	float *x = malloc(bs * (size_t)w * sizeof(float));
 	float *y = malloc(bs * sizeof(float));
+	int64_t *ids =
+	    malloc(bs * (size_t)tf_dataset_id_width(ds) * sizeof *ids + 1);
 	static struct tf_metrics *m;
 	m = tf_metrics_new(task, classes);
-	if (x == NULL || y == NULL || m == NULL) {
+	if (x == NULL || y == NULL || ids == NULL || m == NULL) {
 		die(EX_OSERR, "out of memory");
 	}
 	size_t rows;
 	int rc;
-	int has_label = tf_graph_width(g, "label") > 0;
+
 	int64_t pw = task == TF_TASK_MULTICLASS ? classes : 1;
 	if (predict && csv) {
 		if (key != NULL) {
@@ -247,14 +249,12 @@ main(int argc, char **argv)
 			                              : "prediction\n");
 		}
 	}
-	while ((rc = tf_dataset_next(ds, x, y, bs, &rows)) == TF_OK) {
-		tf_graph_feed(g, "x", x, (int64_t)rows);
-		if (has_label) { /* a checkpoint's graph; an export has none */
-			tf_graph_feed(g, "label", y, (int64_t)rows);
-		}
-		/* Predictions do not need the loss: a missing label (NaN) is
-		 * fine there. */
-		int frc = tf_graph_forward(g, 0);
+	while ((rc = tf_dataset_next(ds, x, ids, y, bs, &rows)) == TF_OK) {
+		/* The label goes to a checkpoint's graph (an export has
+		 * none).  Predictions do not need the loss: a missing label
+		 * (NaN) is fine there. */
+		int frc = tf_graph_feed_batch(g, x, ids, y, (int64_t)rows);
+		frc = frc ? frc : tf_graph_forward(g, 0);
 		const struct tf_tensor *p =
 		    tf_graph_value(g, tf_model_prediction(model));
 		if (frc != TF_OK && (!predict || p == NULL)) {
@@ -295,6 +295,7 @@ main(int argc, char **argv)
 	}
 	free(x);
 	free(y);
+	free(ids);
 	tf_metrics_free(m);
 	tf_model_free(model);
 	tf_registry_free(reg);

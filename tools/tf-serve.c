@@ -477,13 +477,20 @@ load_version(struct served *s, int64_t number, const char *dir,
 			version_free(v);
 			return NULL;
 		}
-		/* Warm: one prediction of a row of means. */
-		int64_t w = tf_dataset_width(tf_model_dataset(m));
+		/* Warm: one prediction of a row of means and missing ids. */
+		struct tf_dataset *ds = tf_model_dataset(m);
+		int64_t w = tf_dataset_width(ds), ni = tf_dataset_id_width(ds);
 		float *x = calloc((size_t)w, sizeof *x);
 		float *y = calloc((size_t)tf_model_outputs(m), sizeof *y);
-		rc = x && y ? tf_model_predict(m, x, 1, y) : TF_ENOMEM;
+		int64_t *ids = malloc((size_t)ni * sizeof *ids + 1);
+		for (int64_t k = 0; ids != NULL && k < ni; k++) {
+			ids[k] = -1;
+		}
+		rc = x && y && ids ? tf_model_predict(m, x, ids, 1, y)
+		                   : TF_ENOMEM;
 		free(x);
 		free(y);
+		free(ids);
 		if (rc != TF_OK) {
 			snprintf(err, errlen,
 			         "%.1024s: warm-up prediction failed: %.512s",
@@ -827,6 +834,7 @@ metrics_text(struct sbuf *b)
 struct job {
 	struct version *v;
 	const float *x;
+	const int64_t *ids;
 	float *y;
 	size_t rows;
 	int done, rc;
@@ -862,6 +870,7 @@ batch_worker(void *arg)
 {
 	(void)arg;
 	float *x = NULL, *y = NULL;
+	int64_t *ids = NULL;
 	size_t cap = 0;
 	struct job *jobs[1024];
 	pthread_mutex_lock(&batch.lock);
@@ -905,16 +914,19 @@ batch_worker(void *arg)
 			}
 		}
 		pthread_mutex_unlock(&batch.lock);
-		int64_t w = tf_dataset_width(tf_model_dataset(v->inst[0]));
+		struct tf_dataset *ds = tf_model_dataset(v->inst[0]);
+		int64_t w = tf_dataset_width(ds), ni = tf_dataset_id_width(ds);
 		int64_t o = tf_model_outputs(v->inst[0]);
 		int rc = TF_OK;
 		if (rows > cap) {
 			free(x);
 			free(y);
+			free(ids);
 			cap = rows;
 			x = malloc(cap * (size_t)w * sizeof *x);
 			y = malloc(cap * (size_t)o * sizeof *y);
-			if (x == NULL || y == NULL) {
+			ids = malloc(cap * (size_t)ni * sizeof *ids + 1);
+			if (x == NULL || y == NULL || ids == NULL) {
 				die(EX_OSERR, "out of memory");
 			}
 		}
@@ -922,10 +934,15 @@ batch_worker(void *arg)
 		for (int i = 0; i < n; i++) {
 			memcpy(x + at * (size_t)w, jobs[i]->x,
 			       jobs[i]->rows * (size_t)w * sizeof *x);
+			if (ni > 0) {
+				memcpy(ids + at * (size_t)ni, jobs[i]->ids,
+				       jobs[i]->rows * (size_t)ni *
+				           sizeof *ids);
+			}
 			at += jobs[i]->rows;
 		}
 		int k = take(v);
-		rc = tf_model_predict(v->inst[k], x, rows, y);
+		rc = tf_model_predict(v->inst[k], x, ids, rows, y);
 		give(v, k);
 		pthread_mutex_lock(&batch.lock);
 		at = 0;
@@ -941,19 +958,24 @@ batch_worker(void *arg)
 	pthread_mutex_unlock(&batch.lock);
 	free(x);
 	free(y);
+	free(ids);
 	return NULL;
 }
 
 static int
-predict(struct version *v, const float *x, size_t rows, float *y)
+predict(struct version *v, struct tf_request *q)
 {
+	const float *x = tf_request_features(q);
+	const int64_t *ids = tf_request_ids(q);
+	size_t rows = tf_request_rows(q);
+	float *y = tf_request_outputs(q);
 	if (!opt.batching) {
 		int k = take(v);
-		int rc = tf_model_predict(v->inst[k], x, rows, y);
+		int rc = tf_model_predict(v->inst[k], x, ids, rows, y);
 		give(v, k);
 		return rc;
 	}
-	struct job j = {v, x, y, rows, 0, 0, NULL};
+	struct job j = {v, x, ids, y, rows, 0, 0, NULL};
 	pthread_mutex_lock(&batch.lock);
 	if (batch.tail != NULL) {
 		batch.tail->next = &j;
@@ -1098,8 +1120,7 @@ infer(struct reply *r, struct served *s, int64_t want, int method,
 	                                  : TF_METHOD_REGRESS;
 	int rc = tf_request_parse(q, m, kind, body, len, opt.max_rows);
 	if (rc == TF_OK) {
-		rc = predict(v, tf_request_features(q), tf_request_rows(q),
-		             tf_request_outputs(q));
+		rc = predict(v, q);
 		if (rc != TF_OK) {
 			json_error(r, 500, "prediction failed");
 			release(s, v);
@@ -1479,14 +1500,17 @@ run_stdin(struct served *s, const char *format)
 		size_t bs = 256, rows;
 		int64_t w = tf_dataset_width(ds);
 		float *x = malloc(bs * (size_t)w * sizeof *x);
-		if (x == NULL) {
+		int64_t *ids = malloc(
+		    bs * (size_t)tf_dataset_id_width(ds) * sizeof *ids + 1);
+		if (x == NULL || ids == NULL) {
 			die(EX_OSERR, "out of memory");
 		}
 		int rc;
-		while ((rc = tf_dataset_next(ds, x, NULL, bs, &rows)) ==
+		while ((rc = tf_dataset_next(ds, x, ids, NULL, bs, &rows)) ==
 		       TF_OK) {
-			if (tf_request_set_rows(q, m, x, rows) != TF_OK ||
-			    tf_model_predict(m, tf_request_features(q), rows,
+			if (tf_request_set_rows(q, m, x, ids, rows) != TF_OK ||
+			    tf_model_predict(m, tf_request_features(q),
+			                     tf_request_ids(q), rows,
 			                     tf_request_outputs(q)) != TF_OK ||
 			    tf_request_respond(q, m, &out, &olen) != TF_OK) {
 				die(EX_SOFTWARE, "prediction failed");
@@ -1497,6 +1521,7 @@ run_stdin(struct served *s, const char *format)
 			die_status(rc, tf_errmsg(ds));
 		}
 		free(x);
+		free(ids);
 	} else {
 		char *line = NULL;
 		size_t cap = 0;
@@ -1518,7 +1543,8 @@ run_stdin(struct served *s, const char *format)
 				die(EX_DATAERR, "(stdin):%lu: %s", lineno,
 				    tf_errmsg(q));
 			}
-			if (tf_model_predict(m, tf_request_features(q), 1,
+			if (tf_model_predict(m, tf_request_features(q),
+			                     tf_request_ids(q), 1,
 			                     tf_request_outputs(q)) != TF_OK ||
 			    tf_request_respond(q, m, &out, &olen) != TF_OK) {
 				die(EX_SOFTWARE,

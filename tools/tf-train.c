@@ -198,6 +198,14 @@ print_line(void *ctx, const char *json)
 }
 
 static void
+print_note(void *ctx, const char *msg)
+{
+	(void)ctx;
+	progress_done();
+	warnx_("note: %s", msg);
+}
+
+static void
 on_step(void *ctx, uint64_t step, uint64_t examples, double loss)
 {
 	(void)ctx;
@@ -348,7 +356,7 @@ apply(int c, const char *arg)
 		cfg.embedding_dim = opt_int("--embedding-dim", arg, 1, 4096);
 		break;
 	case OPT_BUCKETS:
-		cfg.hash_buckets = opt_int("--hash-buckets", arg, 1, 1 << 24);
+		cfg.hash_buckets = opt_int("--hash-buckets", arg, 1, INT32_MAX);
 		break;
 	case OPT_NO_NORM:
 		cfg.normalize = 0;
@@ -642,7 +650,8 @@ main(int argc, char **argv)
 		lock_dir(cfg.checkpoint_dir);
 	}
 	tf_set_threads(threads);
-	struct tf_train_sink sink = {NULL, print_line, quiet ? NULL : on_step};
+	struct tf_train_sink sink = {NULL, print_line, quiet ? NULL : on_step,
+	                             print_note};
 	if (!quiet) {
 		progress_update(0, 0);
 	}

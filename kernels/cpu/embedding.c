@@ -32,15 +32,15 @@ add_cols_cpu(const float *x, int64_t xstride, float *y, int64_t ystride,
 
 /* The id at ids[i] as an index, or -1 when it is none. */
 static int64_t
-id_at(const float *ids, int64_t i, int64_t vocab)
+id_at(const int64_t *ids, int64_t i, int64_t vocab)
 {
-	float v = ids[i];
-	return v >= 0 && v < (float)vocab ? (int64_t)v : -1;
+	int64_t v = ids[i];
+	return v >= 0 && v < vocab ? v : -1;
 }
 
 /* Ids of a row present, for the mean. */
 static int64_t
-present(const float *ids, int64_t width, int64_t vocab)
+present(const int64_t *ids, int64_t width, int64_t vocab)
 {
 	int64_t n = 0;
 	for (int64_t k = 0; k < width; k++) {
@@ -50,13 +50,13 @@ present(const float *ids, int64_t width, int64_t vocab)
 }
 
 void
-gather_cpu(const float *table, int64_t vocab, int64_t dim, const float *ids,
-           int64_t rows, int64_t width, int combiner, float *y)
+gather_cpu(const float *table, int64_t vocab, int64_t dim, const int64_t *ids,
+           int64_t stride, int64_t rows, int64_t width, int combiner, float *y)
 {
 	int64_t out = combiner == TF_COMBINE_CONCAT ? width * dim : dim;
 	memset(y, 0, (size_t)(rows * out) * sizeof *y);
 	for (int64_t r = 0; r < rows; r++) {
-		const float *row = ids + r * width;
+		const int64_t *row = ids + r * stride;
 		float *yr = y + r * out;
 		for (int64_t k = 0; k < width; k++) {
 			int64_t id = id_at(row, k, vocab);
@@ -80,12 +80,13 @@ gather_cpu(const float *table, int64_t vocab, int64_t dim, const float *ids,
 }
 
 void
-scatter_cpu(const float *dy, int64_t vocab, int64_t dim, const float *ids,
-            int64_t rows, int64_t width, int combiner, float *dtable)
+scatter_cpu(const float *dy, int64_t vocab, int64_t dim, const int64_t *ids,
+            int64_t stride, int64_t rows, int64_t width, int combiner,
+            float *dtable)
 {
 	int64_t out = combiner == TF_COMBINE_CONCAT ? width * dim : dim;
 	for (int64_t r = 0; r < rows; r++) {
-		const float *row = ids + r * width;
+		const int64_t *row = ids + r * stride;
 		const float *g = dy + r * out;
 		int64_t n = combiner == TF_COMBINE_MEAN
 		                ? present(row, width, vocab)

@@ -2,13 +2,14 @@
  * embedding.c - embedding lookups over sparse ids:
  *
  *	node e embedding ids vocab=V dim=D [combiner=sum|mean|concat]
- *	                 [init=normal|zeros]
+ *	                 [init=normal|zeros] [begin=B size=N]
  *
- * ids holds whole numbers (floats), width of them a row; one outside
+ * ids is an int64 input (`input ids W int64`), W ids a row; this node
+ * reads its columns B..B+N-1 (all of them by default).  An id outside
  * 0..V-1 (e.g. -1) is no id.  The table is V x D (N(0, 0.05^2), or zeros
  * for the linear part of a wide model: dim=1, combiner=sum is a linear
  * model over categorical ids).  sum and mean combine a row's vectors into
- * D values; concat gives each id slot its own D values (width x D).
+ * D values; concat gives each id slot its own D values (N x D).
  */
 #include <string.h>
 
@@ -24,11 +25,24 @@ combiner(struct tf_node *n)
 	                                  : -1;
 }
 
+/* The columns of the ids this node reads. */
+static void
+span(struct tf_node *n, int64_t *begin, int64_t *size)
+{
+	int64_t w = tf_node_input_width(n, 0);
+	*begin = tf_node_attr_int(n, "begin", 0);
+	*size = tf_node_attr_int(n, "size", w - *begin);
+}
+
 static int
 build(struct tf_node *n)
 {
 	if (tf_node_ninputs(n) != 1) {
 		return tf_node_error(n, "takes one input (the ids)");
+	}
+	if (tf_node_input_dtype(n, 0) != TF_INT64) {
+		return tf_node_error(n, "its input must hold int64 ids "
+		                        "('input NAME WIDTH int64')");
 	}
 	int64_t vocab = tf_node_attr_int(n, "vocab", 0);
 	int64_t dim = tf_node_attr_int(n, "dim", 0);
@@ -45,11 +59,19 @@ build(struct tf_node *n)
 	if (strcmp(init, "normal") != 0 && strcmp(init, "zeros") != 0) {
 		return tf_node_error(n, "init=%s is not normal or zeros", init);
 	}
+	int64_t begin, size, w = tf_node_input_width(n, 0);
+	span(n, &begin, &size);
+	if (begin < 0 || size < 1 || begin + size > w) {
+		return tf_node_error(n,
+		                     "begin=%lld size=%lld do not fit in %lld "
+		                     "ids",
+		                     (long long)begin, (long long)size,
+		                     (long long)w);
+	}
 	tf_node_add_param(n, "table", vocab, dim,
 	                  strcmp(init, "zeros") == 0 ? TF_INIT_ZEROS
 	                                             : TF_INIT_NORMAL);
-	int64_t width = tf_node_input_width(n, 0);
-	tf_node_set_width(n, comb == TF_COMBINE_CONCAT ? width * dim : dim);
+	tf_node_set_width(n, comb == TF_COMBINE_CONCAT ? size * dim : dim);
 	return TF_OK;
 }
 
@@ -59,9 +81,11 @@ forward(struct tf_node *n, int training)
 	(void)training;
 	const struct tf_tensor *ids = tf_node_input(n, 0);
 	const struct tf_tensor *t = tf_node_param(n, 0);
+	int64_t begin, size;
+	span(n, &begin, &size);
 	tf_gather(tf_node_device(n), tf_tensor_f32(t), t->rows, t->cols,
-	          tf_tensor_f32(ids), ids->rows, ids->cols, combiner(n),
-	          tf_tensor_f32(tf_node_output(n)));
+	          tf_tensor_i64(ids) + begin, ids->cols, ids->rows, size,
+	          combiner(n), tf_tensor_f32(tf_node_output(n)));
 	return TF_OK;
 }
 
@@ -71,18 +95,21 @@ backward(struct tf_node *n)
 {
 	const struct tf_tensor *ids = tf_node_input(n, 0);
 	const struct tf_tensor *t = tf_node_param(n, 0);
+	int64_t begin, size;
+	span(n, &begin, &size);
 	tf_scatter(tf_node_device(n), tf_tensor_f32(tf_node_output_grad(n)),
-	           t->rows, t->cols, tf_tensor_f32(ids), ids->rows, ids->cols,
-	           combiner(n), tf_tensor_f32(tf_node_param_grad(n, 0)));
+	           t->rows, t->cols, tf_tensor_i64(ids) + begin, ids->cols,
+	           ids->rows, size, combiner(n),
+	           tf_tensor_f32(tf_node_param_grad(n, 0)));
 	return TF_OK;
 }
 
 static const struct tf_op ops[] = {
     {"embedding",
-     "embedding lookup over sparse ids (vocab=V, dim=D, "
-     "combiner=sum|mean|concat, init=normal|zeros)",
+     "embedding lookup over int64 ids (vocab=V, dim=D, "
+     "combiner=sum|mean|concat, init=normal|zeros, begin=B, size=N)",
      build, forward, backward},
     {0},
 };
 
-TF_PLUGIN_DEFINE("embedding", "1.0", ops, NULL)
+TF_PLUGIN_DEFINE("embedding", "1.1", ops, NULL)

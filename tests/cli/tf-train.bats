@@ -68,10 +68,15 @@ assert j["examples"] == 113 and j["accuracy"] >= 0.95 and j["auc"] >= 0.98, j' "
 	tf-train $args --max-steps 60 --checkpoint-dir two $TRAIN > two.json
 	same_state one/model.ckpt-60 two/model.ckpt-60
 	grep -q '"step":60' two.json
-	# a finished run resumed to the same step trains no more
-	run -0 tf-train $args --max-steps 60 --checkpoint-dir two $TRAIN
+		# a finished run resumed to the same step trains no more
+	run -0 --separate-stderr tf-train $args --max-steps 60 --checkpoint-dir two $TRAIN
 	[[ "$output" == *'"step":60'* ]]
 	[[ "$output" == *'"examples":0'* ]]
+	[ -z "$stderr" ]
+	# resuming with another input order is allowed, and said
+	run -0 --separate-stderr tf-train $args --batch-size 8 --seed 3 --max-steps 70 --checkpoint-dir two $TRAIN
+	[[ "$stderr" == *"tf-train: note: two/model.ckpt-60 was trained with --seed 7 (now 3), --batch-size 16 (now 8): this run reads the data in another order than one uninterrupted run would"* ]]
+	[[ "$output" == *'"step":70'* ]]
 	# with batch norm (running averages) and dropout (random masks) too
 	args="$args --model dnn --hidden 16,8 --enable-bn --dropout-keep-prob 0.8"
 	tf-train $args --max-steps 40 --checkpoint-dir three $TRAIN > /dev/null
@@ -294,11 +299,13 @@ import json, sys
 wd, lr = (json.loads(a.splitlines()[-1])["validation"] for a in sys.argv[1:3])
 assert wd["accuracy"] > 0.95 and wd["auc"] > 0.98, wd
 assert lr["accuracy"] < 0.7, lr' "$wd" "$output"
-	# the spec: embeddings for the deep part, a linear part over ids
-	# and crosses, summed
+		# the spec: int64 ids (color, shape, their cross) beside the
+	# floats; embeddings for the deep part, a linear part over ids and
+	# crosses, summed
 	f=wd/$(sed -n 's/^model_checkpoint_path: "\(.*\)"$/\1/p' wd/checkpoint)
-	head -c 2000 "$f" | grep -a -q 'node emb embedding cat vocab=9 dim=4 combiner=concat'
-	head -c 2000 "$f" | grep -a -q 'node wide_cross embedding cross vocab=1000 dim=1 init=zeros'
+	head -c 2000 "$f" | grep -a -q 'input ids 3 int64'
+	head -c 2000 "$f" | grep -a -q 'node emb embedding ids begin=0 size=2 vocab=9 dim=4 combiner=concat'
+	head -c 2000 "$f" | grep -a -q 'node wide_cross embedding ids begin=2 size=1 vocab=1000 dim=1 init=zeros'
 	head -c 2000 "$f" | grep -a -q 'node logits add deep,wide_num,wide_cat,wide_cross'
 		# evaluation, exports and resume know the categorical columns (and
 	# a plain model on the same data ignores them)

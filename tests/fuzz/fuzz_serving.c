@@ -55,7 +55,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (rows == 0 || rows > 64) {
 			abort();
 		}
-		if (tf_model_predict(model, tf_request_features(req), rows,
+		if (tf_model_predict(model, tf_request_features(req),
+		                     tf_request_ids(req), rows,
 		                     tf_request_outputs(req)) != TF_OK) {
 			abort();
 		}

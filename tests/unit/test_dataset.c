@@ -1,7 +1,8 @@
 /*
  * test_dataset.c - the packed layout's fast path reads exactly what the
  * general Example parser reads: rows, labels, errors, for the usual
- * records and for unusual encodings it must hand over.
+ * records and for unusual encodings it must hand over; categorical ids
+ * and crosses as int64.
  */
 #include <unistd.h>
 
@@ -43,8 +44,8 @@ read_all(const char *path, int fast, float *x, float *y, size_t *rows,
 	size_t got;
 	*rows = 0;
 	while (rc == TF_OK &&
-	       (rc = tf_dataset_next(ds, x + *rows * 3, y + *rows, 4, &got)) ==
-	           TF_OK) {
+	       (rc = tf_dataset_next(ds, x + *rows * 3, NULL, y + *rows, 4,
+	                             &got)) == TF_OK) {
 		*rows += got;
 	}
 	snprintf(msg, msglen, "%s", tf_errmsg(ds));
@@ -158,9 +159,110 @@ TEST(fast_path_reads_what_the_parser_reads)
 	tf_writer_free(w);
 }
 
+/* A columns schema with two categorical features (vocabularies of 3 and
+ * 2 values) and one numeric. */
+static const char *cat_schema =
+    "{\"format\":\"tfkit-schema\",\"version\":1,\"layout\":\"columns\","
+    "\"label\":{\"name\":\"y\",\"type\":\"int64\",\"classes\":[0,1]},"
+    "\"features\":[{\"name\":\"colour\",\"type\":\"bytes\"},"
+    "{\"name\":\"shape\",\"type\":\"bytes\"},"
+    "{\"name\":\"size\",\"type\":\"float\",\"mean\":0,\"std\":1}],"
+    "\"vocabularies\":{\"colour\":[\"blue\",\"green\",\"red\"],"
+    "\"shape\":[\"circle\",\"square\"]}}";
+
+/* Categorical features and their crosses arrive as int64 ids beside the
+ * floats: exact far past 2^24 (float32's whole numbers), the same ids
+ * when rows come from records or from values (serving), -1 for a
+ * missing value. */
+TEST(categorical_ids_are_int64)
+{
+	static const char *colours[] = {"red", "blue", "green", "mauve"};
+	static const char *shapes[] = {"square", "circle"};
+	const char *path = "test_dataset_cat.tfrecord";
+	struct tf_writer *w = tf_writer_new();
+	struct tf_example *ex = tf_example_new();
+	REQUIRE(tf_writer_open(w, path, TF_COMPRESS_NONE, 0) == TF_OK);
+	for (int i = 0; i < 9; i++) {
+		tf_example_clear(ex);
+		struct tf_bytes c = {(const uint8_t *)colours[i % 4],
+		                     strlen(colours[i % 4])};
+		struct tf_bytes s = {(const uint8_t *)shapes[i % 2],
+		                     strlen(shapes[i % 2])};
+		float size = (float)i;
+		int64_t y = i % 2;
+		if (i != 8) { /* the last has no colour */
+			tf_example_add_bytes(ex, "colour", &c, 1);
+		}
+		tf_example_add_bytes(ex, "shape", &s, 1);
+		tf_example_add_floats(ex, "size", &size, 1);
+		tf_example_add_int64s(ex, "y", &y, 1);
+		put(w, ex);
+	}
+	REQUIRE(tf_writer_close(w) == TF_OK);
+	struct tf_dataset *ds = tf_dataset_new();
+	REQUIRE(tf_dataset_parse_schema(ds, cat_schema, "schema") == TF_OK);
+	int64_t buckets = INT32_MAX;
+	REQUIRE(tf_dataset_set_categorical(ds, "colour*shape", buckets) ==
+	        TF_OK);
+	CHECK_EQ_INT(tf_dataset_width(ds), 1);
+	CHECK_EQ_INT(tf_dataset_id_width(ds), 3);
+	CHECK_EQ_INT(tf_dataset_columns(ds), 4);
+	CHECK_EQ_INT(tf_dataset_column_kind(ds, 1), TF_COLUMN_CATEGORICAL);
+	CHECK_EQ_INT(tf_dataset_column_kind(ds, 3), TF_COLUMN_DERIVED);
+	CHECK_EQ_INT(tf_dataset_find_column(ds, "shape"), 2);
+	const char *files[] = {path};
+	REQUIRE(tf_dataset_open(ds, files, 1, 1, 1, 0) == TF_OK);
+	float x[9], y[9];
+	int64_t ids[27];
+	size_t rows;
+	CHECK(tf_dataset_next(ds, x, NULL, y, 9, &rows) == TF_EINVAL);
+	CHECK_CONTAINS(tf_errmsg(ds), "no room for them");
+	REQUIRE(tf_dataset_next(ds, x, ids, y, 9, &rows) == TF_OK);
+	REQUIRE(rows == 9);
+	/* One id space: colour 0..2 and 3 (out of vocabulary), shape 4..5
+	 * and 6. */
+	int64_t want_colour[] = {2, 0, 1, 3}, want_shape[] = {5, 4};
+	int inexact = 0;
+	for (size_t r = 0; r < rows; r++) {
+		CHECK(x[r] == (float)r);
+		CHECK_EQ_INT(ids[r * 3], r == 8 ? -1 : want_colour[r % 4]);
+		CHECK_EQ_INT(ids[r * 3 + 1], want_shape[r % 2]);
+		int64_t cross = ids[r * 3 + 2];
+		if (r == 8) {
+			CHECK_EQ_INT(cross, -1);
+			continue;
+		}
+		CHECK(cross >= 0 && cross < buckets);
+		inexact += (int64_t)(float)cross != cross;
+		/* Rows built from values compute the same cross. */
+		float xv = (float)r;
+		int64_t v[3] = {tf_dataset_category(ds, 1, colours[r % 4],
+		                                    strlen(colours[r % 4])),
+		                tf_dataset_category(ds, 2, shapes[r % 2],
+		                                    strlen(shapes[r % 2])),
+		                0};
+		tf_dataset_standardize(ds, &xv, v, 1);
+		CHECK_EQ_INT(v[0], ids[r * 3]);
+		CHECK_EQ_INT(v[2], cross);
+		/* Different pairs, different crosses (rows 0..3 are the four
+		 * colour-shape pairs seen). */
+		for (size_t k = 0; k < r && r < 4; k++) {
+			CHECK(ids[k * 3 + 2] != cross);
+		}
+	}
+	/* Most of 2^31 buckets are past what a float holds exactly. */
+	CHECK(inexact > 0);
+	CHECK_EQ_INT(tf_dataset_category(ds, 0, "red", 3), -1);
+	tf_dataset_free(ds);
+	unlink(path);
+	tf_example_free(ex);
+	tf_writer_free(w);
+}
+
 int
 main(void)
 {
 	RUN(fast_path_reads_what_the_parser_reads);
+	RUN(categorical_ids_are_int64);
 	DONE();
 }

@@ -74,7 +74,8 @@ TEST(spec_errors_name_the_problem)
 	     "logits must have width 1"},
 	    {"input x 3\nnode h dense x units=four\n",
 	     "units=four is not a whole number"},
-	    {"input x 0\n", "model line 1: expected 'input NAME WIDTH'"},
+	    {"input x 0\n",
+	     "model line 1: expected 'input NAME WIDTH [float32|int64]'"},
 	    {"bogus line\n", "model line 1: expected 'node NAME OP"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -124,12 +125,12 @@ gradcheck(const char *spec, int64_t rows, int label_kind)
 	/* Sparse ids, when the graph takes them: whole numbers 0..5 and -1
 	 * (no id); data, so not perturbed. */
 	int64_t wi = tf_graph_width(g, "ids");
-	float *ids = malloc(sizeof(float) * (size_t)(rows * (wi > 0 ? wi : 1)));
+	int64_t *ids = malloc(sizeof *ids * (size_t)(rows * (wi > 0 ? wi : 1)));
 	for (int64_t i = 0; i < rows * wi; i++) {
-		ids[i] = (float)((i * 5 + 3) % 7) - 1.0f;
+		ids[i] = (i * 5 + 3) % 7 - 1;
 	}
 	if (wi > 0) {
-		tf_graph_feed(g, "ids", ids, rows);
+		REQUIRE(tf_graph_feed_ids(g, "ids", ids, rows) == TF_OK);
 	}
 	tf_graph_want_input_grad(g, "x");
 	tf_graph_feed(g, "x", x, rows);
@@ -206,7 +207,7 @@ TEST(gradients_batchnorm_and_dropout)
 
 TEST(gradients_embedding_and_combine)
 {
-	gradcheck("input x 4\ninput y 2\ninput ids 3\n"
+	gradcheck("input x 4\ninput y 2\ninput ids 3 int64\n"
 	          "node e embedding ids vocab=6 dim=2\n"
 	          "node m embedding ids vocab=6 dim=3 combiner=mean\n"
 	          "node c embedding ids vocab=6 dim=2 combiner=concat\n"
@@ -228,31 +229,63 @@ TEST(embedding_lookups)
 {
 	struct tf_graph *g = tf_graph_new();
 	REQUIRE(build(g,
-	              "input ids 2\n"
-	              "node s embedding ids vocab=3 dim=2\n"
-	              "node m embedding ids vocab=3 dim=2 combiner=mean\n"
-	              "node c embedding ids vocab=3 dim=2 combiner=concat\n") ==
-	        TF_OK);
-	/* All three tables: row i = (i + 1, 10 (i + 1)). */
+	              "input ids 3 int64\n"
+	              "node s embedding ids vocab=3 dim=2 size=2\n"
+	              "node m embedding ids vocab=3 dim=2 combiner=mean "
+	              "size=2\n"
+	              "node c embedding ids vocab=3 dim=2 combiner=concat "
+	              "begin=0 size=2\n"
+	              "node t embedding ids vocab=3 dim=2 begin=2\n") == TF_OK);
+	/* All four tables: row i = (i + 1, 10 (i + 1)). */
 	float *w = tf_graph_params(g);
-	for (int t = 0; t < 3; t++) {
+	for (int t = 0; t < 4; t++) {
 		for (int i = 0; i < 3; i++) {
 			w[t * 6 + i * 2] = (float)(i + 1);
 			w[t * 6 + i * 2 + 1] = 10.0f * (float)(i + 1);
 		}
 	}
-	float ids[6] = {0, 2, 1, -1, -1, 7};
-	tf_graph_feed(g, "ids", ids, 3);
+	/* Three rows of three ids; s, m and c read the first two, t the
+	 * last.  An id past the table (2^40 + 1) is no id. */
+	int64_t ids[9] = {0, 2, 1, 1, -1, 0, -1, ((int64_t)1 << 40) + 1, 2};
+	CHECK(tf_graph_feed(g, "ids", (const float *)ids, 3) == TF_EINVAL);
+	CHECK_CONTAINS(tf_errmsg(g), "takes int64, not float32");
+	REQUIRE(tf_graph_feed_ids(g, "ids", ids, 3) == TF_OK);
 	REQUIRE(tf_graph_forward(g, 0) == TF_OK);
 	const float *s = tf_tensor_f32(tf_graph_value(g, "s"));
 	const float *m = tf_tensor_f32(tf_graph_value(g, "m"));
 	const float *c = tf_tensor_f32(tf_graph_value(g, "c"));
+	const float *t = tf_tensor_f32(tf_graph_value(g, "t"));
 	float ws[6] = {4, 40, 2, 20, 0, 0}, wm[6] = {2, 20, 2, 20, 0, 0};
 	float wc[12] = {1, 10, 3, 30, 2, 20, 0, 0, 0, 0, 0, 0};
+	float wt[6] = {2, 20, 1, 10, 3, 30};
 	CHECK_MEM(s, ws, sizeof ws);
 	CHECK_MEM(m, wm, sizeof wm);
 	CHECK_MEM(c, wc, sizeof wc);
+	CHECK_MEM(t, wt, sizeof wt);
 	CHECK_EQ_INT(tf_graph_width(g, "c"), 4);
+	CHECK_EQ_INT(tf_graph_input_dtype(g, "ids"), TF_INT64);
+	CHECK_CONTAINS(tf_graph_spec(g), "input ids 3 int64\n");
+	tf_graph_free(g);
+	/* Ids reach only ops that take them. */
+	g = tf_graph_new();
+	CHECK(build(g, "input ids 2 int64\nnode h dense ids units=2\n") ==
+	      TF_EINVAL);
+	CHECK_CONTAINS(tf_errmsg(g), "input 'ids' holds int64 ids");
+	tf_graph_free(g);
+	g = tf_graph_new();
+	CHECK(build(g, "input x 2\nnode e embedding x vocab=3 dim=2\n") ==
+	      TF_EINVAL);
+	CHECK_CONTAINS(tf_errmsg(g), "must hold int64 ids");
+	tf_graph_free(g);
+	g = tf_graph_new();
+	CHECK(build(g, "input ids 2 int64\n"
+	               "node e embedding ids vocab=3 dim=2 begin=1 size=2\n") ==
+	      TF_EINVAL);
+	CHECK_CONTAINS(tf_errmsg(g), "do not fit in 2 ids");
+	tf_graph_free(g);
+	g = tf_graph_new();
+	CHECK(tf_graph_parse(g, "input ids 2 int32\n") == TF_EINVAL);
+	CHECK_CONTAINS(tf_errmsg(g), "[float32|int64]");
 	tf_graph_free(g);
 }
 

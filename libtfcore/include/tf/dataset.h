@@ -73,20 +73,21 @@ TF_API const char *tf_dataset_column(const struct tf_dataset *ds, int64_t c,
                                      int *is_int, float *mean, float *inv_std);
 /*
  * Categorical features: every bytes feature the schema has a vocabulary
- * for becomes a row column after the numeric ones, holding its id (a
- * float) in one id space shared by all of them: each vocabulary gets its
- * size + 1 ids, the last for values outside it; -1 is a missing value.
- * crosses ("a*b,c*d", or NULL) adds a column per pair, the hash of the
- * two ids into buckets (-1 when either is missing).  Call after loading
- * the schema and before opening files.
+ * for becomes an id of the row (int64, beside its floats), in one id
+ * space shared by all of them: each vocabulary gets its size + 1 ids,
+ * the last for values outside it; -1 is a missing value.  crosses
+ * ("a*b,c*d", or NULL) adds an id per pair, the hash of the two ids into
+ * buckets (-1 when either is missing).  A row's ids are numbered as
+ * columns after its floats: column width + k is id k.  Call after
+ * loading the schema and before opening files.
  */
 TF_API int tf_dataset_set_categorical(struct tf_dataset *ds,
                                       const char *crosses, int64_t buckets);
 struct tf_layout {
-	int64_t numeric;     /* numeric columns, first */
-	int64_t categorical; /* categorical columns, next */
+	int64_t numeric;     /* float columns (the width) */
+	int64_t categorical; /* categorical ids, first of the ids */
 	int64_t ids;         /* their shared id space */
-	int64_t crosses;     /* cross columns, last */
+	int64_t crosses;     /* crossed ids, last */
 	int64_t buckets;     /* the crosses' id space */
 };
 TF_API void tf_dataset_layout(const struct tf_dataset *ds, struct tf_layout *l);
@@ -96,21 +97,26 @@ enum {
 	TF_COLUMN_DERIVED = 2 /* a cross: computed, not an input */
 };
 TF_API int tf_dataset_column_kind(const struct tf_dataset *ds, int64_t c);
-/* The id of value s (n bytes) of categorical column col. */
-TF_API float tf_dataset_category(const struct tf_dataset *ds, int64_t col,
-                                 const char *s, size_t n);
+/* The id of value s (n bytes) of categorical column col; -1 when col is
+ * not categorical. */
+TF_API int64_t tf_dataset_category(const struct tf_dataset *ds, int64_t col,
+                                   const char *s, size_t n);
 
 /* The row column of the feature called name, or -1. */
 TF_API int64_t tf_dataset_find_column(const struct tf_dataset *ds,
                                       const char *name);
 
 /* Prepare raw rows in place, as tf_dataset_next() does: standardise the
- * numeric columns, compute the crosses. */
+ * floats, compute the crossed ids from the categorical ones. */
 TF_API void tf_dataset_standardize(const struct tf_dataset *ds, float *x,
-                                   size_t rows);
+                                   int64_t *ids, size_t rows);
 
-/* Row width, task and number of classes (2 for binary, 1 regression). */
+/* Floats a row (the width), its ids (categorical and crossed: 0 unless
+ * tf_dataset_set_categorical()), and the columns of both. */
 TF_API int64_t tf_dataset_width(const struct tf_dataset *ds);
+TF_API int64_t tf_dataset_id_width(const struct tf_dataset *ds);
+TF_API int64_t tf_dataset_columns(const struct tf_dataset *ds);
+/* Task and number of classes (2 for binary, 1 regression). */
 TF_API int tf_dataset_task(const struct tf_dataset *ds);
 TF_API int64_t tf_dataset_classes(const struct tf_dataset *ds);
 TF_API const char *tf_dataset_label_name(const struct tf_dataset *ds);
@@ -127,14 +133,15 @@ TF_API int tf_dataset_open(struct tf_dataset *ds, const char *const *files,
 TF_API int tf_dataset_seek(struct tf_dataset *ds, uint64_t epoch,
                            uint64_t done);
 /*
- * Up to max rows into x (max * width floats) and y (max floats; may be
- * NULL when there is no label to read).  TF_EOF when the last epoch is
+ * Up to max rows into x (max * width floats), ids (max * id width; may
+ * be NULL when there are none) and y (max floats; may be NULL when there
+ * is no label to read).  TF_EOF when the last epoch is
  * done and nothing was read; a batch may be short at the end of an epoch.
  * TF_EFORMAT names the file and record of a damaged record or one whose
  * features do not fit.
  */
-TF_API int tf_dataset_next(struct tf_dataset *ds, float *x, float *y,
-                           size_t max, size_t *rows);
+TF_API int tf_dataset_next(struct tf_dataset *ds, float *x, int64_t *ids,
+                           float *y, size_t max, size_t *rows);
 /* Where reading stands. */
 TF_API uint64_t tf_dataset_epoch(const struct tf_dataset *ds);
 TF_API uint64_t tf_dataset_done(const struct tf_dataset *ds);

@@ -128,8 +128,8 @@ TF_API void tf_add_cols(struct tf_device *d, const float *x, int64_t xstride,
                         float *y, int64_t ystride, int64_t rows, int64_t cols);
 
 /*
- * Embedding lookups.  ids is rows x width (floats holding whole numbers;
- * one outside 0..vocab-1, such as -1, is no id), table vocab x dim.
+ * Embedding lookups.  ids is rows x width int64, rows stride apart (an
+ * id outside 0..vocab-1, such as -1, is no id), table vocab x dim.
  * Combiners: sum of the row's vectors, their mean (over the ids present;
  * zeros when none), or concat (width x dim values a row, zeros for a
  * missing id).  scatter adds the gradient of y into dtable.
@@ -140,11 +140,12 @@ enum tf_combiner {
 	TF_COMBINE_CONCAT = 2
 };
 TF_API void tf_gather(struct tf_device *d, const float *table, int64_t vocab,
-                      int64_t dim, const float *ids, int64_t rows,
-                      int64_t width, int combiner, float *y);
+                      int64_t dim, const int64_t *ids, int64_t stride,
+                      int64_t rows, int64_t width, int combiner, float *y);
 TF_API void tf_scatter(struct tf_device *d, const float *dy, int64_t vocab,
-                       int64_t dim, const float *ids, int64_t rows,
-                       int64_t width, int combiner, float *dtable);
+                       int64_t dim, const int64_t *ids, int64_t stride,
+                       int64_t rows, int64_t width, int combiner,
+                       float *dtable);
 
 #ifdef __cplusplus
 }

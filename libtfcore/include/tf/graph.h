@@ -4,6 +4,7 @@
  * A model spec is text, one declaration a line ('#' starts a comment):
  *
  *	input x 30                 a fed input: name, width
+ *	input ids 3 int64          fed ids (whole numbers, for embedding)
  *	node h dense x units=128   name, op, inputs (comma-separated), attrs
  *	node a relu h
  *	node logits dense a units=1
@@ -58,6 +59,19 @@ TF_API int tf_graph_want_input_grad(struct tf_graph *g, const char *input);
  * backward is done. */
 TF_API int tf_graph_feed(struct tf_graph *g, const char *input,
                          const float *data, int64_t rows);
+/* Feed rows x width ids to an int64 input (same rules). */
+TF_API int tf_graph_feed_ids(struct tf_graph *g, const char *input,
+                             const int64_t *ids, int64_t rows);
+/*
+ * Feed a batch under the built-in models' input names: "x" the floats,
+ * "ids" the ids when the graph has that input (rows x its width), and
+ * "label" the labels when y is not NULL and the graph has that input.
+ */
+TF_API int tf_graph_feed_batch(struct tf_graph *g, const float *x,
+                               const int64_t *ids, const float *y,
+                               int64_t rows);
+/* An input's dtype (TF_FLOAT32, TF_INT64); -1 when there is none. */
+TF_API int tf_graph_input_dtype(const struct tf_graph *g, const char *input);
 /* Run the nodes; with training, ops such as dropout behave so. */
 TF_API int tf_graph_forward(struct tf_graph *g, int training);
 /* Gradients of the loss for every parameter (and wanted input). */

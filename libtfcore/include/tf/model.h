@@ -80,12 +80,14 @@ TF_API int64_t tf_model_outputs(const struct tf_model *m);
 TF_API const char *tf_model_label(const struct tf_model *m, int64_t k);
 
 /*
- * Predict rows of standardised features (tf_dataset_standardize): out
- * gets rows x tf_model_outputs() values, class probabilities (binary:
- * 1 - p, p) or regression values.  Not thread-safe: one model per thread.
+ * Predict rows of standardised features and their ids, as
+ * tf_dataset_next() gives them or tf_dataset_standardize() makes them
+ * (ids may be NULL when tf_dataset_id_width() is 0): out gets rows x
+ * tf_model_outputs() values, class probabilities (binary: 1 - p, p) or
+ * regression values.  Not thread-safe: one model per thread.
  */
-TF_API int tf_model_predict(struct tf_model *m, const float *x, size_t rows,
-                            float *out);
+TF_API int tf_model_predict(struct tf_model *m, const float *x,
+                            const int64_t *ids, size_t rows, float *out);
 
 /*
  * Write an export BASE/N/.  version 0: one above the highest version in

@@ -75,6 +75,13 @@ TF_API struct tf_tensor *tf_node_output(struct tf_node *n);
 TF_API struct tf_tensor *tf_node_output_grad(struct tf_node *n);
 /* The width (columns) of input i, known when the graph is built. */
 TF_API int64_t tf_node_input_width(const struct tf_node *n, int i);
+/*
+ * The dtype of input i (TF_FLOAT32, or TF_INT64 for fed ids).  An op
+ * that takes ids asks this at build time; the graph refuses to build
+ * when an int64 input reaches an op that did not ask.  Ids get no
+ * gradient (tf_node_input_grad() is NULL for them).
+ */
+TF_API int tf_node_input_dtype(struct tf_node *n, int i);
 /* Set the output width (build time).  Loss ops output one column. */
 TF_API void tf_node_set_width(struct tf_node *n, int64_t cols);
 TF_API const char *tf_node_name(const struct tf_node *n);

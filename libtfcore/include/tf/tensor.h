@@ -36,6 +36,12 @@ tf_tensor_f32(const struct tf_tensor *t)
 	return (float *)t->data;
 }
 
+static inline const int64_t *
+tf_tensor_i64(const struct tf_tensor *t)
+{
+	return (const int64_t *)t->data;
+}
+
 static inline size_t
 tf_tensor_size(const struct tf_tensor *t)
 {

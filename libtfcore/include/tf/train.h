@@ -74,6 +74,10 @@ struct tf_train_sink {
 	void (*line)(void *ctx, const char *json); /* stdout */
 	void (*progress)(void *ctx, uint64_t step, uint64_t examples,
 	                 double loss); /* optional */
+	/* Something the user should know (stderr), optional: a resume with
+	 * another --seed, --batch-size or --shuffle-buffer than the run that
+	 * saved. */
+	void (*note)(void *ctx, const char *msg);
 };
 
 struct tf_trainer;
