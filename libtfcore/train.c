@@ -275,7 +275,7 @@ sidecar(const char *input, char *out, size_t size)
 {
 	size_t n = strlen(input);
 	const char *of = strstr(input, "-of-");
-	if (n > 16 && of != NULL && of - input >= 6 && of[-6] == '-') {
+	if (n >= 16 && of != NULL && of - input >= 7 && of[-6] == '-') {
 		n = (size_t)(of - input) - 6;
 	}
 	snprintf(out, size, "%.*s.schema.json", (int)n, input);

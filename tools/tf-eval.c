@@ -210,10 +210,10 @@ main(int argc, char **argv)
 	int task = tf_dataset_task(ds);
 	int64_t classes = tf_dataset_classes(ds);
 	int64_t w = tf_dataset_width(ds);
-	static const char *stdin_only[] = {"-"};
-	const char *const *files =
-	    optind < argc ? (const char *const *)argv + optind : stdin_only;
-	size_t nfiles = optind < argc ? (size_t)(argc - optind) : 1;
+	int nin;
+	const char *const *files = (const char *const *)input_files(
+	    argc - optind, argv + optind, &nin);
+	size_t nfiles = (size_t)nin;
 	tf_dataset_set_label_optional(ds, predict);
 	if (key != NULL && (!predict || tf_dataset_set_key(ds, key) != TF_OK)) {
 		usage_error("--key goes with --predict");

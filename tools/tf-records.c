@@ -977,9 +977,7 @@ main(int argc, char **argv)
 			return EX_USAGE;
 		}
 	}
-	static char *stdin_only[] = {"-"};
-	O.files = optind < argc ? argv + optind : stdin_only;
-	O.nfiles = optind < argc ? argc - optind : 1;
+	O.files = input_files(argc - optind, argv + optind, &O.nfiles);
 	if (O.csv && O.raw) {
 		usage_error("--csv and --raw exclude each other");
 	}

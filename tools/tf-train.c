@@ -642,10 +642,10 @@ main(int argc, char **argv)
 		list_plugins(reg);
 		return 0;
 	}
-	static const char *stdin_only[] = {"-"};
-	cfg.inputs =
-	    optind < argc ? (const char *const *)argv + optind : stdin_only;
-	cfg.ninputs = optind < argc ? (size_t)(argc - optind) : 1;
+	int nin;
+	cfg.inputs = (const char *const *)input_files(argc - optind,
+	                                              argv + optind, &nin);
+	cfg.ninputs = (size_t)nin;
 	if (cfg.checkpoint_dir != NULL) {
 		lock_dir(cfg.checkpoint_dir);
 	}

@@ -2,6 +2,7 @@
  * tool.c - messages, exits, option numbers and progress for the commands.
  */
 #include <errno.h>
+#include <glob.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -224,4 +225,54 @@ output_close(struct tf_writer *w)
 		}
 	}
 	tf_writer_free(w);
+}
+
+/* ---- input files ----------------------------------------------------------
+ */
+
+char **
+input_files(int argc, char **argv, int *n)
+{
+	static char *stdin_only[] = {"-", NULL};
+	if (argc == 0) {
+		*n = 1;
+		return stdin_only;
+	}
+	size_t cap = (size_t)argc + 1, k = 0;
+	char **out = malloc(cap * sizeof *out);
+	if (out == NULL) {
+		die(EX_OSERR, "out of memory");
+	}
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		if (strpbrk(a, "*?[") == NULL || strcmp(a, "-") == 0 ||
+		    access(a, F_OK) == 0) {
+			out[k++] = argv[i];
+			continue;
+		}
+		glob_t g;
+		int rc = glob(a, 0, NULL, &g);
+		if (rc == GLOB_NOMATCH) {
+			die(EX_NOINPUT, "%s: no files match this pattern", a);
+		}
+		if (rc != 0) {
+			die(EX_OSERR, "%s: cannot expand the pattern", a);
+		}
+		cap += g.gl_pathc;
+		char **p = realloc(out, cap * sizeof *out);
+		if (p == NULL) {
+			die(EX_OSERR, "out of memory");
+		}
+		out = p;
+		for (size_t j = 0; j < g.gl_pathc; j++) {
+			out[k] = strdup(g.gl_pathv[j]);
+			if (out[k++] == NULL) {
+				die(EX_OSERR, "out of memory");
+			}
+		}
+		globfree(&g);
+	}
+	out[k] = NULL;
+	*n = (int)k;
+	return out;
 }

@@ -46,6 +46,15 @@ struct tf_writer *output_open(const char *path, int compression);
 /* Close (rename into place) and free; dies on failure. */
 void output_close(struct tf_writer *w);
 
+/*
+ * The input files of a command from its operands ("-", standard input,
+ * when there are none).  An operand that names no file and holds *, ?
+ * or [ is a file pattern, as TensorFlow takes them ('data/train-*'):
+ * expanded with glob(3), in name order; one that matches nothing exits
+ * 66.  The list lives until exit.
+ */
+char **input_files(int argc, char **argv, int *n);
+
 /* Progress on stderr when it is a terminal: rows, rows/s. */
 void progress_update(uint64_t rows, uint64_t bytes);
 void progress_done(void);

@@ -218,3 +218,14 @@ sys.stdout.buffer.write(h + struct.pack("<I", masked(h)) + d + struct.pack("<I",
 	run -65 --separate-stderr tf-records cat hello.tfrecord
 	[[ "$stderr" == *"record 0: malformed Example"* ]]
 }
+
+@test "a file pattern stands for its files; one matching none is 66" {
+	printf 'a,label\n1,0\n2,1\n3,0\n' > small.csv
+	tf-csv2record small.csv -o small.tfrecord
+	tf-records split -n 3 -o part small.tfrecord
+	run -0 tf-records count 'part-*'
+	[ "${lines[0]}" = "1 part-00000-of-00003" ]
+	[ "${lines[3]}" = "3 total" ]
+	run -66 --separate-stderr tf-records count 'none-*'
+	[ "$stderr" = "tf-records: none-*: no files match this pattern" ]
+}

@@ -332,3 +332,28 @@ assert lr["accuracy"] < 0.7, lr' "$wd" "$output"
 	run -64 --separate-stderr tf-train -q --model wide iris.tfrecord
 	[[ "$stderr" == *"unknown model 'wide' (lr, dnn or wide_and_deep)"* ]]
 }
+
+@test "file patterns: 'bc-0000[0-3]-*' stands for its shards, in name order" {
+	split_bc
+	cp bc.tfrecord.schema.json bc.schema.json
+	args="-q --model lr --batch-size 16 --shuffle-buffer 100 --seed 7 --epochs 2"
+	tf-train $args --checkpoint-dir named $TRAIN > named.json
+	tf-train $args --checkpoint-dir pattern 'bc-0000[0-3]-of-00005' > pattern.json
+	same_state named/model.ckpt-58 pattern/model.ckpt-58
+	run -0 tf-eval -d pattern 'bc-*4-of-00005'
+	[[ "$output" == *'"examples":113,'* ]]
+	# the shard's schema is BASE.schema.json: bc.schema.json here
+	run -0 --separate-stderr tf-train $args --checkpoint-dir b 'bc-00000-*'
+	rm bc.schema.json
+	run -66 --separate-stderr tf-train $args --checkpoint-dir c 'bc-00000-*'
+	[[ "$stderr" == *"cannot open schema 'bc.schema.json'"* ]]
+	run -66 --separate-stderr tf-train $args --checkpoint-dir d 'nothing-*'
+	[ "$stderr" = "tf-train: nothing-*: no files match this pattern" ]
+	run -66 --separate-stderr tf-eval -d pattern 'nothing-*'
+	[ "$stderr" = "tf-eval: nothing-*: no files match this pattern" ]
+	# a file whose name holds a pattern character is that file
+	cp $TEST 'odd[1].tfrecord'
+	cp bc.tfrecord.schema.json 'odd[1].tfrecord.schema.json'
+	run -0 tf-eval -d pattern 'odd[1].tfrecord'
+	[[ "$output" == *'"examples":113,'* ]]
+}
