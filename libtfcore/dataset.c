@@ -31,12 +31,14 @@ struct input {
 
 #define KEYLEN 128
 
-/* A bytes feature with a vocabulary: one id column of a row. */
+/* A bytes feature: one id column of a row.  With a vocabulary, a value
+ * is its place in it; without one (too many values), a hash bucket. */
 struct cat {
 	char *name;
 	char **vocab; /* sorted, as the schema lists it */
 	size_t *vlen;
 	int64_t n;      /* vocabulary size; id n is out of vocabulary */
+	int64_t hashed; /* no vocabulary: this many hash buckets */
 	int64_t offset; /* its first id in the shared id space */
 	int64_t col;    /* its column: width + its place among the ids */
 };
@@ -1308,8 +1310,16 @@ tf_dataset_set_categorical(struct tf_dataset *ds, const char *crosses,
 		    json_string_value(json_object_get(f, "type"));
 		json_t *v = json_object_get(vocabs, name ? name : "");
 		if (type == NULL || strcmp(type, "bytes") != 0 ||
-		    !json_is_array(v)) {
+		    json_object_get(f, "packed_index") != NULL) {
 			continue;
+		}
+		if (!json_is_array(v) && (buckets < 1 || buckets > INT32_MAX)) {
+			rc =
+			    tfi_set_error(ds, TF_EINVAL,
+			                  "feature '%s' has no vocabulary: its "
+			                  "values need 1 to %d hash buckets",
+			                  name, INT32_MAX);
+			break;
 		}
 		struct cat *cs = realloc(ds->cats, (ds->ncat + 1) * sizeof *cs);
 		if (cs == NULL) {
@@ -1339,7 +1349,10 @@ tf_dataset_set_categorical(struct tf_dataset *ds, const char *crosses,
 			}
 		}
 		c->offset = ds->cat_ids;
-		ds->cat_ids += c->n + 1;
+		if (!json_is_array(v)) {
+			c->hashed = buckets;
+		}
+		ds->cat_ids += c->hashed ? c->hashed : c->n + 1;
 	}
 	json_decref(root);
 	if (rc == TF_OK && ds->cat_ids > INT32_MAX) {
@@ -1454,6 +1467,17 @@ tf_dataset_column_kind(const struct tf_dataset *ds, int64_t c)
 static int64_t
 category_id(const struct cat *c, const void *s, size_t n)
 {
+	if (c->hashed) {
+		/* FNV-1a, then a 64-bit finaliser for the low bits. */
+		uint64_t h = 0xcbf29ce484222325ULL;
+		for (size_t k = 0; k < n; k++) {
+			h = (h ^ ((const uint8_t *)s)[k]) * 0x100000001b3ULL;
+		}
+		h ^= h >> 33;
+		h *= 0xff51afd7ed558ccdULL;
+		h ^= h >> 33;
+		return c->offset + (int64_t)(h % (uint64_t)c->hashed);
+	}
 	int64_t lo = 0, hi = c->n;
 	while (lo < hi) {
 		int64_t mid = lo + (hi - lo) / 2;

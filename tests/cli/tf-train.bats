@@ -321,6 +321,24 @@ assert lr["accuracy"] < 0.7, lr' "$wd" "$output"
 	[[ "$output" == *'"epoch":30,'* ]]
 }
 
+@test "wide_and_deep hashes a categorical feature with too many values for a vocabulary" {
+	shapes_csv 1500 | awk -F, 'NR == 1 { print "serial," $0; next } { print "s" NR "," $0 }' > serial.csv
+	tf-csv2record serial.csv -o s.tfrecord
+	# more than 1000 values: the schema keeps no vocabulary for it
+	/usr/bin/python3 -c '
+import json, sys
+v = json.load(open("s.tfrecord.schema.json"))["vocabularies"]
+assert v["serial"] is None and v["color"] == ["black", "blue", "green", "red"], v'
+	run -0 tf-train -q --epochs 2 --model wide_and_deep --hash-buckets 500 --checkpoint-dir ck s.tfrecord
+	f=ck/$(sed -n 's/^model_checkpoint_path: "\(.*\)"$/\1/p' ck/checkpoint)
+	# colour 5 ids, shape 4, serial 500 buckets
+	head -c 3000 "$f" | grep -a -q 'input ids 3 int64'
+	head -c 3000 "$f" | grep -a -q 'node emb embedding ids begin=0 size=3 vocab=509 dim=8 combiner=concat'
+	tf-export -d ck --export-base exp > /dev/null
+	[ "$(tf-eval -d exp/1 s.tfrecord | sed 's/"loss":[^,]*,//')" = \
+		"$(tf-eval -d ck s.tfrecord | sed 's/"loss":[^,]*,//')" ]
+}
+
 @test "wide_and_deep: bad crosses and data without categorical features" {
 	shapes_csv 50 > shapes.csv
 	tf-csv2record shapes.csv -o s.tfrecord

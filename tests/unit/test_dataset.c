@@ -259,10 +259,54 @@ TEST(categorical_ids_are_int64)
 	tf_writer_free(w);
 }
 
+/* A bytes feature without a vocabulary (over 1000 values when the
+ * schema was written) is hashed into buckets of its own. */
+TEST(features_without_vocabulary_are_hashed)
+{
+	static const char *hschema =
+	    "{\"format\":\"tfkit-schema\",\"version\":1,"
+	    "\"layout\":\"columns\",\"label\":{\"name\":\"y\","
+	    "\"type\":\"int64\",\"classes\":[0,1]},\"features\":["
+	    "{\"name\":\"city\",\"type\":\"bytes\"},"
+	    "{\"name\":\"shape\",\"type\":\"bytes\"},"
+	    "{\"name\":\"size\",\"type\":\"float\"}],"
+	    "\"vocabularies\":{\"city\":null,"
+	    "\"shape\":[\"circle\",\"square\"]}}";
+	struct tf_dataset *ds = tf_dataset_new();
+	REQUIRE(tf_dataset_parse_schema(ds, hschema, "schema") == TF_OK);
+	REQUIRE(tf_dataset_set_categorical(ds, "city*shape", 50) == TF_OK);
+	struct tf_layout l;
+	tf_dataset_layout(ds, &l);
+	/* city: ids 0..49; shape: 50, 51 and 52 (out of vocabulary). */
+	CHECK_EQ_INT(l.categorical, 2);
+	CHECK_EQ_INT(l.ids, 53);
+	CHECK_EQ_INT(tf_dataset_category(ds, 2, "square", 6), 51);
+	int64_t seen[50] = {0}, distinct = 0;
+	for (int i = 0; i < 200; i++) {
+		char city[32];
+		int n = snprintf(city, sizeof city, "city %d", i);
+		int64_t id = tf_dataset_category(ds, 1, city, (size_t)n);
+		CHECK(id >= 0 && id < 50);
+		CHECK_EQ_INT(tf_dataset_category(ds, 1, city, (size_t)n), id);
+		if (id >= 0 && id < 50 && !seen[id]++) {
+			distinct++;
+		}
+	}
+	/* 200 values spread over most of the 50 buckets. */
+	CHECK(distinct > 40);
+	tf_dataset_free(ds);
+	ds = tf_dataset_new();
+	REQUIRE(tf_dataset_parse_schema(ds, hschema, "schema") == TF_OK);
+	CHECK(tf_dataset_set_categorical(ds, NULL, 0) == TF_EINVAL);
+	CHECK_CONTAINS(tf_errmsg(ds), "feature 'city' has no vocabulary");
+	tf_dataset_free(ds);
+}
+
 int
 main(void)
 {
 	RUN(fast_path_reads_what_the_parser_reads);
 	RUN(categorical_ids_are_int64);
+	RUN(features_without_vocabulary_are_hashed);
 	DONE();
 }

@@ -72,10 +72,11 @@ TF_API void tf_dataset_set_normalize(struct tf_dataset *ds, int on);
 TF_API const char *tf_dataset_column(const struct tf_dataset *ds, int64_t c,
                                      int *is_int, float *mean, float *inv_std);
 /*
- * Categorical features: every bytes feature the schema has a vocabulary
- * for becomes an id of the row (int64, beside its floats), in one id
- * space shared by all of them: each vocabulary gets its size + 1 ids,
- * the last for values outside it; -1 is a missing value.  crosses
+ * Categorical features: every bytes feature becomes an id of the row
+ * (int64, beside its floats), in one id space shared by all of them:
+ * each vocabulary gets its size + 1 ids, the last for values outside
+ * it; a feature the schema has no vocabulary for (too many values) gets
+ * buckets ids, its values hashed; -1 is a missing value.  crosses
  * ("a*b,c*d", or NULL) adds an id per pair, the hash of the two ids into
  * buckets (-1 when either is missing).  A row's ids are numbered as
  * columns after its floats: column width + k is id k.  Call after
