@@ -230,6 +230,9 @@ output_close(struct tf_writer *w)
 /* ---- input files ----------------------------------------------------------
  */
 
+/* The expanded list, kept until exit. */
+static char **inputs;
+
 char **
 input_files(int argc, char **argv, int *n)
 {
@@ -274,5 +277,6 @@ input_files(int argc, char **argv, int *n)
 	}
 	out[k] = NULL;
 	*n = (int)k;
+	inputs = out;
 	return out;
 }

@@ -255,7 +255,7 @@ assert abs(sum(s for _, s in r[0]) - 1) < 1e-6, r' "$output"
 		tf-export -d "$F/ck" --export-base base > /dev/null
 		sleep 0.3
 	done
-		# a damaged version 5 (a flipped byte) and a half-written 6 (only
+	# a damaged version 5 (a flipped byte) and a half-written 6 (only
 	# model.json), each appearing at once so each is refused once
 	cp -r base/4 base/.x && flip_byte base/.x/variables.bin 64 && mv base/.x base/5
 	mkdir base/.y && cp base/4/model.json base/.y/ && mv base/.y base/6

@@ -68,7 +68,7 @@ assert j["examples"] == 113 and j["accuracy"] >= 0.95 and j["auc"] >= 0.98, j' "
 	tf-train $args --max-steps 60 --checkpoint-dir two $TRAIN > two.json
 	same_state one/model.ckpt-60 two/model.ckpt-60
 	grep -q '"step":60' two.json
-		# a finished run resumed to the same step trains no more
+	# a finished run resumed to the same step trains no more
 	run -0 --separate-stderr tf-train $args --max-steps 60 --checkpoint-dir two $TRAIN
 	[[ "$output" == *'"step":60'* ]]
 	[[ "$output" == *'"examples":0'* ]]
@@ -299,7 +299,7 @@ import json, sys
 wd, lr = (json.loads(a.splitlines()[-1])["validation"] for a in sys.argv[1:3])
 assert wd["accuracy"] > 0.95 and wd["auc"] > 0.98, wd
 assert lr["accuracy"] < 0.7, lr' "$wd" "$output"
-		# the spec: int64 ids (color, shape, their cross) beside the
+	# the spec: int64 ids (color, shape, their cross) beside the
 	# floats; embeddings for the deep part, a linear part over ids and
 	# crosses, summed
 	f=wd/$(sed -n 's/^model_checkpoint_path: "\(.*\)"$/\1/p' wd/checkpoint)
@@ -307,7 +307,7 @@ assert lr["accuracy"] < 0.7, lr' "$wd" "$output"
 	head -c 2000 "$f" | grep -a -q 'node emb embedding ids begin=0 size=2 vocab=9 dim=4 combiner=concat'
 	head -c 2000 "$f" | grep -a -q 'node wide_cross embedding ids begin=2 size=1 vocab=1000 dim=1 init=zeros'
 	head -c 2000 "$f" | grep -a -q 'node logits add deep,wide_num,wide_cat,wide_cross'
-		# evaluation, exports and resume know the categorical columns (and
+	# evaluation, exports and resume know the categorical columns (and
 	# a plain model on the same data ignores them)
 	run -0 tf-eval -d wd s-00004-of-00005
 	[[ "$output" == *'"examples":600,'* ]]

@@ -8,7 +8,9 @@
  * `width` floats, features in schema order (a packed list contributes all
  * its values), standardised with the schema's mean and standard deviation
  * unless told not to; a missing feature becomes 0 after standardisation
- * (its mean).  The label becomes a float: 0/1, a class index, or a value.
+ * (its mean).  Categorical features, when asked for, become int64 ids
+ * beside the floats (tf_dataset_set_categorical).  The label becomes a
+ * float: 0/1, a class index, or a value.
  *
  * Reading is deterministic for a given seed: each epoch reads the files
  * in order through a shuffle buffer seeded from (seed, epoch), so a run
