@@ -864,6 +864,7 @@ tf_graph_forward(struct tf_graph *g, int training)
 	for (int i = 0; i < g->n; i++) {
 		struct tf_node *nd = &g->nodes[i];
 		nd->dout.data = NULL;
+		nd->out.data = NULL; /* values of this step only */
 		if (!nd->is_input) {
 			continue;
 		}

@@ -253,8 +253,10 @@ main(int argc, char **argv)
 		/* The label goes to a checkpoint's graph (an export has
 		 * none).  Predictions do not need the loss: a missing label
 		 * (NaN) is fine there. */
-		int frc = tf_graph_feed_batch(g, x, ids, y, (int64_t)rows);
-		frc = frc ? frc : tf_graph_forward(g, 0);
+		if (tf_graph_feed_batch(g, x, ids, y, (int64_t)rows) != TF_OK) {
+			die_status(tf_errcode(g), tf_errmsg(g));
+		}
+		int frc = tf_graph_forward(g, 0);
 		const struct tf_tensor *p =
 		    tf_graph_value(g, tf_model_prediction(model));
 		if (frc != TF_OK && (!predict || p == NULL)) {
