@@ -102,11 +102,12 @@ TF_API int tf_model_spec(const char *model, const char *hidden, int64_t inputs,
                          double keep, char **spec, char *err, size_t errlen);
 
 /*
- * The spec of a wide_and_deep model over a row of tf_dataset_layout():
- * deep, the numeric columns and an embedding of dim values per
- * categorical column through the hidden layers; wide, a linear model of
- * the numeric columns, the categorical ids and their crosses; the two
- * summed into the logits.
+ * The spec of a wide_and_deep model over a row of tf_dataset_layout(),
+ * fed as "x" (the numeric features) and "ids" (int64: the categorical
+ * ids, then the crossed ones): deep, the numeric features and an
+ * embedding of dim values per categorical id through the hidden layers;
+ * wide, a linear model of the numeric features, the categorical ids and
+ * their crosses; the two summed into the logits.
  */
 TF_API int tf_model_spec_wide_deep(const struct tf_layout *l,
                                    const char *hidden, int task,
