@@ -133,7 +133,9 @@ setup(struct tf_model *m, const struct tf_registry *reg, const char *spec,
 	m->classes = tf_dataset_classes(m->ds);
 	if ((rc = tf_graph_parse(m->g, spec)) != TF_OK ||
 	    (rc = tf_graph_build(m->g, reg, tf_device_cpu(), 0)) != TF_OK) {
-		return tfi_set_error(m, rc, "%s", tf_errmsg(m->g));
+		/* The stored model does not build: bad data. */
+		return tfi_set_error(m, rc == TF_EINVAL ? TF_EFORMAT : rc,
+		                     "%s: %s", m->path, tf_errmsg(m->g));
 	}
 	int64_t gi = tf_graph_input_dtype(m->g, "ids") == TF_INT64
 	                 ? tf_graph_width(m->g, "ids")

@@ -889,7 +889,11 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 	if ((rc = tf_graph_parse(r->g, r->spec)) != TF_OK ||
 	    (rc = tf_graph_build(r->g, reg, tf_device_cpu(), cfg->seed)) !=
 	        TF_OK) {
-		return fail(r, rc, "%s", tf_errmsg(r->g));
+		/* A checkpoint's model that no longer builds is bad data. */
+		return *resumed && rc == TF_EINVAL
+		           ? fail(r, TF_EFORMAT, "%s: %s", path,
+		                  tf_errmsg(r->g))
+		           : fail(r, rc, "%s", tf_errmsg(r->g));
 	}
 	int64_t gi = tf_graph_input_dtype(r->g, "ids") == TF_INT64
 	                 ? tf_graph_width(r->g, "ids")
