@@ -230,8 +230,9 @@ output_close(struct tf_writer *w)
 /* ---- input files ----------------------------------------------------------
  */
 
-/* The expanded list, kept until exit. */
-static char **inputs;
+/* The expanded list, kept until exit (external, so that the store is
+ * kept and leak checkers see it reachable). */
+char **tool_inputs;
 
 char **
 input_files(int argc, char **argv, int *n)
@@ -277,6 +278,6 @@ input_files(int argc, char **argv, int *n)
 	}
 	out[k] = NULL;
 	*n = (int)k;
-	inputs = out;
+	tool_inputs = out;
 	return out;
 }

@@ -54,6 +54,7 @@ void output_close(struct tf_writer *w);
  * 66.  The list lives until exit.
  */
 char **input_files(int argc, char **argv, int *n);
+extern char **tool_inputs;
 
 /* Progress on stderr when it is a terminal: rows, rows/s. */
 void progress_update(uint64_t rows, uint64_t bytes);
