@@ -539,6 +539,17 @@ set_stats(struct tf_dataset *ds, struct input *in)
 	return TF_OK;
 }
 
+void
+tf_dataset_schema_path(const char *input, char *out, size_t size)
+{
+	size_t n = strlen(input);
+	const char *of = strstr(input, "-of-");
+	if (n >= 16 && of != NULL && of - input >= 7 && of[-6] == '-') {
+		n = (size_t)(of - input) - 6;
+	}
+	snprintf(out, size, "%.*s.schema.json", (int)n, input);
+}
+
 int
 tf_dataset_parse_schema(struct tf_dataset *ds, const char *text,
                         const char *origin)

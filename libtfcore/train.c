@@ -269,18 +269,6 @@ tf_trainer_free(struct tf_trainer *t)
 	free(t);
 }
 
-/* INPUT.schema.json, or BASE.schema.json for a BASE-00000-of-00004 shard. */
-static void
-sidecar(const char *input, char *out, size_t size)
-{
-	size_t n = strlen(input);
-	const char *of = strstr(input, "-of-");
-	if (n >= 16 && of != NULL && of - input >= 7 && of[-6] == '-') {
-		n = (size_t)(of - input) - 6;
-	}
-	snprintf(out, size, "%.*s.schema.json", (int)n, input);
-}
-
 static double
 now(void)
 {
@@ -635,7 +623,7 @@ data_schema(const struct tf_train_config *cfg, char *buf, size_t size)
 		return cfg->schema;
 	}
 	if (cfg->ninputs > 0 && strcmp(cfg->inputs[0], "-") != 0) {
-		sidecar(cfg->inputs[0], buf, size);
+		tf_dataset_schema_path(cfg->inputs[0], buf, size);
 		return buf;
 	}
 	return NULL;

@@ -4,6 +4,7 @@
  * ZLIB compressed (detected); "-" or no file means standard input.
  */
 #include <getopt.h>
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -568,13 +569,73 @@ cmd_schema(void)
 	free(s.f);
 }
 
+/*
+ * Carry the inputs' schema sidecar to an output of the same data, so the
+ * next stage (tf-train) finds it: when every input has the same one
+ * (one file, or the shards of one set), it is written as out's sidecar.
+ * rows >= 0 (a shard of the records) replaces its row count.
+ */
+static void
+carry_schema(const char *out, long long rows)
+{
+	char in[4096], other[4096], dst[4096];
+	if (status != 0 || out == NULL || strcmp(out, "-") == 0 ||
+	    strcmp(O.files[0], "-") == 0) {
+		return;
+	}
+	tf_dataset_schema_path(O.files[0], in, sizeof in);
+	for (int i = 1; i < O.nfiles; i++) {
+		tf_dataset_schema_path(O.files[i], other, sizeof other);
+		if (strcmp(other, in) != 0) {
+			return; /* several sets: no one schema describes them */
+		}
+	}
+	json_error_t je;
+	json_t *s = json_load_file(in, 0, &je);
+	if (s == NULL) {
+		return; /* no sidecar (or not JSON): nothing to carry */
+	}
+	char *text = NULL;
+	if (rows >= 0) {
+		json_object_set_new(s, "rows", json_integer(rows));
+		text = json_dumps(s, JSON_COMPACT | JSON_PRESERVE_ORDER |
+		                         JSON_REAL_PRECISION(9));
+	} else {
+		/* The same rows: the file as it is. */
+		FILE *f = fopen(in, "rb");
+		long n = -1;
+		if (f != NULL && fseek(f, 0, SEEK_END) == 0 &&
+		    (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+		    (text = malloc((size_t)n + 1)) != NULL) {
+			text[fread(text, 1, (size_t)n, f)] = '\0';
+		}
+		if (f != NULL) {
+			fclose(f);
+		}
+	}
+	json_decref(s);
+	if (text == NULL) {
+		die(EX_OSERR, "%s: cannot read it", in);
+	}
+	tf_dataset_schema_path(out, dst, sizeof dst);
+	char err[512];
+	int rc = strcmp(dst, in) == 0
+	             ? TF_OK
+	             : tf_file_replace(dst, text, strlen(text), TF_FILE_SYNC,
+	                               err, sizeof err);
+	free(text);
+	if (rc != TF_OK) {
+		die_status(rc, err);
+	}
+}
+
 /* ---- split ----------------------------------------------------------------
  */
 
 struct splitter {
 	struct tf_writer **w;
 	long long n;
-	uint64_t i;
+	uint64_t i, kept;
 };
 
 static int
@@ -586,6 +647,7 @@ split_record(const uint8_t *d, size_t n, void *ctx)
 	if (O.shard_n && (long long)k != O.shard_i) {
 		return 0;
 	}
+	s->kept++;
 	if (tf_writer_write(w, d, n) != TF_OK) {
 		die_status(tf_errcode(w), tf_errmsg(w));
 	}
@@ -627,6 +689,14 @@ cmd_split(void)
 		close_output(s.w[i]);
 	}
 	free(s.w);
+	if (O.shard_n) {
+		carry_schema(O.output, (long long)s.kept);
+	} else {
+		char first[4096];
+		snprintf(first, sizeof first, "%s-00000-of-%05lld", O.output,
+		         s.n);
+		carry_schema(first, -1);
+	}
 }
 
 /* ---- shuffle --------------------------------------------------------------
@@ -824,6 +894,7 @@ cmd_shuffle(void)
 		finish_shuffle(&levels[0], out, 0);
 	}
 	close_output(out);
+	carry_schema(O.output, -1);
 	for (int i = 0; i <= MAX_DEPTH; i++) {
 		free(levels[i].pool.data);
 		free(levels[i].pool.off);

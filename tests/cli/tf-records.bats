@@ -229,3 +229,31 @@ sys.stdout.buffer.write(h + struct.pack("<I", masked(h)) + d + struct.pack("<I",
 	run -66 --separate-stderr tf-records count 'none-*'
 	[ "$stderr" = "tf-records: none-*: no files match this pattern" ]
 }
+
+@test "split, --shard and shuffle carry the schema to their outputs" {
+	printf 'a,b,label\n' > s.csv
+	for i in $(seq 1 10); do printf '%d,%d.5,%d\n' $i $i $((i % 2)) >> s.csv; done
+	tf-csv2record s.csv -o s.tfrecord
+	tf-records split -n 3 -o part s.tfrecord
+	cmp part.schema.json s.tfrecord.schema.json
+	# the shards of one set: their schema goes with them
+	tf-records shuffle --seed 1 -o mixed.tfrecord 'part-*'
+	cmp mixed.tfrecord.schema.json s.tfrecord.schema.json
+	tf-records split --shard 1/3 -o one.tfrecord s.tfrecord
+	/usr/bin/python3 -c '
+import json
+a, b = (json.load(open(f)) for f in ("one.tfrecord.schema.json", "s.tfrecord.schema.json"))
+assert a["rows"] == 3 and b["rows"] == 10, (a["rows"], b["rows"])
+a["rows"] = b["rows"]
+assert a == b'
+	# tf-train finds them
+	run -0 tf-train -q --epochs 1 --checkpoint-dir ck 'part-*'
+	run -0 tf-train -q --epochs 1 --checkpoint-dir ck2 mixed.tfrecord
+	# inputs of several sets, standard input or output: no schema
+	cp s.csv t.csv
+	tf-csv2record t.csv -o t.tfrecord
+	tf-records shuffle --seed 1 -o both.tfrecord s.tfrecord t.tfrecord
+	[ ! -e both.tfrecord.schema.json ]
+	tf-records shuffle --seed 1 -o piped.tfrecord < s.tfrecord
+	[ ! -e piped.tfrecord.schema.json ]
+}

@@ -353,14 +353,13 @@ assert v["serial"] is None and v["color"] == ["black", "blue", "green", "red"], 
 
 @test "file patterns: 'bc-0000[0-3]-*' stands for its shards, in name order" {
 	split_bc
-	cp bc.tfrecord.schema.json bc.schema.json
 	args="-q --model lr --batch-size 16 --shuffle-buffer 100 --seed 7 --epochs 2"
 	tf-train $args --checkpoint-dir named $TRAIN > named.json
 	tf-train $args --checkpoint-dir pattern 'bc-0000[0-3]-of-00005' > pattern.json
 	same_state named/model.ckpt-58 pattern/model.ckpt-58
 	run -0 tf-eval -d pattern 'bc-*4-of-00005'
 	[[ "$output" == *'"examples":113,'* ]]
-	# the shard's schema is BASE.schema.json: bc.schema.json here
+	# the shards' schema is BASE.schema.json (split wrote bc.schema.json)
 	run -0 --separate-stderr tf-train $args --checkpoint-dir b 'bc-00000-*'
 	rm bc.schema.json
 	run -66 --separate-stderr tf-train $args --checkpoint-dir c 'bc-00000-*'
