@@ -828,6 +828,15 @@ tf_graph_feed_batch(struct tf_graph *g, const float *x, const int64_t *ids,
 	return rc;
 }
 
+int64_t
+tf_graph_ids_width(const struct tf_graph *g)
+{
+	int k = find_node(g, "ids");
+	return k >= 0 && g->nodes[k].is_input && g->nodes[k].dtype == TF_INT64
+	           ? g->nodes[k].width
+	           : 0;
+}
+
 int
 tf_graph_input_dtype(const struct tf_graph *g, const char *input)
 {

@@ -137,11 +137,8 @@ setup(struct tf_model *m, const struct tf_registry *reg, const char *spec,
 		return tfi_set_error(m, rc == TF_EINVAL ? TF_EFORMAT : rc,
 		                     "%s: %s", m->path, tf_errmsg(m->g));
 	}
-	int64_t gi = tf_graph_input_dtype(m->g, "ids") == TF_INT64
-	                 ? tf_graph_width(m->g, "ids")
-	                 : 0;
 	if (tf_graph_width(m->g, "x") != tf_dataset_width(m->ds) ||
-	    gi != tf_dataset_id_width(m->ds) ||
+	    tf_graph_ids_width(m->g) != tf_dataset_id_width(m->ds) ||
 	    tf_graph_width(m->g, m->prediction) !=
 	        tf_model_outputs(m) - (m->task == TF_TASK_BINARY)) {
 		return tfi_set_error(m, TF_EFORMAT,

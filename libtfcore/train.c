@@ -883,9 +883,7 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 		                  tf_errmsg(r->g))
 		           : fail(r, rc, "%s", tf_errmsg(r->g));
 	}
-	int64_t gi = tf_graph_input_dtype(r->g, "ids") == TF_INT64
-	                 ? tf_graph_width(r->g, "ids")
-	                 : 0;
+	int64_t gi = tf_graph_ids_width(r->g);
 	if (tf_graph_width(r->g, "x") != tf_dataset_width(r->ds) ||
 	    gi != tf_dataset_id_width(r->ds)) {
 		return fail(r, TF_EFORMAT,

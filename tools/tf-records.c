@@ -590,39 +590,48 @@ carry_schema(const char *out, long long rows)
 			return; /* several sets: no one schema describes them */
 		}
 	}
-	json_error_t je;
-	json_t *s = json_load_file(in, 0, &je);
-	if (s == NULL) {
-		return; /* no sidecar (or not JSON): nothing to carry */
-	}
-	char *text = NULL;
-	if (rows >= 0) {
-		json_object_set_new(s, "rows", json_integer(rows));
-		text = json_dumps(s, JSON_COMPACT | JSON_PRESERVE_ORDER |
-		                         JSON_REAL_PRECISION(9));
-	} else {
-		/* The same rows: the file as it is. */
-		FILE *f = fopen(in, "rb");
-		long n = -1;
-		if (f != NULL && fseek(f, 0, SEEK_END) == 0 &&
-		    (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-		    (text = malloc((size_t)n + 1)) != NULL) {
-			text[fread(text, 1, (size_t)n, f)] = '\0';
-		}
+	tf_dataset_schema_path(out, dst, sizeof dst);
+	FILE *f = fopen(in, "rb");
+	if (f == NULL || strcmp(dst, in) == 0) {
 		if (f != NULL) {
 			fclose(f);
 		}
+		return; /* no sidecar: nothing to carry */
 	}
-	json_decref(s);
-	if (text == NULL) {
-		die(EX_OSERR, "%s: cannot read it", in);
+	char *text = NULL;
+	size_t n = 0, cap = 0, k;
+	do {
+		if (n == cap) {
+			char *p = realloc(text, cap += 65536);
+			if (p == NULL) {
+				die(EX_OSERR, "out of memory");
+			}
+			text = p;
+		}
+		n += k = fread(text + n, 1, cap - n, f);
+	} while (k > 0);
+	int bad = ferror(f);
+	fclose(f);
+	if (bad) {
+		die(EX_IOERR, "%s: cannot read it", in);
 	}
-	tf_dataset_schema_path(out, dst, sizeof dst);
+	if (rows >= 0) { /* some of the rows: say how many */
+		json_t *s = json_loadb(text, n, 0, NULL);
+		free(text);
+		if (s == NULL) {
+			die(EX_DATAERR, "%s: not a schema (JSON)", in);
+		}
+		json_object_set_new(s, "rows", json_integer(rows));
+		text = json_dumps(s, JSON_COMPACT | JSON_PRESERVE_ORDER |
+		                         JSON_REAL_PRECISION(9));
+		json_decref(s);
+		if (text == NULL) {
+			die(EX_OSERR, "out of memory");
+		}
+		n = strlen(text);
+	}
 	char err[512];
-	int rc = strcmp(dst, in) == 0
-	             ? TF_OK
-	             : tf_file_replace(dst, text, strlen(text), TF_FILE_SYNC,
-	                               err, sizeof err);
+	int rc = tf_file_replace(dst, text, n, TF_FILE_SYNC, err, sizeof err);
 	free(text);
 	if (rc != TF_OK) {
 		die_status(rc, err);

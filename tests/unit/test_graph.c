@@ -264,6 +264,7 @@ TEST(embedding_lookups)
 	CHECK_MEM(t, wt, sizeof wt);
 	CHECK_EQ_INT(tf_graph_width(g, "c"), 4);
 	CHECK_EQ_INT(tf_graph_input_dtype(g, "ids"), TF_INT64);
+	CHECK_EQ_INT(tf_graph_ids_width(g), 3);
 	CHECK_CONTAINS(tf_graph_spec(g), "input ids 3 int64\n");
 	tf_graph_free(g);
 	/* Ids reach only ops that take them. */

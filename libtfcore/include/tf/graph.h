@@ -70,6 +70,9 @@ TF_API int tf_graph_feed_ids(struct tf_graph *g, const char *input,
 TF_API int tf_graph_feed_batch(struct tf_graph *g, const float *x,
                                const int64_t *ids, const float *y,
                                int64_t rows);
+/* Width of the int64 input "ids" tf_graph_feed_batch() feeds; 0 when
+ * the graph has none. */
+TF_API int64_t tf_graph_ids_width(const struct tf_graph *g);
 /* An input's dtype (TF_FLOAT32, TF_INT64); -1 when there is none. */
 TF_API int tf_graph_input_dtype(const struct tf_graph *g, const char *input);
 /* Run the nodes; with training, ops such as dropout behave so. */
