@@ -18,6 +18,7 @@
 #include "internal.h"
 #include "tf/dataset.h"
 #include "tf/example.h"
+#include "tf/file.h"
 #include "tf/record.h"
 #include "tf/rng.h"
 
@@ -695,25 +696,14 @@ out:
 int
 tf_dataset_load_schema(struct tf_dataset *ds, const char *path)
 {
-	FILE *f = fopen(path, "rb");
-	if (f == NULL) {
+	size_t n;
+	char *text = tf_file_read(path, &n);
+	if (text == NULL) {
 		return tfi_set_errno(ds, TF_ENOENT, errno,
 		                     "cannot open schema '%s'", path);
 	}
-	struct tfi_buf b = {0};
-	char chunk[65536];
-	size_t k;
-	while ((k = fread(chunk, 1, sizeof chunk, f)) > 0) {
-		if (tfi_json_put(&b, chunk, k) != TF_OK) {
-			fclose(f);
-			tfi_buf_free(&b);
-			return tfi_set_error(ds, TF_ENOMEM, "out of memory");
-		}
-	}
-	fclose(f);
-	int rc =
-	    tf_dataset_parse_schema(ds, b.data ? (char *)b.data : "", path);
-	tfi_buf_free(&b);
+	int rc = tf_dataset_parse_schema(ds, text, path);
+	free(text);
 	return rc;
 }
 

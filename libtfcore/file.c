@@ -1,8 +1,9 @@
 /*
- * file.c - atomic replacement of small files: temporary name, optional
- * fsync, rename.
+ * file.c - small files: read whole; replaced atomically (temporary
+ * name, optional fsync, rename).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,4 +46,37 @@ tf_file_replace(const char *path, const void *data, size_t n, int flags,
 	}
 	free(tmp);
 	return TF_OK;
+}
+
+void *
+tf_file_read(const char *path, size_t *size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0) {
+		return NULL;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EISDIR;
+		return NULL;
+	}
+	uint8_t *p = malloc((size_t)st.st_size + 1);
+	size_t got = 0;
+	while (p != NULL && got < (size_t)st.st_size) {
+		ssize_t k = read(fd, p + got, (size_t)st.st_size - got);
+		if (k <= 0) {
+			free(p);
+			p = NULL;
+			errno = k == 0 ? EIO : errno;
+			break;
+		}
+		got += (size_t)k;
+	}
+	close(fd);
+	if (p != NULL) {
+		p[got] = '\0';
+	}
+	*size = got;
+	return p;
 }

@@ -14,6 +14,7 @@
 
 #include "internal.h"
 #include "tf/checkpoint.h"
+#include "tf/file.h"
 #include "tf/model.h"
 
 struct tf_model {
@@ -372,37 +373,6 @@ tf_model_load_files(struct tf_model *m, const struct tf_registry *reg,
 	return load_variables(m, find_file(files, n, "variables.bin"));
 }
 
-/* Read a whole file; NULL with errno on failure. */
-static void *
-slurp(const char *path, size_t *size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	if (fd < 0) {
-		return NULL;
-	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		errno = EISDIR;
-		return NULL;
-	}
-	uint8_t *p = malloc((size_t)st.st_size + 1);
-	size_t got = 0;
-	while (p != NULL && got < (size_t)st.st_size) {
-		ssize_t k = read(fd, p + got, (size_t)st.st_size - got);
-		if (k <= 0) {
-			free(p);
-			p = NULL;
-			errno = k == 0 ? EIO : errno;
-			break;
-		}
-		got += (size_t)k;
-	}
-	close(fd);
-	*size = got;
-	return p;
-}
-
 /* An export directory: read the files the manifest names, then load. */
 static int
 load_export_dir(struct tf_model *m, const struct tf_registry *reg,
@@ -414,7 +384,7 @@ load_export_dir(struct tf_model *m, const struct tf_registry *reg,
 	int rc = TF_OK;
 	snprintf(path, sizeof path, "%s/manifest.json", dir);
 	size_t size;
-	void *data = slurp(path, &size);
+	void *data = tf_file_read(path, &size);
 	if (data == NULL && errno == ENOENT) {
 		return tfi_set_error(m, TF_EFORMAT,
 		                     "%s: no manifest.json (not an export, or "
@@ -443,7 +413,7 @@ load_export_dir(struct tf_model *m, const struct tf_registry *reg,
 			break;
 		}
 		snprintf(path, sizeof path, "%s/%s", dir, name);
-		data = slurp(path, &size);
+		data = tf_file_read(path, &size);
 		if (data == NULL) {
 			rc = tfi_set_errno(m, TF_EFORMAT, errno,
 			                   "%s: %s is listed in the manifest",

@@ -3,6 +3,7 @@
  * count, verify, schema, index, split and shuffle.  Input may be GZIP or
  * ZLIB compressed (detected); "-" or no file means standard input.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -591,29 +592,16 @@ carry_schema(const char *out, long long rows)
 		}
 	}
 	tf_dataset_schema_path(out, dst, sizeof dst);
-	FILE *f = fopen(in, "rb");
-	if (f == NULL || strcmp(dst, in) == 0) {
-		if (f != NULL) {
-			fclose(f);
-		}
-		return; /* no sidecar: nothing to carry */
+	if (strcmp(dst, in) == 0) {
+		return; /* already there */
 	}
-	char *text = NULL;
-	size_t n = 0, cap = 0, k;
-	do {
-		if (n == cap) {
-			char *p = realloc(text, cap += 65536);
-			if (p == NULL) {
-				die(EX_OSERR, "out of memory");
-			}
-			text = p;
-		}
-		n += k = fread(text + n, 1, cap - n, f);
-	} while (k > 0);
-	int bad = ferror(f);
-	fclose(f);
-	if (bad) {
-		die(EX_IOERR, "%s: cannot read it", in);
+	size_t n;
+	char *text = tf_file_read(in, &n);
+	if (text == NULL && errno != ENOENT) {
+		die(EX_IOERR, "%s: cannot read it: %s", in, strerror(errno));
+	}
+	if (text == NULL) {
+		return; /* no sidecar: nothing to carry */
 	}
 	if (rows >= 0) { /* some of the rows: say how many */
 		json_t *s = json_loadb(text, n, 0, NULL);

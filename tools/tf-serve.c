@@ -676,14 +676,6 @@ code_index(int status)
 	return status >= 500 ? 5 : 1;
 }
 
-static double
-now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void
 count(struct served *s, int method, int status, double secs)
 {
@@ -1317,7 +1309,7 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 		if (st == NULL) {
 			return MHD_NO;
 		}
-		st->start = now_s();
+		st->start = now();
 		*con_cls = st;
 		atomic_fetch_add(&inflight, 1);
 		return MHD_YES;
@@ -1343,7 +1335,7 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 		route(&r, method, url, st->body.p ? st->body.p : "",
 		      st->body.len, &s, &kind);
 	}
-	count(s, kind, r.status, now_s() - st->start);
+	count(s, kind, r.status, now() - st->start);
 	send_reply(c, &r);
 	free(r.body.p);
 	return MHD_YES;
@@ -1423,7 +1415,7 @@ nng_worker(void *arg)
 		if (nng_aio_result(aio) != 0) {
 			break; /* closed */
 		}
-		double t0 = now_s();
+		double t0 = now();
 		nng_msg *msg = nng_aio_get_msg(aio);
 		char *p = nng_msg_body(msg);
 		size_t n = nng_msg_len(msg);
@@ -1453,7 +1445,7 @@ nng_worker(void *arg)
 				      &s, &kind);
 			}
 		}
-		count(s, kind, r.status, now_s() - t0);
+		count(s, kind, r.status, now() - t0);
 		nng_msg_clear(msg);
 		char head[16];
 		snprintf(head, sizeof head, "%d\n", r.status);

@@ -117,7 +117,7 @@ check_binary_stdout(const char *out)
 static double t0, last;
 static int tty = -1;
 
-static double
+double
 now(void)
 {
 	struct timespec ts;

@@ -56,6 +56,9 @@ void output_close(struct tf_writer *w);
 char **input_files(int argc, char **argv, int *n);
 extern char **tool_inputs;
 
+/* Seconds on the monotonic clock. */
+double now(void);
+
 /* Progress on stderr when it is a terminal: rows, rows/s. */
 void progress_update(uint64_t rows, uint64_t bytes);
 void progress_done(void);

@@ -1,5 +1,6 @@
 /*
- * file.h - replacing a small file atomically (schemas, pointer files).
+ * file.h - small files (schemas, manifests, pointer files): read whole,
+ * replaced atomically.
  */
 #ifndef TF_FILE_H
 #define TF_FILE_H
@@ -21,6 +22,13 @@ extern "C" {
  */
 TF_API int tf_file_replace(const char *path, const void *data, size_t n,
                            int flags, char *err, size_t errlen);
+
+/*
+ * A regular file's bytes, with a NUL after them (so text can be used as
+ * a string), and their count in *size; the caller frees them.  NULL with
+ * errno set when it cannot be read (EISDIR for anything but a file).
+ */
+TF_API void *tf_file_read(const char *path, size_t *size);
 
 #ifdef __cplusplus
 }
