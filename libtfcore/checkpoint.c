@@ -102,17 +102,6 @@ tf_ckpt_add(struct tf_ckpt *c, const char *name, const float *data, size_t n)
 	return TF_OK;
 }
 
-/* Flush a directory so a rename in it is durable. */
-static void
-sync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-}
-
 /* The checkpoint names the pointer file lists, oldest first. */
 static size_t
 read_pointer(const char *dir, char names[][64], size_t max, char *latest)
@@ -192,8 +181,7 @@ tf_ckpt_save(struct tf_ckpt *c, const char *dir, uint64_t step, int keep)
 		tf_writer_free(w); /* removes the temporary file */
 		return rc;
 	}
-	tf_writer_free(w);
-	sync_dir(dir);
+	tf_writer_free(w); /* published and its directory synced */
 	/* The pointer file: the newest `keep`, this one last. */
 	char(*names)[64] = malloc(MAX_KEEP_LIST * sizeof *names);
 	char latest[64];
@@ -230,7 +218,7 @@ tf_ckpt_save(struct tf_ckpt *c, const char *dir, uint64_t step, int keep)
 	}
 	tfi_buf_free(&text);
 	if (rc == TF_OK) {
-		sync_dir(dir);
+		tfi_sync_dir(dir);
 		for (size_t i = 0; i < first; i++) {
 			char old[PATH_MAX];
 			snprintf(old, sizeof old, "%s/%s", dir, names[i]);

@@ -14,7 +14,6 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
-#include <nettle/sha2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,19 +25,6 @@
 #include "onnx.pb-c.h"
 #include "tf/file.h"
 #include "tf/model.h"
-
-void
-tfi_sha256_hex(const void *data, size_t n, char hex[65])
-{
-	struct sha256_ctx ctx;
-	uint8_t d[SHA256_DIGEST_SIZE];
-	sha256_init(&ctx);
-	sha256_update(&ctx, n, data);
-	sha256_digest(&ctx, sizeof d, d);
-	for (int i = 0; i < SHA256_DIGEST_SIZE; i++) {
-		snprintf(hex + 2 * i, 3, "%02x", d[i]);
-	}
-}
 
 /* ---- the inference graph ------------------------------------------------- */
 
@@ -306,8 +292,8 @@ build_files(struct tf_model *m, const struct tf_registry *reg,
 	}
 	free(text);
 	char h1[65], h2[65];
-	tfi_sha256_hex(f->model.data, f->model.len, h1);
-	tfi_sha256_hex(f->vars.data, f->vars.len, h2);
+	tf_sha256_hex(f->model.data, f->model.len, h1);
+	tf_sha256_hex(f->vars.data, f->vars.len, h2);
 	json_t *man = json_pack(
 	    "{s:s,s:i,s:[{s:s,s:I,s:s},{s:s,s:I,s:s}]}", "format",
 	    "tfkit-manifest", "version", 1, "files", "name", "model.json",
@@ -419,16 +405,6 @@ write_file(const char *dir, const char *name, const struct tfi_buf *b)
 }
 
 static void
-sync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-}
-
-static void
 remove_tree(const char *dir)
 {
 	const char *names[] = {"model.json", "variables.bin", "manifest.json"};
@@ -507,7 +483,7 @@ tf_model_export(struct tf_model *m, const struct tf_registry *reg,
 		rc = tfi_set_errno(m, TF_EIO, errno, "cannot write %s", tmp);
 		goto fail;
 	}
-	sync_dir(tmp);
+	tfi_sync_dir(tmp);
 	if ((rc = pick_version(m, base, version, written)) != TF_OK) {
 		goto fail;
 	}
@@ -528,7 +504,7 @@ tf_model_export(struct tf_model *m, const struct tf_registry *reg,
 		goto fail;
 	}
 done:
-	sync_dir(base);
+	tfi_sync_dir(base);
 	snprintf(dir, size, "%s", final);
 	files_free(&f);
 	return TF_OK;
@@ -549,19 +525,18 @@ tf_model_export_archive(struct tf_model *m, const struct tf_registry *reg,
 		files_free(&f);
 		return rc;
 	}
-	char tmp[4096];
-	snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
-	int fd = mkstemp(tmp);
-	if (fd < 0) {
+	struct tfi_out out;
+	if (tfi_out_open(&out, path) != 0) {
 		rc = tfi_set_errno(m, TF_ECREATE, errno, "cannot create %s",
 		                   path);
+		tfi_out_abort(&out);
 		files_free(&f);
 		return rc;
 	}
 	struct archive *a = archive_write_new();
 	archive_write_set_format_pax_restricted(a);
 	archive_write_add_filter_gzip(a);
-	int ok = archive_write_open_fd(a, fd) == ARCHIVE_OK;
+	int ok = archive_write_open_fd(a, out.fd) == ARCHIVE_OK;
 	const char *names[] = {"model.json", "variables.bin", "manifest.json"};
 	const struct tfi_buf *bufs[] = {&f.model, &f.vars, &f.manifest};
 	time_t now = time(NULL);
@@ -593,15 +568,12 @@ tf_model_export_archive(struct tf_model *m, const struct tf_registry *reg,
 	}
 	ok = archive_write_close(a) == ARCHIVE_OK && ok;
 	archive_write_free(a);
-	ok = ok && fsync(fd) == 0;
-	ok = close(fd) == 0 && ok;
-	if (ok && rename(tmp, path) != 0) {
+	if (ok && tfi_out_commit(&out, 1) != 0) {
 		ok = 0;
-		rc = tfi_set_errno(m, TF_EIO, errno, "cannot rename to %s",
-		                   path);
+		rc = tfi_set_errno(m, TF_EIO, errno, "cannot write %s", path);
 	}
 	if (!ok) {
-		unlink(tmp);
+		tfi_out_abort(&out);
 		rc = rc ? rc
 		        : tfi_set_errno(m, TF_EIO, errno, "cannot write %s",
 		                        path);

@@ -1,50 +1,215 @@
 /*
- * file.c - small files: read whole; replaced atomically (temporary
- * name, optional fsync, rename).
+ * file.c - the one publish step every output goes through, small files
+ * read whole, and SHA-256.
+ *
+ * Publishing: an output is written under a temporary name beside its
+ * final one (PATH.tmp.XXXXXX, same directory, so the rename is atomic),
+ * optionally fsynced, renamed over PATH, and the directory fsynced so
+ * the rename itself survives a crash.  Only a regular file is ever
+ * replaced: when PATH names a device, a FIFO or a socket, the output is
+ * written to it directly (a full device then fails like a full disk),
+ * and nothing is renamed.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <nettle/sha2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "internal.h"
 #include "tf/file.h"
 
 int
+tf_path_kind(const char *path)
+{
+	struct stat st;
+	if (path == NULL || strcmp(path, "-") == 0) {
+		return TF_PATH_SPECIAL; /* standard output */
+	}
+	if (stat(path, &st) != 0) {
+		return TF_PATH_NONE;
+	}
+	return S_ISREG(st.st_mode)   ? TF_PATH_REGULAR
+	       : S_ISDIR(st.st_mode) ? TF_PATH_DIR
+	                             : TF_PATH_SPECIAL;
+}
+
+void
+tfi_sync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
+/* fsync the directory that holds path. */
+static void
+sync_parent(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	if (slash == NULL) {
+		tfi_sync_dir(".");
+		return;
+	}
+	size_t n = slash == path ? 1 : (size_t)(slash - path);
+	char *dir = strndup(path, n);
+	if (dir != NULL) {
+		tfi_sync_dir(dir);
+		free(dir);
+	}
+}
+
+/* A socket cannot be open(2)ed: connect to it as a stream. */
+static int
+open_socket(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof sa.sun_path) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	strcpy(sa.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+int
+tfi_out_open(struct tfi_out *o, const char *path)
+{
+	memset(o, 0, sizeof *o);
+	o->fd = -1;
+	o->path = strdup(path);
+	if (o->path == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	struct stat st;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) &&
+	    !S_ISDIR(st.st_mode)) {
+		/* A device, a FIFO or a socket: never replaced. */
+		o->fd = S_ISSOCK(st.st_mode)
+		            ? open_socket(path)
+		            : open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+		return o->fd < 0 ? -1 : 0;
+	}
+	size_t n = strlen(path) + 16;
+	o->tmp = malloc(n);
+	if (o->tmp == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	snprintf(o->tmp, n, "%s.tmp.XXXXXX", path);
+	o->fd = mkostemp(o->tmp, O_CLOEXEC);
+	if (o->fd < 0) {
+		int e = errno;
+		free(o->tmp);
+		o->tmp = NULL;
+		errno = e;
+		return -1;
+	}
+	/* mkstemp makes 0600; outputs get what the umask allows. */
+	mode_t mask = umask(0);
+	umask(mask);
+	fchmod(o->fd, 0666 & ~mask);
+	return 0;
+}
+
+int
+tfi_out_write(struct tfi_out *o, const void *data, size_t n)
+{
+	const uint8_t *p = data;
+	while (n > 0) {
+		ssize_t k = write(o->fd, p, n);
+		if (k < 0 && errno == EINTR) {
+			continue;
+		}
+		if (k <= 0) {
+			errno = k == 0 ? EIO : errno;
+			return -1;
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+int
+tfi_out_commit(struct tfi_out *o, int sync)
+{
+	int ok = 1, e = 0;
+	if (o->tmp != NULL && sync && fsync(o->fd) != 0) {
+		ok = 0;
+		e = errno;
+	}
+	if (o->fd >= 0 && close(o->fd) != 0 && ok) {
+		ok = 0;
+		e = errno;
+	}
+	o->fd = -1;
+	if (ok && o->tmp != NULL) {
+		if (rename(o->tmp, o->path) != 0) {
+			ok = 0;
+			e = errno;
+		} else {
+			free(o->tmp);
+			o->tmp = NULL;
+			if (sync) {
+				sync_parent(o->path);
+			}
+		}
+	}
+	tfi_out_abort(o);
+	errno = e;
+	return ok ? 0 : -1;
+}
+
+void
+tfi_out_abort(struct tfi_out *o)
+{
+	if (o->fd >= 0) {
+		close(o->fd);
+		o->fd = -1;
+	}
+	if (o->tmp != NULL) {
+		unlink(o->tmp);
+		free(o->tmp);
+		o->tmp = NULL;
+	}
+	free(o->path);
+	o->path = NULL;
+}
+
+int
 tf_file_replace(const char *path, const void *data, size_t n, int flags,
                 char *err, size_t errlen)
 {
-	size_t len = strlen(path) + 16;
-	char *tmp = malloc(len);
-	if (tmp == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return TF_ENOMEM;
-	}
-	snprintf(tmp, len, "%s.tmp.XXXXXX", path);
-	int fd = mkstemp(tmp);
-	if (fd < 0) {
+	struct tfi_out o;
+	if (tfi_out_open(&o, path) != 0) {
 		snprintf(err, errlen, "cannot create '%s': %s", path,
 		         strerror(errno));
-		free(tmp);
+		tfi_out_abort(&o);
 		return TF_ECREATE;
 	}
-	mode_t mask = umask(0);
-	umask(mask);
-	fchmod(fd, 0666 & ~mask);
-	int ok = write(fd, data, n) == (ssize_t)n &&
-	         (!(flags & TF_FILE_SYNC) || fsync(fd) == 0);
-	ok = close(fd) == 0 && ok;
-	if (!ok || rename(tmp, path) != 0) {
+	if (tfi_out_write(&o, data, n) != 0 ||
+	    tfi_out_commit(&o, flags & TF_FILE_SYNC) != 0) {
 		snprintf(err, errlen, "cannot write '%s': %s", path,
 		         strerror(errno));
-		unlink(tmp);
-		free(tmp);
+		tfi_out_abort(&o);
 		return TF_EIO;
 	}
-	free(tmp);
 	return TF_OK;
 }
 
@@ -79,4 +244,17 @@ tf_file_read(const char *path, size_t *size)
 	}
 	*size = got;
 	return p;
+}
+
+void
+tf_sha256_hex(const void *data, size_t n, char hex[65])
+{
+	struct sha256_ctx ctx;
+	uint8_t d[SHA256_DIGEST_SIZE];
+	sha256_init(&ctx);
+	sha256_update(&ctx, n, data);
+	sha256_digest(&ctx, sizeof d, d);
+	for (int i = 0; i < SHA256_DIGEST_SIZE; i++) {
+		snprintf(hex + 2 * i, 3, "%02x", d[i]);
+	}
 }

@@ -116,8 +116,24 @@ tfi_get_le64(const uint8_t *p)
 struct tf_dataset;
 void tfi_dataset_no_fast(struct tf_dataset *ds);
 
-/* SHA-256 of n bytes as 64 hex digits and a NUL. */
-void tfi_sha256_hex(const void *data, size_t n, char hex[65]);
+/*
+ * An output being published (file.c): tfi_out_open() makes PATH.tmp.XXXXXX
+ * (tmp set) or, for a device, FIFO or socket, opens PATH itself (tmp
+ * NULL); tfi_out_commit() fsyncs when asked, closes, renames over PATH
+ * and fsyncs the directory; tfi_out_abort() closes and removes the
+ * temporary.  -1 with errno on failure; commit and abort free o.
+ */
+struct tfi_out {
+	int fd;
+	char *tmp;  /* NULL when writing PATH directly */
+	char *path;
+};
+int tfi_out_open(struct tfi_out *o, const char *path);
+int tfi_out_write(struct tfi_out *o, const void *data, size_t n);
+int tfi_out_commit(struct tfi_out *o, int sync);
+void tfi_out_abort(struct tfi_out *o);
+/* fsync a directory, so the renames in it are durable. */
+void tfi_sync_dir(const char *dir);
 
 /* What export.c needs of a model (model.c). */
 struct tf_model;

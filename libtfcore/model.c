@@ -267,7 +267,7 @@ verify(struct tf_model *m, const struct tf_export_file *files, size_t n)
 			goto out;
 		}
 		char hex[65];
-		tfi_sha256_hex(f->data, f->size, hex);
+		tf_sha256_hex(f->data, f->size, hex);
 		if ((json_int_t)f->size != size || strcmp(hex, sum) != 0) {
 			rc = tfi_set_error(
 			    m, TF_EFORMAT,

@@ -604,16 +604,14 @@ tf_reader_next(struct tf_reader *r, const uint8_t **data, size_t *len)
 struct tf_writer {
 	struct tfi_handle err;
 	char *name;
-	char *path; /* final name, NULL for an fd */
-	char *tmp;  /* temporary name while open */
-	int fd;
-	int own_fd;
+	struct tfi_out out; /* a file being published (fd -1 for an fd) */
+	int fd;             /* out.fd, or the caller's */
 	int flags;
 	int compression;
 	int level;
 	z_stream zs;
 	int z_init;
-	uint8_t *out;
+	uint8_t *buf; /* framed records not yet written */
 	size_t out_len;
 	uint8_t *zout;
 	uint64_t count, bytes;
@@ -626,7 +624,7 @@ tf_writer_new(void)
 {
 	struct tf_writer *w = calloc(1, sizeof *w);
 	if (w != NULL) {
-		w->fd = -1;
+		w->fd = w->out.fd = -1;
 		w->level = Z_DEFAULT_COMPRESSION;
 	}
 	return w;
@@ -635,24 +633,17 @@ tf_writer_new(void)
 static void
 writer_release(struct tf_writer *w)
 {
-	if (w->own_fd && w->fd >= 0) {
-		close(w->fd);
-	}
+	tfi_out_abort(&w->out); /* closes it and removes the temporary */
 	w->fd = -1;
-	if (w->tmp != NULL) {
-		unlink(w->tmp);
-	}
 	if (w->z_init) {
 		deflateEnd(&w->zs);
 		w->z_init = 0;
 	}
-	free(w->tmp);
-	free(w->path);
 	free(w->name);
-	free(w->out);
+	free(w->buf);
 	free(w->zout);
-	w->tmp = w->path = w->name = NULL;
-	w->out = w->zout = NULL;
+	w->name = NULL;
+	w->buf = w->zout = NULL;
 }
 
 void
@@ -673,7 +664,7 @@ tf_writer_set_level(struct tf_writer *w, int level)
 const char *
 tf_writer_temp_path(const struct tf_writer *w)
 {
-	return w->tmp;
+	return w->out.tmp;
 }
 
 uint64_t
@@ -696,8 +687,8 @@ writer_start(struct tf_writer *w, const char *name, int compression)
 		                     name, compression);
 	}
 	w->name = strdup(name);
-	w->out = malloc(CHUNK);
-	if (w->name == NULL || w->out == NULL) {
+	w->buf = malloc(CHUNK);
+	if (w->name == NULL || w->buf == NULL) {
 		return tfi_set_error(w, TF_ENOMEM, "out of memory");
 	}
 	w->compression = compression;
@@ -724,7 +715,6 @@ tf_writer_open_fd(struct tf_writer *w, int fd, const char *name,
 {
 	writer_release(w);
 	w->fd = fd;
-	w->own_fd = 0;
 	w->failed = w->closed = 0;
 	w->count = w->bytes = 0;
 	return writer_start(w, name ? name : "(fd)", compression);
@@ -741,27 +731,15 @@ tf_writer_open(struct tf_writer *w, const char *path, int compression,
 	w->failed = w->closed = 0;
 	w->count = w->bytes = 0;
 	w->flags = flags;
-	size_t n = strlen(path);
-	w->path = strdup(path);
-	w->tmp = malloc(n + 16);
-	if (w->path == NULL || w->tmp == NULL) {
-		return tfi_set_error(w, TF_ENOMEM, "out of memory");
-	}
-	/* path.tmp.XXXXXX beside the final name, so rename() is atomic. */
-	snprintf(w->tmp, n + 16, "%s.tmp.XXXXXX", path);
-	int fd = mkostemp(w->tmp, O_CLOEXEC);
-	if (fd < 0) {
+	/* A temporary beside path, renamed over it on close (a device or
+	 * FIFO is written directly). */
+	if (tfi_out_open(&w->out, path) != 0) {
 		int e = errno;
-		free(w->tmp);
-		w->tmp = NULL;
+		tfi_out_abort(&w->out);
 		return tfi_set_errno(w, TF_ECREATE, e, "cannot create '%s'",
 		                     path);
 	}
-	mode_t mask = umask(0);
-	umask(mask);
-	fchmod(fd, 0666 & ~mask);
-	w->fd = fd;
-	w->own_fd = 1;
+	w->fd = w->out.fd;
 	return writer_start(w, path, compression);
 }
 
@@ -821,7 +799,7 @@ tf_writer_flush(struct tf_writer *w)
 		return w->err.code;
 	}
 	if (w->out_len > 0) {
-		int rc = emit(w, w->out, w->out_len, Z_NO_FLUSH);
+		int rc = emit(w, w->buf, w->out_len, Z_NO_FLUSH);
 		w->out_len = 0;
 		return rc;
 	}
@@ -834,7 +812,7 @@ writer_check(struct tf_writer *w)
 	if (w->failed) {
 		return w->err.code ? w->err.code : TF_EIO;
 	}
-	if (w->out == NULL || w->closed) {
+	if (w->buf == NULL || w->closed) {
 		return tfi_set_error(w, TF_EINVAL, "writer is not open");
 	}
 	return TF_OK;
@@ -857,7 +835,7 @@ tf_writer_write_framed(struct tf_writer *w, const void *bytes, size_t n,
 	if (CHUNK - w->out_len < n && (rc = tf_writer_flush(w)) != TF_OK) {
 		return rc;
 	}
-	memcpy(w->out + w->out_len, bytes, n);
+	memcpy(w->buf + w->out_len, bytes, n);
 	w->out_len += n;
 	return TF_OK;
 }
@@ -888,7 +866,7 @@ tf_writer_write(struct tf_writer *w, const void *data, size_t n)
 	if (CHUNK - w->out_len < n + 16 && (rc = tf_writer_flush(w)) != TF_OK) {
 		return rc;
 	}
-	tf_record_frame(w->out + w->out_len, data, n);
+	tf_record_frame(w->buf + w->out_len, data, n);
 	w->out_len += n + 16;
 	w->count++;
 	w->bytes += n + 16;
@@ -910,27 +888,14 @@ tf_writer_close(struct tf_writer *w)
 		return rc;
 	}
 	w->closed = 1;
-	if (w->tmp == NULL) {
-		return TF_OK;
+	if (w->out.path == NULL) {
+		return TF_OK; /* the caller's descriptor */
 	}
-	if ((w->flags & TF_WRITER_SYNC) && fsync(w->fd) != 0) {
-		w->failed = 1;
-		return tfi_set_errno(w, TF_EIO, errno, "%s: fsync failed",
-		                     w->name);
-	}
-	int fd = w->fd;
 	w->fd = -1;
-	if (close(fd) != 0) {
+	if (tfi_out_commit(&w->out, w->flags & TF_WRITER_SYNC) != 0) {
 		w->failed = 1;
-		return tfi_set_errno(w, TF_EIO, errno, "%s: close failed",
+		return tfi_set_errno(w, TF_EIO, errno, "%s: cannot publish",
 		                     w->name);
 	}
-	if (rename(w->tmp, w->path) != 0) {
-		w->failed = 1;
-		return tfi_set_errno(w, TF_ECREATE, errno,
-		                     "cannot rename to '%s'", w->path);
-	}
-	free(w->tmp);
-	w->tmp = NULL;
 	return TF_OK;
 }

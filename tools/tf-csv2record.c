@@ -317,6 +317,16 @@ main(int argc, char **argv)
 		usage_error("--shards needs --output");
 	}
 	check_binary_stdout(shards > 1 ? "x" : output);
+	/* A device or FIFO is written in place, and gets no sidecar. */
+	int kind = tf_path_kind(output);
+	if (kind == TF_PATH_DIR) {
+		die(EX_CANTCREAT, "%s: is a directory", output);
+	}
+	if (shards > 1 && kind == TF_PATH_SPECIAL) {
+		usage_error("--shards needs an --output that names files, "
+		            "not '%s'",
+		            output);
+	}
 
 	conv = tf_csv_new();
 	if (conv == NULL) {
@@ -384,8 +394,7 @@ main(int argc, char **argv)
 	for (int i = 0; i < shards; i++) {
 		output_close(out.w[i]);
 	}
-	if (!no_schema &&
-	    (schema != NULL || (output != NULL && strcmp(output, "-") != 0))) {
+	if (!no_schema && (schema != NULL || kind != TF_PATH_SPECIAL)) {
 		char path[4096];
 		if (schema == NULL) {
 			snprintf(path, sizeof path, "%s.schema.json", output);

@@ -580,7 +580,8 @@ static void
 carry_schema(const char *out, long long rows)
 {
 	char in[4096], other[4096], dst[4096];
-	if (status != 0 || out == NULL || strcmp(out, "-") == 0 ||
+	/* Standard output, a device or a FIFO gets no sidecar. */
+	if (status != 0 || tf_path_kind(out) == TF_PATH_SPECIAL ||
 	    strcmp(O.files[0], "-") == 0) {
 		return;
 	}

@@ -311,3 +311,29 @@ for i in range(900000): print("%d.5,%d" % (i, i % 2))' > rows.csv
 	run -64 script -qec "tf-csv2record s.csv" /dev/null
 	[[ "$output" == *"refusing to write binary records to a terminal"* ]]
 }
+
+@test "-o names a device or FIFO: written in place, never replaced, no sidecar" {
+	mknod null c 1 3
+	mknod full c 1 7
+	run -0 tf-csv2record "$DATA/breast_cancer.csv" -o null
+	[ -c null ]
+	[ ! -e null.schema.json ]
+	run -74 --separate-stderr tf-csv2record "$DATA/breast_cancer.csv" -o full
+	[[ "$stderr" == *"full: write failed: No space left on device"* ]]
+	[ -c full ]
+	[ ! -e full.schema.json ]
+	[ -z "$(ls | grep '\.tmp\.')" ]
+	mkfifo pipe
+	cat pipe > got.tfrecord &
+	run -0 tf-csv2record "$DATA/iris.csv" -o pipe
+	wait
+	[ -p pipe ]
+	[ ! -e pipe.schema.json ]
+	run -0 tf-records count got.tfrecord
+	[ "$output" = 150 ]
+	run -64 --separate-stderr tf-csv2record --shards 2 "$DATA/iris.csv" -o null
+	[[ "$stderr" == *"--shards needs an --output that names files"* ]]
+	mkdir d
+	run -73 --separate-stderr tf-csv2record "$DATA/iris.csv" -o d
+	[ "$stderr" = "tf-csv2record: d: is a directory" ]
+}

@@ -270,3 +270,16 @@ assert max(abs(x - y) / max(1, abs(y)) for x, y in zip(a, c)) < 1e-5, (a, c)' a.
 	run -65 --separate-stderr tf-eval -d models/1 "$F/bc.tfrecord"
 	[[ "$stderr" == *"models/1: no manifest.json"* ]]
 }
+
+@test "an --archive or ONNX output naming a device is written in place" {
+	mknod null c 1 3
+	mknod full c 1 7
+	run -0 tf-export -d "$F/ck" --archive null
+	[ -c null ]
+	run -0 tf-export -d "$F/ck" --format onnx -o null
+	[ -c null ]
+	run -74 --separate-stderr tf-export -d "$F/ck" --format onnx -o full
+	[[ "$stderr" == *"No space left on device"* ]]
+	[ -c full ]
+	[ -z "$(ls | grep '\.tmp\.')" ]
+}

@@ -257,3 +257,17 @@ assert a == b'
 	tf-records shuffle --seed 1 -o piped.tfrecord < s.tfrecord
 	[ ! -e piped.tfrecord.schema.json ]
 }
+
+@test "-o names a device: written in place, never replaced, no sidecar" {
+	tf-csv2record "$DATA/iris.csv" -o iris.tfrecord
+	mknod null c 1 3
+	mknod full c 1 7
+	run -0 tf-records shuffle -s 1 iris.tfrecord -o null
+	[ -c null ]
+	[ ! -e null.schema.json ]
+	run -74 --separate-stderr tf-records shuffle -s 1 iris.tfrecord -o full
+	[[ "$stderr" == *"No space left on device"* ]]
+	[ -c full ]
+	[ ! -e full.schema.json ]
+	[ -z "$(ls | grep '\.tmp\.')" ]
+}

@@ -49,17 +49,17 @@ TEST(floats_print_like_tf_serving)
 TEST(sha256_of_the_standard_vectors)
 {
 	char hex[65];
-	tfi_sha256_hex("", 0, hex);
+	tf_sha256_hex("", 0, hex);
 	CHECK_STR(
 	    hex,
 	    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-	tfi_sha256_hex("abc", 3, hex);
+	tf_sha256_hex("abc", 3, hex);
 	CHECK_STR(
 	    hex,
 	    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 	const char *two =
 	    "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
-	tfi_sha256_hex(two, strlen(two), hex);
+	tf_sha256_hex(two, strlen(two), hex);
 	CHECK_STR(
 	    hex,
 	    "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");

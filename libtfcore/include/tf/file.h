@@ -1,6 +1,7 @@
 /*
- * file.h - small files (schemas, manifests, pointer files): read whole,
- * replaced atomically.
+ * file.h - how outputs are published (a temporary name, fsync, rename,
+ * fsync of the directory; never over anything but a regular file),
+ * small files read whole, SHA-256.
  */
 #ifndef TF_FILE_H
 #define TF_FILE_H
@@ -13,12 +14,21 @@
 extern "C" {
 #endif
 
-#define TF_FILE_SYNC 1 /* fsync before the rename */
+#define TF_FILE_SYNC 1 /* fsync before the rename, the directory after */
+
+/* What a path names: nothing yet, a regular file, a directory, or
+ * something that is written to in place (a device, a FIFO, a socket;
+ * also "-" and NULL, standard output).  Outputs beside an output (a
+ * schema sidecar) are only written next to TF_PATH_NONE or
+ * TF_PATH_REGULAR. */
+enum { TF_PATH_NONE, TF_PATH_REGULAR, TF_PATH_DIR, TF_PATH_SPECIAL };
+TF_API int tf_path_kind(const char *path);
 
 /*
  * Write n bytes to a temporary file beside path, then rename it to path,
- * so readers see the old contents or the new, never a part.  TF_ECREATE
- * or TF_EIO with a message naming path in err.
+ * so readers see the old contents or the new, never a part; a device,
+ * FIFO or socket at path is written directly instead.  TF_ECREATE or
+ * TF_EIO with a message naming path in err.
  */
 TF_API int tf_file_replace(const char *path, const void *data, size_t n,
                            int flags, char *err, size_t errlen);
@@ -29,6 +39,10 @@ TF_API int tf_file_replace(const char *path, const void *data, size_t n,
  * errno set when it cannot be read (EISDIR for anything but a file).
  */
 TF_API void *tf_file_read(const char *path, size_t *size);
+
+/* SHA-256 of n bytes as 64 lower-case hex digits and a NUL (export
+ * manifests). */
+TF_API void tf_sha256_hex(const void *data, size_t n, char hex[65]);
 
 #ifdef __cplusplus
 }
