@@ -11,9 +11,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "internal.h"
 #include "tf/checkpoint.h"
 #include "tf/file.h"
+#include "tf/optim.h"
 #include "tf/record.h"
 
 #define MAGIC         "tfkit-checkpoint 1\n"
@@ -68,6 +71,187 @@ tf_ckpt_set_header(struct tf_ckpt *c, const char *json)
 	c->header = strdup(json);
 	return c->header ? TF_OK : tfi_set_error(c, TF_ENOMEM, "out of memory");
 }
+
+/* ---- the header ---------------------------------------------------------- */
+
+void
+tf_ckpt_header_init(struct tf_ckpt_header *h)
+{
+	memset(h, 0, sizeof *h);
+	h->normalize = 1;
+}
+
+void
+tf_ckpt_header_release(struct tf_ckpt_header *h)
+{
+	char *strs[] = {h->model_spec, h->optimizer, h->task,
+	                h->prediction, h->schema,    h->crosses,
+	                h->validation, h->config,    h->library};
+	for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
+		free(strs[i]);
+	}
+	tf_hparams_free(h->hparams);
+	tf_ckpt_header_init(h);
+}
+
+/* A JSON object from its text, or NULL for NULL text (or bad text, which
+ * the writer of the text would have caught). */
+static json_t *
+object_of(const char *text)
+{
+	return text != NULL ? json_loads(text, 0, NULL) : NULL;
+}
+
+int
+tf_ckpt_put_header(struct tf_ckpt *c, const struct tf_ckpt_header *h)
+{
+	json_t *hp = json_object();
+	double v;
+	for (size_t i = 0; hp != NULL && i < tf_hparams_count(h->hparams);
+	     i++) {
+		const char *k = tf_hparams_get(h->hparams, i, &v);
+		json_object_set_new(hp, k, json_real(v));
+	}
+	/* The key names are the file format: FORMATS.md, checkpoints. */
+	json_t *o = json_pack(
+	    "{s:i,s:s,s:s,s:o,s:f,s:I,s:I,s:I,s:I,s:I,s:s,s:s,s:I,s:s,s:s,"
+	    "s:i}",
+	    "version", 1, "model_spec", h->model_spec ? h->model_spec : "",
+	    "optimizer", h->optimizer ? h->optimizer : "", "hparams", hp,
+	    "learning_rate", h->learning_rate, "step", (json_int_t)h->step,
+	    "examples", (json_int_t)h->examples, "epoch", (json_int_t)h->epoch,
+	    "done", (json_int_t)h->done, "seed", (json_int_t)h->seed, "task",
+	    h->task ? h->task : "", "prediction",
+	    h->prediction ? h->prediction : "", "classes",
+	    (json_int_t)h->classes, "schema", h->schema ? h->schema : "{}",
+	    "library", h->library ? h->library : tf_version(), "normalize",
+	    h->normalize);
+	if (o != NULL && h->has_rng) {
+		char rs[80];
+		snprintf(rs, sizeof rs, "%016llx%016llx%016llx%016llx",
+		         (unsigned long long)h->rng[0],
+		         (unsigned long long)h->rng[1],
+		         (unsigned long long)h->rng[2],
+		         (unsigned long long)h->rng[3]);
+		json_object_set_new(o, "rng", json_string(rs));
+	}
+	json_t *val = object_of(h->validation), *cfg = object_of(h->config);
+	if (o != NULL && val != NULL) {
+		json_object_set(o, "validation", val);
+	}
+	if (o != NULL && h->crosses != NULL) {
+		json_object_set_new(o, "categorical",
+		                    json_pack("{s:s,s:I}", "crosses",
+		                              h->crosses, "buckets",
+		                              (json_int_t)h->buckets));
+	}
+	if (o != NULL && cfg != NULL) {
+		json_object_set(o, "config", cfg);
+	}
+	json_decref(val);
+	json_decref(cfg);
+	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	if (text == NULL) {
+		return tfi_set_error(c, TF_ENOMEM, "out of memory");
+	}
+	free(c->header);
+	c->header = text;
+	return TF_OK;
+}
+
+/* A member as text: a string's copy, an object's JSON; NULL when absent. */
+static int
+take_text(json_t *o, const char *key, char **out)
+{
+	json_t *v = json_object_get(o, key);
+	*out = NULL;
+	if (v == NULL || json_is_null(v)) {
+		return 0;
+	}
+	*out = json_is_string(v)   ? strdup(json_string_value(v))
+	       : json_is_object(v) ? json_dumps(v, JSON_COMPACT)
+	                           : NULL;
+	return *out == NULL ? -1 : 0;
+}
+
+int
+tf_ckpt_get_header(struct tf_ckpt *c, struct tf_ckpt_header *h)
+{
+	tf_ckpt_header_release(h);
+	json_error_t je;
+	json_t *o = json_loads(tf_ckpt_header(c), 0, &je);
+	json_int_t step = 0, ex = 0, ep = 0, done = 0, seed = 0, classes = 0;
+	double lr = 0;
+	const char *str; /* taken again below, as copies */
+	json_t *hp = NULL, *cat;
+	/* What a checkpoint cannot be read without; the rest may be absent
+	 * in checkpoints of earlier versions. */
+	if (o == NULL ||
+	    json_unpack(o, "{s:s,s:s,s:F,s:I,s:I,s:I,s:I,s:s,s:s,s:s,s:I}",
+	                "model_spec", &str, "optimizer", &str, "learning_rate",
+	                &lr, "step", &step, "examples", &ex, "epoch", &ep,
+	                "done", &done, "schema", &str, "task", &str,
+	                "prediction", &str, "classes", &classes) != 0) {
+		json_decref(o);
+		return tfi_set_error(c, TF_EFORMAT, "%s: bad checkpoint header",
+		                     c->path);
+	}
+	json_unpack(o, "{s?I,s?o}", "seed", &seed, "hparams", &hp);
+	json_t *norm = json_object_get(o, "normalize"); /* 0 or 1 */
+	h->normalize = norm == NULL || json_is_true(norm) ||
+	               (json_is_integer(norm) && json_integer_value(norm));
+	h->learning_rate = lr;
+	h->step = (uint64_t)step;
+	h->examples = (uint64_t)ex;
+	h->epoch = (uint64_t)ep;
+	h->done = (uint64_t)done;
+	h->seed = (uint64_t)seed;
+	h->classes = (int64_t)classes;
+	int bad = take_text(o, "model_spec", &h->model_spec) ||
+	          take_text(o, "optimizer", &h->optimizer) ||
+	          take_text(o, "schema", &h->schema) ||
+	          take_text(o, "task", &h->task) ||
+	          take_text(o, "prediction", &h->prediction) ||
+	          take_text(o, "validation", &h->validation) ||
+	          take_text(o, "config", &h->config) ||
+	          take_text(o, "library", &h->library);
+	h->hparams = tf_hparams_new();
+	const char *key;
+	json_t *v;
+	json_object_foreach(hp, key, v)
+	{
+		bad = bad || h->hparams == NULL ||
+		      tf_hparams_set(h->hparams, key, json_number_value(v));
+	}
+	cat = json_object_get(o, "categorical");
+	if (json_is_object(cat)) {
+		bad = bad || take_text(cat, "crosses", &h->crosses);
+		h->buckets =
+		    json_integer_value(json_object_get(cat, "buckets"));
+		if (h->crosses == NULL && !bad) {
+			bad = (h->crosses = strdup("")) == NULL;
+		}
+	}
+	const char *rs = json_string_value(json_object_get(o, "rng"));
+	if (rs != NULL && strlen(rs) == 64) {
+		for (int i = 0; i < 4; i++) {
+			char part[17];
+			memcpy(part, rs + 16 * i, 16);
+			part[16] = '\0';
+			h->rng[i] = strtoull(part, NULL, 16);
+		}
+		h->has_rng = 1;
+	}
+	json_decref(o);
+	if (bad) {
+		tf_ckpt_header_release(h);
+		return tfi_set_error(c, TF_ENOMEM, "out of memory");
+	}
+	return TF_OK;
+}
+
+/* ---- blocks -------------------------------------------------------------- */
 
 static struct block *
 push(struct tf_ckpt *c, const char *name)
@@ -246,8 +430,8 @@ tf_ckpt_latest(const char *dir, char *path, size_t size)
 	return TF_OK;
 }
 
-int
-tf_ckpt_load(struct tf_ckpt *c, const char *path)
+static int
+load(struct tf_ckpt *c, const char *path, int header_only)
 {
 	tf_ckpt_clear(c);
 	char p[PATH_MAX];
@@ -288,7 +472,8 @@ tf_ckpt_load(struct tf_ckpt *c, const char *path)
 			}
 		}
 	}
-	while (rc == TF_OK && (rc = tf_reader_next(r, &d, &n)) == TF_OK) {
+	while (rc == TF_OK && !header_only &&
+	       (rc = tf_reader_next(r, &d, &n)) == TF_OK) {
 		const uint8_t *nul = memchr(d, 0, n);
 		size_t vals = nul ? n - (size_t)(nul - d) - 1 : 0;
 		if (nul == NULL || vals % 4 != 0) {
@@ -308,7 +493,7 @@ tf_ckpt_load(struct tf_ckpt *c, const char *path)
 			memcpy(&b->own[k], &u, 4);
 		}
 	}
-	if (rc == TF_EOF) {
+	if (rc == TF_EOF || (rc == TF_OK && header_only)) {
 		rc = c->header ? TF_OK
 		               : tfi_set_error(c, TF_EFORMAT, "%s: empty", p);
 	} else if (rc == TF_ENOMEM) {
@@ -319,6 +504,18 @@ tf_ckpt_load(struct tf_ckpt *c, const char *path)
 	}
 	tf_reader_free(r);
 	return rc;
+}
+
+int
+tf_ckpt_load(struct tf_ckpt *c, const char *path)
+{
+	return load(c, path, 0);
+}
+
+int
+tf_ckpt_load_header(struct tf_ckpt *c, const char *path)
+{
+	return load(c, path, 1);
 }
 
 const char *

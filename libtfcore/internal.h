@@ -125,7 +125,7 @@ void tfi_dataset_no_fast(struct tf_dataset *ds);
  */
 struct tfi_out {
 	int fd;
-	char *tmp;  /* NULL when writing PATH directly */
+	char *tmp; /* NULL when writing PATH directly */
 	char *path;
 };
 int tfi_out_open(struct tfi_out *o, const char *path);
@@ -134,6 +134,9 @@ int tfi_out_commit(struct tfi_out *o, int sync);
 void tfi_out_abort(struct tfi_out *o);
 /* fsync a directory, so the renames in it are durable. */
 void tfi_sync_dir(const char *dir);
+
+/* A setting's default text (settings.c), NULL when it has none. */
+const char *tfi_settings_default(const char *name);
 
 /* What export.c needs of a model (model.c). */
 struct tf_model;

@@ -169,22 +169,20 @@ load_checkpoint(struct tf_model *m, const struct tf_registry *reg,
 		return rc;
 	}
 	snprintf(m->path, sizeof m->path, "%s", tf_ckpt_path(ck));
-	json_error_t je;
-	m->info = json_loads(tf_ckpt_header(ck), 0, &je);
-	const char *spec = NULL, *schema = NULL, *task = NULL, *pred = NULL;
-	json_int_t classes = 0;
-	int normalize = 1;
-	if (m->info == NULL ||
-	    json_unpack(m->info, "{s:s,s:s,s:s,s:s,s:I,s?i}", "model_spec",
-	                &spec, "schema", &schema, "task", &task, "prediction",
-	                &pred, "classes", &classes, "normalize",
-	                &normalize) != 0) {
-		rc = tfi_set_error(m, TF_EFORMAT, "%s: bad checkpoint header",
-		                   m->path);
+	/* The header decoded once (checkpoint.c); kept as JSON too, for
+	 * the training facts an export carries as provenance. */
+	struct tf_ckpt_header h;
+	tf_ckpt_header_init(&h);
+	if ((rc = tf_ckpt_get_header(ck, &h)) != TF_OK) {
+		rc = tfi_set_error(m, rc, "%s", tf_errmsg(ck));
 		goto out;
 	}
-	if ((rc = setup(m, reg, spec, schema, task, classes, pred,
-	                normalize)) != TF_OK) {
+	m->info = json_loads(tf_ckpt_header(ck), 0, NULL);
+	rc = m->info == NULL ? tfi_set_error(m, TF_ENOMEM, "out of memory")
+	                     : setup(m, reg, h.model_spec, h.schema, h.task,
+	                             h.classes, h.prediction, h.normalize);
+	tf_ckpt_header_release(&h);
+	if (rc != TF_OK) {
 		goto out;
 	}
 	size_t n;

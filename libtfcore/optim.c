@@ -83,6 +83,63 @@ tf_hparams_parse(struct tf_hparams *h, const char *kv)
 	return tf_hparams_set(h, key, v);
 }
 
+size_t
+tf_hparams_count(const struct tf_hparams *h)
+{
+	return h != NULL ? h->n : 0;
+}
+
+const char *
+tf_hparams_get(const struct tf_hparams *h, size_t i, double *v)
+{
+	if (h == NULL || i >= h->n) {
+		return NULL;
+	}
+	*v = h->v[i].v;
+	return h->v[i].key;
+}
+
+struct tf_hparams *
+tf_hparams_copy(const struct tf_hparams *h)
+{
+	struct tf_hparams *c = tf_hparams_new();
+	for (size_t i = 0; c != NULL && i < tf_hparams_count(h); i++) {
+		if (tf_hparams_set(c, h->v[i].key, h->v[i].v) != TF_OK) {
+			tf_hparams_free(c);
+			return NULL;
+		}
+	}
+	return c;
+}
+
+int
+tf_hparams_check(struct tf_hparams *h, const char *optimizer,
+                 const char *const *keys)
+{
+	for (size_t i = 0; keys != NULL && i < h->n; i++) {
+		size_t k = 0;
+		while (keys[k] != NULL && strcmp(keys[k], h->v[i].key) != 0) {
+			k++;
+		}
+		if (keys[k] != NULL) {
+			continue;
+		}
+		/* Unknown: say which keys the optimizer does take. */
+		char known[256] = "";
+		size_t len = 0;
+		for (k = 0; keys[k] != NULL && len < sizeof known; k++) {
+			int w = snprintf(known + len, sizeof known - len,
+			                 "%s%s", k ? ", " : "", keys[k]);
+			len += w > 0 ? (size_t)w : 0;
+		}
+		return tfi_set_error(h, TF_EINVAL,
+		                     "--opt %s: optimizer '%s' takes %s%s",
+		                     h->v[i].key, optimizer,
+		                     keys[0] ? "" : "no settings", known);
+	}
+	return TF_OK;
+}
+
 double
 tf_hparam(const struct tf_hparams *h, const char *key, double dflt)
 {

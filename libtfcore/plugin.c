@@ -26,11 +26,16 @@
 /* The descriptor as the first ABI defined it: the least we accept. */
 #define MIN_DESCRIPTOR_SIZE                                                    \
 	(offsetof(struct tf_plugin, probe) + sizeof(int (*)(void)))
+/* A descriptor that has optimizer_keys (appended later). */
+#define KEYS_DESCRIPTOR_SIZE                                                   \
+	(offsetof(struct tf_plugin, optimizer_keys) +                          \
+	 sizeof(const char *const *const *))
 
 struct entry {
 	int is_op;
 	const struct tf_op *op;
 	const struct tf_optimizer *opt;
+	const char *const *keys; /* the optimizer's settings, or NULL */
 	const struct tf_plugin *plugin;
 	char *path;
 };
@@ -155,15 +160,23 @@ tf_registry_add(struct tf_registry *r, const struct tf_plugin *p,
 			return TF_ENOMEM;
 		}
 	}
+	/* Only a descriptor that long has the keys; an older one's memory
+	 * ends before them. */
+	const char *const *const *keys =
+	    p->size >= KEYS_DESCRIPTOR_SIZE ? p->optimizer_keys : NULL;
 	for (const struct tf_optimizer *o = p->optimizers; o && o->name; o++) {
 		if (o->apply == NULL) {
 			return tfi_set_error(r, TF_EFORMAT,
 			                     "%s: optimizer '%s' has no apply",
 			                     origin, o->name);
 		}
-		if (!known(r, 0, o->name) && push(r, 0, o, p, origin)) {
+		if (known(r, 0, o->name)) {
+			continue;
+		}
+		if (push(r, 0, o, p, origin)) {
 			return TF_ENOMEM;
 		}
+		r->e[r->n - 1].keys = keys ? keys[o - p->optimizers] : NULL;
 	}
 	return TF_OK;
 }
@@ -319,6 +332,17 @@ tf_registry_optimizer(const struct tf_registry *r, const char *name)
 	for (size_t i = 0; i < r->n; i++) {
 		if (!r->e[i].is_op && strcmp(r->e[i].opt->name, name) == 0) {
 			return r->e[i].opt;
+		}
+	}
+	return NULL;
+}
+
+const char *const *
+tf_registry_optimizer_keys(const struct tf_registry *r, const char *name)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		if (!r->e[i].is_op && strcmp(r->e[i].opt->name, name) == 0) {
+			return r->e[i].keys;
 		}
 	}
 	return NULL;

@@ -18,26 +18,6 @@
 #include "tf/rng.h"
 #include "tf/train.h"
 
-void
-tf_train_config_init(struct tf_train_config *cfg)
-{
-	memset(cfg, 0, sizeof *cfg);
-	cfg->model = "dnn";
-	cfg->hidden = "128 32 8";
-	cfg->hash_buckets = 1000;
-	cfg->embedding_dim = 8;
-	cfg->bn_epsilon = 0.001;
-	cfg->keep_prob = 1.0;
-	cfg->optimizer = NULL;  /* adam, or the checkpoint's */
-	cfg->learning_rate = 0; /* 0.001, or the checkpoint's */
-	cfg->normalize = 1;
-	cfg->batch_size = 128;
-	cfg->epochs = 1;
-	cfg->shuffle_buffer = 10000;
-	cfg->lr_decay_rate = 1.0;
-	cfg->keep = 5;
-}
-
 /* ---- model specs --------------------------------------------------------- */
 
 static const char *
@@ -285,22 +265,18 @@ struct run {
 	struct tf_graph *g;
 	struct tf_optim *o;
 	struct tf_ckpt *ck;
-	char *spec;
+	/* The run's state as its checkpoints record it: model, optimizer,
+	 * step, input position, validation metrics (tf/checkpoint.h). */
+	struct tf_ckpt_header h;
 	int task;
 	int64_t classes;
-	uint64_t step, examples, epoch, done;
 	struct tf_metrics *vm; /* validation */
 	struct tf_dataset *vd;
 	float *vx, *vy;
 	int64_t *vids;
 	struct tf_events *ev; /* TensorBoard, with --logdir */
-	char *optimizer;
-	double lr0;
-	json_t *hparams;
-	json_t *categorical; /* wide_and_deep: {"crosses", "buckets"} */
-	json_t *validation;  /* the last validation metrics, or NULL */
-	char *val_text;      /* the same as JSON members */
-	uint64_t val_step;   /* the step they were measured at */
+	char *val_text;       /* the last validation metrics as members */
+	uint64_t val_step;    /* the step they were measured at */
 };
 
 static int fail(struct run *r, int code, const char *fmt, ...)
@@ -322,46 +298,11 @@ save(struct run *r)
 	if (r->cfg->checkpoint_dir == NULL) {
 		return TF_OK;
 	}
-	json_t *h = json_pack(
-	    "{s:i,s:s,s:s,s:O,s:f,s:I,s:I,s:I,s:I,s:I,s:s,s:s,s:I,s:s,s:s,"
-	    "s:i}",
-	    "version", 1, "model_spec", r->spec, "optimizer", r->optimizer,
-	    "hparams", r->hparams, "learning_rate", r->lr0, "step",
-	    (json_int_t)r->step, "examples", (json_int_t)r->examples, "epoch",
-	    (json_int_t)r->epoch, "done", (json_int_t)r->done, "seed",
-	    (json_int_t)r->cfg->seed, "task", tf_task_name(r->task),
-	    "prediction", prediction_node(r->task), "classes",
-	    (json_int_t)r->classes, "schema", tf_dataset_schema_text(r->ds),
-	    "library", tf_version(), "normalize", r->cfg->normalize);
 	/* The generator of dropout masks, to continue where it stood. */
-	const struct tf_rng *rng = tf_graph_rng(r->g);
-	char rs[80];
-	snprintf(rs, sizeof rs, "%016llx%016llx%016llx%016llx",
-	         (unsigned long long)rng->s[0], (unsigned long long)rng->s[1],
-	         (unsigned long long)rng->s[2], (unsigned long long)rng->s[3]);
-	if (h != NULL) {
-		json_object_set_new(h, "rng", json_string(rs));
-		if (r->validation != NULL) {
-			json_object_set(h, "validation", r->validation);
-		}
-		if (r->categorical != NULL) {
-			json_object_set(h, "categorical", r->categorical);
-		}
-		json_t *flags = r->cfg->settings
-		                    ? json_loads(r->cfg->settings, 0, NULL)
-		                    : NULL;
-		if (flags != NULL) {
-			json_object_set_new(h, "config", flags);
-		}
-	}
-	char *text = h ? json_dumps(h, JSON_COMPACT) : NULL;
-	json_decref(h);
-	if (text == NULL) {
-		return fail(r, TF_ENOMEM, "out of memory");
-	}
+	memcpy(r->h.rng, tf_graph_rng(r->g)->s, sizeof r->h.rng);
+	r->h.has_rng = 1;
 	tf_ckpt_clear(r->ck);
-	int rc = tf_ckpt_set_header(r->ck, text);
-	free(text);
+	int rc = tf_ckpt_put_header(r->ck, &r->h);
 	rc = rc ? rc
 	        : tf_ckpt_add(r->ck, "params", tf_graph_params(r->g),
 	                      tf_graph_nparams(r->g));
@@ -375,7 +316,7 @@ save(struct run *r)
 		                 tf_graph_nparams(r->g));
 	}
 	if (rc == TF_OK) {
-		rc = tf_ckpt_save(r->ck, r->cfg->checkpoint_dir, r->step,
+		rc = tf_ckpt_save(r->ck, r->cfg->checkpoint_dir, r->h.step,
 		                  r->cfg->keep);
 	}
 	return rc == TF_OK ? TF_OK
@@ -396,25 +337,6 @@ restore(struct run *r, const char *name, float *dst, size_t n)
 	}
 	memcpy(dst, src, n * sizeof(float));
 	return TF_OK;
-}
-
-/* Put the graph's generator back where the checkpoint left it. */
-static void
-restore_rng(struct run *r)
-{
-	json_error_t je;
-	json_t *h = json_loads(tf_ckpt_header(r->ck), 0, &je);
-	const char *rs = json_string_value(json_object_get(h, "rng"));
-	struct tf_rng *rng = tf_graph_rng(r->g);
-	if (rs != NULL && strlen(rs) == 64) {
-		for (int i = 0; i < 4; i++) {
-			char part[17];
-			memcpy(part, rs + 16 * i, 16);
-			part[16] = '\0';
-			rng->s[i] = strtoull(part, NULL, 16);
-		}
-	}
-	json_decref(h);
 }
 
 /* Evaluate the graph on a file into m (reset first). */
@@ -438,13 +360,9 @@ evaluate(struct run *r, const char *file, struct tf_metrics *m)
 		tf_dataset_set_normalize(r->vd, r->cfg->normalize);
 		int rc = tf_dataset_parse_schema(
 		    r->vd, tf_dataset_schema_text(r->ds), "schema");
-		if (rc == TF_OK && r->categorical != NULL) {
-			rc = tf_dataset_set_categorical(
-			    r->vd,
-			    json_string_value(
-			        json_object_get(r->categorical, "crosses")),
-			    json_integer_value(
-			        json_object_get(r->categorical, "buckets")));
+		if (rc == TF_OK && r->h.crosses != NULL) {
+			rc = tf_dataset_set_categorical(r->vd, r->h.crosses,
+			                                r->h.buckets);
 		}
 		if (rc != TF_OK) {
 			return fail(r, rc, "%s", tf_errmsg(r->vd));
@@ -519,7 +437,7 @@ regularize_weights(struct tf_graph *g, double l1, double l2)
 static int
 validate(struct run *r)
 {
-	if (r->val_text != NULL && r->val_step == r->step) {
+	if (r->val_text != NULL && r->val_step == r->h.step) {
 		return TF_OK;
 	}
 	int rc = evaluate(r, r->cfg->validate, r->vm);
@@ -531,15 +449,13 @@ validate(struct run *r)
 	if (rc != TF_OK) {
 		return rc;
 	}
-	r->val_step = r->step;
-	char *obj = malloc(strlen(r->val_text) + 3);
-	if (obj == NULL) {
+	r->val_step = r->h.step;
+	free(r->h.validation);
+	r->h.validation = malloc(strlen(r->val_text) + 3);
+	if (r->h.validation == NULL) {
 		return fail(r, TF_ENOMEM, "out of memory");
 	}
-	sprintf(obj, "{%s}", r->val_text);
-	json_decref(r->validation);
-	r->validation = json_loads(obj, 0, NULL);
-	free(obj);
+	sprintf(r->h.validation, "{%s}", r->val_text);
 	return TF_OK;
 }
 
@@ -559,7 +475,7 @@ report(struct run *r, struct tf_metrics *m, double lr, double eps, int final)
 		                      "examples_per_sec"};
 		double v[] = {tf_metrics_loss(m), tf_metrics_accuracy(m),
 		              tf_metrics_auc(m), lr, eps};
-		rc = tf_events_scalars(r->ev, (int64_t)r->step, tags, v, 5);
+		rc = tf_events_scalars(r->ev, (int64_t)r->h.step, tags, v, 5);
 	}
 	if (rc == TF_OK && r->ev != NULL && val != NULL) {
 		const char *tags[] = {"validation/loss", "validation/accuracy",
@@ -567,7 +483,7 @@ report(struct run *r, struct tf_metrics *m, double lr, double eps, int final)
 		double v[] = {tf_metrics_loss(r->vm),
 		              tf_metrics_accuracy(r->vm),
 		              tf_metrics_auc(r->vm)};
-		rc = tf_events_scalars(r->ev, (int64_t)r->step, tags, v, 3);
+		rc = tf_events_scalars(r->ev, (int64_t)r->h.step, tags, v, 3);
 	}
 	if (rc != TF_OK && r->ev != NULL && tf_errcode(r->ev) != TF_OK) {
 		free(train);
@@ -580,8 +496,9 @@ report(struct run *r, struct tf_metrics *m, double lr, double eps, int final)
 	char head[256];
 	snprintf(head, sizeof head,
 	         "{%s\"step\":%llu,\"epoch\":%llu,\"examples_total\":%llu,",
-	         final ? "\"final\":true," : "", (unsigned long long)r->step,
-	         (unsigned long long)r->epoch, (unsigned long long)r->examples);
+	         final ? "\"final\":true," : "", (unsigned long long)r->h.step,
+	         (unsigned long long)r->h.epoch,
+	         (unsigned long long)r->h.examples);
 	char tail[160];
 	snprintf(tail, sizeof tail,
 	         ",\"learning_rate\":%.9g,\"examples_per_sec\":%.1f", lr, eps);
@@ -635,16 +552,17 @@ data_schema(const struct tf_train_config *cfg, char *buf, size_t size)
  * differ (the run goes on: changing them is allowed).
  */
 static void
-note_changes(struct run *r, json_t *hdr, const char *ckpt)
+note_changes(struct run *r, const char *ckpt)
 {
 	const struct tf_train_config *cfg = r->cfg;
-	json_t *was = json_object_get(hdr, "config");
+	json_t *was = r->h.config ? json_loads(r->h.config, 0, NULL) : NULL;
+	json_t *seed = json_integer((json_int_t)r->h.seed);
 	const struct {
 		const char *flag;
 		uint64_t now;
 		json_t *then;
 	} k[] = {
-	    {"--seed", cfg->seed, json_object_get(hdr, "seed")},
+	    {"--seed", cfg->seed, seed},
 	    {"--batch-size", cfg->batch_size,
 	     json_object_get(was, "batch-size")},
 	    {"--shuffle-buffer", cfg->shuffle_buffer,
@@ -667,6 +585,8 @@ note_changes(struct run *r, json_t *hdr, const char *ckpt)
 		p += n;
 		left -= (size_t)n;
 	}
+	json_decref(seed);
+	json_decref(was);
 	if (p != msg && r->sink->note != NULL) {
 		char line[5400];
 		snprintf(line, sizeof line,
@@ -705,6 +625,119 @@ same_features(struct run *r, const char *schema, const char *ckpt)
 	return rc;
 }
 
+/* A copy of s into *dst (freeing what was there); non-zero when out of
+ * memory. */
+static int
+set_text(char **dst, const char *s)
+{
+	free(*dst);
+	*dst = s != NULL ? strdup(s) : NULL;
+	return s != NULL && *dst == NULL;
+}
+
+/*
+ * Continue from the checkpoint at path: its header is the run's state,
+ * its schema the data's.  What this run changes (learning rate, the
+ * optimizer's settings given, seed, settings) goes over it.
+ */
+static int
+resume(struct run *r, const char *path)
+{
+	const struct tf_train_config *cfg = r->cfg;
+	int rc = tf_ckpt_load(r->ck, path);
+	if (rc == TF_OK) {
+		rc = tf_ckpt_get_header(r->ck, &r->h);
+	}
+	if (rc != TF_OK) {
+		return fail(r, rc, "%s (remove it or use --from-scratch)",
+		            tf_errmsg(r->ck));
+	}
+	if (cfg->optimizer != NULL &&
+	    strcmp(cfg->optimizer, r->h.optimizer) != 0) {
+		return fail(r, TF_EINVAL,
+		            "%s was trained with --optimizer %s, not %s "
+		            "(use --from-scratch to start over)",
+		            path, r->h.optimizer, cfg->optimizer);
+	}
+	if ((rc = tf_dataset_parse_schema(r->ds, r->h.schema, path)) != TF_OK) {
+		return fail(r, rc, "%s", tf_errmsg(r->ds));
+	}
+	/* The data at hand must have the features it was trained on. */
+	char side[4096];
+	const char *now_schema = data_schema(cfg, side, sizeof side);
+	if (now_schema != NULL &&
+	    (rc = same_features(r, now_schema, path)) != TF_OK) {
+		return rc;
+	}
+	if (r->h.crosses != NULL &&
+	    (rc = tf_dataset_set_categorical(r->ds, r->h.crosses,
+	                                     r->h.buckets)) != TF_OK) {
+		return fail(r, rc, "%s: %s", path, tf_errmsg(r->ds));
+	}
+	note_changes(r, path);
+	if (cfg->learning_rate > 0) {
+		r->h.learning_rate = cfg->learning_rate;
+	}
+	double v;
+	for (size_t i = 0; i < tf_hparams_count(cfg->hparams); i++) {
+		const char *key = tf_hparams_get(cfg->hparams, i, &v);
+		if (tf_hparams_set(r->h.hparams, key, v) != TF_OK) {
+			return fail(r, TF_ENOMEM, "out of memory");
+		}
+	}
+	r->h.seed = cfg->seed;
+	r->h.normalize = cfg->normalize;
+	/* Metrics of an earlier step say nothing of the next checkpoint. */
+	free(r->h.validation);
+	r->h.validation = NULL;
+	free(r->h.library);
+	r->h.library = NULL;
+	if (set_text(&r->h.config, cfg->settings)) {
+		return fail(r, TF_ENOMEM, "out of memory");
+	}
+	return TF_OK;
+}
+
+/* A new run: the data's schema, the optimizer and its settings. */
+static int
+start(struct run *r)
+{
+	const struct tf_train_config *cfg = r->cfg;
+	char side[4096];
+	const char *schema = data_schema(cfg, side, sizeof side);
+	int rc;
+	if (schema == NULL) {
+		return fail(r, TF_EINVAL,
+		            "reading standard input needs --schema FILE");
+	}
+	if ((rc = tf_dataset_load_schema(r->ds, schema)) != TF_OK) {
+		return fail(r, rc, "%s", tf_errmsg(r->ds));
+	}
+	r->h.learning_rate =
+	    cfg->learning_rate > 0
+	        ? cfg->learning_rate
+	        : strtod(tfi_settings_default("learning-rate"), NULL);
+	r->h.hparams = tf_hparams_copy(cfg->hparams);
+	r->h.seed = cfg->seed;
+	r->h.normalize = cfg->normalize;
+	int oom =
+	    set_text(&r->h.optimizer,
+	             cfg->optimizer ? cfg->optimizer
+	                            : tfi_settings_default("optimizer")) ||
+	    set_text(&r->h.schema, tf_dataset_schema_text(r->ds)) ||
+	    set_text(&r->h.config, cfg->settings) || r->h.hparams == NULL;
+	if (!oom && strcmp(cfg->model, "wide_and_deep") == 0) {
+		const char *x = cfg->crosses ? cfg->crosses : "";
+		oom = set_text(&r->h.crosses, x);
+		r->h.buckets = cfg->hash_buckets;
+		if (!oom && (rc = tf_dataset_set_categorical(
+		                 r->ds, x, cfg->hash_buckets)) != TF_OK) {
+			return fail(r, rc, "%s", tf_errmsg(r->ds));
+		}
+	}
+	return oom ? fail(r, TF_ENOMEM, "out of memory") : TF_OK;
+}
+
 /* Set up the dataset, the graph and the optimizer, from a checkpoint
  * when there is one. */
 static int
@@ -712,98 +745,13 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 {
 	const struct tf_train_config *cfg = r->cfg;
 	char path[4096];
-	*resumed = 0;
-	json_t *hdr = NULL;
 	int rc;
-	if (cfg->checkpoint_dir != NULL && !cfg->from_scratch &&
-	    tf_ckpt_latest(cfg->checkpoint_dir, path, sizeof path) == TF_OK) {
-		if ((rc = tf_ckpt_load(r->ck, path)) != TF_OK) {
-			return fail(r, rc,
-			            "%s (remove it or use --from-scratch)",
-			            tf_errmsg(r->ck));
-		}
-		json_error_t je;
-		hdr = json_loads(tf_ckpt_header(r->ck), 0, &je);
-		const char *spec = NULL, *opt = NULL, *schema = NULL;
-		json_int_t step = 0, ex = 0, ep = 0, done = 0;
-		double lr = 0;
-		if (hdr == NULL ||
-		    json_unpack(hdr, "{s:s,s:s,s:F,s:I,s:I,s:I,s:I,s:s}",
-		                "model_spec", &spec, "optimizer", &opt,
-		                "learning_rate", &lr, "step", &step, "examples",
-		                &ex, "epoch", &ep, "done", &done, "schema",
-		                &schema) != 0) {
-			json_decref(hdr);
-			return fail(r, TF_EFORMAT, "%s: bad checkpoint header",
-			            path);
-		}
-		if (cfg->optimizer != NULL &&
-		    strcmp(cfg->optimizer, opt) != 0) {
-			rc = fail(r, TF_EINVAL,
-			          "%s was trained with --optimizer %s, not %s "
-			          "(use --from-scratch to start over)",
-			          path, opt, cfg->optimizer);
-			json_decref(hdr); /* opt lives in hdr */
-			return rc;
-		}
-		r->spec = strdup(spec);
-		r->optimizer = strdup(opt);
-		r->lr0 = cfg->learning_rate > 0 ? cfg->learning_rate : lr;
-		r->step = (uint64_t)step;
-		r->examples = (uint64_t)ex;
-		r->epoch = (uint64_t)ep;
-		r->done = (uint64_t)done;
-		r->hparams = json_incref(json_object_get(hdr, "hparams"));
-		if ((rc = tf_dataset_parse_schema(r->ds, schema, path)) !=
-		    TF_OK) {
-			json_decref(hdr);
-			return fail(r, rc, "%s", tf_errmsg(r->ds));
-		}
-		/* The data at hand must have the features it was trained on. */
-		char side[4096];
-		const char *now_schema = data_schema(cfg, side, sizeof side);
-		if (now_schema != NULL &&
-		    (rc = same_features(r, now_schema, path)) != TF_OK) {
-			json_decref(hdr);
-			return rc;
-		}
-		json_t *cat = json_object_get(hdr, "categorical");
-		if (json_is_object(cat) &&
-		    (rc = tf_dataset_set_categorical(
-		         r->ds,
-		         json_string_value(json_object_get(cat, "crosses")),
-		         json_integer_value(
-		             json_object_get(cat, "buckets")))) != TF_OK) {
-			json_decref(hdr);
-			return fail(r, rc, "%s: %s", path, tf_errmsg(r->ds));
-		}
-		r->categorical = json_is_object(cat) ? json_incref(cat) : NULL;
-		note_changes(r, hdr, path);
-		*resumed = 1;
-	} else {
-		char side[4096];
-		const char *schema = data_schema(cfg, side, sizeof side);
-		if (schema == NULL) {
-			return fail(
-			    r, TF_EINVAL,
-			    "reading standard input needs --schema FILE");
-		}
-		if ((rc = tf_dataset_load_schema(r->ds, schema)) != TF_OK) {
-			return fail(r, rc, "%s", tf_errmsg(r->ds));
-		}
-		r->optimizer = strdup(cfg->optimizer ? cfg->optimizer : "adam");
-		r->lr0 = cfg->learning_rate > 0 ? cfg->learning_rate : 0.001;
-		r->hparams = json_object();
-		if (strcmp(cfg->model, "wide_and_deep") == 0) {
-			const char *x = cfg->crosses ? cfg->crosses : "";
-			if ((rc = tf_dataset_set_categorical(
-			         r->ds, x, cfg->hash_buckets)) != TF_OK) {
-				return fail(r, rc, "%s", tf_errmsg(r->ds));
-			}
-			r->categorical =
-			    json_pack("{s:s,s:I}", "crosses", x, "buckets",
-			              (json_int_t)cfg->hash_buckets);
-		}
+	*resumed =
+	    cfg->checkpoint_dir != NULL && !cfg->from_scratch &&
+	    tf_ckpt_latest(cfg->checkpoint_dir, path, sizeof path) == TF_OK;
+	rc = *resumed ? resume(r, path) : start(r);
+	if (rc != TF_OK) {
+		return rc;
 	}
 	if (cfg->label != NULL) {
 		int task = tf_dataset_task(r->ds);
@@ -826,19 +774,13 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 	}
 	r->task = tf_dataset_task(r->ds);
 	r->classes = tf_dataset_classes(r->ds);
-	if (*resumed && hdr != NULL) {
-		const char *task =
-		    json_string_value(json_object_get(hdr, "task"));
-		if (task != NULL) {
-			r->task = tf_task_parse(task);
-			r->classes =
-			    json_integer_value(json_object_get(hdr, "classes"));
-			tf_dataset_set_label(r->ds,
-			                     tf_dataset_label_name(r->ds),
-			                     r->task, r->classes);
-		}
+	if (*resumed && r->h.task != NULL && r->h.task[0] != '\0') {
+		/* The task and classes it was trained for. */
+		r->task = tf_task_parse(r->h.task);
+		r->classes = r->h.classes;
+		tf_dataset_set_label(r->ds, tf_dataset_label_name(r->ds),
+		                     r->task, r->classes);
 	}
-	json_decref(hdr);
 	if (!*resumed) {
 		char err[256];
 		struct tf_layout l;
@@ -847,34 +789,24 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 		         ? tf_model_spec_wide_deep(
 		               &l, cfg->hidden, r->task, r->classes,
 		               cfg->enable_bn ? cfg->bn_epsilon : 0,
-		               cfg->keep_prob, cfg->embedding_dim, &r->spec,
-		               err, sizeof err)
-		         : tf_model_spec(
-		               cfg->model, cfg->hidden, tf_dataset_width(r->ds),
-		               r->task, r->classes,
-		               cfg->enable_bn ? cfg->bn_epsilon : 0,
-		               cfg->keep_prob, &r->spec, err, sizeof err);
+		               cfg->keep_prob, cfg->embedding_dim,
+		               &r->h.model_spec, err, sizeof err)
+		         : tf_model_spec(cfg->model, cfg->hidden,
+		                         tf_dataset_width(r->ds), r->task,
+		                         r->classes,
+		                         cfg->enable_bn ? cfg->bn_epsilon : 0,
+		                         cfg->keep_prob, &r->h.model_spec, err,
+		                         sizeof err);
 		if (rc != TF_OK) {
 			return fail(r, rc, "%s", err);
 		}
-		/* Record the optimizer settings given. */
-		const char *keys[] = {
-		    "beta1",    "beta2",    "epsilon",
-		    "momentum", "nesterov", "rho",
-		    "decay",    "centered", "initial_accumulator_value",
-		    "l1",       "l2",       "learning_rate_power"};
-		for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-			double v = tf_hparam(cfg->hparams, keys[i], NAN);
-			if (!isnan(v)) {
-				json_object_set_new(r->hparams, keys[i],
-				                    json_real(v));
-			}
-		}
 	}
-	if (r->spec == NULL || r->optimizer == NULL || r->hparams == NULL) {
+	r->h.classes = r->classes;
+	if (set_text(&r->h.task, tf_task_name(r->task)) ||
+	    set_text(&r->h.prediction, prediction_node(r->task))) {
 		return fail(r, TF_ENOMEM, "out of memory");
 	}
-	if ((rc = tf_graph_parse(r->g, r->spec)) != TF_OK ||
+	if ((rc = tf_graph_parse(r->g, r->h.model_spec)) != TF_OK ||
 	    (rc = tf_graph_build(r->g, reg, tf_device_cpu(), cfg->seed)) !=
 	        TF_OK) {
 		/* A checkpoint's model that no longer builds is bad data. */
@@ -894,23 +826,22 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 		            (long long)tf_dataset_id_width(r->ds));
 	}
 	const struct tf_optimizer *opt =
-	    tf_registry_optimizer(reg, r->optimizer);
+	    tf_registry_optimizer(reg, r->h.optimizer);
 	if (opt == NULL) {
 		return fail(r, TF_EINVAL,
 		            "unknown optimizer '%s' (see --list-plugins)",
-		            r->optimizer);
+		            r->h.optimizer);
 	}
-	struct tf_hparams *hp = tf_hparams_new();
-	const char *key;
-	json_t *val;
-	json_object_foreach(r->hparams, key, val)
-	{
-		tf_hparams_set(hp, key, json_number_value(val));
-	}
-	rc = tf_optim_init(r->o, opt, hp, tf_graph_nparams(r->g));
-	tf_hparams_free(hp);
-	if (rc != TF_OK) {
-		return fail(r, rc, "%s", tf_errmsg(r->o));
+	/* Every setting reaches the optimizer; one it does not take is an
+	 * error, when its plugin says which it takes. */
+	if ((rc = tf_hparams_check(
+	         r->h.hparams, r->h.optimizer,
+	         tf_registry_optimizer_keys(reg, r->h.optimizer))) != TF_OK ||
+	    (rc = tf_optim_init(r->o, opt, r->h.hparams,
+	                        tf_graph_nparams(r->g))) != TF_OK) {
+		return fail(r, rc, "%s",
+		            tf_errcode(r->h.hparams) ? tf_errmsg(r->h.hparams)
+		                                     : tf_errmsg(r->o));
 	}
 	if (*resumed) {
 		rc = restore(r, "params", tf_graph_params(r->g),
@@ -928,14 +859,17 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 		if (rc != TF_OK) {
 			return rc;
 		}
-		tf_optim_set_steps(r->o, r->step);
-		restore_rng(r);
+		tf_optim_set_steps(r->o, r->h.step);
+		if (r->h.has_rng) {
+			memcpy(tf_graph_rng(r->g)->s, r->h.rng,
+			       sizeof r->h.rng);
+		}
 	}
 	tf_dataset_set_normalize(r->ds, cfg->normalize);
 	rc = tf_dataset_open(r->ds, cfg->inputs, cfg->ninputs, cfg->epochs,
 	                     cfg->shuffle_buffer, cfg->seed);
 	if (rc == TF_OK && *resumed) {
-		rc = tf_dataset_seek(r->ds, r->epoch, r->done);
+		rc = tf_dataset_seek(r->ds, r->h.epoch, r->h.done);
 	}
 	return rc == TF_OK ? TF_OK : fail(r, rc, "%s", tf_errmsg(r->ds));
 }
@@ -1079,6 +1013,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
                const struct tf_train_sink *sink)
 {
 	struct run r = {0};
+	tf_ckpt_header_init(&r.h);
 	r.t = t;
 	r.cfg = cfg;
 	r.sink = sink;
@@ -1119,13 +1054,13 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 	}
 	float *params = tf_graph_params(r.g), *grads = tf_graph_grads(r.g);
 	double t0 = now(), last_save = t0, t_mark = t0;
-	uint64_t ex_mark = r.examples, saved_step = r.step;
-	double lr = r.lr0;
+	uint64_t ex_mark = r.h.examples, saved_step = r.h.step;
+	double lr = r.h.learning_rate;
 	if ((rc = prefetch_start(&pf, r.ds, bs)) != TF_OK) {
 		rc = fail(&r, rc, "cannot start the reader thread");
 		goto out;
 	}
-	while (cfg->max_steps == 0 || r.step < cfg->max_steps) {
+	while (cfg->max_steps == 0 || r.h.step < cfg->max_steps) {
 		if (b != NULL) {
 			prefetch_release(&pf);
 		}
@@ -1156,7 +1091,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			    "step %llu: the loss is %g; stopping (the last "
 			    "checkpoint is kept; try a lower "
 			    "--learning-rate)",
-			    (unsigned long long)r.step + 1, loss);
+			    (unsigned long long)r.h.step + 1, loss);
 			goto out;
 		}
 		tf_metrics_add(
@@ -1164,22 +1099,23 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		    tf_tensor_f32(tf_graph_value(r.g, prediction_node(r.task))),
 		    y, rows, loss);
 		regularize_weights(r.g, cfg->l1, cfg->l2);
-		lr = tf_lr_decay(r.lr0, r.step, cfg->lr_decay_rate,
-		                 cfg->lr_decay_steps, cfg->lr_staircase);
+		lr =
+		    tf_lr_decay(r.h.learning_rate, r.h.step, cfg->lr_decay_rate,
+		                cfg->lr_decay_steps, cfg->lr_staircase);
 		tf_optim_step(r.o, params, grads, (float)lr);
-		r.step++;
-		r.examples += rows;
-		r.epoch = b->epoch;
-		r.done = b->done;
+		r.h.step++;
+		r.h.examples += rows;
+		r.h.epoch = b->epoch;
+		r.h.done = b->done;
 		if (sink->progress != NULL) {
-			sink->progress(sink->ctx, r.step, r.examples, loss);
+			sink->progress(sink->ctx, r.h.step, r.h.examples, loss);
 		}
 		if (cfg->steps_to_validate > 0 &&
-		    r.step % cfg->steps_to_validate == 0) {
+		    r.h.step % cfg->steps_to_validate == 0) {
 			double tn = now();
 			rc = report(
 			    &r, m, lr,
-			    (double)(r.examples - ex_mark) /
+			    (double)(r.h.examples - ex_mark) /
 			        (tn - t_mark > 1e-9 ? tn - t_mark : 1e-9),
 			    0);
 			if (rc != TF_OK) {
@@ -1187,17 +1123,17 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			}
 			tf_metrics_reset(m);
 			t_mark = now();
-			ex_mark = r.examples;
+			ex_mark = r.h.examples;
 		}
 		int due =
-		    (cfg->save_every > 0 && r.step % cfg->save_every == 0) ||
+		    (cfg->save_every > 0 && r.h.step % cfg->save_every == 0) ||
 		    (cfg->save_every_secs > 0 &&
 		     now() - last_save >= cfg->save_every_secs);
 		if (due) {
 			if ((rc = save(&r)) != TF_OK) {
 				goto out;
 			}
-			saved_step = r.step;
+			saved_step = r.h.step;
 			last_save = now();
 		}
 	}
@@ -1206,12 +1142,12 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 	    (rc = validate(&r)) != TF_OK) {
 		goto out;
 	}
-	if ((r.step != saved_step || !resumed) && (rc = save(&r)) != TF_OK) {
+	if ((r.h.step != saved_step || !resumed) && (rc = save(&r)) != TF_OK) {
 		goto out;
 	}
 	double tn = now();
 	rc = report(&r, m, lr,
-	            (double)(r.examples - ex_mark) /
+	            (double)(r.h.examples - ex_mark) /
 	                (tn - t_mark > 1e-9 ? tn - t_mark : 1e-9),
 	            1);
 out:
@@ -1223,11 +1159,7 @@ out:
 	free(r.vy);
 	free(r.vids);
 	tf_events_free(r.ev);
-	free(r.spec);
-	free(r.optimizer);
-	json_decref(r.hparams);
-	json_decref(r.validation);
-	json_decref(r.categorical);
+	tf_ckpt_header_release(&r.h);
 	free(r.val_text);
 	tf_dataset_free(r.ds);
 	tf_graph_free(r.g);

@@ -248,393 +248,88 @@ list_plugins(const struct tf_registry *r)
 	printf("searched:\n%s", tf_registry_search_path(r));
 }
 
-/* The run's settings, as options set them. */
-static struct tf_train_config cfg;
-static struct tf_hparams *hp;
-static struct tf_registry *reg;
-static int list, quiet, threads = 1, print_config;
-static const char *opt_args[64]; /* the --opt settings, for --print-config */
-static size_t nopt;
-
-/* Apply one option (from the command line or a --config file). */
-static void
-apply(int c, const char *arg)
+/* The long name of a short option. */
+static const char *
+long_name(int c, int index)
 {
 	switch (c) {
 	case 'b':
-		cfg.batch_size =
-		    (size_t)opt_int("--batch-size", arg, 1, 1 << 24);
-		break;
+		return "batch-size";
 	case 'e':
-		cfg.epochs = (uint64_t)opt_int("--epochs", arg, 0, 1LL << 40);
-		break;
-	case 'h':
-		usage();
-		exit(0);
+		return "epochs";
 	case 'j':
-		threads = (int)opt_int("--threads", arg, 1, 256);
-		break;
+		return "threads";
 	case 'q':
-		quiet = 1;
-		break;
-	case 'V':
-		print_version();
-		exit(0);
-	case OPT_BN:
-		cfg.enable_bn = 1;
-		break;
-	case OPT_BN_EPS:
-		cfg.bn_epsilon = opt_double("--bn-epsilon", arg);
-		if (!(cfg.bn_epsilon > 0)) {
-			usage_error("--bn-epsilon must be above 0");
-		}
-		break;
-	case OPT_CKPT:
-		cfg.checkpoint_dir = arg;
-		break;
-	case OPT_CONFIG:
-		break; /* read before the command line (see main) */
-	case OPT_PRINT_CONFIG:
-		print_config = 1;
-		break;
-	case OPT_DROPOUT:
-		cfg.keep_prob = opt_double("--dropout-keep-prob", arg);
-		if (!(cfg.keep_prob > 0 && cfg.keep_prob <= 1)) {
-			usage_error("--dropout-keep-prob must be in (0, 1]");
-		}
-		break;
-	case OPT_FROM_SCRATCH:
-		cfg.from_scratch = 1;
-		break;
-	case OPT_HIDDEN:
-		cfg.hidden = arg;
-		break;
-	case OPT_KEEP:
-		cfg.keep = (int)opt_int("--keep", arg, 0, 1000);
-		break;
-	case OPT_L1:
-		cfg.l1 = opt_double("--l1", arg);
-		break;
-	case OPT_L2:
-		cfg.l2 = opt_double("--l2", arg);
-		break;
-	case OPT_LABEL:
-		cfg.label = arg;
-		break;
-	case OPT_LIST:
-		list = 1;
-		break;
-	case OPT_LOGDIR:
-		cfg.logdir = arg;
-		break;
-	case OPT_LR:
-		cfg.learning_rate = opt_double("--learning-rate", arg);
-		if (!(cfg.learning_rate > 0)) {
-			usage_error("--learning-rate must be above 0");
-		}
-		break;
-	case OPT_LR_RATE:
-		cfg.lr_decay_rate = opt_double("--lr-decay-rate", arg);
-		break;
-	case OPT_LR_STAIR:
-		cfg.lr_staircase = 1;
-		break;
-	case OPT_LR_STEPS:
-		cfg.lr_decay_steps =
-		    (uint64_t)opt_int("--lr-decay-steps", arg, 0, 1LL << 50);
-		break;
-	case OPT_MAX_STEPS:
-		cfg.max_steps =
-		    (uint64_t)opt_int("--max-steps", arg, 1, 1LL << 50);
-		break;
-	case OPT_MODEL:
-		cfg.model = arg;
-		break;
-	case OPT_CROSSES:
-		cfg.crosses = arg;
-		break;
-	case OPT_EMB_DIM:
-		cfg.embedding_dim = opt_int("--embedding-dim", arg, 1, 4096);
-		break;
-	case OPT_BUCKETS:
-		cfg.hash_buckets = opt_int("--hash-buckets", arg, 1, INT32_MAX);
-		break;
-	case OPT_NO_NORM:
-		cfg.normalize = 0;
-		break;
-	case OPT_OPT:
-		if (tf_hparams_parse(hp, arg) != TF_OK) {
-			usage_error("--opt: %s", tf_errmsg(hp));
-		}
-		if (nopt < sizeof opt_args / sizeof opt_args[0]) {
-			opt_args[nopt++] = arg;
-		}
-		break;
-	case OPT_OPTIMIZER:
-		cfg.optimizer = arg;
-		break;
-	case OPT_PLUGIN_DIR:
-		tf_registry_add_dir(reg, arg);
-		break;
-	case OPT_SAVE_EVERY:
-		cfg.save_every =
-		    (uint64_t)opt_int("--save-every", arg, 1, 1LL << 50);
-		break;
-	case OPT_SAVE_SECS:
-		cfg.save_every_secs = opt_double("--save-every-secs", arg);
-		break;
-	case OPT_SCHEMA:
-		cfg.schema = arg;
-		break;
-	case OPT_SEED:
-		cfg.seed = (uint64_t)opt_int("--seed", arg, 0, INT64_MAX);
-		break;
-	case OPT_SHUFFLE:
-		cfg.shuffle_buffer =
-		    (size_t)opt_int("--shuffle-buffer", arg, 1, 1LL << 30);
-		break;
-	case OPT_TASK:
-		if (tf_task_parse(arg) < 0) {
-			usage_error("--task: '%s' is not binary, "
-			            "multiclass or regression",
-			            arg);
-		}
-		cfg.task = arg;
-		break;
-	case OPT_VALIDATE:
-		cfg.validate = arg;
-		break;
-	case OPT_VSTEPS:
-		cfg.steps_to_validate =
-		    (uint64_t)opt_int("--steps-to-validate", arg, 1, 1LL << 50);
-		break;
+		return "quiet";
 	default:
-		fprintf(stderr, "try '%s --help'\n", tool_name);
-		exit(EX_USAGE);
+		return options[index].name;
 	}
-}
-
-/* A copy of a setting's text that lives as long as the run. */
-static const char *
-keep_string(const char *s)
-{
-	static char *kept[128];
-	static size_t n;
-	if (n == sizeof kept / sizeof kept[0]) {
-		die(EX_DATAERR, "too many settings");
-	}
-	if ((kept[n] = strdup(s)) == NULL) {
-		die(EX_OSERR, "out of memory");
-	}
-	return kept[n++];
-}
-
-/*
- * Settings from a JSON file: keys are long option names, values strings
- * or numbers (true for a flag; "opt" may be a list).  The command line,
- * applied after, wins.
- */
-static void
-load_config(const char *path)
-{
-	json_error_t je;
-	/* The settings point into the documents: keep them. */
-	static json_t *docs[16];
-	static size_t ndocs;
-	if (ndocs == sizeof docs / sizeof docs[0]) {
-		die(EX_USAGE, "too many --config files");
-	}
-	json_t *root = docs[ndocs++] = json_load_file(path, 0, &je);
-	if (root == NULL &&
-	    json_error_code(&je) == json_error_cannot_open_file) {
-		die(EX_NOINPUT, "%s", je.text);
-	}
-	if (root == NULL) {
-		die(EX_DATAERR, "%s:%d: %s", path, je.line, je.text);
-	}
-	if (!json_is_object(root)) {
-		die(EX_DATAERR, "%s: not a JSON object of settings", path);
-	}
-	const char *key;
-	json_t *v;
-	json_object_foreach(root, key, v)
-	{
-		const struct option *o = options;
-		while (o->name != NULL && strcmp(o->name, key) != 0) {
-			o++;
-		}
-		if (o->name == NULL || o->val == OPT_CONFIG ||
-		    o->val == OPT_PRINT_CONFIG || o->val == 'h' ||
-		    o->val == 'V') {
-			die(EX_DATAERR, "%s: unknown setting '%s'", path, key);
-		}
-		char buf[64];
-		size_t i;
-		json_t *item;
-		if (o->has_arg == no_argument) {
-			if (!json_is_boolean(v)) {
-				die(EX_DATAERR, "%s: '%s' takes true or false",
-				    path, key);
-			}
-			if (json_is_true(v)) {
-				apply(o->val, "");
-			}
-		} else if (json_is_array(v) && o->val == OPT_OPT) {
-			json_array_foreach(v, i, item)
-			{
-				apply(o->val, json_string_value(item)
-				                  ? json_string_value(item)
-				                  : "");
-			}
-		} else if (json_is_string(v)) {
-			/* The strings must outlive the run: keep root. */
-			apply(o->val, json_string_value(v));
-		} else if (json_is_integer(v)) {
-			snprintf(buf, sizeof buf, "%lld",
-			         (long long)json_integer_value(v));
-			apply(o->val, keep_string(buf));
-		} else if (json_is_real(v)) {
-			snprintf(buf, sizeof buf, "%.17g", json_real_value(v));
-			apply(o->val, keep_string(buf));
-		} else if (!json_is_null(v)) {
-			die(EX_DATAERR,
-			    "%s: '%s' has a value of the wrong kind", path,
-			    key);
-		}
-	}
-}
-
-/* The resolved settings as JSON that --config reads back (the caller
- * frees it). */
-static char *
-settings(size_t flags)
-{
-	json_t *o = json_object();
-	json_object_set_new(o, "model", json_string(cfg.model));
-	json_object_set_new(o, "hidden", json_string(cfg.hidden));
-	json_object_set_new(o, "enable-bn", json_boolean(cfg.enable_bn));
-	json_object_set_new(o, "bn-epsilon", json_real(cfg.bn_epsilon));
-	json_object_set_new(o, "dropout-keep-prob", json_real(cfg.keep_prob));
-	if (strcmp(cfg.model, "wide_and_deep") == 0) {
-		json_object_set_new(
-		    o, "crosses", json_string(cfg.crosses ? cfg.crosses : ""));
-		json_object_set_new(o, "hash-buckets",
-		                    json_integer(cfg.hash_buckets));
-		json_object_set_new(o, "embedding-dim",
-		                    json_integer(cfg.embedding_dim));
-	}
-	json_object_set_new(
-	    o, "optimizer",
-	    json_string(cfg.optimizer ? cfg.optimizer : "adam"));
-	json_object_set_new(
-	    o, "learning-rate",
-	    json_real(cfg.learning_rate > 0 ? cfg.learning_rate : 0.001));
-	json_t *opts = json_array();
-	for (size_t i = 0; i < nopt; i++) {
-		json_array_append_new(opts, json_string(opt_args[i]));
-	}
-	json_object_set_new(o, "opt", opts);
-	json_object_set_new(o, "batch-size",
-	                    json_integer((json_int_t)cfg.batch_size));
-	json_object_set_new(o, "epochs", json_integer((json_int_t)cfg.epochs));
-	if (cfg.max_steps > 0) {
-		json_object_set_new(o, "max-steps",
-		                    json_integer((json_int_t)cfg.max_steps));
-	}
-	json_object_set_new(o, "shuffle-buffer",
-	                    json_integer((json_int_t)cfg.shuffle_buffer));
-	json_object_set_new(o, "seed", json_integer((json_int_t)cfg.seed));
-	json_object_set_new(o, "no-normalize", json_boolean(!cfg.normalize));
-	json_object_set_new(o, "lr-decay-rate", json_real(cfg.lr_decay_rate));
-	json_object_set_new(o, "lr-decay-steps",
-	                    json_integer((json_int_t)cfg.lr_decay_steps));
-	json_object_set_new(o, "lr-staircase", json_boolean(cfg.lr_staircase));
-	json_object_set_new(o, "l1", json_real(cfg.l1));
-	json_object_set_new(o, "l2", json_real(cfg.l2));
-	if (cfg.steps_to_validate > 0) {
-		json_object_set_new(
-		    o, "steps-to-validate",
-		    json_integer((json_int_t)cfg.steps_to_validate));
-	}
-	if (cfg.save_every > 0) {
-		json_object_set_new(o, "save-every",
-		                    json_integer((json_int_t)cfg.save_every));
-	}
-	if (cfg.save_every_secs > 0) {
-		json_object_set_new(o, "save-every-secs",
-		                    json_real(cfg.save_every_secs));
-	}
-	json_object_set_new(o, "keep", json_integer(cfg.keep));
-	json_object_set_new(o, "from-scratch", json_boolean(cfg.from_scratch));
-	json_object_set_new(o, "threads", json_integer(threads));
-	const char *strs[][2] = {{"task", cfg.task},
-	                         {"schema", cfg.schema},
-	                         {"label", cfg.label},
-	                         {"validate", cfg.validate},
-	                         {"checkpoint-dir", cfg.checkpoint_dir},
-	                         {"logdir", cfg.logdir}};
-	for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
-		if (strs[i][1] != NULL) {
-			json_object_set_new(o, strs[i][0],
-			                    json_string(strs[i][1]));
-		}
-	}
-	char *text = json_dumps(o, flags | JSON_PRESERVE_ORDER);
-	if (text == NULL) {
-		die(EX_OSERR, "out of memory");
-	}
-	json_decref(o);
-	return text;
 }
 
 int
 main(int argc, char **argv)
 {
 	tool_name = "tf-train";
+	static struct tf_settings *set;
+	static struct tf_registry *reg;
 	static struct tf_trainer *tr;
-	tf_train_config_init(&cfg);
-	hp = tf_hparams_new();
+	set = tf_settings_new();
 	reg = tf_registry_new();
 	tr = tf_trainer_new();
-	if (hp == NULL || reg == NULL || tr == NULL) {
+	if (set == NULL || reg == NULL || tr == NULL) {
 		die(EX_OSERR, "out of memory");
 	}
-	cfg.hparams = hp;
-	/* A --config file first, so the command line wins. */
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--") == 0) {
-			break;
-		}
-		if (strncmp(argv[i], "--config=", 9) == 0) {
-			load_config(argv[i] + 9);
-		} else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
-			load_config(argv[++i]);
-		}
-	}
-	int c;
-	while ((c = getopt_long(argc, argv, "b:e:hj:qV", options, NULL)) !=
+	/* Values from flags and --config files; the library knows each
+	 * setting, its range and its default (tf/settings.h). */
+	int c, index = 0, list = 0, print_config = 0;
+	while ((c = getopt_long(argc, argv, "b:e:hj:qV", options, &index)) !=
 	       -1) {
-		apply(c, optarg);
+		switch (c) {
+		case 'h':
+			usage();
+			return 0;
+		case 'V':
+			print_version();
+			return 0;
+		case OPT_LIST:
+			list = 1;
+			break;
+		case OPT_PRINT_CONFIG:
+			print_config = 1;
+			break;
+		case OPT_CONFIG:
+			if (tf_settings_load(set, optarg) != TF_OK) {
+				die_status(tf_errcode(set), tf_errmsg(set));
+			}
+			break;
+		case '?':
+			fprintf(stderr, "try '%s --help'\n", tool_name);
+			return EX_USAGE;
+		default:
+			if (tf_settings_set(set, long_name(c, index),
+			                    optarg ? optarg : "true") !=
+			    TF_OK) {
+				usage_error("%s", tf_errmsg(set));
+			}
+		}
 	}
-	static char *resolved;
-	resolved = settings(print_config ? JSON_INDENT(2) : JSON_COMPACT);
+	/* What runs: flags, config, the checkpoint, defaults. */
+	if (tf_settings_resolve(set) != TF_OK) {
+		die_status(tf_errcode(set), tf_errmsg(set));
+	}
 	if (print_config) {
-		puts(resolved);
-		free(resolved);
+		char *text = tf_settings_json(set, 1);
+		if (text == NULL) {
+			die(EX_OSERR, "out of memory");
+		}
+		puts(text);
+		free(text);
 		return 0;
 	}
-	cfg.settings = resolved; /* provenance, kept in checkpoints */
-	if (cfg.learning_rate < 0) {
-		usage_error("--learning-rate must be above 0");
-	}
-	if (!(cfg.lr_decay_rate > 0)) {
-		usage_error("--lr-decay-rate must be above 0");
-	}
-	if (cfg.l1 < 0 || cfg.l2 < 0) {
-		usage_error("--l1 and --l2 must be at least 0");
-	}
-	if (cfg.epochs == 0 && cfg.max_steps == 0) {
-		usage_error("--epochs 0 needs --max-steps");
+	const char *dir;
+	for (size_t i = 0; (dir = tf_settings_item(set, "plugin-dir", i));
+	     i++) {
+		tf_registry_add_dir(reg, dir);
 	}
 	if (tf_registry_load(reg) != TF_OK) {
 		die(EX_SOFTWARE, "%s", tf_errmsg(reg));
@@ -643,14 +338,22 @@ main(int argc, char **argv)
 		list_plugins(reg);
 		return 0;
 	}
+	const char *ckdir = tf_settings_get(set, "checkpoint-dir");
+	if (ckdir != NULL) {
+		lock_dir(ckdir);
+		/* Again under the lock: the checkpoint may have moved on. */
+		if (tf_settings_resolve(set) != TF_OK) {
+			die_status(tf_errcode(set), tf_errmsg(set));
+		}
+	}
+	struct tf_train_config cfg;
+	tf_settings_config(set, &cfg);
 	int nin;
 	cfg.inputs = (const char *const *)input_files(argc - optind,
 	                                              argv + optind, &nin);
 	cfg.ninputs = (size_t)nin;
-	if (cfg.checkpoint_dir != NULL) {
-		lock_dir(cfg.checkpoint_dir);
-	}
-	tf_set_threads(threads);
+	tf_set_threads((int)strtol(tf_settings_get(set, "threads"), NULL, 10));
+	int quiet = strcmp(tf_settings_get(set, "quiet"), "true") == 0;
 	struct tf_train_sink sink = {NULL, print_line, quiet ? NULL : on_step,
 	                             print_note};
 	if (!quiet) {
@@ -662,8 +365,7 @@ main(int argc, char **argv)
 		die_status(rc, tf_errmsg(tr));
 	}
 	tf_trainer_free(tr);
-	free(resolved);
-	tf_hparams_free(hp);
+	tf_settings_free(set);
 	tf_registry_free(reg);
 	return 0;
 }

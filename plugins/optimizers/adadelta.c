@@ -57,4 +57,8 @@ static const struct tf_optimizer optimizers[] = {
     {0},
 };
 
-TF_PLUGIN_DEFINE("adadelta", "1.0", NULL, optimizers)
+/* The settings it reads, for --opt checking. */
+static const char *const keys[] = {"rho", "epsilon", NULL};
+static const char *const *const optimizer_keys[] = {keys};
+
+TF_PLUGIN_DEFINE_KEYS("adadelta", "1.1", NULL, optimizers, optimizer_keys)

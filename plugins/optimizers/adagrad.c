@@ -59,4 +59,8 @@ static const struct tf_optimizer optimizers[] = {
     {0},
 };
 
-TF_PLUGIN_DEFINE("adagrad", "1.0", NULL, optimizers)
+/* The settings it reads, for --opt checking. */
+static const char *const keys[] = {"initial_accumulator_value", NULL};
+static const char *const *const optimizer_keys[] = {keys};
+
+TF_PLUGIN_DEFINE_KEYS("adagrad", "1.1", NULL, optimizers, optimizer_keys)

@@ -61,4 +61,8 @@ static const struct tf_optimizer optimizers[] = {
     {0},
 };
 
-TF_PLUGIN_DEFINE("adam", "1.0", NULL, optimizers)
+/* The settings it reads, for --opt checking. */
+static const char *const keys[] = {"beta1", "beta2", "epsilon", NULL};
+static const char *const *const optimizer_keys[] = {keys};
+
+TF_PLUGIN_DEFINE_KEYS("adam", "1.1", NULL, optimizers, optimizer_keys)

@@ -80,4 +80,9 @@ static const struct tf_optimizer optimizers[] = {
     {0},
 };
 
-TF_PLUGIN_DEFINE("ftrl", "1.0", NULL, optimizers)
+/* The settings it reads, for --opt checking. */
+static const char *const keys[] = {
+    "learning_rate_power", "initial_accumulator_value", "l1", "l2", NULL};
+static const char *const *const optimizer_keys[] = {keys};
+
+TF_PLUGIN_DEFINE_KEYS("ftrl", "1.1", NULL, optimizers, optimizer_keys)

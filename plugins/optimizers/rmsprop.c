@@ -76,4 +76,9 @@ static const struct tf_optimizer optimizers[] = {
     {0},
 };
 
-TF_PLUGIN_DEFINE("rmsprop", "1.0", NULL, optimizers)
+/* The settings it reads, for --opt checking. */
+static const char *const keys[] = {"decay", "momentum", "epsilon", "centered",
+                                   NULL};
+static const char *const *const optimizer_keys[] = {keys};
+
+TF_PLUGIN_DEFINE_KEYS("rmsprop", "1.1", NULL, optimizers, optimizer_keys)

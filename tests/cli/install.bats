@@ -120,6 +120,69 @@ C
 	[ "$output" = "3.000 -1.000" ]
 }
 
+@test "an out-of-tree optimizer with a setting of its own trains through tf-train" {
+	dest=$BATS_TEST_TMPDIR/root
+	make -s -C "$TOP" install DESTDIR="$dest" PREFIX=/usr/local SANITIZE=0 >/dev/null
+	export PKG_CONFIG_PATH=$dest/usr/local/lib/pkgconfig
+	export PKG_CONFIG_SYSROOT_DIR=$dest
+	mkdir myplugins
+	# "sgdw": gradient descent with decoupled weight decay, which it
+	# insists on being given
+	cat > sgdw.c <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include <tf/plugin.h>
+static int create(const struct tf_hparams *h, void **st, char *err, size_t n)
+{
+	double wd = tf_hparam(h, "weight_decay", -1);
+	if (wd < 0) { snprintf(err, n, "needs --opt weight_decay=X"); return 1; }
+	float *s = malloc(sizeof *s);
+	if (s == NULL) return 1;
+	*s = (float)wd;
+	*st = s;
+	return 0;
+}
+static void apply(void *st, float *w, const float *g, float *const *slots,
+                  size_t n, uint64_t step, float lr)
+{
+	(void)slots; (void)step;
+	float wd = *(float *)st;
+	for (size_t i = 0; i < n; i++)
+		w[i] -= lr * (g[i] + wd * w[i]);
+}
+static const struct tf_optimizer opts[] = {
+	{"sgdw", "SGD with weight decay (weight_decay)", 0, create, free, NULL, apply},
+	{0}};
+static const char *const sgdw_keys[] = {"weight_decay", NULL};
+static const char *const *const keys[] = {sgdw_keys};
+TF_PLUGIN_DEFINE_KEYS("sgdw", "0.1", NULL, opts, keys)
+C
+	cc -std=c11 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden \
+		$(pkg-config --cflags libtfcore) sgdw.c -o myplugins/sgdw.so
+	tf-csv2record "$DATA/breast_cancer.csv" -o bc.tfrecord
+	args="-q --model lr --optimizer sgdw --plugin-dir myplugins --learning-rate 0.1 --epochs 3"
+	run -0 tf-train $args --opt weight_decay=0.01 --checkpoint-dir ck bc.tfrecord
+	[[ "$output" == *'"step":15,'* ]]
+	grep -aq '"optimizer":"sgdw","hparams":{"weight_decay":0.01}' ck/model.ckpt-15
+	run -0 tf-eval -d ck bc.tfrecord
+	/usr/bin/python3 -c '
+import json, sys
+assert json.loads(sys.argv[1])["accuracy"] > 0.9, sys.argv[1]' "$output"
+	# its key is the only one it takes; without it, its own message
+	run -64 --separate-stderr tf-train $args --opt momentum=0.9 bc.tfrecord
+	[ "$stderr" = "tf-train: --opt momentum: optimizer 'sgdw' takes weight_decay" ]
+	run -64 --separate-stderr tf-train $args bc.tfrecord
+	[ "$stderr" = "tf-train: optimizer 'sgdw': needs --opt weight_decay=X" ]
+	# a plugin that does not say which keys it takes is passed them all
+	sed -e '/_keys\[\]/d; /keys\[\] =/d' -e 's/TF_PLUGIN_DEFINE_KEYS(\(.*\), keys)/TF_PLUGIN_DEFINE(\1)/' \
+		sgdw.c > quiet.c
+	mkdir quiet
+	cc -std=c11 -Wall -Werror -shared -fPIC -fvisibility=hidden \
+		$(pkg-config --cflags libtfcore) quiet.c -o quiet/sgdw.so
+	run -0 tf-train -q --model lr --optimizer sgdw --plugin-dir quiet --max-steps 2 --epochs 0 \
+		--opt weight_decay=0.01 --opt anything=1 bc.tfrecord
+}
+
 @test "a plugin built for another ABI is refused, naming the file and both versions" {
 	mkdir bad
 	cat > future.c <<'C'

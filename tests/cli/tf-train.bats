@@ -374,3 +374,52 @@ assert v["serial"] is None and v["color"] == ["black", "blue", "green", "red"], 
 	run -0 tf-eval -d pattern 'odd[1].tfrecord'
 	[[ "$output" == *'"examples":113,'* ]]
 }
+
+@test "--print-config reports what a resumed run uses: the checkpoint's settings" {
+	split_bc
+	s="--schema bc.tfrecord.schema.json"
+	tf-train -q $s --model lr --optimizer momentum --learning-rate 0.05 --batch-size 32 \
+		--seed 4 --opt momentum=0.5 --max-steps 3 --epochs 0 --checkpoint-dir ck $TRAIN > /dev/null
+	run -0 --separate-stderr tf-train --print-config --checkpoint-dir ck
+	echo "$output" > c.json
+	/usr/bin/python3 -c '
+import json, sys
+c = json.load(open("c.json"))
+assert c["model"] == "lr" and c["optimizer"] == "momentum", c
+assert c["learning-rate"] == 0.05 and c["batch-size"] == 32 and c["seed"] == 4, c
+assert c["opt"] == ["momentum=0.5"], c'
+	# fed back, the same settings, and the run continues from step 3
+	run -0 tf-train --config c.json --print-config
+	[ "$output" = "$(cat c.json)" ]
+	run -0 tf-train -q --config c.json --max-steps 6 --epochs 0 $TRAIN
+	[[ "$output" == *'"step":6,'* ]]
+	# the checkpoint's provenance is what ran
+	/usr/bin/python3 - ck/model.ckpt-6 <<'PY'
+import json, struct, sys
+b = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", b[:8])[0]
+h = json.loads(b[12:12 + n].split(b"\n", 1)[1])
+c = h["config"]
+assert c["optimizer"] == "momentum" and c["learning-rate"] == 0.05, c
+assert c["max-steps"] == 6 and h["hparams"] == {"momentum": 0.5}, h
+PY
+	# what the checkpoint fixes cannot change under it
+	run -64 --separate-stderr tf-train -q --model dnn --checkpoint-dir ck $TRAIN
+	[[ "$stderr" == *"ck/model.ckpt-6 was trained with --model lr, not dnn (use --from-scratch to start over)"* ]]
+	run -64 --separate-stderr tf-train -q --optimizer adam --checkpoint-dir ck $TRAIN
+	[[ "$stderr" == *"was trained with --optimizer momentum, not adam"* ]]
+}
+
+@test "every --opt reaches the optimizer; one it does not take is 64 naming the keys" {
+	split_bc
+	s="-q --schema bc.tfrecord.schema.json --model lr --max-steps 2 --epochs 0"
+	run -64 --separate-stderr tf-train $s --opt bogus=1 $TRAIN
+	[ "$stderr" = "tf-train: --opt bogus: optimizer 'adam' takes beta1, beta2, epsilon" ]
+	run -64 --separate-stderr tf-train $s --optimizer sgd --opt momentum=0.9 $TRAIN
+	[ "$stderr" = "tf-train: --opt momentum: optimizer 'sgd' takes no settings" ]
+	run -64 --separate-stderr tf-train $s --opt beta1 $TRAIN
+	[[ "$stderr" == *"--opt: expected KEY=VALUE, got 'beta1'"* ]]
+	run -0 tf-train $s --optimizer rmsprop --opt centered=1 --opt decay=0.8 --checkpoint-dir ck $TRAIN
+	grep -aq '"hparams":{"centered":1.0,"decay":0.80000000000000004}' ck/model.ckpt-2
+	grep -aq '"opt":\["centered=1","decay=0.8"\]' ck/model.ckpt-2
+}

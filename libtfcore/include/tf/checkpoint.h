@@ -23,11 +23,49 @@ extern "C" {
 #endif
 
 struct tf_ckpt;
+struct tf_hparams;
+
+/*
+ * The header: everything needed to continue a run exactly, or to load
+ * its model.  Written as the first record's JSON by tf_ckpt_put_header()
+ * and read back by tf_ckpt_get_header(); the strings and hparams belong
+ * to the struct (tf_ckpt_header_release() frees them).
+ */
+struct tf_ckpt_header {
+	char *model_spec;           /* tf-plugin(7) model spec */
+	char *optimizer;            /* the optimizer plugin's name */
+	struct tf_hparams *hparams; /* its settings (--opt) */
+	double learning_rate;       /* before decay */
+	uint64_t step;              /* global step */
+	uint64_t examples;          /* examples trained on, all runs */
+	uint64_t epoch, done;       /* input position: epoch, rows in it */
+	uint64_t seed;              /* weights, shuffling, dropout */
+	char *task;                 /* "binary", "multiclass", "regression" */
+	char *prediction;           /* the node predictions are read from */
+	int64_t classes;
+	char *schema;  /* the data's schema (JSON text) */
+	int normalize; /* features standardised */
+	int has_rng;   /* rng holds the graph's generator */
+	uint64_t rng[4];
+	char *crosses;    /* wide_and_deep: its crosses, or NULL */
+	int64_t buckets;  /* ... and their hash buckets */
+	char *validation; /* last validation metrics (JSON
+	                     object text), or NULL */
+	char *config;     /* the run's resolved settings (JSON
+	                     object text, tf/settings.h), or NULL */
+	char *library;    /* the libtfcore version that saved */
+};
+
+TF_API void tf_ckpt_header_init(struct tf_ckpt_header *h);
+TF_API void tf_ckpt_header_release(struct tf_ckpt_header *h);
 
 TF_API struct tf_ckpt *tf_ckpt_new(void);
 TF_API void tf_ckpt_free(struct tf_ckpt *c);
 
-/* For saving: the header (copied) and blocks (referenced until saved). */
+/* For saving: the header (encoded now) and blocks (referenced until
+ * saved).  tf_ckpt_set_header() takes header JSON as it is. */
+TF_API int tf_ckpt_put_header(struct tf_ckpt *c,
+                              const struct tf_ckpt_header *h);
 TF_API int tf_ckpt_set_header(struct tf_ckpt *c, const char *json);
 TF_API int tf_ckpt_add(struct tf_ckpt *c, const char *name, const float *data,
                        size_t n);
@@ -46,8 +84,16 @@ TF_API int tf_ckpt_save(struct tf_ckpt *c, const char *dir, uint64_t step,
  * there is none; TF_EFORMAT for a damaged one.
  */
 TF_API int tf_ckpt_load(struct tf_ckpt *c, const char *path);
+/* The same, reading only the header record (settings of a resume). */
+TF_API int tf_ckpt_load_header(struct tf_ckpt *c, const char *path);
+/*
+ * The loaded header, decoded into h (released first).  TF_EFORMAT naming
+ * the file for one without the fields a checkpoint must have.
+ */
+TF_API int tf_ckpt_get_header(struct tf_ckpt *c, struct tf_ckpt_header *h);
 /* The latest checkpoint of dir into path; TF_ENOENT if none. */
 TF_API int tf_ckpt_latest(const char *dir, char *path, size_t size);
+/* The header's JSON text as stored. */
 TF_API const char *tf_ckpt_header(const struct tf_ckpt *c);
 /* A loaded block, or NULL. */
 TF_API const float *tf_ckpt_get(const struct tf_ckpt *c, const char *name,

@@ -22,6 +22,21 @@ TF_API void tf_hparams_free(struct tf_hparams *h);
 TF_API int tf_hparams_set(struct tf_hparams *h, const char *key, double v);
 /* Parse "key=value" and set it. */
 TF_API int tf_hparams_parse(struct tf_hparams *h, const char *kv);
+/* The settings in the order they were first set: key i and its value
+ * (NULL past the end). */
+TF_API size_t tf_hparams_count(const struct tf_hparams *h);
+TF_API const char *tf_hparams_get(const struct tf_hparams *h, size_t i,
+                                  double *v);
+/* A copy (NULL when out of memory); a NULL h copies as empty. */
+TF_API struct tf_hparams *tf_hparams_copy(const struct tf_hparams *h);
+/*
+ * Check every key against the NULL-terminated list an optimizer says it
+ * takes (tf_registry_optimizer_keys(); NULL: it does not say, and every
+ * key passes).  TF_EINVAL naming the first unknown key and the keys
+ * taken.
+ */
+TF_API int tf_hparams_check(struct tf_hparams *h, const char *optimizer,
+                            const char *const *keys);
 
 /* An optimizer at work: its plugin, private state, slots, step. */
 struct tf_optim;

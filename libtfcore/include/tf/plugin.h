@@ -171,23 +171,36 @@ struct tf_plugin {
 	const struct tf_op *ops;               /* ends with {0}, or NULL */
 	const struct tf_optimizer *optimizers; /* ends with {0}, or NULL */
 	int (*probe)(void); /* optional; 0 = unusable on this machine */
+	/*
+	 * Appended after the first descriptor (read only from descriptors
+	 * whose size covers it): the settings (--opt KEY=VALUE) each
+	 * optimizer reads, parallel to optimizers: optimizer_keys[i] is a
+	 * NULL-terminated list of optimizers[i]'s keys.  An unknown key is
+	 * then a usage error naming the keys.  NULL, or a NULL entry: the
+	 * plugin does not say, and every key is passed on to create().
+	 */
+	const char *const *const *optimizer_keys;
 };
 
 /*
  * Define the descriptor and the entry point in one line, at the end of a
  * plugin's source:  TF_PLUGIN_DEFINE("adam", "1.0", NULL, optimizers)
+ * or, naming each optimizer's settings (optimizer_keys):
+ * TF_PLUGIN_DEFINE_KEYS("adam", "1.1", NULL, optimizers, keys)
  */
-#define TF_PLUGIN_DEFINE(NAME, VERSION, OPS, OPTIMIZERS)                       \
+#define TF_PLUGIN_DEFINE_KEYS(NAME, VERSION, OPS, OPTIMIZERS, KEYS)            \
 	static const struct tf_plugin tf_plugin_descriptor_ = {                \
 	    TF_PLUGIN_ABI, sizeof(struct tf_plugin),                           \
 	    NAME,          VERSION,                                            \
 	    OPS,           OPTIMIZERS,                                         \
-	    NULL};                                                             \
+	    NULL,          KEYS};                                              \
 	TF_PLUGIN_EXPORT const struct tf_plugin *tf_plugin_entry(void);        \
 	const struct tf_plugin *tf_plugin_entry(void)                          \
 	{                                                                      \
 		return &tf_plugin_descriptor_;                                 \
 	}
+#define TF_PLUGIN_DEFINE(NAME, VERSION, OPS, OPTIMIZERS)                       \
+	TF_PLUGIN_DEFINE_KEYS(NAME, VERSION, OPS, OPTIMIZERS, NULL)
 
 /* The one symbol a plugin exports. */
 typedef const struct tf_plugin *(*tf_plugin_entry_fn)(void);
@@ -221,6 +234,10 @@ TF_API const struct tf_op *tf_registry_op(const struct tf_registry *r,
                                           const char *name);
 TF_API const struct tf_optimizer *
 tf_registry_optimizer(const struct tf_registry *r, const char *name);
+/* The settings an optimizer takes (NULL-terminated), or NULL when its
+ * plugin does not say (or there is no such optimizer). */
+TF_API const char *const *
+tf_registry_optimizer_keys(const struct tf_registry *r, const char *name);
 
 /* What was found, for --list-plugins. */
 struct tf_plugin_info {

@@ -22,6 +22,7 @@
 #include "tf/record.h"
 #include "tf/rng.h"
 #include "tf/serving.h"
+#include "tf/settings.h"
 #include "tf/tensor.h"
 #include "tf/train.h"
 
