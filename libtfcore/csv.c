@@ -29,6 +29,7 @@
 #include "tf/csv.h"
 #include "tf/example.h"
 #include "tf/record.h"
+#include "tf/schema.h"
 
 #define CHUNK        ((size_t)4 << 20)
 #define MAX_ROW      ((size_t)64 << 20)
@@ -2257,32 +2258,6 @@ tf_csv_convert(struct tf_csv *c, struct tf_input *in,
 
 /* ---- schema ------------------------------------------------------------- */
 
-/* A statistic: floats in their shortest exact form, integers whole. */
-static int
-jnum(struct tfi_buf *b, double v, int type)
-{
-	char t[48];
-	if (!isfinite(v)) {
-		return tfi_json_put(b, "null", 4);
-	}
-	int n = type == TF_COL_FLOAT ? tf_format_float(t, sizeof t, (float)v)
-	                             : snprintf(t, sizeof t, "%.17g", v);
-	return tfi_json_put(b, t, (size_t)n);
-}
-
-static int
-jkey(struct tfi_buf *b, const char *k)
-{
-	return tfi_json_string(b, (const uint8_t *)k, strlen(k)) ||
-	       tfi_json_put(b, ":", 1);
-}
-
-static int
-jstr(struct tfi_buf *b, const char *s)
-{
-	return tfi_json_string(b, (const uint8_t *)s, strlen(s));
-}
-
 static int
 cmp_str(const void *a, const void *b)
 {
@@ -2290,157 +2265,134 @@ cmp_str(const void *a, const void *b)
 }
 
 static int
-cmp_num(const void *a, const void *b)
+cmp_i64(const void *a, const void *b)
 {
-	long long x = strtoll(*(const char *const *)a, NULL, 10);
-	long long y = strtoll(*(const char *const *)b, NULL, 10);
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 	return x < y ? -1 : x > y;
 }
 
-/* A sorted JSON list of a vocabulary (numbers for int64 labels). */
+/* A column as the schema describes it. */
 static int
-jvocab(struct tfi_buf *b, const struct strset *s, int numeric)
+schema_col(const struct col *k, size_t index, struct tfi_schema_col *out)
 {
-	const char **v = malloc((s->n + 1) * sizeof *v);
-	if (v == NULL) {
-		return TF_ENOMEM;
-	}
-	for (size_t i = 0; i < s->n; i++) {
-		v[i] = strset_at(s, i);
-	}
-	qsort(v, s->n, sizeof *v, numeric ? cmp_num : cmp_str);
-	int rc = tfi_json_put(b, "[", 1);
-	for (size_t i = 0; i < s->n && rc == TF_OK; i++) {
-		if (i > 0) {
-			rc = tfi_json_put(b, ",", 1);
-		}
-		rc = rc        ? rc
-		     : numeric ? tfi_json_put(b, v[i], strlen(v[i]))
-		               : jstr(b, v[i]);
-	}
-	free(v);
-	return rc ? rc : tfi_json_put(b, "]", 1);
-}
-
-static int
-jcol(struct tfi_buf *b, const struct col *k, size_t index)
-{
-	char t[64];
-	int rc = tfi_json_put(b, "{", 1) || jkey(b, "name") ||
-	         jstr(b, k->name) || tfi_json_put(b, ",", 1) ||
-	         jkey(b, "type") || jstr(b, tf_coltype_name(k->type));
-	snprintf(t, sizeof t,
-	         ",\"column\":%zu,\"present\":%llu,\"missing\":%llu", index,
-	         (unsigned long long)k->st.present,
-	         (unsigned long long)k->st.missing);
-	rc = rc || tfi_json_put(b, t, strlen(t));
+	memset(out, 0, sizeof *out);
+	out->name = strdup(k->name);
+	out->type = k->type;
+	out->column = (int64_t)index;
+	out->present = k->st.present;
+	out->missing = k->st.missing;
+	out->packed_index = k->pack;
 	if (k->type != TF_COL_BYTES && k->st.present > 0) {
-		rc = rc || tfi_json_put(b, ",\"min\":", 7) ||
-		     jnum(b, k->st.min, k->type) ||
-		     tfi_json_put(b, ",\"max\":", 7) ||
-		     jnum(b, k->st.max, k->type);
-		/* Mean and (population) standard deviation, for feature
-		 * normalisation by the training stage. */
 		double n = (double)k->st.present, mean = k->st.sum / n;
 		double var = k->st.sumsq / n - mean * mean;
-		snprintf(t, sizeof t, ",\"mean\":%.9g,\"std\":%.9g", mean,
-		         var > 0 ? sqrt(var) : 0.0);
-		rc = rc || tfi_json_put(b, t, strlen(t));
+		out->has_stats = 1;
+		out->min = k->st.min;
+		out->max = k->st.max;
+		out->mean = mean;
+		out->std = var > 0 ? sqrt(var) : 0.0;
 	}
-	if (k->pack >= 0) {
-		snprintf(t, sizeof t, ",\"packed_index\":%d", k->pack);
-		rc = rc || tfi_json_put(b, t, strlen(t));
+	return out->name == NULL;
+}
+
+/* A bytes column's values, sorted. */
+static int
+schema_vocab(const struct col *k, struct tfi_vocab *v)
+{
+	v->name = strdup(k->name);
+	v->over = k->st.vocab.over;
+	v->n = v->over ? 0 : k->st.vocab.n;
+	v->values = calloc(v->n + 1, sizeof *v->values);
+	if (v->name == NULL || v->values == NULL) {
+		return -1;
 	}
-	return rc || tfi_json_put(b, "}", 1) ? TF_ENOMEM : TF_OK;
+	for (size_t i = 0; i < v->n; i++) {
+		if ((v->values[i] = strdup(strset_at(&k->st.vocab, i))) ==
+		    NULL) {
+			return -1;
+		}
+	}
+	qsort(v->values, v->n, sizeof *v->values, cmp_str);
+	return 0;
+}
+
+int
+tf_csv_schema(struct tf_csv *c, struct tf_schema *s)
+{
+	tfi_schema_clear(s);
+	s->layout = c->o.format == TF_FORMAT_LIBSVM ? TFI_LAYOUT_LIBSVM
+	            : c->o.pack != NULL             ? TFI_LAYOUT_PACKED
+	                                            : TFI_LAYOUT_COLUMNS;
+	s->rows = c->rows;
+	s->skipped = c->skipped;
+	s->max_index = c->max_index;
+	s->sources = calloc(c->nsources + 1, sizeof *s->sources);
+	s->features = calloc(c->ncols + 1, sizeof *s->features);
+	s->vocabs = calloc(c->ncols + 1, sizeof *s->vocabs);
+	int bad = !s->sources || !s->features || !s->vocabs;
+	for (size_t i = 0; i < c->nsources && !bad; i++) {
+		bad =
+		    (s->sources[s->nsources++] = strdup(c->sources[i])) == NULL;
+	}
+	if (c->label_col >= 0 && !bad) {
+		const struct col *k = &c->cols[c->label_col];
+		s->has_label = 1;
+		bad = schema_col(k, (size_t)c->label_col, &s->label);
+		s->classes_over = k->type == TF_COL_INT64 && k->st.vocab.over;
+		if (k->type == TF_COL_INT64 && !k->st.vocab.over && !bad) {
+			s->nclasses = k->st.vocab.n;
+			s->classes =
+			    calloc(s->nclasses + 1, sizeof *s->classes);
+			bad = s->classes == NULL;
+			for (size_t i = 0; i < s->nclasses && !bad; i++) {
+				s->classes[i] = strtoll(
+				    strset_at(&k->st.vocab, i), NULL, 10);
+			}
+			if (!bad) {
+				qsort(s->classes, s->nclasses,
+				      sizeof *s->classes, cmp_i64);
+			}
+		}
+	}
+	for (size_t i = 0; i < c->ncols && !bad; i++) {
+		const struct col *k = &c->cols[i];
+		if (k->role == ROLE_FEATURE) {
+			bad = schema_col(k, i, &s->features[s->nfeatures++]);
+		}
+		if (!bad && k->type == TF_COL_BYTES && k->role != ROLE_DROP) {
+			bad = schema_vocab(k, &s->vocabs[s->nvocabs++]);
+		}
+	}
+	if (c->o.pack != NULL && !bad) {
+		s->packed_name = strdup(c->o.pack);
+		s->packed_size = c->npack;
+		s->packed_columns = calloc(c->ncols + 1, sizeof(char *));
+		bad = s->packed_name == NULL || s->packed_columns == NULL;
+		for (size_t i = 0; i < c->ncols && !bad; i++) {
+			if (c->cols[i].pack >= 0) {
+				bad = (s->packed_columns[s->npacked++] =
+				           strdup(c->cols[i].name)) == NULL;
+			}
+		}
+	}
+	if (bad) {
+		tfi_schema_clear(s);
+		return tfi_set_error(c, TF_ENOMEM, "out of memory");
+	}
+	return TF_OK;
 }
 
 int
 tf_csv_schema_json(struct tf_csv *c, char **out)
 {
-	struct tfi_buf b = {0};
-	char t[128];
-	int rc =
-	    tfi_json_put(&b, "{\"format\":\"tfkit-schema\",\"version\":1,", 37);
-	const char *layout = c->o.format == TF_FORMAT_LIBSVM ? "libsvm"
-	                     : c->o.pack != NULL             ? "packed"
-	                                                     : "columns";
-	rc = rc || jkey(&b, "layout") || jstr(&b, layout);
-	snprintf(t, sizeof t, ",\"rows\":%llu,\"skipped\":%llu,",
-	         (unsigned long long)c->rows, (unsigned long long)c->skipped);
-	rc = rc || tfi_json_put(&b, t, strlen(t));
-	rc = rc || jkey(&b, "sources") || tfi_json_put(&b, "[", 1);
-	for (size_t i = 0; i < c->nsources && !rc; i++) {
-		rc = (i > 0 && tfi_json_put(&b, ",", 1)) ||
-		     jstr(&b, c->sources[i]);
+	struct tf_schema *s = tf_schema_new();
+	int rc = s == NULL ? tfi_set_error(c, TF_ENOMEM, "out of memory")
+	                   : tf_csv_schema(c, s);
+	if (rc == TF_OK && tf_schema_write(s, NULL) != TF_OK) {
+		rc = tfi_set_error(c, TF_ENOMEM, "out of memory");
 	}
-	rc = rc || tfi_json_put(&b, "],", 2) || jkey(&b, "label");
-	if (c->label_col < 0) {
-		rc = rc || tfi_json_put(&b, "null", 4);
-	} else {
-		const struct col *k = &c->cols[c->label_col];
-		rc = rc || jcol(&b, k, (size_t)c->label_col);
-		if (!rc && k->type == TF_COL_INT64) {
-			b.len--; /* reopen the object for the classes */
-			rc = tfi_json_put(&b, ",\"classes\":", 11) ||
-			     (k->st.vocab.over ? tfi_json_put(&b, "null", 4)
-			                       : jvocab(&b, &k->st.vocab, 1)) ||
-			     tfi_json_put(&b, "}", 1);
-		}
+	if (rc == TF_OK && (*out = strdup(tf_schema_text(s))) == NULL) {
+		rc = tfi_set_error(c, TF_ENOMEM, "out of memory");
 	}
-	rc = rc || tfi_json_put(&b, ",", 1) || jkey(&b, "features") ||
-	     tfi_json_put(&b, "[", 1);
-	int first = 1;
-	for (size_t i = 0; i < c->ncols && !rc; i++) {
-		const struct col *k = &c->cols[i];
-		if (k->role != ROLE_FEATURE) {
-			continue;
-		}
-		rc = (!first && tfi_json_put(&b, ",", 1)) || jcol(&b, k, i);
-		first = 0;
-	}
-	rc = rc || tfi_json_put(&b, "]", 1);
-	if (c->o.format == TF_FORMAT_LIBSVM) {
-		snprintf(t, sizeof t,
-		         ",\"sparse\":{\"ids\":\"ids\",\"values\":\"values\","
-		         "\"max_index\":%llu}",
-		         (unsigned long long)c->max_index);
-		rc = rc || tfi_json_put(&b, t, strlen(t));
-	}
-	if (c->o.pack != NULL) {
-		rc = rc || tfi_json_put(&b, ",", 1) || jkey(&b, "packed") ||
-		     tfi_json_put(&b, "{", 1) || jkey(&b, "name") ||
-		     jstr(&b, c->o.pack);
-		snprintf(t, sizeof t, ",\"size\":%zu,\"columns\":[", c->npack);
-		rc = rc || tfi_json_put(&b, t, strlen(t));
-		first = 1;
-		for (size_t i = 0; i < c->ncols && !rc; i++) {
-			if (c->cols[i].pack >= 0) {
-				rc = (!first && tfi_json_put(&b, ",", 1)) ||
-				     jstr(&b, c->cols[i].name);
-				first = 0;
-			}
-		}
-		rc = rc || tfi_json_put(&b, "]}", 2);
-	}
-	rc = rc || tfi_json_put(&b, ",", 1) || jkey(&b, "vocabularies") ||
-	     tfi_json_put(&b, "{", 1);
-	first = 1;
-	for (size_t i = 0; i < c->ncols && !rc; i++) {
-		const struct col *k = &c->cols[i];
-		if (k->type != TF_COL_BYTES || k->role == ROLE_DROP) {
-			continue;
-		}
-		rc = (!first && tfi_json_put(&b, ",", 1)) ||
-		     jkey(&b, k->name) ||
-		     (k->st.vocab.over ? tfi_json_put(&b, "null", 4)
-		                       : jvocab(&b, &k->st.vocab, 0));
-		first = 0;
-	}
-	rc = rc || tfi_json_put(&b, "}}\n", 3);
-	if (rc) {
-		tfi_buf_free(&b);
-		return tfi_set_error(c, TF_ENOMEM, "out of memory");
-	}
-	*out = (char *)b.data;
-	return TF_OK;
+	tf_schema_free(s);
+	return rc;
 }

@@ -16,11 +16,13 @@
 #include <string.h>
 
 #include "internal.h"
+#include "tf/csv.h"
 #include "tf/dataset.h"
 #include "tf/example.h"
 #include "tf/file.h"
 #include "tf/record.h"
 #include "tf/rng.h"
+#include "tf/schema.h"
 
 struct input {
 	char *name;
@@ -77,7 +79,7 @@ struct tf_dataset {
 	char (*kbuf)[KEYLEN]; /* keys of the shuffle buffer's rows */
 	char (*keys)[KEYLEN]; /* keys of the last batch */
 	size_t keys_cap;
-	char *schema;
+	struct tf_schema *schema; /* parsed once (schema.c) */
 	/* reading */
 	char **files;
 	size_t nfiles;
@@ -196,7 +198,7 @@ tf_dataset_free(struct tf_dataset *ds)
 	free(ds->in);
 	free(ds->by_name);
 	free(ds->label);
-	free(ds->schema);
+	tf_schema_free(ds->schema);
 	free(ds->key);
 	free(ds->kbuf);
 	free(ds->keys);
@@ -328,20 +330,24 @@ tf_dataset_label_name(const struct tf_dataset *ds)
 	return ds->label ? ds->label : "";
 }
 
+const struct tf_schema *
+tf_dataset_schema(const struct tf_dataset *ds)
+{
+	return ds->schema;
+}
+
 const char *
 tf_dataset_schema_text(const struct tf_dataset *ds)
 {
-	return ds->schema ? ds->schema : "";
+	return ds->schema ? tf_schema_text(ds->schema) : "";
 }
 
 /* Mean and 1/std of a numeric column description; 0 and 1 otherwise. */
 static void
-col_stats(json_t *col, float *mean, float *inv_std)
+col_stats(const struct tfi_schema_col *col, float *mean, float *inv_std)
 {
-	json_t *m = json_object_get(col, "mean");
-	json_t *s = json_object_get(col, "std");
-	*mean = json_is_number(m) ? (float)json_number_value(m) : 0.0f;
-	double sd = json_is_number(s) ? json_number_value(s) : 1.0;
+	*mean = col->has_stats ? (float)col->mean : 0.0f;
+	double sd = col->has_stats ? col->std : 1.0;
 	*inv_std = sd > 1e-12 ? (float)(1.0 / sd) : 1.0f;
 }
 
@@ -371,28 +377,21 @@ index_columns(struct tf_dataset *ds)
 
 /* Name each column of a row after the schema feature it holds. */
 static int
-name_columns(struct tf_dataset *ds, json_t *feats, const char *origin)
+name_columns(struct tf_dataset *ds, const char *origin)
 {
 	ds->colname = calloc((size_t)ds->width, sizeof *ds->colname);
 	ds->colint = calloc((size_t)ds->width, 1);
 	if (ds->colname == NULL || ds->colint == NULL) {
 		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
 	}
-	size_t i;
-	json_t *f;
-	json_array_foreach(feats, i, f)
-	{
-		const char *name =
-		    json_string_value(json_object_get(f, "name"));
-		const char *type =
-		    json_string_value(json_object_get(f, "type"));
-		json_t *pi = json_object_get(f, "packed_index");
+	for (size_t i = 0; i < ds->schema->nfeatures; i++) {
+		const struct tfi_schema_col *f = &ds->schema->features[i];
 		int64_t col = -1;
-		if (json_is_integer(pi)) {
-			col = ds->in[0].col + (int64_t)json_integer_value(pi);
+		if (f->packed_index >= 0) {
+			col = ds->in[0].col + f->packed_index;
 		} else {
 			for (size_t k = 0; k < ds->nin; k++) {
-				if (strcmp(ds->in[k].name, name) == 0 &&
+				if (strcmp(ds->in[k].name, f->name) == 0 &&
 				    ds->in[k].width == 1) {
 					col = ds->in[k].col;
 				}
@@ -406,8 +405,8 @@ name_columns(struct tf_dataset *ds, json_t *feats, const char *origin)
 			                     "%s: two features at column %lld",
 			                     origin, (long long)col);
 		}
-		ds->colname[col] = strdup(name);
-		ds->colint[col] = strcmp(type, "int64") == 0;
+		ds->colname[col] = strdup(f->name);
+		ds->colint[col] = f->type == TF_COL_INT64;
 		if (ds->colname[col] == NULL) {
 			return tfi_set_error(ds, TF_ENOMEM, "out of memory");
 		}
@@ -540,171 +539,111 @@ set_stats(struct tf_dataset *ds, struct input *in)
 	return TF_OK;
 }
 
-void
-tf_dataset_schema_path(const char *input, char *out, size_t size)
+/* Take inputs, label and statistics from the parsed schema. */
+static int
+use_schema(struct tf_dataset *ds, const char *origin)
 {
-	size_t n = strlen(input);
-	const char *of = strstr(input, "-of-");
-	if (n >= 16 && of != NULL && of - input >= 7 && of[-6] == '-') {
-		n = (size_t)(of - input) - 6;
+	const struct tf_schema *sc = ds->schema;
+	int rc;
+	if (sc->layout == TFI_LAYOUT_LIBSVM) {
+		/* Sparse ids/values, scattered into a dense row of
+		 * max_index + 1 columns (unstandardised). */
+		if (sc->max_index >= (1 << 20)) {
+			return tfi_set_error(
+			    ds, TF_EFORMAT,
+			    "%s: sparse max_index %llu is out of "
+			    "range for a dense model (at most %d)",
+			    origin, (unsigned long long)sc->max_index,
+			    (1 << 20) - 1);
+		}
+		ds->sparse = 1;
+		ds->width = (int64_t)sc->max_index + 1;
 	}
-	snprintf(out, size, "%.*s.schema.json", (int)n, input);
+	/* Inputs: the packed list, then any separate numeric columns. */
+	if (sc->packed_name != NULL) {
+		if ((rc = add_input(ds, sc->packed_name,
+		                    (int64_t)sc->packed_size)) != TF_OK ||
+		    (rc = set_stats(ds, &ds->in[ds->nin - 1])) != TF_OK) {
+			return rc;
+		}
+	}
+	for (size_t i = 0; i < sc->nfeatures; i++) {
+		const struct tfi_schema_col *f = &sc->features[i];
+		if (f->packed_index >= 0 && ds->nin > 0) {
+			struct input *p = &ds->in[0];
+			if (f->packed_index < p->width) {
+				col_stats(f, &p->mean[f->packed_index],
+				          &p->inv_std[f->packed_index]);
+			}
+			continue;
+		}
+		if (f->type == TF_COL_BYTES) {
+			continue; /* categorical: for embedding models */
+		}
+		if ((rc = add_input(ds, f->name, 1)) != TF_OK ||
+		    (rc = set_stats(ds, &ds->in[ds->nin - 1])) != TF_OK) {
+			return rc;
+		}
+		col_stats(f, ds->in[ds->nin - 1].mean,
+		          ds->in[ds->nin - 1].inv_std);
+	}
+	if (ds->nin == 0 && !ds->sparse) {
+		return tfi_set_error(ds, TF_EFORMAT, "%s: no numeric features",
+		                     origin);
+	}
+	if (sc->has_label) {
+		int task = TF_TASK_REGRESSION;
+		int64_t k = 1;
+		if (sc->label.type == TF_COL_INT64 && sc->nclasses > 0) {
+			int64_t mx = 0, mn = 0;
+			for (size_t j = 0; j < sc->nclasses; j++) {
+				mx = sc->classes[j] > mx ? sc->classes[j] : mx;
+				mn = sc->classes[j] < mn ? sc->classes[j] : mn;
+			}
+			if (mn == -1 && mx == 1 && sc->nclasses == 2) {
+				ds->plus_minus = 1; /* libsvm's -1/+1 */
+				mn = 0;
+			}
+			if (mn < 0) {
+				return tfi_set_error(
+				    ds, TF_EFORMAT,
+				    "%s: label '%s' has negative "
+				    "classes; map them to 0..K-1",
+				    origin, sc->label.name);
+			}
+			k = mx + 1;
+			task = k <= 2 ? TF_TASK_BINARY : TF_TASK_MULTICLASS;
+		}
+		tf_dataset_set_label(ds, sc->label.name, task, k);
+	}
+	return ds->sparse ? TF_OK : name_columns(ds, origin);
 }
 
 int
 tf_dataset_parse_schema(struct tf_dataset *ds, const char *text,
                         const char *origin)
 {
-	json_error_t jerr;
-	json_t *root = json_loads(text, 0, &jerr);
-	if (root == NULL) {
-		return tfi_set_error(ds, TF_EFORMAT, "%s:%d: %s", origin,
-		                     jerr.line, jerr.text);
+	if (ds->schema == NULL && (ds->schema = tf_schema_new()) == NULL) {
+		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
 	}
-	int rc = TF_OK;
-	json_t *fmt = json_object_get(root, "format");
-	json_t *feats = json_object_get(root, "features");
-	json_t *label = json_object_get(root, "label");
-	json_t *packed = json_object_get(root, "packed");
-	const char *layout = json_string_value(json_object_get(root, "layout"));
-	if (!json_is_string(fmt) ||
-	    strcmp(json_string_value(fmt), "tfkit-schema") != 0 ||
-	    !json_is_array(feats) || layout == NULL) {
-		rc = tfi_set_error(ds, TF_EFORMAT,
-		                   "%s: not a tfkit schema (see tfrecord(5))",
-		                   origin);
-		goto out;
+	int rc = tf_schema_parse(ds->schema, text, origin);
+	if (rc != TF_OK) {
+		return tfi_set_error(ds, rc, "%s", tf_errmsg(ds->schema));
 	}
-	if (strcmp(layout, "libsvm") == 0) {
-		/* Sparse ids/values, scattered into a dense row of
-		 * max_index + 1 columns (unstandardised). */
-		json_int_t mx = json_integer_value(json_object_get(
-		    json_object_get(root, "sparse"), "max_index"));
-		if (mx < 0 || mx >= (1 << 20)) {
-			rc = tfi_set_error(
-			    ds, TF_EFORMAT,
-			    "%s: sparse max_index %lld is out of "
-			    "range for a dense model (at most %d)",
-			    origin, (long long)mx, (1 << 20) - 1);
-			goto out;
-		}
-		ds->sparse = 1;
-		ds->width = (int64_t)mx + 1;
-	}
-	/* Inputs: the packed list, then any separate numeric columns. */
-	if (json_is_object(packed)) {
-		const char *pn =
-		    json_string_value(json_object_get(packed, "name"));
-		json_int_t size =
-		    json_integer_value(json_object_get(packed, "size"));
-		if (pn == NULL || size < 1 ||
-		    add_input(ds, pn, size) != TF_OK) {
-			rc =
-			    ds->err.code
-			        ? ds->err.code
-			        : tfi_set_error(ds, TF_EFORMAT,
-			                        "%s: bad packed entry", origin);
-			goto out;
-		}
-		set_stats(ds, &ds->in[ds->nin - 1]);
-	}
-	size_t i;
-	json_t *f;
-	json_array_foreach(feats, i, f)
-	{
-		const char *name =
-		    json_string_value(json_object_get(f, "name"));
-		const char *type =
-		    json_string_value(json_object_get(f, "type"));
-		json_t *pi = json_object_get(f, "packed_index");
-		if (name == NULL || type == NULL) {
-			rc = tfi_set_error(
-			    ds, TF_EFORMAT,
-			    "%s: feature %zu has no name or type", origin, i);
-			goto out;
-		}
-		if (json_is_integer(pi) && ds->nin > 0) {
-			struct input *p = &ds->in[0];
-			json_int_t k = json_integer_value(pi);
-			if (k >= 0 && k < p->width) {
-				col_stats(f, &p->mean[k], &p->inv_std[k]);
-			}
-			continue;
-		}
-		if (strcmp(type, "bytes") == 0) {
-			continue; /* categorical: for embedding models */
-		}
-		if ((rc = add_input(ds, name, 1)) != TF_OK ||
-		    (rc = set_stats(ds, &ds->in[ds->nin - 1])) != TF_OK) {
-			goto out;
-		}
-		col_stats(f, ds->in[ds->nin - 1].mean,
-		          ds->in[ds->nin - 1].inv_std);
-	}
-	if (ds->nin == 0 && !ds->sparse) {
-		rc = tfi_set_error(ds, TF_EFORMAT, "%s: no numeric features",
-		                   origin);
-		goto out;
-	}
-	if (json_is_object(label)) {
-		const char *ln =
-		    json_string_value(json_object_get(label, "name"));
-		const char *lt =
-		    json_string_value(json_object_get(label, "type"));
-		json_t *classes = json_object_get(label, "classes");
-		int task = TF_TASK_REGRESSION;
-		int64_t k = 1;
-		if (lt != NULL && strcmp(lt, "int64") == 0 &&
-		    json_is_array(classes) && json_array_size(classes) > 0) {
-			json_int_t mx = 0, mn = 0;
-			size_t j;
-			json_t *c;
-			json_array_foreach(classes, j, c)
-			{
-				json_int_t v = json_integer_value(c);
-				mx = v > mx ? v : mx;
-				mn = v < mn ? v : mn;
-			}
-			if (mn == -1 && mx == 1 &&
-			    json_array_size(classes) == 2) {
-				ds->plus_minus = 1; /* libsvm's -1/+1 */
-				mn = 0;
-			}
-			if (mn < 0) {
-				rc =
-				    tfi_set_error(ds, TF_EFORMAT,
-				                  "%s: label '%s' has negative "
-				                  "classes; map them to 0..K-1",
-				                  origin, ln ? ln : "");
-				goto out;
-			}
-			k = (int64_t)mx + 1;
-			task = k <= 2 ? TF_TASK_BINARY : TF_TASK_MULTICLASS;
-		}
-		tf_dataset_set_label(ds, ln, task, k);
-	}
-	if (!ds->sparse && (rc = name_columns(ds, feats, origin)) != TF_OK) {
-		goto out;
-	}
-	free(ds->schema);
-	ds->schema = strdup(text);
-out:
-	json_decref(root);
-	return rc;
+	return use_schema(ds, origin);
 }
 
 int
 tf_dataset_load_schema(struct tf_dataset *ds, const char *path)
 {
-	size_t n;
-	char *text = tf_file_read(path, &n);
-	if (text == NULL) {
-		return tfi_set_errno(ds, TF_ENOENT, errno,
-		                     "cannot open schema '%s'", path);
+	if (ds->schema == NULL && (ds->schema = tf_schema_new()) == NULL) {
+		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
 	}
-	int rc = tf_dataset_parse_schema(ds, text, path);
-	free(text);
-	return rc;
+	int rc = tf_schema_load(ds->schema, path);
+	if (rc != TF_OK) {
+		return tfi_set_error(ds, rc, "%s", tf_errmsg(ds->schema));
+	}
+	return use_schema(ds, path);
 }
 
 /* ---- reading ---------------------------------------------------------- */
@@ -1292,34 +1231,27 @@ int
 tf_dataset_set_categorical(struct tf_dataset *ds, const char *crosses,
                            int64_t buckets)
 {
-	if (ds->ncat > 0 || ds->sparse || ds->colname == NULL) {
+	if (ds->ncat > 0 || ds->sparse || ds->colname == NULL ||
+	    ds->schema == NULL) {
 		return tfi_set_error(ds, TF_EINVAL,
 		                     "categorical columns: set once, after a "
 		                     "columns or packed schema");
 	}
-	json_t *root = json_loads(ds->schema ? ds->schema : "", 0, NULL);
-	json_t *vocabs = json_object_get(root, "vocabularies");
-	json_t *feats = json_object_get(root, "features");
-	size_t i;
-	json_t *f;
 	int rc = TF_OK;
-	json_array_foreach(feats, i, f)
-	{
-		const char *name =
-		    json_string_value(json_object_get(f, "name"));
-		const char *type =
-		    json_string_value(json_object_get(f, "type"));
-		json_t *v = json_object_get(vocabs, name ? name : "");
-		if (type == NULL || strcmp(type, "bytes") != 0 ||
-		    json_object_get(f, "packed_index") != NULL) {
+	for (size_t i = 0; i < ds->schema->nfeatures; i++) {
+		const struct tfi_schema_col *f = &ds->schema->features[i];
+		if (f->type != TF_COL_BYTES || f->packed_index >= 0) {
 			continue;
 		}
-		if (!json_is_array(v) && (buckets < 1 || buckets > INT32_MAX)) {
+		const struct tfi_vocab *v =
+		    tfi_schema_vocab(ds->schema, f->name);
+		int listed = v != NULL && !v->over;
+		if (!listed && (buckets < 1 || buckets > INT32_MAX)) {
 			rc =
 			    tfi_set_error(ds, TF_EINVAL,
 			                  "feature '%s' has no vocabulary: its "
 			                  "values need 1 to %d hash buckets",
-			                  name, INT32_MAX);
+			                  f->name, INT32_MAX);
 			break;
 		}
 		struct cat *cs = realloc(ds->cats, (ds->ncat + 1) * sizeof *cs);
@@ -1330,8 +1262,8 @@ tf_dataset_set_categorical(struct tf_dataset *ds, const char *crosses,
 		ds->cats = cs;
 		struct cat *c = &ds->cats[ds->ncat++];
 		memset(c, 0, sizeof *c);
-		c->name = strdup(name);
-		size_t n = json_array_size(v);
+		c->name = strdup(f->name);
+		size_t n = listed ? v->n : 0;
 		c->vocab = calloc(n + 1, sizeof *c->vocab);
 		c->vlen = calloc(n + 1, sizeof *c->vlen);
 		if (c->name == NULL || c->vocab == NULL || c->vlen == NULL) {
@@ -1339,9 +1271,8 @@ tf_dataset_set_categorical(struct tf_dataset *ds, const char *crosses,
 			break;
 		}
 		for (size_t k = 0; k < n; k++) {
-			const char *s = json_string_value(json_array_get(v, k));
-			c->vocab[k] = strdup(s ? s : "");
-			c->vlen[k] = s ? strlen(s) : 0;
+			c->vocab[k] = strdup(v->values[k]);
+			c->vlen[k] = strlen(v->values[k]);
 			c->n = (int64_t)k + 1;
 			if (c->vocab[k] == NULL) {
 				rc = tfi_set_error(ds, TF_ENOMEM,
@@ -1350,12 +1281,11 @@ tf_dataset_set_categorical(struct tf_dataset *ds, const char *crosses,
 			}
 		}
 		c->offset = ds->cat_ids;
-		if (!json_is_array(v)) {
+		if (!listed) {
 			c->hashed = buckets;
 		}
 		ds->cat_ids += c->hashed ? c->hashed : c->n + 1;
 	}
-	json_decref(root);
 	if (rc == TF_OK && ds->cat_ids > INT32_MAX) {
 		/* One embedding table's rows. */
 		rc =

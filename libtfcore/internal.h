@@ -135,6 +135,58 @@ void tfi_out_abort(struct tfi_out *o);
 /* fsync a directory, so the renames in it are durable. */
 void tfi_sync_dir(const char *dir);
 
+/*
+ * A schema parsed (schema.c): what tf/schema.h's handle holds, read by
+ * the dataset and filled by the CSV converter.
+ */
+enum { TFI_LAYOUT_COLUMNS, TFI_LAYOUT_PACKED, TFI_LAYOUT_LIBSVM };
+
+struct tfi_schema_col {
+	char *name;
+	int type;       /* TF_COL_INT64, TF_COL_FLOAT, TF_COL_BYTES */
+	int64_t column; /* its column in the source, -1 unknown */
+	uint64_t present, missing;
+	int has_stats; /* min, max, mean, std are known */
+	double min, max, mean, std;
+	int64_t packed_index; /* its place in the packed list, or -1 */
+};
+
+struct tfi_vocab {
+	char *name;    /* the bytes feature */
+	int over;      /* too many values: none listed (hashed instead) */
+	char **values; /* sorted */
+	size_t n;
+};
+
+struct tf_schema {
+	struct tfi_handle err;
+	char *text; /* as parsed or last written */
+	int layout;
+	uint64_t rows, skipped;
+	char **sources;
+	size_t nsources;
+	int has_label;
+	struct tfi_schema_col label;
+	int classes_over; /* an int64 label with too many values */
+	int64_t *classes; /* sorted; NULL for a float label */
+	size_t nclasses;
+	struct tfi_schema_col *features; /* row order */
+	size_t nfeatures;
+	uint64_t max_index; /* libsvm */
+	char *packed_name;  /* packed */
+	size_t packed_size;
+	char **packed_columns;
+	size_t npacked;
+	struct tfi_vocab *vocabs;
+	size_t nvocabs;
+};
+
+/* Empty a schema for filling (schema.c). */
+void tfi_schema_clear(struct tf_schema *s);
+/* The vocabulary of a bytes feature, or NULL. */
+const struct tfi_vocab *tfi_schema_vocab(const struct tf_schema *s,
+                                         const char *name);
+
 /* A setting's default text (settings.c), NULL when it has none. */
 const char *tfi_settings_default(const char *name);
 

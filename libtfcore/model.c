@@ -69,22 +69,19 @@ tf_model_free(struct tf_model *m)
 	}
 }
 
-/* Class labels from the schema's label description: the class index, or
+/* Class labels from the schema's label classes: the class index, or
  * -1/+1 for libsvm's binary labels. */
 static int
-make_labels(struct tf_model *m, const char *schema)
+make_labels(struct tf_model *m)
 {
 	int64_t n = m->task == TF_TASK_REGRESSION ? 0 : m->classes;
 	m->labels = calloc((size_t)n + 1, sizeof *m->labels);
 	if (m->labels == NULL) {
 		return TF_ENOMEM;
 	}
-	json_t *s = json_loads(schema, 0, NULL);
-	json_t *cl = json_object_get(json_object_get(s, "label"), "classes");
-	int plus_minus = json_array_size(cl) == 2 &&
-	                 json_integer_value(json_array_get(cl, 0)) == -1 &&
-	                 json_integer_value(json_array_get(cl, 1)) == 1;
-	json_decref(s);
+	const struct tf_schema *s = tf_dataset_schema(m->ds);
+	int plus_minus =
+	    s->nclasses == 2 && s->classes[0] == -1 && s->classes[1] == 1;
 	for (int64_t k = 0; k < n; k++) {
 		char buf[32];
 		snprintf(buf, sizeof buf, "%lld",
@@ -148,7 +145,7 @@ setup(struct tf_model *m, const struct tf_registry *reg, const char *spec,
 		                     m->path);
 	}
 	m->has_label = tf_graph_width(m->g, "label") > 0;
-	if (make_labels(m, schema) != TF_OK) {
+	if (make_labels(m) != TF_OK) {
 		return tfi_set_error(m, TF_ENOMEM, "out of memory");
 	}
 	return TF_OK;

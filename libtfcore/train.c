@@ -16,6 +16,7 @@
 #include "tf/events.h"
 #include "tf/metrics.h"
 #include "tf/rng.h"
+#include "tf/schema.h"
 #include "tf/train.h"
 
 /* ---- model specs --------------------------------------------------------- */
@@ -540,7 +541,7 @@ data_schema(const struct tf_train_config *cfg, char *buf, size_t size)
 		return cfg->schema;
 	}
 	if (cfg->ninputs > 0 && strcmp(cfg->inputs[0], "-") != 0) {
-		tf_dataset_schema_path(cfg->inputs[0], buf, size);
+		tf_schema_sidecar(cfg->inputs[0], buf, size);
 		return buf;
 	}
 	return NULL;

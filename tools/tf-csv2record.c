@@ -400,17 +400,17 @@ main(int argc, char **argv)
 			snprintf(path, sizeof path, "%s.schema.json", output);
 			schema = path;
 		}
-		char *json = NULL;
-		if (tf_csv_schema_json(conv, &json) != TF_OK) {
+		struct tf_schema *s = tf_schema_new();
+		if (s == NULL) {
+			die(EX_OSERR, "out of memory");
+		}
+		if (tf_csv_schema(conv, s) != TF_OK) {
 			die_status(tf_errcode(conv), tf_errmsg(conv));
 		}
-		char msg[512];
-		int rc2 = tf_file_replace(schema, json, strlen(json), 0, msg,
-		                          sizeof msg);
-		free(json);
-		if (rc2 != TF_OK) {
-			die_status(rc2, msg);
+		if (tf_schema_write(s, schema) != TF_OK) {
+			die_status(tf_errcode(s), tf_errmsg(s));
 		}
+		tf_schema_free(s);
 	}
 	if (tf_csv_skipped(conv) > 0) {
 		warn_lines(tf_csv_skip_log(conv));

@@ -572,59 +572,24 @@ cmd_schema(void)
 
 /*
  * Carry the inputs' schema sidecar to an output of the same data, so the
- * next stage (tf-train) finds it: when every input has the same one
- * (one file, or the shards of one set), it is written as out's sidecar.
- * rows >= 0 (a shard of the records) replaces its row count.
+ * next stage (tf-train) finds it (tf_schema_carry()); rows >= 0 (a shard
+ * of the records) replaces its row count.
  */
 static void
 carry_schema(const char *out, long long rows)
 {
-	char in[4096], other[4096], dst[4096];
-	/* Standard output, a device or a FIFO gets no sidecar. */
-	if (status != 0 || tf_path_kind(out) == TF_PATH_SPECIAL ||
-	    strcmp(O.files[0], "-") == 0) {
+	if (status != 0) {
 		return;
 	}
-	tf_dataset_schema_path(O.files[0], in, sizeof in);
-	for (int i = 1; i < O.nfiles; i++) {
-		tf_dataset_schema_path(O.files[i], other, sizeof other);
-		if (strcmp(other, in) != 0) {
-			return; /* several sets: no one schema describes them */
-		}
+	struct tf_schema *s = tf_schema_new();
+	if (s == NULL) {
+		die(EX_OSERR, "out of memory");
 	}
-	tf_dataset_schema_path(out, dst, sizeof dst);
-	if (strcmp(dst, in) == 0) {
-		return; /* already there */
+	if (tf_schema_carry(s, (const char *const *)O.files, (size_t)O.nfiles,
+	                    out, rows) != TF_OK) {
+		die_status(tf_errcode(s), tf_errmsg(s));
 	}
-	size_t n;
-	char *text = tf_file_read(in, &n);
-	if (text == NULL && errno != ENOENT) {
-		die(EX_IOERR, "%s: cannot read it: %s", in, strerror(errno));
-	}
-	if (text == NULL) {
-		return; /* no sidecar: nothing to carry */
-	}
-	if (rows >= 0) { /* some of the rows: say how many */
-		json_t *s = json_loadb(text, n, 0, NULL);
-		free(text);
-		if (s == NULL) {
-			die(EX_DATAERR, "%s: not a schema (JSON)", in);
-		}
-		json_object_set_new(s, "rows", json_integer(rows));
-		text = json_dumps(s, JSON_COMPACT | JSON_PRESERVE_ORDER |
-		                         JSON_REAL_PRECISION(9));
-		json_decref(s);
-		if (text == NULL) {
-			die(EX_OSERR, "out of memory");
-		}
-		n = strlen(text);
-	}
-	char err[512];
-	int rc = tf_file_replace(dst, text, n, TF_FILE_SYNC, err, sizeof err);
-	free(text);
-	if (rc != TF_OK) {
-		die_status(rc, err);
-	}
+	tf_schema_free(s);
 }
 
 /* ---- split ----------------------------------------------------------------

@@ -106,6 +106,9 @@ TF_API const char *tf_csv_skip_log(const struct tf_csv *c);
  * count and the vocabularies of bytes columns.  See tf-csv2record(1).
  */
 TF_API int tf_csv_schema_json(struct tf_csv *c, char **out);
+/* The same into a schema (tf/schema.h), to write with tf_schema_write(). */
+struct tf_schema;
+TF_API int tf_csv_schema(struct tf_csv *c, struct tf_schema *s);
 
 /* Number parsing shared by the tools: exact, whole string, no spaces. */
 TF_API int tf_parse_float(const char *s, size_t n, float *out);

@@ -47,9 +47,9 @@ TF_API void tf_dataset_free(struct tf_dataset *ds);
 TF_API int tf_dataset_load_schema(struct tf_dataset *ds, const char *path);
 /* The schema text as loaded (for checkpoints), or "". */
 TF_API const char *tf_dataset_schema_text(const struct tf_dataset *ds);
-/* The schema sidecar of a records file: INPUT.schema.json, or
- * BASE.schema.json for a shard BASE-00000-of-00004. */
-TF_API void tf_dataset_schema_path(const char *input, char *out, size_t size);
+/* The schema loaded (tf/schema.h), or NULL before one is. */
+struct tf_schema;
+TF_API const struct tf_schema *tf_dataset_schema(const struct tf_dataset *ds);
 /* Load a schema from its text (a checkpoint's copy). */
 TF_API int tf_dataset_parse_schema(struct tf_dataset *ds, const char *json,
                                    const char *origin);

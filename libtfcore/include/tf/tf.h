@@ -21,6 +21,7 @@
 #include "tf/plugin.h"
 #include "tf/record.h"
 #include "tf/rng.h"
+#include "tf/schema.h"
 #include "tf/serving.h"
 #include "tf/settings.h"
 #include "tf/tensor.h"

@@ -1,0 +1,80 @@
+/*
+ * schema.h - the schema: the contract between the stages.
+ *
+ * tf-csv2record writes one next to its records (the sidecar,
+ * RECORDS.schema.json): the layout (columns, packed or libsvm), the
+ * features in row order with their types and statistics, the label and
+ * its classes, the vocabularies of bytes features, the row count.
+ * Training, evaluation, export and serving read it; split and shuffle
+ * carry it to their outputs.  Its JSON is described in tfrecord(5).
+ *
+ * A schema is parsed once into a struct (the library's, internal.h);
+ * the handle carries errors, and the text it was read from, which
+ * checkpoints keep as it is.
+ */
+#ifndef TF_SCHEMA_H
+#define TF_SCHEMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tf/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tf_schema;
+
+TF_API struct tf_schema *tf_schema_new(void);
+TF_API void tf_schema_free(struct tf_schema *s);
+
+/*
+ * Parse schema JSON (what it held before is dropped).  TF_EFORMAT naming
+ * origin (a file, or a checkpoint holding a copy) for anything that is
+ * not a tfkit schema.
+ */
+TF_API int tf_schema_parse(struct tf_schema *s, const char *text,
+                           const char *origin);
+/* The same from a file; TF_ENOENT naming it when it cannot be read. */
+TF_API int tf_schema_load(struct tf_schema *s, const char *path);
+/* The text parsed (or last encoded), or "". */
+TF_API const char *tf_schema_text(const struct tf_schema *s);
+/*
+ * Encode the schema as JSON (one line and a newline), keep it as its
+ * text, and write it to path when path is not NULL (published as every
+ * output is: tf/file.h).  TF_ENOMEM, or the write's TF_ECREATE/TF_EIO.
+ */
+TF_API int tf_schema_write(struct tf_schema *s, const char *path);
+
+TF_API uint64_t tf_schema_rows(const struct tf_schema *s);
+/* A part of the rows (a shard, a split): how many it has. */
+TF_API void tf_schema_set_rows(struct tf_schema *s, uint64_t rows);
+/* The label's name, or NULL when the data has none. */
+TF_API const char *tf_schema_label(const struct tf_schema *s);
+TF_API size_t tf_schema_nfeatures(const struct tf_schema *s);
+/* Feature i's name and type (TF_COL_INT64, TF_COL_FLOAT, TF_COL_BYTES). */
+TF_API const char *tf_schema_feature(const struct tf_schema *s, size_t i,
+                                     int *type);
+
+/*
+ * The sidecar of a records file: RECORDS.schema.json, or BASE.schema.json
+ * for a shard BASE-00000-of-00004, so every shard of a set shares one.
+ */
+TF_API void tf_schema_sidecar(const char *records, char *out, size_t size);
+
+/*
+ * Carry the inputs' sidecar to the sidecar of output, a file of the same
+ * data: when every input shares one (one file, or the shards of one
+ * set), output gets a copy; rows >= 0 (a part of the records) replaces
+ * its row count.  Nothing is written for standard input or output, a
+ * device or FIFO output, inputs of several sets, or inputs without a
+ * sidecar.  TF_EFORMAT for a sidecar that is not a schema; write errors.
+ */
+TF_API int tf_schema_carry(struct tf_schema *s, const char *const *inputs,
+                           size_t ninputs, const char *output, int64_t rows);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

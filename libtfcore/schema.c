@@ -1,0 +1,541 @@
+/*
+ * schema.c - the schema between the stages: parsed once into struct
+ * tf_schema (internal.h), encoded from it, named, carried (tf/schema.h).
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "tf/csv.h"
+#include "tf/example.h"
+#include "tf/file.h"
+#include "tf/schema.h"
+
+struct tf_schema *
+tf_schema_new(void)
+{
+	return calloc(1, sizeof(struct tf_schema));
+}
+
+static void
+free_strs(char **v, size_t n)
+{
+	for (size_t i = 0; v != NULL && i < n; i++) {
+		free(v[i]);
+	}
+	free(v);
+}
+
+void
+tfi_schema_clear(struct tf_schema *s)
+{
+	free(s->text);
+	free_strs(s->sources, s->nsources);
+	free(s->label.name);
+	free(s->classes);
+	for (size_t i = 0; i < s->nfeatures; i++) {
+		free(s->features[i].name);
+	}
+	free(s->features);
+	free(s->packed_name);
+	free_strs(s->packed_columns, s->npacked);
+	for (size_t i = 0; i < s->nvocabs; i++) {
+		free(s->vocabs[i].name);
+		free_strs(s->vocabs[i].values, s->vocabs[i].n);
+	}
+	free(s->vocabs);
+	struct tfi_handle err = s->err;
+	memset(s, 0, sizeof *s);
+	s->err = err;
+	s->label.packed_index = -1;
+}
+
+void
+tf_schema_free(struct tf_schema *s)
+{
+	if (s != NULL) {
+		tfi_schema_clear(s);
+		free(s);
+	}
+}
+
+/* ---- parsing --------------------------------------------------------------
+ */
+
+static int
+col_type(const char *t)
+{
+	return t == NULL                 ? -1
+	       : strcmp(t, "int64") == 0 ? TF_COL_INT64
+	       : strcmp(t, "float") == 0 ? TF_COL_FLOAT
+	       : strcmp(t, "bytes") == 0 ? TF_COL_BYTES
+	                                 : -1;
+}
+
+/* A feature or label description; non-zero when it has no name or a
+ * type tfkit does not know. */
+static int
+parse_col(json_t *o, struct tfi_schema_col *c)
+{
+	const char *name = json_string_value(json_object_get(o, "name"));
+	c->type = col_type(json_string_value(json_object_get(o, "type")));
+	c->packed_index = -1;
+	c->column = -1;
+	if (name == NULL || c->type < 0) {
+		return -1;
+	}
+	if ((c->name = strdup(name)) == NULL) {
+		return -1;
+	}
+	json_t *v;
+	if (json_is_integer(v = json_object_get(o, "column"))) {
+		c->column = json_integer_value(v);
+	}
+	if (json_is_integer(v = json_object_get(o, "packed_index"))) {
+		c->packed_index = json_integer_value(v);
+	}
+	c->present =
+	    (uint64_t)json_integer_value(json_object_get(o, "present"));
+	c->missing =
+	    (uint64_t)json_integer_value(json_object_get(o, "missing"));
+	json_t *mean = json_object_get(o, "mean"),
+	       *sd = json_object_get(o, "std");
+	if (json_is_number(mean) && json_is_number(sd)) {
+		c->has_stats = 1;
+		c->mean = json_number_value(mean);
+		c->std = json_number_value(sd);
+		c->min = json_number_value(json_object_get(o, "min"));
+		c->max = json_number_value(json_object_get(o, "max"));
+	}
+	return 0;
+}
+
+/* A JSON list of strings into a new array; -1 when one is not a string. */
+static int
+parse_strs(json_t *a, char ***out, size_t *n)
+{
+	*n = json_array_size(a);
+	*out = calloc(*n + 1, sizeof **out);
+	if (*out == NULL) {
+		return -1;
+	}
+	for (size_t i = 0; i < *n; i++) {
+		const char *t = json_string_value(json_array_get(a, i));
+		if (t == NULL || ((*out)[i] = strdup(t)) == NULL) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+parse_root(struct tf_schema *s, json_t *root, const char *origin)
+{
+	json_t *fmt = json_object_get(root, "format");
+	json_t *feats = json_object_get(root, "features");
+	json_t *label = json_object_get(root, "label");
+	json_t *packed = json_object_get(root, "packed");
+	json_t *sparse = json_object_get(root, "sparse");
+	const char *layout = json_string_value(json_object_get(root, "layout"));
+	if (!json_is_string(fmt) ||
+	    strcmp(json_string_value(fmt), "tfkit-schema") != 0 ||
+	    !json_is_array(feats) || layout == NULL) {
+		return tfi_set_error(s, TF_EFORMAT,
+		                     "%s: not a tfkit schema (see tfrecord(5))",
+		                     origin);
+	}
+	s->layout = strcmp(layout, "libsvm") == 0   ? TFI_LAYOUT_LIBSVM
+	            : strcmp(layout, "packed") == 0 ? TFI_LAYOUT_PACKED
+	                                            : TFI_LAYOUT_COLUMNS;
+	s->rows = (uint64_t)json_integer_value(json_object_get(root, "rows"));
+	s->skipped =
+	    (uint64_t)json_integer_value(json_object_get(root, "skipped"));
+	json_t *src = json_object_get(root, "sources");
+	if (json_is_array(src) &&
+	    parse_strs(src, &s->sources, &s->nsources) != 0) {
+		return tfi_set_error(s, TF_EFORMAT, "%s: bad sources", origin);
+	}
+	if (json_is_object(label)) {
+		if (parse_col(label, &s->label) != 0) {
+			return tfi_set_error(
+			    s, TF_EFORMAT, "%s: the label has no name or type",
+			    origin);
+		}
+		s->has_label = 1;
+		json_t *cl = json_object_get(label, "classes");
+		s->classes_over =
+		    s->label.type == TF_COL_INT64 && json_is_null(cl);
+		if (json_is_array(cl)) {
+			s->nclasses = json_array_size(cl);
+			s->classes =
+			    calloc(s->nclasses + 1, sizeof *s->classes);
+			if (s->classes == NULL) {
+				return tfi_set_error(s, TF_ENOMEM,
+				                     "out of memory");
+			}
+			for (size_t i = 0; i < s->nclasses; i++) {
+				s->classes[i] =
+				    json_integer_value(json_array_get(cl, i));
+			}
+		}
+	}
+	s->nfeatures = json_array_size(feats);
+	s->features = calloc(s->nfeatures + 1, sizeof *s->features);
+	if (s->features == NULL) {
+		return tfi_set_error(s, TF_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < s->nfeatures; i++) {
+		if (parse_col(json_array_get(feats, i), &s->features[i]) != 0) {
+			return tfi_set_error(
+			    s, TF_EFORMAT,
+			    "%s: feature %zu has no name or type", origin, i);
+		}
+	}
+	if (json_is_object(sparse)) {
+		json_int_t mx =
+		    json_integer_value(json_object_get(sparse, "max_index"));
+		s->max_index = mx > 0 ? (uint64_t)mx : 0;
+	}
+	if (json_is_object(packed)) {
+		const char *pn =
+		    json_string_value(json_object_get(packed, "name"));
+		json_int_t size =
+		    json_integer_value(json_object_get(packed, "size"));
+		json_t *cols = json_object_get(packed, "columns");
+		if (pn == NULL || size < 1 ||
+		    (s->packed_name = strdup(pn)) == NULL ||
+		    (json_is_array(cols) &&
+		     parse_strs(cols, &s->packed_columns, &s->npacked) != 0)) {
+			return tfi_set_error(s, TF_EFORMAT,
+			                     "%s: bad packed entry", origin);
+		}
+		s->packed_size = (size_t)size;
+	}
+	json_t *vocabs = json_object_get(root, "vocabularies");
+	const char *key;
+	json_t *v;
+	s->vocabs = calloc(json_object_size(vocabs) + 1, sizeof *s->vocabs);
+	if (s->vocabs == NULL) {
+		return tfi_set_error(s, TF_ENOMEM, "out of memory");
+	}
+	json_object_foreach(vocabs, key, v)
+	{
+		struct tfi_vocab *t = &s->vocabs[s->nvocabs++];
+		t->over = !json_is_array(v);
+		if ((t->name = strdup(key)) == NULL ||
+		    (!t->over && parse_strs(v, &t->values, &t->n) != 0)) {
+			return tfi_set_error(s, TF_EFORMAT,
+			                     "%s: bad vocabulary of '%s'",
+			                     origin, key);
+		}
+	}
+	return TF_OK;
+}
+
+int
+tf_schema_parse(struct tf_schema *s, const char *text, const char *origin)
+{
+	tfi_schema_clear(s);
+	json_error_t je;
+	json_t *root = json_loads(text, 0, &je);
+	if (root == NULL) {
+		return tfi_set_error(s, TF_EFORMAT, "%s:%d: %s", origin,
+		                     je.line, je.text);
+	}
+	int rc = parse_root(s, root, origin);
+	json_decref(root);
+	if (rc == TF_OK && (s->text = strdup(text)) == NULL) {
+		rc = tfi_set_error(s, TF_ENOMEM, "out of memory");
+	}
+	if (rc != TF_OK) {
+		tfi_schema_clear(s);
+	}
+	return rc;
+}
+
+int
+tf_schema_load(struct tf_schema *s, const char *path)
+{
+	size_t n;
+	char *text = tf_file_read(path, &n);
+	if (text == NULL) {
+		tfi_schema_clear(s);
+		return tfi_set_errno(s, TF_ENOENT, errno,
+		                     "cannot open schema '%s'", path);
+	}
+	int rc = tf_schema_parse(s, text, path);
+	free(text);
+	return rc;
+}
+
+/* ---- encoding --------------------------------------------------------------
+ */
+
+/* A statistic: floats in their shortest exact form, integers whole. */
+static int
+jnum(struct tfi_buf *b, double v, int type)
+{
+	char t[48];
+	if (!isfinite(v)) {
+		return tfi_json_put(b, "null", 4);
+	}
+	int n = type == TF_COL_FLOAT ? tf_format_float(t, sizeof t, (float)v)
+	                             : snprintf(t, sizeof t, "%.17g", v);
+	return tfi_json_put(b, t, (size_t)n);
+}
+
+static int
+jkey(struct tfi_buf *b, const char *k)
+{
+	return tfi_json_string(b, (const uint8_t *)k, strlen(k)) ||
+	       tfi_json_put(b, ":", 1);
+}
+
+static int
+jstr(struct tfi_buf *b, const char *s)
+{
+	return tfi_json_string(b, (const uint8_t *)s, strlen(s));
+}
+
+static int
+jstrs(struct tfi_buf *b, char *const *v, size_t n)
+{
+	int rc = tfi_json_put(b, "[", 1);
+	for (size_t i = 0; i < n && !rc; i++) {
+		rc = (i > 0 && tfi_json_put(b, ",", 1)) || jstr(b, v[i]);
+	}
+	return rc || tfi_json_put(b, "]", 1);
+}
+
+/* A column's description, its object left open for more members. */
+static int
+jcol(struct tfi_buf *b, const struct tfi_schema_col *k)
+{
+	char t[96];
+	int rc = tfi_json_put(b, "{", 1) || jkey(b, "name") ||
+	         jstr(b, k->name) || tfi_json_put(b, ",", 1) ||
+	         jkey(b, "type") || jstr(b, tf_coltype_name(k->type));
+	if (k->column >= 0) {
+		snprintf(t, sizeof t, ",\"column\":%lld", (long long)k->column);
+		rc = rc || tfi_json_put(b, t, strlen(t));
+	}
+	snprintf(t, sizeof t, ",\"present\":%llu,\"missing\":%llu",
+	         (unsigned long long)k->present,
+	         (unsigned long long)k->missing);
+	rc = rc || tfi_json_put(b, t, strlen(t));
+	if (k->type != TF_COL_BYTES && k->has_stats) {
+		rc = rc || tfi_json_put(b, ",\"min\":", 7) ||
+		     jnum(b, k->min, k->type) ||
+		     tfi_json_put(b, ",\"max\":", 7) ||
+		     jnum(b, k->max, k->type);
+		/* Mean and (population) standard deviation, for feature
+		 * standardisation by the training stage. */
+		snprintf(t, sizeof t, ",\"mean\":%.9g,\"std\":%.9g", k->mean,
+		         k->std);
+		rc = rc || tfi_json_put(b, t, strlen(t));
+	}
+	if (k->packed_index >= 0) {
+		snprintf(t, sizeof t, ",\"packed_index\":%lld",
+		         (long long)k->packed_index);
+		rc = rc || tfi_json_put(b, t, strlen(t));
+	}
+	return rc;
+}
+
+static const char *const layout_name[] = {"columns", "packed", "libsvm"};
+
+int
+tf_schema_write(struct tf_schema *s, const char *path)
+{
+	struct tfi_buf b = {0};
+	char t[160];
+	int rc =
+	    tfi_json_put(&b, "{\"format\":\"tfkit-schema\",\"version\":1,", 37);
+	rc = rc || jkey(&b, "layout") || jstr(&b, layout_name[s->layout]);
+	snprintf(t, sizeof t, ",\"rows\":%llu,\"skipped\":%llu,",
+	         (unsigned long long)s->rows, (unsigned long long)s->skipped);
+	rc = rc || tfi_json_put(&b, t, strlen(t)) || jkey(&b, "sources") ||
+	     jstrs(&b, s->sources, s->nsources) || tfi_json_put(&b, ",", 1) ||
+	     jkey(&b, "label");
+	if (!s->has_label) {
+		rc = rc || tfi_json_put(&b, "null", 4);
+	} else {
+		rc = rc || jcol(&b, &s->label);
+		if (s->label.type == TF_COL_INT64) {
+			rc = rc || tfi_json_put(&b, ",\"classes\":", 11);
+			if (s->classes_over || s->classes == NULL) {
+				rc = rc || tfi_json_put(&b, "null", 4);
+			} else {
+				rc = rc || tfi_json_put(&b, "[", 1);
+				for (size_t i = 0; i < s->nclasses && !rc;
+				     i++) {
+					snprintf(t, sizeof t, "%s%lld",
+					         i ? "," : "",
+					         (long long)s->classes[i]);
+					rc = tfi_json_put(&b, t, strlen(t));
+				}
+				rc = rc || tfi_json_put(&b, "]", 1);
+			}
+		}
+		rc = rc || tfi_json_put(&b, "}", 1);
+	}
+	rc = rc || tfi_json_put(&b, ",", 1) || jkey(&b, "features") ||
+	     tfi_json_put(&b, "[", 1);
+	for (size_t i = 0; i < s->nfeatures && !rc; i++) {
+		rc = (i > 0 && tfi_json_put(&b, ",", 1)) ||
+		     jcol(&b, &s->features[i]) || tfi_json_put(&b, "}", 1);
+	}
+	rc = rc || tfi_json_put(&b, "]", 1);
+	if (s->layout == TFI_LAYOUT_LIBSVM) {
+		snprintf(t, sizeof t,
+		         ",\"sparse\":{\"ids\":\"ids\",\"values\":\"values\","
+		         "\"max_index\":%llu}",
+		         (unsigned long long)s->max_index);
+		rc = rc || tfi_json_put(&b, t, strlen(t));
+	}
+	if (s->packed_name != NULL) {
+		rc = rc || tfi_json_put(&b, ",", 1) || jkey(&b, "packed") ||
+		     tfi_json_put(&b, "{", 1) || jkey(&b, "name") ||
+		     jstr(&b, s->packed_name);
+		snprintf(t, sizeof t,
+		         ",\"size\":%zu,\"columns\":", s->packed_size);
+		rc = rc || tfi_json_put(&b, t, strlen(t)) ||
+		     jstrs(&b, s->packed_columns, s->npacked) ||
+		     tfi_json_put(&b, "}", 1);
+	}
+	rc = rc || tfi_json_put(&b, ",", 1) || jkey(&b, "vocabularies") ||
+	     tfi_json_put(&b, "{", 1);
+	for (size_t i = 0; i < s->nvocabs && !rc; i++) {
+		const struct tfi_vocab *v = &s->vocabs[i];
+		rc = (i > 0 && tfi_json_put(&b, ",", 1)) || jkey(&b, v->name) ||
+		     (v->over ? tfi_json_put(&b, "null", 4)
+		              : jstrs(&b, v->values, v->n));
+	}
+	rc = rc || tfi_json_put(&b, "}}\n", 3);
+	if (rc) {
+		tfi_buf_free(&b);
+		return tfi_set_error(s, TF_ENOMEM, "out of memory");
+	}
+	free(s->text);
+	s->text = (char *)b.data;
+	if (path == NULL) {
+		return TF_OK;
+	}
+	char msg[TFI_MSG_MAX];
+	rc = tf_file_replace(path, s->text, b.len, TF_FILE_SYNC, msg,
+	                     sizeof msg);
+	return rc == TF_OK ? TF_OK : tfi_set_error(s, rc, "%s", msg);
+}
+
+/* ---- what the rest of the library asks --------------------------------------
+ */
+
+const char *
+tf_schema_text(const struct tf_schema *s)
+{
+	return s->text ? s->text : "";
+}
+
+uint64_t
+tf_schema_rows(const struct tf_schema *s)
+{
+	return s->rows;
+}
+
+void
+tf_schema_set_rows(struct tf_schema *s, uint64_t rows)
+{
+	s->rows = rows;
+}
+
+const char *
+tf_schema_label(const struct tf_schema *s)
+{
+	return s->has_label ? s->label.name : NULL;
+}
+
+size_t
+tf_schema_nfeatures(const struct tf_schema *s)
+{
+	return s->nfeatures;
+}
+
+const char *
+tf_schema_feature(const struct tf_schema *s, size_t i, int *type)
+{
+	if (i >= s->nfeatures) {
+		return NULL;
+	}
+	*type = s->features[i].type;
+	return s->features[i].name;
+}
+
+const struct tfi_vocab *
+tfi_schema_vocab(const struct tf_schema *s, const char *name)
+{
+	for (size_t i = 0; i < s->nvocabs; i++) {
+		if (strcmp(s->vocabs[i].name, name) == 0) {
+			return &s->vocabs[i];
+		}
+	}
+	return NULL;
+}
+
+/* ---- naming and carrying
+ * ------------------------------------------------------ */
+
+void
+tf_schema_sidecar(const char *records, char *out, size_t size)
+{
+	size_t n = strlen(records);
+	/* BASE-00000-of-00004: the set's name, so shards share one. */
+	const char *of = strstr(records, "-of-");
+	if (n >= 16 && of != NULL && of - records >= 7 && of[-6] == '-') {
+		n = (size_t)(of - records) - 6;
+	}
+	snprintf(out, size, "%.*s.schema.json", (int)n, records);
+}
+
+int
+tf_schema_carry(struct tf_schema *s, const char *const *inputs, size_t ninputs,
+                const char *output, int64_t rows)
+{
+	char in[4096], other[4096], dst[4096];
+	/* Standard output, a device or a FIFO gets no sidecar. */
+	if (ninputs == 0 || strcmp(inputs[0], "-") == 0 ||
+	    tf_path_kind(output) == TF_PATH_SPECIAL) {
+		return TF_OK;
+	}
+	tf_schema_sidecar(inputs[0], in, sizeof in);
+	for (size_t i = 1; i < ninputs; i++) {
+		tf_schema_sidecar(inputs[i], other, sizeof other);
+		if (strcmp(other, in) != 0) {
+			return TF_OK; /* several sets: no one schema fits */
+		}
+	}
+	tf_schema_sidecar(output, dst, sizeof dst);
+	if (strcmp(dst, in) == 0) {
+		return TF_OK; /* already there */
+	}
+	if (access(in, F_OK) != 0 && errno == ENOENT) {
+		return TF_OK; /* no sidecar: nothing to carry */
+	}
+	int rc = tf_schema_load(s, in);
+	if (rc != TF_OK) {
+		return rc;
+	}
+	if (rows >= 0) {
+		s->rows = (uint64_t)rows;
+		return tf_schema_write(s, dst);
+	}
+	/* All the rows: the same text. */
+	char msg[TFI_MSG_MAX];
+	rc = tf_file_replace(dst, s->text, strlen(s->text), TF_FILE_SYNC, msg,
+	                     sizeof msg);
+	return rc == TF_OK ? TF_OK : tfi_set_error(s, rc, "%s", msg);
+}

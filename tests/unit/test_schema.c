@@ -1,0 +1,151 @@
+/*
+ * test_schema.c - the schema: parsed once, encoded back the same, named
+ * for shards, carried to outputs; what is not a schema is refused.
+ */
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "test.h"
+
+/* What tf-csv2record writes for a three-column file with a label. */
+static const char *const csv_schema =
+    "{\"format\":\"tfkit-schema\",\"version\":1,\"layout\":\"columns\","
+    "\"rows\":3,\"skipped\":0,\"sources\":[\"s.csv\"],\"label\":{\"name\":"
+    "\"y\",\"type\":\"int64\",\"column\":3,\"present\":3,\"missing\":0,"
+    "\"min\":0,\"max\":1,\"mean\":0.666666667,\"std\":0.471404521,"
+    "\"classes\":[0,1]},\"features\":[{\"name\":\"a\",\"type\":\"int64\","
+    "\"column\":0,\"present\":3,\"missing\":0,\"min\":1,\"max\":3,\"mean\":2,"
+    "\"std\":0.816496581},{\"name\":\"b\",\"type\":\"float\",\"column\":1,"
+    "\"present\":3,\"missing\":0,\"min\":-1.25,\"max\":3,\"mean\":1.41666667,"
+    "\"std\":1.89922207},{\"name\":\"name\",\"type\":\"bytes\",\"column\":2,"
+    "\"present\":3,\"missing\":0}],\"vocabularies\":{\"name\":[\"w\",\"x\","
+    "\"y, z\"]}}\n";
+
+static char dir[] = "/tmp/tfkit-schema-XXXXXX";
+
+static const char *
+at(const char *name)
+{
+	static char p[32][300];
+	static int k;
+	k = (k + 1) % 32;
+	snprintf(p[k], sizeof p[k], "%s/%s", dir, name);
+	return p[k];
+}
+
+TEST(parsed_once_and_encoded_back_the_same)
+{
+	struct tf_schema *s = tf_schema_new();
+	CHECK_STATUS(tf_schema_parse(s, csv_schema, "s.json"), TF_OK, s);
+	CHECK_EQ_INT(tf_schema_rows(s), 3);
+	CHECK(strcmp(tf_schema_label(s), "y") == 0);
+	CHECK_EQ_INT(tf_schema_nfeatures(s), 3);
+	int type;
+	CHECK(strcmp(tf_schema_feature(s, 2, &type), "name") == 0);
+	CHECK_EQ_INT(type, TF_COL_BYTES);
+	CHECK(tf_schema_feature(s, 3, &type) == NULL);
+	const struct tfi_vocab *v = tfi_schema_vocab(s, "name");
+	REQUIRE(v != NULL);
+	CHECK(v->n == 3 && strcmp(v->values[2], "y, z") == 0);
+	CHECK_STATUS(tf_schema_write(s, NULL), TF_OK, s);
+	CHECK(strcmp(tf_schema_text(s), csv_schema) == 0);
+	/* a part of the rows says how many */
+	tf_schema_set_rows(s, 1);
+	CHECK_STATUS(tf_schema_write(s, at("one.json")), TF_OK, s);
+	CHECK_CONTAINS(tf_schema_text(s), "\"rows\":1,");
+	struct tf_schema *t = tf_schema_new();
+	CHECK_STATUS(tf_schema_load(t, at("one.json")), TF_OK, t);
+	CHECK_EQ_INT(tf_schema_rows(t), 1);
+	tf_schema_free(t);
+	tf_schema_free(s);
+}
+
+TEST(what_is_not_a_schema_is_refused_naming_its_origin)
+{
+	struct tf_schema *s = tf_schema_new();
+	CHECK_STATUS(tf_schema_parse(s, "{\"format\": ", "a.json"), TF_EFORMAT,
+	             s);
+	CHECK_CONTAINS(tf_errmsg(s), "a.json:1:");
+	tf_errclear(s);
+	CHECK_STATUS(tf_schema_parse(s, "{\"format\":\"other\"}", "b.json"),
+	             TF_EFORMAT, s);
+	CHECK_CONTAINS(tf_errmsg(s), "b.json: not a tfkit schema");
+	tf_errclear(s);
+	CHECK_STATUS(tf_schema_parse(s,
+	                             "{\"format\":\"tfkit-schema\",\"layout\":"
+	                             "\"columns\",\"features\":[{\"type\":"
+	                             "\"float\"}]}",
+	                             "c.json"),
+	             TF_EFORMAT, s);
+	CHECK_CONTAINS(tf_errmsg(s), "c.json: feature 0 has no name or type");
+	tf_errclear(s);
+	CHECK_STATUS(tf_schema_load(s, at("missing.json")), TF_ENOENT, s);
+	CHECK_CONTAINS(tf_errmsg(s), "cannot open schema");
+	CHECK(strcmp(tf_schema_text(s), "") == 0);
+	tf_schema_free(s);
+}
+
+TEST(sidecar_names_a_set_of_shards_once)
+{
+	char out[256];
+	tf_schema_sidecar("data.tfrecord", out, sizeof out);
+	CHECK(strcmp(out, "data.tfrecord.schema.json") == 0);
+	tf_schema_sidecar("d/train-00003-of-00004", out, sizeof out);
+	CHECK(strcmp(out, "d/train.schema.json") == 0);
+	tf_schema_sidecar("t-00000-of-00002", out, sizeof out);
+	CHECK(strcmp(out, "t.schema.json") == 0);
+	tf_schema_sidecar("x-of-y", out, sizeof out);
+	CHECK(strcmp(out, "x-of-y.schema.json") == 0);
+}
+
+TEST(carried_to_an_output_of_the_same_data)
+{
+	struct tf_schema *s = tf_schema_new();
+	REQUIRE(tf_schema_parse(s, csv_schema, "s") == TF_OK);
+	/* the sidecar of the set in-*-of-00002 */
+	CHECK_STATUS(tf_schema_write(s, at("in.schema.json")), TF_OK, s);
+	const char *set[] = {at("in-00000-of-00002"), at("in-00001-of-00002")};
+	CHECK_STATUS(tf_schema_carry(s, set, 2, at("out"), 2), TF_OK, s);
+	struct tf_schema *t = tf_schema_new();
+	CHECK_STATUS(tf_schema_load(t, at("out.schema.json")), TF_OK, t);
+	CHECK_EQ_INT(tf_schema_rows(t), 2);
+	/* all the rows: the same text */
+	CHECK_STATUS(tf_schema_carry(s, set, 2, at("all"), -1), TF_OK, s);
+	CHECK_STATUS(tf_schema_load(t, at("all.schema.json")), TF_OK, t);
+	CHECK(strcmp(tf_schema_text(t), csv_schema) == 0);
+	/* inputs of two sets, or without a sidecar: nothing */
+	const char *two[] = {at("in-00000-of-00002"), at("other")};
+	CHECK_STATUS(tf_schema_carry(s, two, 2, at("mixed"), -1), TF_OK, s);
+	CHECK(access(at("mixed.schema.json"), F_OK) != 0);
+	const char *none[] = {at("lonely")};
+	CHECK_STATUS(tf_schema_carry(s, none, 1, at("o2"), -1), TF_OK, s);
+	CHECK(access(at("o2.schema.json"), F_OK) != 0);
+	/* a damaged sidecar is a data error */
+	FILE *f = fopen(at("bad.schema.json"), "w");
+	REQUIRE(f != NULL);
+	fputs("{\"format\": 1}", f);
+	fclose(f);
+	const char *bad[] = {at("bad")};
+	CHECK_STATUS(tf_schema_carry(s, bad, 1, at("o3"), -1), TF_EFORMAT, s);
+	tf_schema_free(t);
+	tf_schema_free(s);
+}
+
+int
+main(void)
+{
+	if (mkdtemp(dir) == NULL) {
+		printf("not ok 1 - mkdtemp\n");
+		return 1;
+	}
+	RUN(parsed_once_and_encoded_back_the_same);
+	RUN(what_is_not_a_schema_is_refused_naming_its_origin);
+	RUN(sidecar_names_a_set_of_shards_once);
+	RUN(carried_to_an_output_of_the_same_data);
+	char cmd[400];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0) {
+		printf("# could not remove %s\n", dir);
+	}
+	DONE();
+}
