@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "tf/batch.h"
 #include "tf/csv.h"
 #include "tf/dataset.h"
 #include "tf/example.h"
@@ -1446,4 +1447,23 @@ void
 tfi_dataset_no_fast(struct tf_dataset *ds)
 {
 	ds->no_fast = 1;
+}
+
+int
+tf_dataset_batch(struct tf_dataset *ds, struct tf_batch *b, size_t capacity)
+{
+	return tf_batch_init(b, capacity, ds->width, ds->nids) == TF_OK
+	           ? TF_OK
+	           : tfi_set_error(ds, TF_ENOMEM, "out of memory");
+}
+
+int
+tf_dataset_read(struct tf_dataset *ds, struct tf_batch *b)
+{
+	b->rows = 0;
+	if (b->width != ds->width || b->id_width != ds->nids) {
+		return tfi_set_error(ds, TF_EINVAL,
+		                     "a batch of other widths than the data's");
+	}
+	return tf_dataset_next(ds, b->x, b->ids, b->y, b->capacity, &b->rows);
 }

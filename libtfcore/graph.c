@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "tf/batch.h"
 #include "tf/csv.h"
 #include "tf/graph.h"
 #include "tf/rng.h"
@@ -812,18 +813,19 @@ tf_graph_feed_ids(struct tf_graph *g, const char *input, const int64_t *ids,
 }
 
 int
-tf_graph_feed_batch(struct tf_graph *g, const float *x, const int64_t *ids,
-                    const float *y, int64_t rows)
+tf_graph_feed_batch(struct tf_graph *g, const struct tf_batch *b)
 {
-	int rc = feed(g, "x", TF_FLOAT32, x, rows);
+	int64_t rows = (int64_t)b->rows;
+	int rc = feed(g, "x", TF_FLOAT32, b->x, rows);
 	if (rc == TF_OK && find_node(g, "ids") >= 0) {
-		rc = ids != NULL ? feed(g, "ids", TF_INT64, ids, rows)
-		                 : tfi_set_error(g, TF_EINVAL,
-		                                 "the model takes ids; none "
-		                                 "were given");
+		rc = b->ids != NULL && b->id_width > 0
+		         ? feed(g, "ids", TF_INT64, b->ids, rows)
+		         : tfi_set_error(g, TF_EINVAL,
+		                         "the model takes ids; none "
+		                         "were given");
 	}
-	if (rc == TF_OK && y != NULL && find_node(g, "label") >= 0) {
-		rc = feed(g, "label", TF_FLOAT32, y, rows);
+	if (rc == TF_OK && b->y != NULL && find_node(g, "label") >= 0) {
+		rc = feed(g, "label", TF_FLOAT32, b->y, rows);
 	}
 	return rc;
 }

@@ -187,6 +187,18 @@ void tfi_schema_clear(struct tf_schema *s);
 const struct tfi_vocab *tfi_schema_vocab(const struct tf_schema *s,
                                          const char *name);
 
+/*
+ * The evaluation loop (model.c): every batch of ds through g, the
+ * prediction node's values and the loss into mt (reset first); errors
+ * are set on errh.
+ */
+struct tf_graph;
+struct tf_batch;
+struct tf_metrics;
+int tfi_evaluate(struct tf_graph *g, const char *prediction,
+                 struct tf_dataset *ds, struct tf_batch *b,
+                 struct tf_metrics *mt, void *errh);
+
 /* A setting's default text (settings.c), NULL when it has none. */
 const char *tfi_settings_default(const char *name);
 

@@ -13,8 +13,10 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "tf/batch.h"
 #include "tf/checkpoint.h"
 #include "tf/file.h"
+#include "tf/metrics.h"
 #include "tf/model.h"
 
 struct tf_model {
@@ -598,13 +600,14 @@ tf_model_signature(const struct tf_model *m)
 }
 
 int
-tf_model_predict(struct tf_model *m, const float *x, const int64_t *ids,
-                 size_t rows, float *out)
+tf_model_predict(struct tf_model *m, const struct tf_batch *b, float *out)
 {
 	tf_errclear(m);
+	size_t rows = b->rows;
 	if (rows == 0) {
 		return TF_OK;
 	}
+	/* A checkpoint's graph takes a label: zeros, so no loss is NaN. */
 	if (m->has_label && m->nzeros < rows) {
 		free(m->zeros);
 		m->zeros = calloc(rows, sizeof(float));
@@ -613,8 +616,9 @@ tf_model_predict(struct tf_model *m, const float *x, const int64_t *ids,
 			return tfi_set_error(m, TF_ENOMEM, "out of memory");
 		}
 	}
-	int rc = tf_graph_feed_batch(
-	    m->g, x, ids, m->has_label ? m->zeros : NULL, (int64_t)rows);
+	struct tf_batch in = *b;
+	in.y = m->has_label ? m->zeros : NULL;
+	int rc = tf_graph_feed_batch(m->g, &in);
 	rc = rc ? rc : tf_graph_forward(m->g, 0);
 	if (rc != TF_OK) {
 		return tfi_set_error(m, rc, "%s", tf_errmsg(m->g));
@@ -629,6 +633,42 @@ tf_model_predict(struct tf_model *m, const float *x, const int64_t *ids,
 		memcpy(out, p, rows * (size_t)tf_model_outputs(m) * sizeof *p);
 	}
 	return TF_OK;
+}
+
+int
+tfi_evaluate(struct tf_graph *g, const char *prediction, struct tf_dataset *ds,
+             struct tf_batch *b, struct tf_metrics *mt, void *errh)
+{
+	int rc;
+	tf_metrics_reset(mt);
+	while ((rc = tf_dataset_read(ds, b)) == TF_OK) {
+		if ((rc = tf_graph_feed_batch(g, b)) != TF_OK ||
+		    (rc = tf_graph_forward(g, 0)) != TF_OK) {
+			return tfi_set_error(errh, rc, "%s", tf_errmsg(g));
+		}
+		tf_metrics_add(mt, tf_tensor_f32(tf_graph_value(g, prediction)),
+		               b->y, b->rows, tf_graph_loss(g));
+	}
+	return rc == TF_EOF ? TF_OK
+	                    : tfi_set_error(errh, rc, "%s", tf_errmsg(ds));
+}
+
+int
+tf_model_evaluate(struct tf_model *m, const char *const *files, size_t nfiles,
+                  size_t batch_size, struct tf_metrics *metrics)
+{
+	struct tf_batch b;
+	tf_errclear(m);
+	int rc = tf_dataset_open(m->ds, files, nfiles, 1, 1, 0);
+	if (rc != TF_OK) {
+		return tfi_set_error(m, rc, "%s", tf_errmsg(m->ds));
+	}
+	if (tf_dataset_batch(m->ds, &b, batch_size) != TF_OK) {
+		return tfi_set_error(m, TF_ENOMEM, "out of memory");
+	}
+	rc = tfi_evaluate(m->g, m->prediction, m->ds, &b, metrics, m);
+	tf_batch_release(&b);
+	return rc;
 }
 
 /* ---- for export.c --------------------------------------------------------

@@ -10,16 +10,16 @@
 #include <string.h>
 
 #include "internal.h"
+#include "tf/batch.h"
 #include "tf/serving.h"
 
 struct tf_request {
 	struct tfi_handle err;
 	int method;
-	int columnar; /* "inputs" rather than "instances" */
-	size_t rows, cap;
-	int64_t width, nids, nout;
-	float *x, *y;
-	int64_t *ids; /* rows x nids */
+	int columnar;       /* "inputs" rather than "instances" */
+	struct tf_batch in; /* the rows asked about, standardised */
+	int64_t nout;       /* values a prediction */
+	float *pred;        /* in.capacity x nout predictions */
 	struct tfi_buf out;
 };
 
@@ -33,9 +33,8 @@ void
 tf_request_free(struct tf_request *q)
 {
 	if (q != NULL) {
-		free(q->x);
-		free(q->y);
-		free(q->ids);
+		tf_batch_release(&q->in);
+		free(q->pred);
 		tfi_buf_free(&q->out);
 		free(q);
 	}
@@ -44,25 +43,19 @@ tf_request_free(struct tf_request *q)
 size_t
 tf_request_rows(const struct tf_request *q)
 {
-	return q->rows;
+	return q->in.rows;
 }
 
-const float *
-tf_request_features(const struct tf_request *q)
+const struct tf_batch *
+tf_request_batch(const struct tf_request *q)
 {
-	return q->x;
-}
-
-const int64_t *
-tf_request_ids(const struct tf_request *q)
-{
-	return q->ids;
+	return &q->in;
 }
 
 float *
 tf_request_outputs(struct tf_request *q)
 {
-	return q->y;
+	return q->pred;
 }
 
 int
@@ -104,29 +97,20 @@ bad(struct tf_request *q, const char *fmt, ...)
 static int
 grow(struct tf_request *q, size_t rows)
 {
-	if (rows <= q->cap) {
+	if (rows <= q->in.capacity && q->pred != NULL) {
 		return TF_OK;
 	}
-	size_t cap = q->cap ? q->cap : 16;
+	size_t cap = q->in.capacity ? q->in.capacity : 16;
 	while (cap < rows) {
 		cap *= 2;
 	}
-	float *x = realloc(q->x, cap * (size_t)q->width * sizeof *x);
-	if (x != NULL) {
-		q->x = x;
+	float *pred = realloc(q->pred, cap * (size_t)q->nout * sizeof *pred);
+	if (pred != NULL) {
+		q->pred = pred;
 	}
-	float *y = realloc(q->y, cap * (size_t)q->nout * sizeof *y);
-	if (y != NULL) {
-		q->y = y;
-	}
-	int64_t *ids = realloc(q->ids, cap * (size_t)q->nids * sizeof *ids + 1);
-	if (ids != NULL) {
-		q->ids = ids;
-	}
-	if (x == NULL || y == NULL || ids == NULL) {
+	if (pred == NULL || tf_batch_reserve(&q->in, cap) != TF_OK) {
 		return tfi_set_error(q, TF_ENOMEM, "out of memory");
 	}
-	q->cap = cap;
 	return TF_OK;
 }
 
@@ -194,7 +178,7 @@ value(struct tf_request *q, const struct tf_model *m, int64_t c, json_t *v,
 	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
 	if (tf_dataset_column_kind(ds, c) != TF_COLUMN_CATEGORICAL) {
 		return number(q, v, bools, what,
-		              &q->x[r * (size_t)q->width + (size_t)c]);
+		              &q->in.x[r * (size_t)q->in.width + (size_t)c]);
 	}
 	if (json_is_array(v) && json_array_size(v) == 1) {
 		v = json_array_get(v, 0);
@@ -203,7 +187,7 @@ value(struct tf_request *q, const struct tf_model *m, int64_t c, json_t *v,
 		return bad(q, "%s: expected a string (a categorical feature)",
 		           what);
 	}
-	q->ids[r * (size_t)q->nids + (size_t)(c - q->width)] =
+	q->in.ids[r * (size_t)q->in.id_width + (size_t)(c - q->in.width)] =
 	    tf_dataset_category(ds, c, json_string_value(v),
 	                        json_string_length(v));
 	return TF_OK;
@@ -247,7 +231,7 @@ instance(struct tf_request *q, const struct tf_model *m, json_t *v, size_t i)
 		return dense_row(q, m, v, what, i);
 	}
 	if (json_is_number(v) && n == 1) {
-		q->x[i * (size_t)q->width] = (float)json_number_value(v);
+		q->in.x[i * (size_t)q->in.width] = (float)json_number_value(v);
 		return TF_OK;
 	}
 	if (!json_is_object(v)) {
@@ -329,7 +313,7 @@ columnar(struct tf_request *q, const struct tf_model *m, json_t *in,
 				return TF_EINVAL;
 			}
 		}
-		q->rows = n;
+		q->in.rows = n;
 		return TF_OK;
 	}
 	if (!json_is_object(in)) {
@@ -382,7 +366,7 @@ columnar(struct tf_request *q, const struct tf_model *m, json_t *in,
 	if (n == 0) {
 		return bad(q, "'inputs' holds no rows");
 	}
-	q->rows = n;
+	q->in.rows = n;
 	return TF_OK;
 }
 
@@ -412,20 +396,20 @@ examples(struct tf_request *q, const struct tf_model *m, json_t *root,
 	int dense = dense_input(m);
 	for (size_t r = 0; r < n; r++) {
 		json_t *e = json_array_get(ex, r);
-		float *row = q->x + r * (size_t)q->width;
-		int64_t *ids = q->ids + r * (size_t)q->nids;
+		float *row = q->in.x + r * (size_t)q->in.width;
+		int64_t *ids = q->in.ids + r * (size_t)q->in.id_width;
 		if (!json_is_object(e)) {
 			return bad(q,
 			           "example %zu: expected an object of "
 			           "features",
 			           r);
 		}
-		for (int64_t c = 0; c < q->width; c++) {
+		for (int64_t c = 0; c < q->in.width; c++) {
 			int is_int;
 			float inv;
 			tf_dataset_column(ds, c, &is_int, &row[c], &inv);
 		}
-		for (int64_t k = 0; k < q->nids; k++) {
+		for (int64_t k = 0; k < q->in.id_width; k++) {
 			ids[k] = -1; /* missing: no id */
 		}
 		for (int pass = 0; pass < 2; pass++) {
@@ -452,7 +436,7 @@ examples(struct tf_request *q, const struct tf_model *m, json_t *root,
 			}
 		}
 	}
-	q->rows = n;
+	q->in.rows = n;
 	return TF_OK;
 }
 
@@ -464,36 +448,33 @@ start(struct tf_request *q, const struct tf_model *m, int method)
 	tf_errclear(q);
 	q->method = method;
 	q->columnar = 0;
-	q->rows = 0;
+	q->in.rows = 0;
 	q->out.len = 0;
-	if (q->width != tf_dataset_width(ds) ||
-	    q->nids != tf_dataset_id_width(ds) ||
+	if (q->in.width != tf_dataset_width(ds) ||
+	    q->in.id_width != tf_dataset_id_width(ds) ||
 	    q->nout != tf_model_outputs(m)) {
-		free(q->x);
-		free(q->y);
-		free(q->ids);
-		q->x = q->y = NULL;
-		q->ids = NULL;
-		q->cap = 0;
-		q->width = tf_dataset_width(ds);
-		q->nids = tf_dataset_id_width(ds);
+		/* Another model's rows: start over at its widths. */
+		tf_batch_release(&q->in);
+		free(q->pred);
+		q->pred = NULL;
+		q->in.width = tf_dataset_width(ds);
+		q->in.id_width = tf_dataset_id_width(ds);
 		q->nout = tf_model_outputs(m);
 	}
 }
 
 int
 tf_request_set_rows(struct tf_request *q, const struct tf_model *m,
-                    const float *x, const int64_t *ids, size_t rows)
+                    const struct tf_batch *b)
 {
 	start(q, m, TF_METHOD_LINES);
-	if (grow(q, rows) != TF_OK) {
+	if (grow(q, b->rows) != TF_OK) {
 		return TF_ENOMEM;
 	}
-	memcpy(q->x, x, rows * (size_t)q->width * sizeof *x);
-	if (q->nids > 0) {
-		memcpy(q->ids, ids, rows * (size_t)q->nids * sizeof *ids);
+	if (tf_batch_append(&q->in, b) != TF_OK) {
+		return tfi_set_error(q, TF_EINVAL,
+		                     "rows of other widths than the model's");
 	}
-	q->rows = rows;
 	return TF_OK;
 }
 
@@ -513,7 +494,7 @@ tf_request_parse(struct tf_request *q, const struct tf_model *m, int method,
 	if (method == TF_METHOD_INSTANCE) {
 		rc = grow(q, 1);
 		rc = rc ? rc : instance(q, m, root, 0);
-		q->rows = rc == TF_OK ? 1 : 0;
+		q->in.rows = rc == TF_OK ? 1 : 0;
 		goto out;
 	}
 	if (!json_is_object(root)) {
@@ -564,14 +545,14 @@ tf_request_parse(struct tf_request *q, const struct tf_model *m, int method,
 				break;
 			}
 		}
-		q->rows = rc == TF_OK ? json_array_size(inst) : 0;
+		q->in.rows = rc == TF_OK ? json_array_size(inst) : 0;
 	}
 out:
 	json_decref(root);
 	if (rc == TF_OK) {
-		tf_dataset_standardize(ds, q->x, q->ids, q->rows);
+		tf_dataset_standardize(ds, q->in.x, q->in.ids, q->in.rows);
 	} else {
-		q->rows = 0;
+		q->in.rows = 0;
 	}
 	return rc;
 }
@@ -636,10 +617,10 @@ tf_request_respond(struct tf_request *q, const struct tf_model *m,
 	int64_t n = q->nout;
 	int rc = 0;
 	if (q->method == TF_METHOD_INSTANCE) {
-		rc = put_row(b, q->y, n, reg);
+		rc = put_row(b, q->pred, n, reg);
 	} else if (q->method == TF_METHOD_LINES) {
-		for (size_t r = 0; r < q->rows && rc == 0; r++) {
-			rc = put_row(b, q->y + r * (size_t)n, n, reg) ||
+		for (size_t r = 0; r < q->in.rows && rc == 0; r++) {
+			rc = put_row(b, q->pred + r * (size_t)n, n, reg) ||
 			     put(b, "\n");
 		}
 	} else if (q->method == TF_METHOD_CLASSIFY) {
@@ -649,7 +630,7 @@ tf_request_respond(struct tf_request *q, const struct tf_model *m,
 			              ":regress or :predict)");
 		}
 		rc = put(b, "{\"results\":[");
-		for (size_t r = 0; r < q->rows && rc == 0; r++) {
+		for (size_t r = 0; r < q->in.rows && rc == 0; r++) {
 			rc = put(b, r ? ",[" : "[");
 			for (int64_t c = 0; c < n && rc == 0; c++) {
 				json_t *l = json_string(tf_model_label(m, c));
@@ -657,7 +638,7 @@ tf_request_respond(struct tf_request *q, const struct tf_model *m,
 				    l ? json_dumps(l, JSON_ENCODE_ANY) : NULL;
 				rc = lt == NULL || put(b, c ? ",[" : "[") ||
 				     put(b, lt) || put(b, ",") ||
-				     put_float(b, q->y[r * (size_t)n + c]) ||
+				     put_float(b, q->pred[r * (size_t)n + c]) ||
 				     put(b, "]");
 				free(lt);
 				json_decref(l);
@@ -673,36 +654,37 @@ tf_request_respond(struct tf_request *q, const struct tf_model *m,
 			           ":classify or :predict)");
 		}
 		rc = put(b, "{\"results\":[");
-		for (size_t r = 0; r < q->rows && rc == 0; r++) {
+		for (size_t r = 0; r < q->in.rows && rc == 0; r++) {
 			/* Binary: the probability of class 1. */
 			rc = (r ? put(b, ",") : 0) ||
-			     put_float(b, q->y[r * (size_t)n + (reg ? 0 : 1)]);
+			     put_float(b,
+			               q->pred[r * (size_t)n + (reg ? 0 : 1)]);
 		}
 		rc = rc || put(b, "]}");
 	} else if (!q->columnar) {
 		rc = put(b, "{\"predictions\":[");
-		for (size_t r = 0; r < q->rows && rc == 0; r++) {
+		for (size_t r = 0; r < q->in.rows && rc == 0; r++) {
 			rc = (r ? put(b, ",") : 0) ||
-			     put_row(b, q->y + r * (size_t)n, n, reg);
+			     put_row(b, q->pred + r * (size_t)n, n, reg);
 		}
 		rc = rc || put(b, "]}");
 	} else if (reg) {
 		rc = put(b, "{\"outputs\":[");
-		for (size_t r = 0; r < q->rows && rc == 0; r++) {
-			rc = (r ? put(b, ",") : 0) || put_float(b, q->y[r]);
+		for (size_t r = 0; r < q->in.rows && rc == 0; r++) {
+			rc = (r ? put(b, ",") : 0) || put_float(b, q->pred[r]);
 		}
 		rc = rc || put(b, "]}");
 	} else {
 		rc = put(b, "{\"outputs\":{\"probabilities\":[");
-		for (size_t r = 0; r < q->rows && rc == 0; r++) {
+		for (size_t r = 0; r < q->in.rows && rc == 0; r++) {
 			rc = (r ? put(b, ",") : 0) ||
-			     put_probs(b, q->y + r * (size_t)n, n);
+			     put_probs(b, q->pred + r * (size_t)n, n);
 		}
 		rc = rc || put(b, "],\"class_ids\":[");
-		for (size_t r = 0; r < q->rows && rc == 0; r++) {
+		for (size_t r = 0; r < q->in.rows && rc == 0; r++) {
 			char k[32];
 			snprintf(k, sizeof k, "%s%lld", r ? "," : "",
-			         (long long)argmax(q->y + r * (size_t)n, n));
+			         (long long)argmax(q->pred + r * (size_t)n, n));
 			rc = put(b, k);
 		}
 		rc = rc || put(b, "]}}");

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "tf/batch.h"
 #include "tf/checkpoint.h"
 #include "tf/events.h"
 #include "tf/metrics.h"
@@ -273,8 +274,7 @@ struct run {
 	int64_t classes;
 	struct tf_metrics *vm; /* validation */
 	struct tf_dataset *vd;
-	float *vx, *vy;
-	int64_t *vids;
+	struct tf_batch vb;   /* ... its rows */
 	struct tf_events *ev; /* TensorBoard, with --logdir */
 	char *val_text;       /* the last validation metrics as members */
 	uint64_t val_step;    /* the step they were measured at */
@@ -340,22 +340,15 @@ restore(struct run *r, const char *name, float *dst, size_t n)
 	return TF_OK;
 }
 
-/* Evaluate the graph on a file into m (reset first). */
+/* Evaluate the graph on a file into m (the evaluation loop of
+ * tf_model_evaluate(), over this run's graph). */
 static int
 evaluate(struct run *r, const char *file, struct tf_metrics *m)
 {
-	size_t bs = r->cfg->batch_size;
-	tf_metrics_reset(m);
 	if (r->vd == NULL) {
 		/* Set up once; each evaluation reopens the file. */
 		r->vd = tf_dataset_new();
-		r->vx = malloc(bs * (size_t)tf_dataset_width(r->ds) *
-		               sizeof(float));
-		r->vy = malloc(bs * sizeof(float));
-		r->vids = malloc(bs * (size_t)tf_dataset_id_width(r->ds) *
-		                     sizeof(int64_t) +
-		                 1);
-		if (!r->vd || !r->vx || !r->vy || !r->vids) {
+		if (r->vd == NULL) {
 			return fail(r, TF_ENOMEM, "out of memory");
 		}
 		tf_dataset_set_normalize(r->vd, r->cfg->normalize);
@@ -364,6 +357,10 @@ evaluate(struct run *r, const char *file, struct tf_metrics *m)
 		if (rc == TF_OK && r->h.crosses != NULL) {
 			rc = tf_dataset_set_categorical(r->vd, r->h.crosses,
 			                                r->h.buckets);
+		}
+		if (rc == TF_OK) {
+			rc =
+			    tf_dataset_batch(r->vd, &r->vb, r->cfg->batch_size);
 		}
 		if (rc != TF_OK) {
 			return fail(r, rc, "%s", tf_errmsg(r->vd));
@@ -375,21 +372,11 @@ evaluate(struct run *r, const char *file, struct tf_metrics *m)
 	}
 	const char *files[] = {file};
 	int rc = tf_dataset_open(r->vd, files, 1, 1, 1, 0);
-	size_t rows;
-	while (rc == TF_OK &&
-	       (rc = tf_dataset_next(r->vd, r->vx, r->vids, r->vy, bs,
-	                             &rows)) == TF_OK) {
-		if ((rc = tf_graph_feed_batch(r->g, r->vx, r->vids, r->vy,
-		                              (int64_t)rows)) != TF_OK ||
-		    (rc = tf_graph_forward(r->g, 0)) != TF_OK) {
-			return fail(r, rc, "%s", tf_errmsg(r->g));
-		}
-		const struct tf_tensor *p =
-		    tf_graph_value(r->g, prediction_node(r->task));
-		tf_metrics_add(m, tf_tensor_f32(p), r->vy, rows,
-		               tf_graph_loss(r->g));
+	if (rc != TF_OK) {
+		return fail(r, rc, "%s", tf_errmsg(r->vd));
 	}
-	return rc == TF_EOF ? TF_OK : fail(r, rc, "%s", tf_errmsg(r->vd));
+	return tfi_evaluate(r->g, prediction_node(r->task), r->vd, &r->vb, m,
+	                    r->t);
 }
 
 /* Add L1/L2 penalties to the gradients. */
@@ -886,9 +873,7 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 #define AHEAD 3
 
 struct batch {
-	float *x, *y;
-	int64_t *ids;
-	size_t rows;
+	struct tf_batch b;
 	uint64_t epoch, done; /* dataset position after this batch */
 	int rc;
 	char msg[TFI_MSG_MAX];
@@ -921,8 +906,7 @@ prefetch_main(void *arg)
 		}
 		struct batch *b = &p->b[p->tail];
 		pthread_mutex_unlock(&p->mu);
-		b->rc =
-		    tf_dataset_next(p->ds, b->x, b->ids, b->y, p->bs, &b->rows);
+		b->rc = tf_dataset_read(p->ds, &b->b);
 		b->epoch = tf_dataset_epoch(p->ds);
 		b->done = tf_dataset_done(p->ds);
 		if (b->rc != TF_OK && b->rc != TF_EOF) {
@@ -946,13 +930,8 @@ prefetch_start(struct prefetch *p, struct tf_dataset *ds, size_t bs)
 	memset(p, 0, sizeof *p);
 	p->ds = ds;
 	p->bs = bs;
-	size_t w = (size_t)tf_dataset_width(ds),
-	       ni = (size_t)tf_dataset_id_width(ds);
 	for (int i = 0; i < AHEAD; i++) {
-		p->b[i].x = malloc(bs * w * sizeof(float));
-		p->b[i].y = malloc(bs * sizeof(float));
-		p->b[i].ids = malloc(bs * ni * sizeof(int64_t) + 1);
-		if (!p->b[i].x || !p->b[i].y || !p->b[i].ids) {
+		if (tf_dataset_batch(ds, &p->b[i].b, bs) != TF_OK) {
 			return TF_ENOMEM;
 		}
 	}
@@ -1001,9 +980,7 @@ prefetch_stop(struct prefetch *p)
 		pthread_cond_destroy(&p->cv);
 	}
 	for (int i = 0; i < AHEAD; i++) {
-		free(p->b[i].x);
-		free(p->b[i].y);
-		free(p->b[i].ids);
+		tf_batch_release(&p->b[i].b);
 	}
 	p->started = 0;
 }
@@ -1022,7 +999,6 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 	r.g = tf_graph_new();
 	r.o = tf_optim_new();
 	r.ck = tf_ckpt_new();
-	float *x = NULL, *y = NULL;
 	struct tf_metrics *m = NULL;
 	struct prefetch pf = {0};
 	struct batch *b = NULL;
@@ -1066,9 +1042,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			prefetch_release(&pf);
 		}
 		b = prefetch_next(&pf);
-		size_t rows = b->rows;
-		x = b->x;
-		y = b->y;
+		size_t rows = b->b.rows;
 		rc = b->rc;
 		if (rc == TF_EOF) {
 			rc = TF_OK;
@@ -1078,8 +1052,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			rc = fail(&r, rc, "%s", b->msg);
 			goto out;
 		}
-		if ((rc = tf_graph_feed_batch(r.g, x, b->ids, y,
-		                              (int64_t)rows)) != TF_OK ||
+		if ((rc = tf_graph_feed_batch(r.g, &b->b)) != TF_OK ||
 		    (rc = tf_graph_forward(r.g, 1)) != TF_OK ||
 		    (rc = tf_graph_backward(r.g)) != TF_OK) {
 			rc = fail(&r, rc, "%s", tf_errmsg(r.g));
@@ -1098,7 +1071,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		tf_metrics_add(
 		    m,
 		    tf_tensor_f32(tf_graph_value(r.g, prediction_node(r.task))),
-		    y, rows, loss);
+		    b->b.y, rows, loss);
 		regularize_weights(r.g, cfg->l1, cfg->l2);
 		lr =
 		    tf_lr_decay(r.h.learning_rate, r.h.step, cfg->lr_decay_rate,
@@ -1156,9 +1129,7 @@ out:
 	tf_metrics_free(m);
 	tf_metrics_free(r.vm);
 	tf_dataset_free(r.vd);
-	free(r.vx);
-	free(r.vy);
-	free(r.vids);
+	tf_batch_release(&r.vb);
 	tf_events_free(r.ev);
 	tf_ckpt_header_release(&r.h);
 	free(r.val_text);

@@ -133,6 +133,65 @@ print_prediction(int task, int64_t classes, const float *p, int csv)
 	printf(csv ? "\n" : "]}\n");
 }
 
+/* --predict: one line per record, JSON or CSV. */
+static void
+predict_all(struct tf_model *model, const char *const *files, size_t nfiles,
+            size_t bs, const char *key, int csv)
+{
+	struct tf_dataset *ds = tf_model_dataset(model);
+	int task = tf_dataset_task(ds);
+	int64_t classes = tf_dataset_classes(ds);
+	int64_t pw = tf_model_outputs(model);
+	struct tf_batch b;
+	float *out = malloc(bs * (size_t)pw * sizeof *out);
+	if (tf_dataset_open(ds, files, nfiles, 1, 1, 0) != TF_OK) {
+		die_status(tf_errcode(ds), tf_errmsg(ds));
+	}
+	if (out == NULL || tf_dataset_batch(ds, &b, bs) != TF_OK) {
+		die(EX_OSERR, "out of memory");
+	}
+	if (csv) {
+		if (key != NULL) {
+			printf("%s,", key);
+		}
+		if (task == TF_TASK_MULTICLASS) {
+			printf("class");
+			for (int64_t k = 0; k < classes; k++) {
+				printf(",p%lld", (long long)k);
+			}
+			printf("\n");
+		} else {
+			printf(task == TF_TASK_BINARY ? "class,probability\n"
+			                              : "prediction\n");
+		}
+	}
+	int rc;
+	while ((rc = tf_dataset_read(ds, &b)) == TF_OK) {
+		/* Predictions need no label: a record without one is fine. */
+		if (tf_model_predict(model, &b, out) != TF_OK) {
+			die_status(tf_errcode(model), tf_errmsg(model));
+		}
+		for (size_t r = 0; r < b.rows; r++) {
+			if (!csv) {
+				putchar('{');
+			}
+			if (key != NULL) {
+				print_key(key, tf_dataset_key(ds, r), csv);
+			}
+			/* Binary outputs are (1 - p, p): print p. */
+			const float *p = out + r * (size_t)pw;
+			print_prediction(task, classes,
+			                 task == TF_TASK_BINARY ? p + 1 : p,
+			                 csv);
+		}
+	}
+	if (rc != TF_EOF) {
+		die_status(rc, tf_errmsg(ds));
+	}
+	tf_batch_release(&b);
+	free(out);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -205,11 +264,9 @@ main(int argc, char **argv)
 	if (tf_model_load(model, reg, ckpt) != TF_OK) {
 		die_status(tf_errcode(model), tf_errmsg(model));
 	}
-	struct tf_graph *g = tf_model_graph(model);
 	struct tf_dataset *ds = tf_model_dataset(model);
 	int task = tf_dataset_task(ds);
 	int64_t classes = tf_dataset_classes(ds);
-	int64_t w = tf_dataset_width(ds);
 	int nin;
 	const char *const *files = (const char *const *)input_files(
 	    argc - optind, argv + optind, &nin);
@@ -218,69 +275,18 @@ main(int argc, char **argv)
 	if (key != NULL && (!predict || tf_dataset_set_key(ds, key) != TF_OK)) {
 		usage_error("--key goes with --predict");
 	}
-	if (tf_dataset_open(ds, files, nfiles, 1, 1, 0) != TF_OK) {
-		die_status(tf_errcode(ds), tf_errmsg(ds));
-	}
-	float *x = malloc(bs * (size_t)w * sizeof(float));
-	float *y = malloc(bs * sizeof(float));
-	int64_t *ids =
-	    malloc(bs * (size_t)tf_dataset_id_width(ds) * sizeof *ids + 1);
 	static struct tf_metrics *m;
 	m = tf_metrics_new(task, classes);
-	if (x == NULL || y == NULL || ids == NULL || m == NULL) {
+	if (m == NULL) {
 		die(EX_OSERR, "out of memory");
 	}
-	size_t rows;
-	int rc;
-
-	int64_t pw = task == TF_TASK_MULTICLASS ? classes : 1;
-	if (predict && csv) {
-		if (key != NULL) {
-			printf("%s,", key);
+	if (!predict) {
+		/* Metrics: the library's evaluation loop. */
+		if (tf_model_evaluate(model, files, nfiles, bs, m) != TF_OK) {
+			die_status(tf_errcode(model), tf_errmsg(model));
 		}
-		if (task == TF_TASK_MULTICLASS) {
-			printf("class");
-			for (int64_t k = 0; k < classes; k++) {
-				printf(",p%lld", (long long)k);
-			}
-			printf("\n");
-		} else {
-			printf(task == TF_TASK_BINARY ? "class,probability\n"
-			                              : "prediction\n");
-		}
-	}
-	while ((rc = tf_dataset_next(ds, x, ids, y, bs, &rows)) == TF_OK) {
-		/* The label goes to a checkpoint's graph (an export has
-		 * none).  Predictions do not need the loss: a missing label
-		 * (NaN) is fine there. */
-		if (tf_graph_feed_batch(g, x, ids, y, (int64_t)rows) != TF_OK) {
-			die_status(tf_errcode(g), tf_errmsg(g));
-		}
-		int frc = tf_graph_forward(g, 0);
-		const struct tf_tensor *p =
-		    tf_graph_value(g, tf_model_prediction(model));
-		if (frc != TF_OK && (!predict || p == NULL)) {
-			die_status(frc, tf_errmsg(g));
-		}
-		if (predict) {
-			for (size_t r = 0; r < rows; r++) {
-				if (!csv) {
-					putchar('{');
-				}
-				if (key != NULL) {
-					print_key(key, tf_dataset_key(ds, r),
-					          csv);
-				}
-				print_prediction(
-				    task, classes,
-				    tf_tensor_f32(p) + r * (size_t)pw, csv);
-			}
-			continue;
-		}
-		tf_metrics_add(m, tf_tensor_f32(p), y, rows, tf_graph_loss(g));
-	}
-	if (rc != TF_EOF) {
-		die_status(rc, tf_errmsg(ds));
+	} else {
+		predict_all(model, files, nfiles, bs, key, csv);
 	}
 	if (!predict) {
 		char *out = NULL;
@@ -295,9 +301,6 @@ main(int argc, char **argv)
 		}
 		free(out);
 	}
-	free(x);
-	free(y);
-	free(ids);
 	tf_metrics_free(m);
 	tf_model_free(model);
 	tf_registry_free(reg);

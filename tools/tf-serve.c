@@ -478,19 +478,22 @@ load_version(struct served *s, int64_t number, const char *dir,
 			return NULL;
 		}
 		/* Warm: one prediction of a row of means and missing ids. */
-		struct tf_dataset *ds = tf_model_dataset(m);
-		int64_t w = tf_dataset_width(ds), ni = tf_dataset_id_width(ds);
-		float *x = calloc((size_t)w, sizeof *x);
+		struct tf_batch one;
 		float *y = calloc((size_t)tf_model_outputs(m), sizeof *y);
-		int64_t *ids = malloc((size_t)ni * sizeof *ids + 1);
-		for (int64_t k = 0; ids != NULL && k < ni; k++) {
-			ids[k] = -1;
+		rc = y == NULL || tf_dataset_batch(tf_model_dataset(m), &one,
+		                                   1) != TF_OK
+		         ? TF_ENOMEM
+		         : TF_OK;
+		if (rc == TF_OK) {
+			one.rows = 1;
+			memset(one.x, 0, (size_t)one.width * sizeof *one.x);
+			for (int64_t k = 0; k < one.id_width; k++) {
+				one.ids[k] = -1;
+			}
+			rc = tf_model_predict(m, &one, y);
 		}
-		rc = x && y && ids ? tf_model_predict(m, x, ids, 1, y)
-		                   : TF_ENOMEM;
-		free(x);
+		tf_batch_release(&one);
 		free(y);
-		free(ids);
 		if (rc != TF_OK) {
 			snprintf(err, errlen,
 			         "%.1024s: warm-up prediction failed: %.512s",
@@ -825,8 +828,7 @@ metrics_text(struct sbuf *b)
 
 struct job {
 	struct version *v;
-	const float *x;
-	const int64_t *ids;
+	const struct tf_batch *in;
 	float *y;
 	size_t rows;
 	int done, rc;
@@ -861,8 +863,8 @@ static void *
 batch_worker(void *arg)
 {
 	(void)arg;
-	float *x = NULL, *y = NULL;
-	int64_t *ids = NULL;
+	struct tf_batch all = {0};
+	float *y = NULL;
 	size_t cap = 0;
 	struct job *jobs[1024];
 	pthread_mutex_lock(&batch.lock);
@@ -906,35 +908,32 @@ batch_worker(void *arg)
 			}
 		}
 		pthread_mutex_unlock(&batch.lock);
-		struct tf_dataset *ds = tf_model_dataset(v->inst[0]);
-		int64_t w = tf_dataset_width(ds), ni = tf_dataset_id_width(ds);
 		int64_t o = tf_model_outputs(v->inst[0]);
 		int rc = TF_OK;
+		/* The jobs' rows one after another, in one batch. */
+		if (all.width != jobs[0]->in->width ||
+		    all.id_width != jobs[0]->in->id_width) {
+			tf_batch_release(&all);
+			all.width = jobs[0]->in->width;
+			all.id_width = jobs[0]->in->id_width;
+		}
+		all.rows = 0;
 		if (rows > cap) {
-			free(x);
 			free(y);
-			free(ids);
 			cap = rows;
-			x = malloc(cap * (size_t)w * sizeof *x);
 			y = malloc(cap * (size_t)o * sizeof *y);
-			ids = malloc(cap * (size_t)ni * sizeof *ids + 1);
-			if (x == NULL || y == NULL || ids == NULL) {
-				die(EX_OSERR, "out of memory");
+		}
+		for (int i = 0; i < n && y != NULL; i++) {
+			if (tf_batch_append(&all, jobs[i]->in) != TF_OK) {
+				y = NULL;
 			}
 		}
-		size_t at = 0;
-		for (int i = 0; i < n; i++) {
-			memcpy(x + at * (size_t)w, jobs[i]->x,
-			       jobs[i]->rows * (size_t)w * sizeof *x);
-			if (ni > 0) {
-				memcpy(ids + at * (size_t)ni, jobs[i]->ids,
-				       jobs[i]->rows * (size_t)ni *
-				           sizeof *ids);
-			}
-			at += jobs[i]->rows;
+		if (y == NULL) {
+			die(EX_OSERR, "out of memory");
 		}
+		size_t at;
 		int k = take(v);
-		rc = tf_model_predict(v->inst[k], x, ids, rows, y);
+		rc = tf_model_predict(v->inst[k], &all, y);
 		give(v, k);
 		pthread_mutex_lock(&batch.lock);
 		at = 0;
@@ -948,26 +947,23 @@ batch_worker(void *arg)
 		pthread_cond_broadcast(&batch.done);
 	}
 	pthread_mutex_unlock(&batch.lock);
-	free(x);
+	tf_batch_release(&all);
 	free(y);
-	free(ids);
 	return NULL;
 }
 
 static int
 predict(struct version *v, struct tf_request *q)
 {
-	const float *x = tf_request_features(q);
-	const int64_t *ids = tf_request_ids(q);
-	size_t rows = tf_request_rows(q);
+	const struct tf_batch *in = tf_request_batch(q);
 	float *y = tf_request_outputs(q);
 	if (!opt.batching) {
 		int k = take(v);
-		int rc = tf_model_predict(v->inst[k], x, ids, rows, y);
+		int rc = tf_model_predict(v->inst[k], in, y);
 		give(v, k);
 		return rc;
 	}
-	struct job j = {v, x, ids, y, rows, 0, 0, NULL};
+	struct job j = {v, in, y, in->rows, 0, 0, NULL};
 	pthread_mutex_lock(&batch.lock);
 	if (batch.tail != NULL) {
 		batch.tail->next = &j;
@@ -1489,20 +1485,14 @@ run_stdin(struct served *s, const char *format)
 		if (tf_dataset_open(ds, files, 1, 1, 1, 0) != TF_OK) {
 			die_status(tf_errcode(ds), tf_errmsg(ds));
 		}
-		size_t bs = 256, rows;
-		int64_t w = tf_dataset_width(ds);
-		float *x = malloc(bs * (size_t)w * sizeof *x);
-		int64_t *ids = malloc(
-		    bs * (size_t)tf_dataset_id_width(ds) * sizeof *ids + 1);
-		if (x == NULL || ids == NULL) {
+		struct tf_batch b;
+		if (tf_dataset_batch(ds, &b, 256) != TF_OK) {
 			die(EX_OSERR, "out of memory");
 		}
 		int rc;
-		while ((rc = tf_dataset_next(ds, x, ids, NULL, bs, &rows)) ==
-		       TF_OK) {
-			if (tf_request_set_rows(q, m, x, ids, rows) != TF_OK ||
-			    tf_model_predict(m, tf_request_features(q),
-			                     tf_request_ids(q), rows,
+		while ((rc = tf_dataset_read(ds, &b)) == TF_OK) {
+			if (tf_request_set_rows(q, m, &b) != TF_OK ||
+			    tf_model_predict(m, tf_request_batch(q),
 			                     tf_request_outputs(q)) != TF_OK ||
 			    tf_request_respond(q, m, &out, &olen) != TF_OK) {
 				die(EX_SOFTWARE, "prediction failed");
@@ -1512,8 +1502,7 @@ run_stdin(struct served *s, const char *format)
 		if (rc != TF_EOF) {
 			die_status(rc, tf_errmsg(ds));
 		}
-		free(x);
-		free(ids);
+		tf_batch_release(&b);
 	} else {
 		char *line = NULL;
 		size_t cap = 0;
@@ -1535,8 +1524,7 @@ run_stdin(struct served *s, const char *format)
 				die(EX_DATAERR, "(stdin):%lu: %s", lineno,
 				    tf_errmsg(q));
 			}
-			if (tf_model_predict(m, tf_request_features(q),
-			                     tf_request_ids(q), 1,
+			if (tf_model_predict(m, tf_request_batch(q),
 			                     tf_request_outputs(q)) != TF_OK ||
 			    tf_request_respond(q, m, &out, &olen) != TF_OK) {
 				die(EX_SOFTWARE,

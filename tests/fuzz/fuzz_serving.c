@@ -55,8 +55,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (rows == 0 || rows > 64) {
 			abort();
 		}
-		if (tf_model_predict(model, tf_request_features(req),
-		                     tf_request_ids(req), rows,
+		if (tf_model_predict(model, tf_request_batch(req),
 		                     tf_request_outputs(req)) != TF_OK) {
 			abort();
 		}

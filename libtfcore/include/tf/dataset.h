@@ -148,6 +148,12 @@ TF_API int tf_dataset_seek(struct tf_dataset *ds, uint64_t epoch,
  */
 TF_API int tf_dataset_next(struct tf_dataset *ds, float *x, int64_t *ids,
                            float *y, size_t max, size_t *rows);
+/* A batch of room for capacity rows of this dataset's widths. */
+struct tf_batch;
+TF_API int tf_dataset_batch(struct tf_dataset *ds, struct tf_batch *b,
+                            size_t capacity);
+/* The next rows into b, up to its capacity, as tf_dataset_next(). */
+TF_API int tf_dataset_read(struct tf_dataset *ds, struct tf_batch *b);
 /* Where reading stands. */
 TF_API uint64_t tf_dataset_epoch(const struct tf_dataset *ds);
 TF_API uint64_t tf_dataset_done(const struct tf_dataset *ds);

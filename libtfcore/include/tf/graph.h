@@ -64,12 +64,11 @@ TF_API int tf_graph_feed_ids(struct tf_graph *g, const char *input,
                              const int64_t *ids, int64_t rows);
 /*
  * Feed a batch under the built-in models' input names: "x" the floats,
- * "ids" the ids when the graph has that input (rows x its width), and
- * "label" the labels when y is not NULL and the graph has that input.
+ * "ids" the ids when the graph has that input, and "label" the labels
+ * when b->y is not NULL and the graph has that input.
  */
-TF_API int tf_graph_feed_batch(struct tf_graph *g, const float *x,
-                               const int64_t *ids, const float *y,
-                               int64_t rows);
+struct tf_batch;
+TF_API int tf_graph_feed_batch(struct tf_graph *g, const struct tf_batch *b);
 /* Width of the int64 input "ids" tf_graph_feed_batch() feeds; 0 when
  * the graph has none. */
 TF_API int64_t tf_graph_ids_width(const struct tf_graph *g);

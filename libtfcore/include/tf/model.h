@@ -86,8 +86,20 @@ TF_API const char *tf_model_label(const struct tf_model *m, int64_t k);
  * tf_model_outputs() values, class probabilities (binary: 1 - p, p) or
  * regression values.  Not thread-safe: one model per thread.
  */
-TF_API int tf_model_predict(struct tf_model *m, const float *x,
-                            const int64_t *ids, size_t rows, float *out);
+struct tf_batch;
+TF_API int tf_model_predict(struct tf_model *m, const struct tf_batch *b,
+                            float *out);
+
+/*
+ * Evaluate the model on files (read once, in order, batch_size rows at
+ * a time) into metrics (reset first): the one evaluation loop, used by
+ * tf-eval and by training's validation.  The dataset's errors (TF_ENOENT,
+ * TF_EFORMAT naming the file and record), or the graph's.
+ */
+struct tf_metrics;
+TF_API int tf_model_evaluate(struct tf_model *m, const char *const *files,
+                             size_t nfiles, size_t batch_size,
+                             struct tf_metrics *metrics);
 
 /*
  * Write an export BASE/N/.  version 0: one above the highest version in

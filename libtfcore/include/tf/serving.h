@@ -50,14 +50,14 @@ TF_API void tf_request_free(struct tf_request *q);
 TF_API int tf_request_parse(struct tf_request *q, const struct tf_model *m,
                             int method, const char *body, size_t len,
                             size_t max_rows);
-/* Rows already standardised (records read with tf_dataset_next()), to
+/* Rows already standardised (records read with tf_dataset_read()), to
  * answer with one row-format prediction per line (TF_METHOD_LINES). */
+struct tf_batch;
 TF_API int tf_request_set_rows(struct tf_request *q, const struct tf_model *m,
-                               const float *x, const int64_t *ids, size_t rows);
+                               const struct tf_batch *b);
 TF_API size_t tf_request_rows(const struct tf_request *q);
-/* rows x width standardised features, and rows x id width ids. */
-TF_API const float *tf_request_features(const struct tf_request *q);
-TF_API const int64_t *tf_request_ids(const struct tf_request *q);
+/* The rows asked about, standardised, for tf_model_predict(). */
+TF_API const struct tf_batch *tf_request_batch(const struct tf_request *q);
 /* rows x tf_model_outputs() values for tf_model_predict() to fill. */
 TF_API float *tf_request_outputs(struct tf_request *q);
 

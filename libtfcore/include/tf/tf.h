@@ -4,6 +4,7 @@
 #ifndef TF_TF_H
 #define TF_TF_H
 
+#include "tf/batch.h"
 #include "tf/checkpoint.h"
 #include "tf/crc32c.h"
 #include "tf/csv.h"
