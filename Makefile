@@ -137,8 +137,16 @@ $(B)/bin/%: $(B)/tools/%.o $(TOOL_COMMON) $(SOLIB) $(B)/lib/libtfcore.so
 	@mkdir -p $(@D)
 	$(Q)$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $< $(TOOL_COMMON) -L$(B)/lib -ltfcore -Wl,-rpath,'$$ORIGIN/../lib' -ljansson $(TOOL_LIBS) -lm
 
-# The server's own libraries: HTTP, nng, archives.
-$(B)/bin/tf-serve: TOOL_LIBS := -lmicrohttpd -lnng -larchive
+# tf-serve is one file per concern under tools/serve/ (serve.h), with
+# the server's own libraries: HTTP and nng.
+SERVE_SRC := $(wildcard tools/serve/*.c)
+SERVE_OBJ := $(patsubst tools/serve/%.c,$(B)/tools/serve/%.o,$(SERVE_SRC))
+$(B)/tools/serve/%.o: tools/serve/%.c
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+$(B)/bin/tf-serve: $(SERVE_OBJ) $(TOOL_COMMON) $(SOLIB) $(B)/lib/libtfcore.so
+	@mkdir -p $(@D)
+	$(Q)$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $(SERVE_OBJ) $(TOOL_COMMON) -L$(B)/lib -ltfcore -Wl,-rpath,'$$ORIGIN/../lib' -ljansson -lmicrohttpd -lnng -lm
 
 # Plugins: one shared object each, exporting only tf_plugin_entry, linked
 # to libtfcore.so two directories up ($ORIGIN/../..).

@@ -23,8 +23,8 @@
 
 #include "internal.h"
 #include "onnx.pb-c.h"
+#include "tf/export.h"
 #include "tf/file.h"
-#include "tf/model.h"
 
 /* ---- the inference graph ------------------------------------------------- */
 
@@ -219,7 +219,7 @@ preprocessing(struct tf_model *m)
 		              kinds[tf_dataset_column_kind(ds, c)], "mean",
 		              (double)mean, "scale", (double)inv));
 	}
-	return json_pack("{s:b,s:o}", "standardize", tfi_model_normalize(m),
+	return json_pack("{s:b,s:o}", "standardize", tf_model_normalizes(m),
 	                 "columns", cols);
 }
 
@@ -253,7 +253,7 @@ build_files(struct tf_model *m, const struct tf_registry *reg,
 	}
 	char *sig = tf_model_signature(m);
 	char *prov = tf_model_provenance(m);
-	char *cat = tfi_model_categorical(m);
+	char *cat = tf_model_categorical(m);
 	json_t *p = prov ? json_loads(prov, 0, NULL) : NULL;
 	json_t *x = extra ? json_loads(extra, 0, NULL) : NULL;
 	if (p != NULL && json_is_object(x)) {
@@ -266,12 +266,12 @@ build_files(struct tf_model *m, const struct tf_registry *reg,
 	json_t *o = json_pack(
 	    "{s:s,s:i,s:s,s:I,s:s,s:b,s:o?,s:s%,s:s,s:o*,s:o,s:o?}", "format",
 	    "tfkit-model", "format_version", 1, "task",
-	    tf_task_name(tfi_model_task(m)), "classes",
+	    tf_task_name(tf_model_task(m)), "classes",
 	    (json_int_t)tf_dataset_classes(tf_model_dataset(m)), "prediction",
-	    tf_model_prediction(m), "normalize", tfi_model_normalize(m),
+	    tf_model_prediction(m), "normalize", tf_model_normalizes(m),
 	    "signature", sig ? json_loads(sig, 0, NULL) : NULL, "spec",
 	    spec.data ? (char *)spec.data : "", spec.len, "schema",
-	    tfi_model_schema(m), "categorical",
+	    tf_model_schema_text(m), "categorical",
 	    cat ? json_loads(cat, 0, NULL) : NULL, "variables", vars,
 	    "provenance", p);
 	free(cat);
@@ -714,7 +714,7 @@ chain(struct tf_model *m, struct chain *c, int fold, const char *format)
 		                     "the prediction",
 		                     format);
 	}
-	if (!fold || !tfi_model_normalize(m)) {
+	if (!fold || !tf_model_normalizes(m)) {
 		return TF_OK;
 	}
 	struct layer *L = &c->l[0];
@@ -1061,7 +1061,7 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 	int64_t w = tf_dataset_width(ds);
 	const char *cur = "x";
 	int ok = 1;
-	if (tfi_model_normalize(m)) {
+	if (tf_model_normalizes(m)) {
 		/* Standardisation as Sub and Mul nodes, exactly as served. */
 		float *mean = malloc((size_t)w * sizeof *mean);
 		float *inv = malloc((size_t)w * sizeof *inv);
@@ -1191,4 +1191,110 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 	onnx_free(o);
 	free(o);
 	return rc;
+}
+
+/* ---- reading archives -----------------------------------------------------
+ */
+
+void
+tf_export_archive_free(struct tf_export_member_version *v, size_t n)
+{
+	for (size_t i = 0; v != NULL && i < n; i++) {
+		for (size_t k = 0; k < v[i].nfiles; k++) {
+			free((void *)v[i].files[k].name);
+			free((void *)v[i].files[k].data);
+		}
+	}
+	free(v);
+}
+
+/* The group of version v, added when there is none yet. */
+static struct tf_export_member_version *
+group(struct tf_export_member_version **mv, size_t *n, int64_t v)
+{
+	for (size_t k = 0; k < *n; k++) {
+		if ((*mv)[k].number == v) {
+			return &(*mv)[k];
+		}
+	}
+	struct tf_export_member_version *g = realloc(*mv, (*n + 1) * sizeof *g);
+	if (g == NULL) {
+		return NULL;
+	}
+	*mv = g;
+	memset(&g[*n], 0, sizeof g[*n]);
+	g[*n].number = v;
+	return &g[(*n)++];
+}
+
+int
+tf_export_read_archive(const char *path,
+                       struct tf_export_member_version **versions, size_t *n,
+                       char *err, size_t errlen)
+{
+	struct archive *a = archive_read_new();
+	archive_read_support_filter_all(a);
+	archive_read_support_format_all(a);
+	struct tf_export_member_version *mv = NULL;
+	size_t nv = 0;
+	int rc = 0;
+	err[0] = '\0';
+	if (archive_read_open_filename(a, path, 65536) != ARCHIVE_OK) {
+		snprintf(err, errlen, "%s: %s", path, archive_error_string(a));
+		archive_read_free(a);
+		return -1;
+	}
+	struct archive_entry *e;
+	while ((rc = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
+		/* N/FILE: a version's file; anything else is not ours. */
+		const char *name = archive_entry_pathname(e);
+		const char *slash = name ? strchr(name, '/') : NULL;
+		int64_t v;
+		if (slash == NULL || archive_entry_filetype(e) != AE_IFREG ||
+		    !tf_export_version(name, (size_t)(slash - name), &v) ||
+		    strchr(slash + 1, '/') != NULL || slash[1] == '\0') {
+			continue;
+		}
+		la_int64_t size = archive_entry_size(e);
+		if (size < 0 || size > (1LL << 31)) {
+			continue;
+		}
+		struct tf_export_member_version *g = group(&mv, &nv, v);
+		if (g == NULL) {
+			snprintf(err, errlen, "out of memory");
+			rc = ARCHIVE_FATAL;
+			break;
+		}
+		if (g->nfiles == TF_EXPORT_MAX_FILES) {
+			continue;
+		}
+		char *data = malloc((size_t)size + 1);
+		char *fname = strdup(slash + 1);
+		if (data == NULL || fname == NULL ||
+		    archive_read_data(a, data, (size_t)size) != size) {
+			free(data);
+			free(fname);
+			snprintf(err, errlen, "%s: %s: %s", path, name,
+			         archive_error_string(a)
+			             ? archive_error_string(a)
+			             : "short member");
+			rc = ARCHIVE_FATAL;
+			break;
+		}
+		g->files[g->nfiles++] =
+		    (struct tf_export_file){fname, data, (size_t)size};
+	}
+	if (rc != ARCHIVE_EOF && rc != ARCHIVE_OK) {
+		if (err[0] == '\0') {
+			snprintf(err, errlen, "%s: %s", path,
+			         archive_error_string(a));
+		}
+		archive_read_free(a);
+		tf_export_archive_free(mv, nv);
+		return -1;
+	}
+	archive_read_free(a);
+	*versions = mv;
+	*n = nv;
+	return 0;
 }

@@ -202,13 +202,4 @@ int tfi_evaluate(struct tf_graph *g, const char *prediction,
 /* A setting's default text (settings.c), NULL when it has none. */
 const char *tfi_settings_default(const char *name);
 
-/* What export.c needs of a model (model.c). */
-struct tf_model;
-const char *tfi_model_schema(const struct tf_model *m);
-int tfi_model_task(const struct tf_model *m);
-int tfi_model_normalize(const struct tf_model *m);
-/* wide_and_deep's {"crosses", "buckets"} as JSON (freed by the caller),
- * or NULL. */
-char *tfi_model_categorical(const struct tf_model *m);
-
 #endif

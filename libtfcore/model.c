@@ -675,26 +675,26 @@ tf_model_evaluate(struct tf_model *m, const char *const *files, size_t nfiles,
  */
 
 char *
-tfi_model_categorical(const struct tf_model *m)
+tf_model_categorical(const struct tf_model *m)
 {
 	json_t *c = json_object_get(m->info, "categorical");
 	return json_is_object(c) ? json_dumps(c, JSON_COMPACT) : NULL;
 }
 
 const char *
-tfi_model_schema(const struct tf_model *m)
+tf_model_schema_text(const struct tf_model *m)
 {
 	return tf_dataset_schema_text(m->ds);
 }
 
 int
-tfi_model_task(const struct tf_model *m)
+tf_model_task(const struct tf_model *m)
 {
 	return m->task;
 }
 
 int
-tfi_model_normalize(const struct tf_model *m)
+tf_model_normalizes(const struct tf_model *m)
 {
 	return m->normalize;
 }

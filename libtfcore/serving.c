@@ -8,9 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "internal.h"
 #include "tf/batch.h"
+#include "tf/export.h"
 #include "tf/serving.h"
 
 struct tf_request {
@@ -56,6 +58,13 @@ float *
 tf_request_outputs(struct tf_request *q)
 {
 	return q->pred;
+}
+
+int
+tf_request_predict(struct tf_request *q, struct tf_model *m)
+{
+	int rc = tf_model_predict(m, &q->in, q->pred);
+	return rc == TF_OK ? TF_OK : tfi_set_error(q, rc, "%s", tf_errmsg(m));
 }
 
 int
@@ -800,4 +809,135 @@ tf_model_metadata(const struct tf_model *m, const char *name, int64_t version)
 	               : NULL;
 	json_decref(o);
 	return text;
+}
+
+/* ---- the URL grammar ------------------------------------------------------
+ */
+
+static int
+starts(const char *s, const char *p)
+{
+	return strncasecmp(s, p, strlen(p)) == 0;
+}
+
+static void route_error(struct tf_route *r, int status, int plain,
+                        const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void
+route_error(struct tf_route *r, int status, int plain, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->message, sizeof r->message, fmt, ap);
+	va_end(ap);
+	r->kind = TF_ROUTE_ERROR;
+	r->status = status;
+	r->plain = plain;
+}
+
+void
+tf_serving_route(const char *method, const char *path, struct tf_route *r)
+{
+	memset(r, 0, sizeof *r);
+	r->version = -1;
+	int get = strcmp(method, "GET") == 0;
+	int post = strcmp(method, "POST") == 0;
+	const struct {
+		const char *path;
+		int kind;
+	} pages[] = {{"/healthz", TF_ROUTE_HEALTH},
+	             {"/readyz", TF_ROUTE_READY},
+	             {"/monitoring/prometheus/metrics", TF_ROUTE_METRICS}};
+	for (size_t i = 0; i < sizeof pages / sizeof pages[0]; i++) {
+		if (get && strcasecmp(path, pages[i].path) == 0) {
+			r->kind = pages[i].kind;
+			return;
+		}
+	}
+	if (!starts(path, "/v1/")) {
+		route_error(r, 404, 1, "404 Not Found");
+		return;
+	}
+	if (!starts(path, "/v1/models/") || path[11] == '\0') {
+		route_error(r, 400, 0, "Missing model name in request.");
+		return;
+	}
+	r->model = path + 11;
+	r->model_len = strcspn(r->model, "/:");
+	const char *rest = r->model + r->model_len;
+	if (starts(rest, "/versions/")) {
+		const char *num = rest + 10;
+		size_t dl = strspn(num, "0123456789");
+		if (!tf_export_version(num, dl, &r->version)) {
+			route_error(r, 400, 0, "Malformed request: %.8s %.400s",
+			            method, path);
+			return;
+		}
+		rest = num + dl;
+	} else if (starts(rest, "/labels/")) {
+		const char *l = rest + 8;
+		route_error(
+		    r, 404, 0,
+		    "Unrecognized servable version label: %.*s (this "
+		    "server assigns no labels)",
+		    (int)(strcspn(l, "/:") < 400 ? strcspn(l, "/:") : 400), l);
+		return;
+	}
+	if (*rest == '\0' && get) {
+		r->kind = TF_ROUTE_STATUS;
+	} else if (strcasecmp(rest, "/metadata") == 0 && get) {
+		r->kind = TF_ROUTE_METADATA;
+	} else if (strcasecmp(rest, ":predict") == 0 && post) {
+		r->kind = TF_ROUTE_PREDICT;
+	} else if (strcasecmp(rest, ":classify") == 0 && post) {
+		r->kind = TF_ROUTE_CLASSIFY;
+	} else if (strcasecmp(rest, ":regress") == 0 && post) {
+		r->kind = TF_ROUTE_REGRESS;
+	} else {
+		route_error(r, 400, 0, "Malformed request: %.8s %.400s", method,
+		            path);
+	}
+}
+
+void
+tf_serving_not_found(char *buf, size_t size, const char *model, size_t len,
+                     int64_t version)
+{
+	int n = len < 400 ? (int)len : 400;
+	if (version >= 0) {
+		snprintf(buf, size,
+		         "Servable not found for request: Specific(%.*s, %lld)",
+		         n, model, (long long)version);
+	} else {
+		snprintf(buf, size,
+		         "Servable not found for request: Latest(%.*s)", n,
+		         model);
+	}
+}
+
+char *
+tf_serving_error_body(const char *message)
+{
+	json_t *s = json_string(message);
+	if (s == NULL) {
+		/* Not UTF-8 (a path as sent): its other bytes as '?'. */
+		char *c = strdup(message);
+		for (char *p = c; p != NULL && *p; p++) {
+			*p = (unsigned char)*p >= 0x80 ? '?' : *p;
+		}
+		s = c ? json_string(c) : NULL;
+		free(c);
+	}
+	char *t = s ? json_dumps(s, JSON_ENCODE_ANY) : NULL;
+	json_decref(s);
+	if (t == NULL) {
+		return NULL;
+	}
+	char *body = malloc(strlen(t) + 16);
+	if (body != NULL) {
+		sprintf(body, "{ \"error\": %s }", t);
+	}
+	free(t);
+	return body;
 }

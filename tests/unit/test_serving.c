@@ -65,10 +65,48 @@ TEST(sha256_of_the_standard_vectors)
 	    "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 }
 
+TEST(urls_route_as_tf_serving_reads_them)
+{
+	struct tf_route r;
+	tf_serving_route("GET", "/healthz", &r);
+	CHECK_EQ_INT(r.kind, TF_ROUTE_HEALTH);
+	tf_serving_route("POST", "/healthz", &r);
+	CHECK(r.kind == TF_ROUTE_ERROR && r.status == 404 && r.plain);
+	tf_serving_route("GET", "/v1/models/cancer", &r);
+	CHECK(r.kind == TF_ROUTE_STATUS && r.version == -1);
+	CHECK(r.model_len == 6 && strncmp(r.model, "cancer", 6) == 0);
+	tf_serving_route("POST", "/v1/models/cancer/versions/007:predict", &r);
+	CHECK(r.kind == TF_ROUTE_PREDICT && r.version == 7);
+	tf_serving_route("GET", "/v1/models/c/versions/2/METADATA", &r);
+	CHECK(r.kind == TF_ROUTE_METADATA && r.version == 2);
+	tf_serving_route("POST", "/v1/models/c:regress", &r);
+	CHECK_EQ_INT(r.kind, TF_ROUTE_REGRESS);
+	tf_serving_route("GET", "/v1/models/c:predict", &r);
+	CHECK(r.kind == TF_ROUTE_ERROR && r.status == 400 && !r.plain);
+	CHECK_STR(r.message, "Malformed request: GET /v1/models/c:predict");
+	tf_serving_route("GET", "/v1/models/", &r);
+	CHECK_STR(r.message, "Missing model name in request.");
+	tf_serving_route("GET", "/v1/models/c/versions/x", &r);
+	CHECK(r.kind == TF_ROUTE_ERROR && r.status == 400);
+	tf_serving_route("GET", "/v1/models/c/labels/stable", &r);
+	CHECK(r.kind == TF_ROUTE_ERROR && r.status == 404);
+	CHECK_CONTAINS(r.message, "Unrecognized servable version label: "
+	                          "stable");
+	char nf[128];
+	tf_serving_not_found(nf, sizeof nf, "cancer", 6, -1);
+	CHECK_STR(nf, "Servable not found for request: Latest(cancer)");
+	tf_serving_not_found(nf, sizeof nf, "cancer", 6, 3);
+	CHECK_STR(nf, "Servable not found for request: Specific(cancer, 3)");
+	char *body = tf_serving_error_body("a \"quoted\" \xff word");
+	CHECK_STR(body, "{ \"error\": \"a \\\"quoted\\\" ? word\" }");
+	free(body);
+}
+
 int
 main(void)
 {
 	RUN(floats_print_like_tf_serving);
 	RUN(sha256_of_the_standard_vectors);
+	RUN(urls_route_as_tf_serving_reads_them);
 	DONE();
 }

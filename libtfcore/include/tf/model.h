@@ -1,15 +1,8 @@
 /*
- * model.h - a trained model: loaded from a checkpoint or an export,
- * predicting, and written as an export (a versioned model directory,
- * an archive, a TensorFlow.js Layers model or an ONNX model).
- *
- * An export is a directory BASE/N/ holding
- *	model.json     signature, inference graph, preprocessing, provenance
- *	variables.bin  the weights, float32 little-endian, as model.json lists
- *	manifest.json  size and SHA-256 of each other file
- * built under a temporary name, flushed and renamed into place, so a
- * reader sees a whole version or none.  Loading verifies the manifest
- * before anything else.  See tf-export(1).
+ * model.h - a trained model: loaded from a checkpoint or an export
+ * (tf/export.h describes exports and writes them), its signature,
+ * predicting and evaluating.  Loading an export verifies its manifest
+ * before anything else.
  */
 #ifndef TF_MODEL_H
 #define TF_MODEL_H
@@ -101,36 +94,13 @@ TF_API int tf_model_evaluate(struct tf_model *m, const char *const *files,
                              size_t nfiles, size_t batch_size,
                              struct tf_metrics *metrics);
 
-/*
- * Write an export BASE/N/.  version 0: one above the highest version in
- * base.  An existing version is never replaced (TF_ECREATE).  provenance
- * is a JSON object merged into model.json's "provenance" (or NULL).
- * *written gets N; dir (size bytes) the directory made.
- */
-TF_API int tf_model_export(struct tf_model *m, const struct tf_registry *r,
-                           const char *base, int64_t version,
-                           const char *provenance, int64_t *written, char *dir,
-                           size_t size);
-/* The same files as one tar.gz archive holding N/..., written to a
- * temporary name and renamed to path. */
-TF_API int tf_model_export_archive(struct tf_model *m,
-                                   const struct tf_registry *r,
-                                   const char *path, int64_t version,
-                                   const char *provenance);
-/* A TensorFlow.js Layers model: DIR/model.json and DIR/weights.bin. */
-TF_API int tf_model_export_tfjs(struct tf_model *m, const char *dir);
-/* An ONNX model (IR 7, opset 13) in one file. */
-TF_API int tf_model_export_onnx(struct tf_model *m, const char *path);
-
-/*
- * Versions of an export base: numeric names of its subdirectories,
- * highest first (the caller frees *versions).  TF_ENOENT when base is
- * missing.
- */
-TF_API int tf_export_versions(const char *base, int64_t **versions, size_t *n,
-                              char *err, size_t errlen);
-/* Whether n bytes at s name a version (decimal digits, "007" = 7). */
-TF_API int tf_export_version(const char *s, size_t n, int64_t *v);
+/* What an export records of a model (tf/export.h): its schema text, its
+ * task, whether it standardises, and wide_and_deep's categorical
+ * settings as JSON (the caller frees it; NULL for other models). */
+TF_API const char *tf_model_schema_text(const struct tf_model *m);
+TF_API int tf_model_task(const struct tf_model *m);
+TF_API int tf_model_normalizes(const struct tf_model *m);
+TF_API char *tf_model_categorical(const struct tf_model *m);
 
 #ifdef __cplusplus
 }

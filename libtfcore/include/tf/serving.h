@@ -60,6 +60,9 @@ TF_API size_t tf_request_rows(const struct tf_request *q);
 TF_API const struct tf_batch *tf_request_batch(const struct tf_request *q);
 /* rows x tf_model_outputs() values for tf_model_predict() to fill. */
 TF_API float *tf_request_outputs(struct tf_request *q);
+/* Predict the request's rows into its outputs with m (one model per
+ * thread, as tf_model_predict()). */
+TF_API int tf_request_predict(struct tf_request *q, struct tf_model *m);
 
 /*
  * The response body (JSON, no trailing newline; owned by q until the
@@ -76,6 +79,46 @@ TF_API int tf_request_respond(struct tf_request *q, const struct tf_model *m,
  */
 TF_API char *tf_model_metadata(const struct tf_model *m, const char *name,
                                int64_t version);
+
+/*
+ * The URL grammar of TF Serving's REST API, and of tfkit's own pages:
+ *	GET  /healthz, /readyz, /monitoring/prometheus/metrics
+ *	GET  /v1/models/NAME[/versions/N]            model status
+ *	GET  /v1/models/NAME[/versions/N]/metadata
+ *	POST /v1/models/NAME[/versions/N]:predict (:classify, :regress)
+ * tf_serving_route() fills r from a method and a path: what is asked
+ * (model and version point into path), or TF_ROUTE_ERROR with the HTTP
+ * status and TF Serving's message (a JSON error body unless plain).
+ */
+enum tf_route_kind {
+	TF_ROUTE_HEALTH,
+	TF_ROUTE_READY,
+	TF_ROUTE_METRICS,
+	TF_ROUTE_STATUS,
+	TF_ROUTE_METADATA,
+	TF_ROUTE_PREDICT,
+	TF_ROUTE_CLASSIFY,
+	TF_ROUTE_REGRESS,
+	TF_ROUTE_ERROR
+};
+struct tf_route {
+	int kind;
+	const char *model; /* into path; not NUL-terminated */
+	size_t model_len;
+	int64_t version; /* -1: the latest */
+	int status;      /* TF_ROUTE_ERROR: the HTTP status */
+	int plain;       /* ... the message is text/plain, not JSON */
+	char message[512];
+};
+TF_API void tf_serving_route(const char *method, const char *path,
+                             struct tf_route *r);
+/* TF Serving's message for a model or version not being served:
+ * "Servable not found for request: Latest(NAME)" or Specific(NAME, N). */
+TF_API void tf_serving_not_found(char *buf, size_t size, const char *model,
+                                 size_t len, int64_t version);
+/* TF Serving's error body for a message, {"error": "..."} (the caller
+ * frees it; NULL when out of memory). */
+TF_API char *tf_serving_error_body(const char *message);
 
 /* A float as TF Serving prints it: 6 significant digits when they read
  * back the same, else 9; ".0" added to whole numbers; NaN, Infinity. */

@@ -13,6 +13,7 @@
 #include "tf/error.h"
 #include "tf/events.h"
 #include "tf/example.h"
+#include "tf/export.h"
 #include "tf/file.h"
 #include "tf/graph.h"
 #include "tf/input.h"

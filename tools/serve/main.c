@@ -1,0 +1,310 @@
+/*
+ * tf-serve - serve exported models over the TensorFlow Serving REST API
+ * (libmicrohttpd), an nng request/reply socket, or as a stdin filter;
+ * watch the export base and swap in each new valid version.  This file
+ * holds the options, start and stop; serve.h lists the other parts.
+ */
+#include <arpa/inet.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../tool.h"
+#include "serve.h"
+
+static void
+usage(void)
+{
+	printf(
+	    "Usage: %s --model-base=BASE [--model-name=NAME] [OPTION]...\n"
+	    "  or:  %s --model-config-file=FILE [OPTION]...\n"
+	    "  or:  %s --model-base=BASE --stdin [--stdin-format=FORMAT]\n"
+	    "Serve the newest valid version of exported models (tf-export) "
+	    "over the\nTensorFlow Serving REST API, and optionally an nng "
+	    "request/reply socket;\nwatch BASE and swap in new versions "
+	    "without failing a request.  BASE may\nalso be a .tar.gz "
+	    "archive from tf-export --archive.  With --stdin, read\n"
+	    "instances (JSON lines) or records from standard input and "
+	    "write one\nprediction per line.\n\n"
+	    "      --batch-timeout-micros=N  wait up to N us to fill a batch "
+	    "(default 1000)\n"
+	    "      --enable-batching     run concurrent requests as one "
+	    "batch\n"
+	    "      --idle-timeout=SECS   close idle connections after SECS "
+	    "(default 30)\n"
+	    "      --listen-address=ADDR REST address (default 0.0.0.0)\n"
+	    "      --max-batch-size=N    rows in one batch (default 64)\n"
+	    "      --max-body-bytes=N    largest request body (default "
+	    "16777216)\n"
+	    "      --max-connections=N   open connections at most (default "
+	    "1024)\n"
+	    "      --max-header-bytes=N  memory for one request's headers "
+	    "(default 32768)\n"
+	    "      --max-request-rows=N  rows in one request (default "
+	    "10000)\n"
+	    "      --model-base=BASE     versions BASE/N/, or an archive\n"
+	    "      --model-config-file=FILE  several models: JSON {\"models\": "
+	    "[{\"name\":\n"
+	    "                            NAME, \"base_path\": BASE}, ...]}\n"
+	    "      --model-name=NAME     the name in URLs (default model)\n"
+	    "      --nng-listen=URL      also answer on an nng rep socket "
+	    "(tcp://, ipc://)\n"
+	    "      --plugin-dir=DIR      look for plugins in DIR first\n"
+	    "      --poll-interval=SECS  look for new versions every SECS "
+	    "(default 1;\n"
+	    "                            0: only at start)\n"
+	    "      --rest-api-port=PORT  REST port (default 8501; 0: any "
+	    "free port)\n"
+	    "      --stdin               a filter: predictions for standard "
+	    "input\n"
+	    "      --stdin-format=FORMAT json (one instance a line, default) "
+	    "or tfrecord\n"
+	    "  -j, --threads=N           worker threads (default 2)\n"
+	    "  -h, --help                show this help and exit\n"
+	    "  -V, --version             show the version and exit\n\n"
+	    "Exit status: 0 after SIGTERM or SIGINT (requests drained) or "
+	    "at the end of\n--stdin, 64 usage, 65 bad input (--stdin), 66 "
+	    "missing model base, 69 no\nvalid version or the port is "
+	    "taken, 74 I/O error.\n",
+	    tool_name, tool_name, tool_name);
+}
+
+enum {
+	OPT_BATCH_TIMEOUT = 256,
+	OPT_BATCHING,
+	OPT_IDLE,
+	OPT_ADDRESS,
+	OPT_MAX_BATCH,
+	OPT_MAX_BODY,
+	OPT_MAX_CONN,
+	OPT_MAX_HEADER,
+	OPT_MAX_ROWS,
+	OPT_BASE,
+	OPT_CONFIG,
+	OPT_NAME,
+	OPT_NNG,
+	OPT_PLUGIN_DIR,
+	OPT_POLL,
+	OPT_PORT,
+	OPT_STDIN,
+	OPT_STDIN_FORMAT
+};
+
+static const struct option options[] = {
+    {"batch-timeout-micros", required_argument, NULL, OPT_BATCH_TIMEOUT},
+    {"enable-batching", no_argument, NULL, OPT_BATCHING},
+    {"help", no_argument, NULL, 'h'},
+    {"idle-timeout", required_argument, NULL, OPT_IDLE},
+    {"listen-address", required_argument, NULL, OPT_ADDRESS},
+    {"max-batch-size", required_argument, NULL, OPT_MAX_BATCH},
+    {"max-body-bytes", required_argument, NULL, OPT_MAX_BODY},
+    {"max-connections", required_argument, NULL, OPT_MAX_CONN},
+    {"max-header-bytes", required_argument, NULL, OPT_MAX_HEADER},
+    {"max-request-rows", required_argument, NULL, OPT_MAX_ROWS},
+    {"model-base", required_argument, NULL, OPT_BASE},
+    {"model-config-file", required_argument, NULL, OPT_CONFIG},
+    {"model-name", required_argument, NULL, OPT_NAME},
+    {"nng-listen", required_argument, NULL, OPT_NNG},
+    {"plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR},
+    {"poll-interval", required_argument, NULL, OPT_POLL},
+    {"rest-api-port", required_argument, NULL, OPT_PORT},
+    {"stdin", no_argument, NULL, OPT_STDIN},
+    {"stdin-format", required_argument, NULL, OPT_STDIN_FORMAT},
+    {"threads", required_argument, NULL, 'j'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
+};
+
+/* One option into the settings. */
+static void
+apply(struct serve_opts *o, int c, const char *arg)
+{
+	switch (c) {
+	case 'j':
+		o->threads = (int)opt_int("--threads", arg, 1, 256);
+		break;
+	case OPT_BATCH_TIMEOUT:
+		o->batch_timeout_us =
+		    (long)opt_int("--batch-timeout-micros", arg, 0, 10000000);
+		break;
+	case OPT_BATCHING:
+		o->batching = 1;
+		break;
+	case OPT_IDLE:
+		o->idle = (unsigned)opt_int("--idle-timeout", arg, 1, 86400);
+		break;
+	case OPT_ADDRESS:
+		o->address = arg;
+		break;
+	case OPT_MAX_BATCH:
+		o->max_batch =
+		    (size_t)opt_int("--max-batch-size", arg, 1, 1 << 20);
+		break;
+	case OPT_MAX_BODY:
+		o->max_body =
+		    (size_t)opt_int("--max-body-bytes", arg, 64, 1LL << 32);
+		break;
+	case OPT_MAX_CONN:
+		o->max_conn =
+		    (unsigned)opt_int("--max-connections", arg, 1, 1 << 20);
+		break;
+	case OPT_MAX_HEADER:
+		o->max_header =
+		    (size_t)opt_int("--max-header-bytes", arg, 4096, 1 << 24);
+		break;
+	case OPT_MAX_ROWS:
+		o->max_rows =
+		    (size_t)opt_int("--max-request-rows", arg, 1, 1 << 24);
+		break;
+	case OPT_NNG:
+		o->nng_url = arg;
+		break;
+	case OPT_POLL:
+		o->poll = opt_double("--poll-interval", arg);
+		if (o->poll < 0) {
+			usage_error("--poll-interval must be at least 0");
+		}
+		break;
+	case OPT_PORT:
+		o->port = (int)opt_int("--rest-api-port", arg, 0, 65535);
+		break;
+	default:
+		fprintf(stderr, "try '%s --help'\n", tool_name);
+		exit(EX_USAGE);
+	}
+}
+
+/* Serve until SIGTERM or SIGINT, then drain and stop. */
+static int
+run(struct serve *sv)
+{
+	/* Signals go to sigwait() below, never to a worker. */
+	sigset_t sigs;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	unsigned pool;
+	struct serve_http *http = serve_http_start(sv, &pool);
+	struct serve_nng *nng =
+	    sv->opt.nng_url != NULL ? serve_nng_start(sv) : NULL;
+	if (sv->opt.batching && serve_batching_start(sv) != 0) {
+		die(EX_OSERR, "cannot start the batch workers");
+	}
+	pthread_t watch_thread;
+	int watching =
+	    sv->opt.poll > 0 &&
+	    pthread_create(&watch_thread, NULL, serve_watcher, sv) == 0;
+	int sig = 0;
+	sigwait(&sigs, &sig);
+	warnx_("%s: draining", sig == SIGINT ? "SIGINT" : "SIGTERM");
+	serve_http_stop(sv, http);
+	atomic_store(&sv->stopping, 1);
+	pthread_mutex_lock(&sv->watch_lock);
+	pthread_cond_broadcast(&sv->watch_wake);
+	pthread_mutex_unlock(&sv->watch_lock);
+	if (watching) {
+		pthread_join(watch_thread, NULL);
+	}
+	serve_nng_stop(nng);
+	serve_batching_stop(sv);
+	warnx_("stopped");
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	tool_name = "tf-serve";
+	static struct serve sv = {
+	    .opt = {2, 0, 64, 1000, 16u << 20, 10000, 32768, 1024, 30, 1.0,
+	            8501, "0.0.0.0", NULL},
+	    .watch_lock = PTHREAD_MUTEX_INITIALIZER,
+	    .watch_wake = PTHREAD_COND_INITIALIZER,
+	};
+	sv.reg = tf_registry_new();
+	if (sv.reg == NULL) {
+		die(EX_OSERR, "out of memory");
+	}
+	const char *base = NULL, *name = "model", *config = NULL;
+	const char *stdin_format = "json";
+	int use_stdin = 0, c;
+	while ((c = getopt_long(argc, argv, "hj:V", options, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			usage();
+			return 0;
+		case 'V':
+			print_version();
+			return 0;
+		case OPT_BASE:
+			base = optarg;
+			break;
+		case OPT_CONFIG:
+			config = optarg;
+			break;
+		case OPT_NAME:
+			name = optarg;
+			break;
+		case OPT_PLUGIN_DIR:
+			tf_registry_add_dir(sv.reg, optarg);
+			break;
+		case OPT_STDIN:
+			use_stdin = 1;
+			break;
+		case OPT_STDIN_FORMAT:
+			stdin_format = optarg;
+			if (strcmp(optarg, "json") != 0 &&
+			    strcmp(optarg, "tfrecord") != 0) {
+				usage_error("--stdin-format: '%s' is not json "
+				            "or tfrecord",
+				            optarg);
+			}
+			break;
+		default:
+			apply(&sv.opt, c, optarg);
+		}
+	}
+	if (optind < argc) {
+		usage_error("unexpected argument '%s'", argv[optind]);
+	}
+	if ((base == NULL) == (config == NULL)) {
+		usage_error("say what to serve: --model-base BASE or "
+		            "--model-config-file FILE");
+	}
+	if (use_stdin && config != NULL) {
+		usage_error("--stdin serves one model: use --model-base");
+	}
+	struct in_addr addr;
+	if (inet_pton(AF_INET, sv.opt.address, &addr) != 1) {
+		usage_error("--listen-address: '%s' is not an IPv4 address",
+		            sv.opt.address);
+	}
+	if (tf_registry_load(sv.reg) != TF_OK) {
+		die(EX_SOFTWARE, "%s", tf_errmsg(sv.reg));
+	}
+	if (config != NULL) {
+		serve_load_config(&sv, config);
+	} else {
+		serve_add_model(&sv, name, base);
+	}
+	for (int i = 0; i < sv.nmodels; i++) {
+		serve_scan(&sv, &sv.models[i]);
+	}
+	int rc;
+	if (use_stdin) {
+		if (sv.models[0].cur == NULL) {
+			die(EX_UNAVAILABLE, "model %s: no valid version in %s",
+			    sv.models[0].name, sv.models[0].base);
+		}
+		rc = serve_stdin(&sv, &sv.models[0], stdin_format);
+	} else {
+		rc = run(&sv);
+	}
+	serve_free_models(&sv);
+	tf_registry_free(sv.reg);
+	return rc;
+}

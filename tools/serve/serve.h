@@ -1,0 +1,170 @@
+/*
+ * serve.h - tf-serve's parts, over one struct serve.
+ *
+ *	main.c      options, start and stop
+ *	versions.c  the models served, their versions, hot reload
+ *	batch.c     predicting: directly, or batched across requests
+ *	route.c     a request's answer (REST and nng share it)
+ *	http.c      the REST API on libmicrohttpd
+ *	nng.c       the nng request/reply endpoint
+ *	stdin.c     the --stdin filter
+ *	metrics.c   counters and the Prometheus text
+ *
+ * A model's current version is reference-counted: a request takes a
+ * reference for its whole life, so a swap never pulls a version from
+ * under it; the old version is freed when its last request finishes.
+ * Each version holds one loaded model per worker (models are not
+ * thread-safe while predicting); parsing and answering only read it.
+ */
+#ifndef TF_SERVE_H
+#define TF_SERVE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tf/tf.h"
+
+/* ---- settings ------------------------------------------------------------ */
+
+struct serve_opts {
+	int threads;
+	int batching;
+	size_t max_batch;
+	long batch_timeout_us;
+	size_t max_body, max_rows, max_header;
+	unsigned max_conn, idle;
+	double poll;
+	int port;
+	const char *address;
+	const char *nng_url;
+};
+
+/* ---- versions and models ------------------------------------------------- */
+
+/* One loaded version: a model per worker, a pool of free ones. */
+struct version {
+	int64_t number;
+	int refs; /* requests using it, plus one while current */
+	struct tf_model **inst;
+	int ninst;
+	int *free_idx;
+	int nfree;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	char *metadata; /* the GET .../metadata body */
+};
+
+/* What GET /v1/models/NAME reports about a version. */
+struct vstatus {
+	int64_t number;
+	const char *state; /* AVAILABLE, END */
+	const char *code;  /* OK, DATA_LOSS, ... */
+	char *message;
+};
+
+/* A version that failed to load, and what its files looked like then
+ * (it is tried again only when they change). */
+struct failed {
+	int64_t number;
+	char sig[96];
+};
+
+/* Methods and statuses the metrics count. */
+enum { M_STATUS, M_METADATA, M_PREDICT, M_CLASSIFY, M_REGRESS, M_N };
+#define NCODES   7
+#define NBUCKETS 14
+
+/* A model being served: its base, current version, history, counters. */
+struct served {
+	char *name, *base;
+	int archive;
+	pthread_mutex_t lock;
+	struct version *cur;
+	struct vstatus st[32];
+	int nst;
+	struct failed fail[32];
+	int nfail;
+	char archive_sig[96];
+	int warned_empty; /* said once that BASE holds no version */
+	atomic_ulong req[M_N][NCODES];
+	atomic_ulong hist[NBUCKETS + 1];
+	atomic_ulong hist_count, hist_sum_ns;
+	atomic_ulong loads, load_failures;
+};
+
+struct batcher; /* batch.c */
+
+struct serve {
+	struct serve_opts opt;
+	struct tf_registry *reg;
+	struct served *models;
+	int nmodels;
+	atomic_ulong other_req[NCODES]; /* requests naming no model */
+	atomic_int inflight;            /* HTTP requests under way */
+	atomic_int stopping;
+	struct batcher *batch; /* with --enable-batching */
+	pthread_mutex_t watch_lock;
+	pthread_cond_t watch_wake;
+};
+
+/* versions.c */
+void serve_add_model(struct serve *sv, const char *name, const char *base);
+void serve_load_config(struct serve *sv, const char *path);
+/* Serve the highest version of s's base that loads. */
+void serve_scan(struct serve *sv, struct served *s);
+/* The watcher thread: scans every poll interval until stopping. */
+void *serve_watcher(void *sv);
+/* The current version (or version want) with a reference, or NULL. */
+struct version *serve_acquire(struct served *s, int64_t want);
+void serve_release(struct served *s, struct version *v);
+/* A free model of v (waiting while all are busy), and back. */
+int serve_take(struct version *v);
+void serve_give(struct version *v, int i);
+void serve_free_models(struct serve *sv);
+
+/* batch.c */
+int serve_batching_start(struct serve *sv);
+void serve_batching_stop(struct serve *sv);
+/* Predict q's rows with v: directly, or as part of a batch. */
+int serve_predict(struct serve *sv, struct version *v, struct tf_request *q);
+
+/* metrics.c: a growable text, the counters, their Prometheus text. */
+struct sbuf {
+	char *p;
+	size_t len, cap;
+};
+void sb_add(struct sbuf *b, const char *s, size_t n);
+void sb_printf(struct sbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void serve_count(struct serve *sv, struct served *s, int method, int status,
+                 double secs);
+void serve_metrics_text(struct serve *sv, struct sbuf *b);
+
+/* route.c */
+struct reply {
+	int status;
+	const char *type; /* content type */
+	struct sbuf body;
+};
+void reply_error(struct reply *r, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Answer one request (method and path as HTTP has them); *counted and
+ * *method say what the metrics count it as. */
+void serve_route(struct serve *sv, struct reply *r, const char *method,
+                 const char *path, const char *body, size_t len,
+                 struct served **counted, int *mkind);
+
+/* http.c, nng.c: start (exit 69 when they cannot listen) and stop. */
+struct serve_http;
+struct serve_http *serve_http_start(struct serve *sv, unsigned *pool);
+void serve_http_stop(struct serve *sv, struct serve_http *h);
+struct serve_nng;
+struct serve_nng *serve_nng_start(struct serve *sv);
+void serve_nng_stop(struct serve_nng *n);
+
+/* stdin.c */
+int serve_stdin(struct serve *sv, struct served *s, const char *format);
+
+#endif
