@@ -1210,3 +1210,128 @@ tfi_example_json(struct tf_example *ex, struct tfi_buf *out)
 	*out = o;
 	return rc == TF_OK ? TF_OK : tfi_set_error(ex, rc, "out of memory");
 }
+
+/* ---- CSV rows --------------------------------------------------------------
+ */
+
+struct tf_csv_rows {
+	struct tfi_handle err;
+	char **cols; /* the header: the first Example's feature names */
+	size_t ncols;
+	uint64_t rows;
+	struct tfi_buf out, field;
+};
+
+struct tf_csv_rows *
+tf_csv_rows_new(void)
+{
+	return calloc(1, sizeof(struct tf_csv_rows));
+}
+
+void
+tf_csv_rows_free(struct tf_csv_rows *c)
+{
+	if (c == NULL) {
+		return;
+	}
+	for (size_t i = 0; i < c->ncols; i++) {
+		free(c->cols[i]);
+	}
+	free(c->cols);
+	tfi_buf_free(&c->out);
+	tfi_buf_free(&c->field);
+	free(c);
+}
+
+/* One field, quoted when it holds a delimiter, a quote or a newline. */
+static int
+csv_field(struct tfi_buf *o, const uint8_t *s, size_t n)
+{
+	int quote = 0;
+	for (size_t i = 0; i < n && !quote; i++) {
+		quote =
+		    s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r';
+	}
+	if (!quote) {
+		return tfi_buf_append(o, s, n);
+	}
+	int rc = tfi_buf_append(o, "\"", 1);
+	for (size_t i = 0; i < n && !rc; i++) {
+		rc = (s[i] == '"' && tfi_buf_append(o, "\"", 1)) ||
+		     tfi_buf_append(o, &s[i], 1);
+	}
+	return rc || tfi_buf_append(o, "\"", 1);
+}
+
+/* A feature's values as one field: several are space-separated. */
+static int
+csv_value(struct tf_csv_rows *c, const struct tf_feature *f)
+{
+	struct tfi_buf *v = &c->field;
+	char num[48];
+	int rc = 0;
+	v->len = 0;
+	for (size_t k = 0; k < f->count && !rc; k++) {
+		const char *t = num;
+		size_t m;
+		if (f->kind == TF_KIND_FLOAT) {
+			m = (size_t)tf_format_float(num, sizeof num,
+			                            f->floats[k]);
+		} else if (f->kind == TF_KIND_INT64) {
+			m = (size_t)snprintf(num, sizeof num, "%lld",
+			                     (long long)f->ints[k]);
+		} else {
+			t = (const char *)f->bytes[k].data;
+			m = f->bytes[k].len;
+		}
+		rc = (k > 0 && tfi_buf_append(v, " ", 1)) ||
+		     tfi_buf_append(v, t, m);
+	}
+	return rc ||
+	       csv_field(&c->out, v->data ? v->data : (uint8_t *)"", v->len);
+}
+
+int
+tf_csv_rows_add(struct tf_csv_rows *c, struct tf_example *ex, const char **text,
+                size_t *len)
+{
+	size_t n = tf_example_count(ex);
+	struct tf_feature f;
+	int rc = 0;
+	c->out.len = 0;
+	if (c->cols == NULL) {
+		c->cols = calloc(n + 1, sizeof *c->cols);
+		rc = c->cols == NULL;
+		for (size_t i = 0; i < n && !rc; i++) {
+			tf_example_get(ex, i, &f);
+			rc = (c->cols[i] = strdup(f.name)) == NULL ||
+			     csv_field(&c->out, (const uint8_t *)f.name,
+			               f.name_len) ||
+			     tfi_buf_append(&c->out, i + 1 < n ? "," : "\n", 1);
+			c->ncols += !rc;
+		}
+	}
+	size_t found = 0;
+	for (size_t i = 0; i < c->ncols && !rc; i++) {
+		if (tf_example_find(ex, c->cols[i], &f) == TF_OK) {
+			found++;
+			rc = csv_value(c, &f);
+		}
+		rc = rc ||
+		     tfi_buf_append(&c->out, i + 1 < c->ncols ? "," : "\n", 1);
+	}
+	if (rc) {
+		return tfi_set_error(c, TF_ENOMEM, "out of memory");
+	}
+	if (found != n) {
+		return tfi_set_error(
+		    c, TF_EFORMAT,
+		    "record %llu has features the first record "
+		    "lacks; use JSON output",
+		    (unsigned long long)c->rows);
+	}
+	c->rows++;
+	*text = (const char *)c->out.data;
+	*len = c->out.len;
+	return TF_OK;
+}

@@ -213,6 +213,58 @@ tf_file_replace(const char *path, const void *data, size_t n, int flags,
 	return TF_OK;
 }
 
+struct tf_file_out {
+	struct tfi_out o;
+};
+
+struct tf_file_out *
+tf_file_out_open(const char *path)
+{
+	struct tf_file_out *f = malloc(sizeof *f);
+	if (f == NULL) {
+		return NULL;
+	}
+	if (tfi_out_open(&f->o, path) != 0) {
+		int e = errno;
+		tfi_out_abort(&f->o);
+		free(f);
+		errno = e;
+		return NULL;
+	}
+	return f;
+}
+
+int
+tf_file_out_fd(const struct tf_file_out *o)
+{
+	return o->o.fd;
+}
+
+const char *
+tf_file_out_temp(const struct tf_file_out *o)
+{
+	return o->o.tmp;
+}
+
+int
+tf_file_out_commit(struct tf_file_out *o, int flags)
+{
+	int rc = tfi_out_commit(&o->o, flags & TF_FILE_SYNC);
+	int e = errno;
+	free(o);
+	errno = e;
+	return rc;
+}
+
+void
+tf_file_out_abort(struct tf_file_out *o)
+{
+	if (o != NULL) {
+		tfi_out_abort(&o->o);
+		free(o);
+	}
+}
+
 void *
 tf_file_read(const char *path, size_t *size)
 {

@@ -539,3 +539,142 @@ tf_schema_carry(struct tf_schema *s, const char *const *inputs, size_t ninputs,
 	                     sizeof msg);
 	return rc == TF_OK ? TF_OK : tfi_set_error(s, rc, "%s", msg);
 }
+
+/* ---- surveying records
+ * ------------------------------------------------------- */
+
+struct survey_entry {
+	char *name;
+	int kind;
+	uint64_t records;
+	size_t min_len, max_len;
+};
+
+struct tf_survey {
+	struct tfi_handle err;
+	struct survey_entry *f;
+	size_t n, cap;
+	uint64_t records;
+	int sorted;
+};
+
+struct tf_survey *
+tf_survey_new(void)
+{
+	return calloc(1, sizeof(struct tf_survey));
+}
+
+void
+tf_survey_free(struct tf_survey *s)
+{
+	if (s == NULL) {
+		return;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->f[i].name);
+	}
+	free(s->f);
+	free(s);
+}
+
+int
+tf_survey_add(struct tf_survey *s, struct tf_example *ex)
+{
+	s->records++;
+	size_t k = tf_example_count(ex);
+	for (size_t i = 0; i < k; i++) {
+		struct tf_feature f;
+		tf_example_get(ex, i, &f);
+		struct survey_entry *t = NULL;
+		for (size_t j = 0; j < s->n && t == NULL; j++) {
+			t = strcmp(s->f[j].name, f.name) == 0 ? &s->f[j] : NULL;
+		}
+		if (t == NULL) {
+			if (s->n == s->cap) {
+				size_t cap = s->cap ? s->cap * 2 : 32;
+				struct survey_entry *e =
+				    realloc(s->f, cap * sizeof *e);
+				if (e == NULL) {
+					return tfi_set_error(s, TF_ENOMEM,
+					                     "out of memory");
+				}
+				s->f = e;
+				s->cap = cap;
+			}
+			t = &s->f[s->n];
+			if ((t->name = strdup(f.name)) == NULL) {
+				return tfi_set_error(s, TF_ENOMEM,
+				                     "out of memory");
+			}
+			s->n++;
+			s->sorted = 0;
+			t->kind = f.kind;
+			t->records = 0;
+			t->min_len = t->max_len = f.count;
+		}
+		if (t->kind != f.kind) {
+			t->kind = -1; /* mixed */
+		}
+		t->records++;
+		t->min_len = f.count < t->min_len ? f.count : t->min_len;
+		t->max_len = f.count > t->max_len ? f.count : t->max_len;
+	}
+	return TF_OK;
+}
+
+uint64_t
+tf_survey_records(const struct tf_survey *s)
+{
+	return s->records;
+}
+
+static int
+by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct survey_entry *)a)->name,
+	              ((const struct survey_entry *)b)->name);
+}
+
+size_t
+tf_survey_count(struct tf_survey *s)
+{
+	return s->n;
+}
+
+int
+tf_survey_get(struct tf_survey *s, size_t i, struct tf_survey_feature *f)
+{
+	if (!s->sorted) {
+		qsort(s->f, s->n, sizeof *s->f, by_name);
+		s->sorted = 1;
+	}
+	if (i >= s->n) {
+		return TF_EINVAL;
+	}
+	*f = (struct tf_survey_feature){s->f[i].name, s->f[i].kind,
+	                                s->f[i].records, s->f[i].min_len,
+	                                s->f[i].max_len};
+	return TF_OK;
+}
+
+char *
+tf_survey_json(struct tf_survey *s)
+{
+	json_t *feats = json_array();
+	struct tf_survey_feature f;
+	for (size_t i = 0; feats && tf_survey_get(s, i, &f) == TF_OK; i++) {
+		json_array_append_new(
+		    feats,
+		    json_pack("{s:s,s:s,s:I,s:I,s:I}", "name", f.name, "kind",
+		              f.kind < 0 ? "mixed" : tf_kind_name(f.kind),
+		              "records", (json_int_t)f.records, "min_len",
+		              (json_int_t)f.min_len, "max_len",
+		              (json_int_t)f.max_len));
+	}
+	json_t *o = json_pack("{s:I,s:o}", "records", (json_int_t)s->records,
+	                      "features", feats);
+	char *text =
+	    o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+	json_decref(o);
+	return text;
+}

@@ -169,112 +169,8 @@ struct printer {
 	char *buf;
 	size_t len, cap;
 	struct tf_writer *w;
-	char **cols; /* CSV header: names of the first record */
-	size_t ncols;
+	struct tf_csv_rows *csv; /* --csv */
 };
-
-static void
-csv_field(const uint8_t *s, size_t n)
-{
-	int quote = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] == ',' || s[i] == '"' || s[i] == '\n' ||
-		    s[i] == '\r') {
-			quote = 1;
-		}
-	}
-	if (!quote) {
-		fwrite(s, 1, n, stdout);
-		return;
-	}
-	putchar('"');
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] == '"') {
-			putchar('"');
-		}
-		putchar(s[i]);
-	}
-	putchar('"');
-}
-
-static void
-csv_value(const struct tf_feature *f)
-{
-	char num[48];
-	if (f->kind == TF_KIND_BYTES && f->count == 1) {
-		csv_field(f->bytes[0].data, f->bytes[0].len);
-		return;
-	}
-	/* Several values: space-separated in one field. */
-	size_t len = 0, cap = 64;
-	char *s = malloc(cap);
-	if (s == NULL) {
-		die(EX_OSERR, "out of memory");
-	}
-	for (size_t k = 0; k < f->count; k++) {
-		const char *t = num;
-		size_t m;
-		if (f->kind == TF_KIND_FLOAT) {
-			m = (size_t)tf_format_float(num, sizeof num,
-			                            f->floats[k]);
-		} else if (f->kind == TF_KIND_INT64) {
-			m = (size_t)snprintf(num, sizeof num, "%lld",
-			                     (long long)f->ints[k]);
-		} else {
-			t = (const char *)f->bytes[k].data;
-			m = f->bytes[k].len;
-		}
-		while (len + m + 2 > cap) {
-			cap *= 2;
-			char *p = realloc(s, cap);
-			if (p == NULL) {
-				die(EX_OSERR, "out of memory");
-			}
-			s = p;
-		}
-		if (k > 0) {
-			s[len++] = ' ';
-		}
-		memcpy(s + len, t, m);
-		len += m;
-	}
-	csv_field((const uint8_t *)s, len);
-	free(s);
-}
-
-static void
-print_csv(struct printer *p)
-{
-	size_t n = tf_example_count(ex);
-	struct tf_feature f;
-	if (p->cols == NULL) {
-		p->cols = calloc(n + 1, sizeof *p->cols);
-		for (size_t i = 0; p->cols && i < n; i++) {
-			tf_example_get(ex, i, &f);
-			p->cols[i] = strdup(f.name);
-			csv_field((const uint8_t *)f.name, f.name_len);
-			putchar(i + 1 < n ? ',' : '\n');
-		}
-		if (p->cols == NULL) {
-			die(EX_OSERR, "out of memory");
-		}
-		p->ncols = n;
-	}
-	size_t found = 0;
-	for (size_t i = 0; i < p->ncols; i++) {
-		if (tf_example_find(ex, p->cols[i], &f) == TF_OK) {
-			found++;
-			csv_value(&f);
-		}
-		putchar(i + 1 < p->ncols ? ',' : '\n');
-	}
-	if (found != n) {
-		die(EX_DATAERR,
-		    "record %llu has features the first record lacks; "
-		    "use JSON output",
-		    (unsigned long long)p->count);
-	}
-}
 
 static int
 print_record(const uint8_t *d, size_t n, void *ctx)
@@ -292,7 +188,12 @@ print_record(const uint8_t *d, size_t n, void *ctx)
 	}
 	parse_or_die(d, n, p->count);
 	if (O.csv) {
-		print_csv(p);
+		const char *text;
+		size_t len;
+		if (tf_csv_rows_add(p->csv, ex, &text, &len) != TF_OK) {
+			die_status(tf_errcode(p->csv), tf_errmsg(p->csv));
+		}
+		fwrite(text, 1, len, stdout);
 	} else {
 		p->len = 0;
 		if (tf_example_to_json(ex, &p->buf, &p->len, &p->cap) !=
@@ -326,25 +227,40 @@ close_output(struct tf_writer *w)
 static void
 cmd_cat(uint64_t limit)
 {
-	struct printer p = {0};
+	static struct printer p;
 	p.limit = limit;
 	if (O.raw) {
 		p.w = open_output(O.output);
-	} else if (O.output != NULL && strcmp(O.output, "-") != 0 &&
-	           freopen(O.output, "w", stdout) == NULL) {
-		die(EX_CANTCREAT, "cannot create '%s'", O.output);
+	} else {
+		text_output_open(O.output);
+	}
+	if (O.csv && (p.csv = tf_csv_rows_new()) == NULL) {
+		die(EX_OSERR, "out of memory");
 	}
 	each_record(print_record, &p);
 	if (p.w != NULL) {
 		close_output(p.w);
+	} else if (status == 0) {
+		text_output_close();
 	}
-	for (size_t i = 0; i < p.ncols; i++) {
-		free(p.cols[i]);
-	}
-	free(p.cols);
+	tf_csv_rows_free(p.csv);
 	free(p.buf);
 	if (fflush(stdout) != 0) {
 		die(EX_IOERR, "write error");
+	}
+}
+
+static void
+cmd_cat_all(void)
+{
+	cmd_cat(0);
+}
+
+static void
+cmd_head(void)
+{
+	if (O.n > 0) {
+		cmd_cat((uint64_t)O.n);
 	}
 }
 
@@ -461,113 +377,45 @@ cmd_index(void)
 /* ---- schema ---------------------------------------------------------------
  */
 
-struct fstat_ {
-	char *name;
-	int kind; /* -1 = mixed */
-	uint64_t records;
-	size_t min_len, max_len;
-};
-
-struct schema {
-	struct fstat_ *f;
-	size_t n, cap;
-	uint64_t records;
-};
-
 static int
-schema_record(const uint8_t *d, size_t n, void *ctx)
+survey_record(const uint8_t *d, size_t n, void *ctx)
 {
-	struct schema *s = ctx;
-	parse_or_die(d, n, s->records);
-	s->records++;
-	size_t k = tf_example_count(ex);
-	for (size_t i = 0; i < k; i++) {
-		struct tf_feature f;
-		tf_example_get(ex, i, &f);
-		struct fstat_ *t = NULL;
-		for (size_t j = 0; j < s->n; j++) {
-			if (strcmp(s->f[j].name, f.name) == 0) {
-				t = &s->f[j];
-				break;
-			}
-		}
-		if (t == NULL) {
-			if (s->n == s->cap) {
-				s->cap = s->cap ? s->cap * 2 : 32;
-				s->f = realloc(s->f, s->cap * sizeof *s->f);
-				if (s->f == NULL) {
-					die(EX_OSERR, "out of memory");
-				}
-			}
-			t = &s->f[s->n++];
-			t->name = strdup(f.name);
-			t->kind = f.kind;
-			t->records = 0;
-			t->min_len = t->max_len = f.count;
-		}
-		if (t->kind != f.kind) {
-			t->kind = -1;
-		}
-		t->records++;
-		t->min_len = f.count < t->min_len ? f.count : t->min_len;
-		t->max_len = f.count > t->max_len ? f.count : t->max_len;
+	struct tf_survey *s = ctx;
+	parse_or_die(d, n, tf_survey_records(s));
+	if (tf_survey_add(s, ex) != TF_OK) {
+		die_status(tf_errcode(s), tf_errmsg(s));
 	}
 	return 0;
-}
-
-static int
-fstat_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct fstat_ *)a)->name,
-	              ((const struct fstat_ *)b)->name);
 }
 
 static void
 cmd_schema(void)
 {
-	struct schema s = {0};
-	each_record(schema_record, &s);
-	qsort(s.f, s.n, sizeof *s.f, fstat_cmp);
-	if (O.json) {
-		printf("{\"records\":%llu,\"features\":[",
-		       (unsigned long long)s.records);
-	} else {
-		printf("%-24s %-6s %10s %8s %8s\n", "feature", "kind",
-		       "records", "min_len", "max_len");
+	static struct tf_survey *s;
+	if ((s = tf_survey_new()) == NULL) {
+		die(EX_OSERR, "out of memory");
 	}
-	for (size_t i = 0; i < s.n; i++) {
-		const struct fstat_ *t = &s.f[i];
-		const char *kind =
-		    t->kind < 0 ? "mixed" : tf_kind_name(t->kind);
-		if (O.json) {
-			char *q = NULL;
-			size_t ql = 0, qc = 0;
-			struct tf_example *tmp = tf_example_new();
-			/* JSON-quote the name through the example printer. */
-			tf_example_add_floats(tmp, t->name, NULL, 0);
-			tf_example_to_json(tmp, &q, &ql, &qc);
-			q[ql - 4] = '\0'; /* {"name":[]} -> {"name" */
-			printf(
-			    "%s{\"name\":%s,\"kind\":\"%s\",\"records\":%llu,"
-			    "\"min_len\":%zu,\"max_len\":%zu}",
-			    i ? "," : "", q + 1, kind,
-			    (unsigned long long)t->records, t->min_len,
-			    t->max_len);
-			free(q);
-			tf_example_free(tmp);
-		} else {
-			printf("%-24s %-6s %10llu %8zu %8zu\n", t->name, kind,
-			       (unsigned long long)t->records, t->min_len,
-			       t->max_len);
+	each_record(survey_record, s);
+	if (O.json) {
+		char *text = tf_survey_json(s);
+		if (text == NULL) {
+			die(EX_OSERR, "out of memory");
 		}
-		free(t->name);
+		puts(text);
+		free(text);
+		tf_survey_free(s);
+		return;
 	}
-	if (O.json) {
-		printf("]}\n");
-	} else {
-		printf("%llu records\n", (unsigned long long)s.records);
+	printf("%-24s %-6s %10s %8s %8s\n", "feature", "kind", "records",
+	       "min_len", "max_len");
+	struct tf_survey_feature f;
+	for (size_t i = 0; tf_survey_get(s, i, &f) == TF_OK; i++) {
+		printf("%-24s %-6s %10llu %8zu %8zu\n", f.name,
+		       f.kind < 0 ? "mixed" : tf_kind_name(f.kind),
+		       (unsigned long long)f.records, f.min_len, f.max_len);
 	}
-	free(s.f);
+	printf("%llu records\n", (unsigned long long)tf_survey_records(s));
+	tf_survey_free(s);
 }
 
 /*
@@ -665,247 +513,42 @@ cmd_split(void)
 /* ---- shuffle --------------------------------------------------------------
  */
 
-#define BUCKETS 64
-
-struct pool {
-	uint8_t *data;
-	size_t len, cap;
-	size_t *off; /* record i spans off[i]..off[i+1] */
-	size_t n, ncap;
-};
-
-static void
-pool_add(struct pool *p, const uint8_t *d, size_t n)
-{
-	if (p->cap - p->len < n) {
-		size_t cap = p->cap ? p->cap : 1 << 20;
-		while (cap - p->len < n) {
-			cap *= 2;
-		}
-		p->data = realloc(p->data, cap);
-		p->cap = cap;
-	}
-	if (p->n + 2 > p->ncap) {
-		p->ncap = p->ncap ? p->ncap * 2 : 1024;
-		p->off = realloc(p->off, p->ncap * sizeof *p->off);
-	}
-	if (p->data == NULL || p->off == NULL) {
-		die(EX_OSERR, "out of memory");
-	}
-	if (p->n == 0) {
-		p->off[0] = 0;
-	}
-	memcpy(p->data + p->len, d, n);
-	p->len += n;
-	p->off[++p->n] = p->len;
-}
-
-static void
-pool_flush_shuffled(struct pool *p, struct tf_rng *r, struct tf_writer *w)
-{
-	size_t *idx = malloc((p->n + 1) * sizeof *idx);
-	if (idx == NULL) {
-		die(EX_OSERR, "out of memory");
-	}
-	for (size_t i = 0; i < p->n; i++) {
-		idx[i] = i;
-	}
-	for (size_t i = p->n; i > 1; i--) {
-		size_t j = (size_t)tf_rng_below(r, i);
-		size_t t = idx[i - 1];
-		idx[i - 1] = idx[j];
-		idx[j] = t;
-	}
-	for (size_t i = 0; i < p->n; i++) {
-		size_t k = idx[i];
-		if (tf_writer_write(w, p->data + p->off[k],
-		                    p->off[k + 1] - p->off[k]) != TF_OK) {
-			die_status(tf_errcode(w), tf_errmsg(w));
-		}
-	}
-	free(idx);
-	p->len = p->n = 0;
-}
-
-struct shuffler {
-	struct pool pool;
-	struct tf_rng *rng;
-	size_t memory;
-	FILE *bucket[BUCKETS];
-	struct tf_writer *bw[BUCKETS];
-	struct tf_reader *r; /* reads the buckets back */
-	int spilled;
-};
-
-/* One shuffler per level of spilling; past MAX_DEPTH a bucket is shuffled
- * in memory whatever its size.  Static, so everything stays reachable. */
-#define MAX_DEPTH 3
-static struct shuffler levels[MAX_DEPTH + 1];
-
-static void shuffle_level(struct tf_reader *r, struct tf_writer *out,
-                          int depth);
-
-static void
-spill(struct shuffler *s, const uint8_t *d, size_t n)
-{
-	int b = (int)tf_rng_below(s->rng, BUCKETS);
-	if (tf_writer_write(s->bw[b], d, n) != TF_OK) {
-		die_status(tf_errcode(s->bw[b]), tf_errmsg(s->bw[b]));
-	}
-}
-
 static int
 shuffle_record(const uint8_t *d, size_t n, void *ctx)
 {
-	struct shuffler *s = ctx;
-	if (s->spilled) {
-		spill(s, d, n);
-		return 0;
+	struct tf_shuffle *s = ctx;
+	if (tf_shuffle_add(s, d, n) != TF_OK) {
+		die_status(tf_errcode(s), tf_errmsg(s));
 	}
-	pool_add(&s->pool, d, n);
-	if (s->pool.len + s->pool.n * 16 <= s->memory) {
-		return 0;
-	}
-	/* Too much for memory: deal records into temporary buckets. */
-	for (int b = 0; b < BUCKETS; b++) {
-		if (s->bw[b] == NULL && (s->bw[b] = tf_writer_new()) == NULL) {
-			die(EX_OSERR, "out of memory");
-		}
-		s->bucket[b] = tmpfile();
-		if (s->bucket[b] == NULL ||
-		    tf_writer_open_fd(s->bw[b], fileno(s->bucket[b]),
-		                      "(temporary file)",
-		                      TF_COMPRESS_NONE) != TF_OK) {
-			die(EX_CANTCREAT, "cannot create a temporary file "
-			                  "(see TMPDIR)");
-		}
-	}
-	s->spilled = 1;
-	for (size_t i = 0; i < s->pool.n; i++) {
-		spill(s, s->pool.data + s->pool.off[i],
-		      s->pool.off[i + 1] - s->pool.off[i]);
-	}
-	s->pool.len = s->pool.n = 0;
 	return 0;
-}
-
-/* Write the level's records shuffled: from memory, or bucket by bucket
- * through the next level. */
-static void
-finish_shuffle(struct shuffler *s, struct tf_writer *out, int depth)
-{
-	if (!s->spilled) {
-		pool_flush_shuffled(&s->pool, s->rng, out);
-		return;
-	}
-	if (s->r == NULL && (s->r = tf_reader_new()) == NULL) {
-		die(EX_OSERR, "out of memory");
-	}
-	for (int b = 0; b < BUCKETS; b++) {
-		if (tf_writer_close(s->bw[b]) != TF_OK) {
-			die_status(tf_errcode(s->bw[b]), tf_errmsg(s->bw[b]));
-		}
-		rewind(s->bucket[b]);
-		if (tf_reader_open_fd(s->r, fileno(s->bucket[b]),
-		                      "(temporary file)",
-		                      TF_COMPRESS_NONE) != TF_OK) {
-			die(EX_IOERR, "cannot read a temporary file");
-		}
-		shuffle_level(s->r, out, depth + 1);
-		fclose(s->bucket[b]);
-		s->bucket[b] = NULL;
-	}
-	s->spilled = 0;
-}
-
-static void
-shuffle_level(struct tf_reader *r, struct tf_writer *out, int depth)
-{
-	struct shuffler *s = &levels[depth];
-	s->rng = levels[0].rng;
-	s->memory = depth >= MAX_DEPTH ? SIZE_MAX : levels[0].memory;
-	s->spilled = 0;
-	s->pool.len = s->pool.n = 0;
-	const uint8_t *d;
-	size_t n;
-	int rc;
-	while ((rc = tf_reader_next(r, &d, &n)) == TF_OK) {
-		shuffle_record(d, n, s);
-	}
-	if (rc != TF_EOF) {
-		die_status(rc, tf_errmsg(r));
-	}
-	finish_shuffle(s, out, depth);
 }
 
 static void
 cmd_shuffle(void)
 {
-	static struct tf_rng rng;
 	if (!O.seed_given) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		O.seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
 		         (uint64_t)getpid();
 	}
-	tf_rng_seed(&rng, O.seed);
+	static struct tf_shuffle *s;
+	s = tf_shuffle_new(O.seed, O.memory);
+	if (s == NULL) {
+		die(EX_OSERR, "out of memory");
+	}
 	struct tf_writer *out = open_output(O.output);
-	levels[0].rng = &rng;
-	levels[0].memory = O.memory;
-	each_record(shuffle_record, &levels[0]);
-	if (status == 0) {
-		finish_shuffle(&levels[0], out, 0);
+	each_record(shuffle_record, s);
+	if (status == 0 && tf_shuffle_finish(s, out) != TF_OK) {
+		die_status(tf_errcode(s), tf_errmsg(s));
 	}
 	close_output(out);
 	carry_schema(O.output, -1);
-	for (int i = 0; i <= MAX_DEPTH; i++) {
-		free(levels[i].pool.data);
-		free(levels[i].pool.off);
-		tf_reader_free(levels[i].r);
-		for (int b = 0; b < BUCKETS; b++) {
-			tf_writer_free(levels[i].bw[b]);
-		}
-	}
+	tf_shuffle_free(s);
 }
 
 /* ---- main -----------------------------------------------------------------
  */
-
-static size_t
-parse_size(const char *s)
-{
-	char *end;
-	double v = strtod(s, &end);
-	double mul = 1;
-	if (end != s) {
-		switch (*end) {
-		case 'k':
-		case 'K':
-			mul = 1024.0;
-			end++;
-			break;
-		case 'm':
-		case 'M':
-			mul = 1024.0 * 1024;
-			end++;
-			break;
-		case 'g':
-		case 'G':
-			mul = 1024.0 * 1024 * 1024;
-			end++;
-			break;
-		default:
-			break;
-		}
-	}
-	if (end == s || *end != '\0' || v <= 0 || v * mul < 4096) {
-		usage_error(
-		    "--memory: '%s' is not a size such as 64M (at least "
-		    "4K)",
-		    s);
-	}
-	return (size_t)(v * mul);
-}
 
 int
 main(int argc, char **argv)
@@ -926,14 +569,19 @@ main(int argc, char **argv)
 		print_version();
 		return 0;
 	}
-	static const char *const cmds[] = {"cat",    "head",   "count",
-	                                   "verify", "schema", "index",
-	                                   "split",  "shuffle"};
-	int known = 0;
-	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
-		known |= strcmp(cmd, cmds[i]) == 0;
+	static const struct {
+		const char *name;
+		void (*run)(void);
+	} cmds[] = {{"cat", cmd_cat_all},   {"head", cmd_head},
+	            {"count", cmd_count},   {"verify", cmd_verify},
+	            {"schema", cmd_schema}, {"index", cmd_index},
+	            {"split", cmd_split},   {"shuffle", cmd_shuffle}};
+	size_t which = 0;
+	while (which < sizeof cmds / sizeof cmds[0] &&
+	       strcmp(cmd, cmds[which].name) != 0) {
+		which++;
 	}
-	if (!known) {
+	if (which == sizeof cmds / sizeof cmds[0]) {
 		usage_error("unknown command '%s'", cmd);
 	}
 	argv++;
@@ -954,7 +602,7 @@ main(int argc, char **argv)
 			usage();
 			return 0;
 		case 'M':
-			O.memory = parse_size(optarg);
+			O.memory = opt_size("--memory", optarg, 4096);
 			break;
 		case 'n':
 			O.n = opt_int("-n", optarg, 0, 1LL << 62);
@@ -1020,26 +668,7 @@ main(int argc, char **argv)
 	if (ex == NULL || reader == NULL) {
 		die(EX_OSERR, "out of memory");
 	}
-	if (strcmp(cmd, "cat") == 0) {
-		cmd_cat(0);
-	} else if (strcmp(cmd, "head") == 0) {
-		if (O.n == 0) {
-			return 0;
-		}
-		cmd_cat((uint64_t)O.n);
-	} else if (strcmp(cmd, "count") == 0) {
-		cmd_count();
-	} else if (strcmp(cmd, "verify") == 0) {
-		cmd_verify();
-	} else if (strcmp(cmd, "schema") == 0) {
-		cmd_schema();
-	} else if (strcmp(cmd, "index") == 0) {
-		cmd_index();
-	} else if (strcmp(cmd, "split") == 0) {
-		cmd_split();
-	} else {
-		cmd_shuffle();
-	}
+	cmds[which].run();
 	tf_example_free(ex);
 	tf_reader_free(reader);
 	if (fflush(stdout) != 0) {

@@ -98,6 +98,27 @@ opt_double(const char *opt, const char *s)
 	return v;
 }
 
+size_t
+opt_size(const char *opt, const char *s, size_t min)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end), mul = 1;
+	const char *units = "kKmMgG";
+	const char *u = end != s && *end ? strchr(units, *end) : NULL;
+	if (u != NULL) {
+		mul = (double)(1ULL << (10 * (1 + (u - units) / 2)));
+		end++;
+	}
+	if (end == s || *end != '\0' || errno != 0 || !(v > 0) ||
+	    v * mul < (double)min || v * mul > 1e18) {
+		usage_error("%s: '%s' is not a size such as 64M (at least "
+		            "%zuK)",
+		            opt, s, min / 1024);
+	}
+	return (size_t)(v * mul);
+}
+
 void
 print_version(void)
 {
@@ -160,10 +181,13 @@ progress_done(void)
 #define MAX_OUTPUTS 4096
 static struct tf_writer *outputs[MAX_OUTPUTS];
 static volatile sig_atomic_t noutputs;
+static struct tf_file_out *text_out; /* standard output, redirected */
 
 static void
 remove_outputs(void)
 {
+	tf_file_out_abort(text_out); /* removes an unfinished text output */
+	text_out = NULL;
 	for (int i = 0; i < noutputs; i++) {
 		if (outputs[i] != NULL) {
 			tf_writer_free(outputs[i]); /* unlinks its temp file */
@@ -175,6 +199,10 @@ remove_outputs(void)
 static void
 on_signal(int sig)
 {
+	const char *tt = text_out ? tf_file_out_temp(text_out) : NULL;
+	if (tt != NULL) {
+		unlink(tt);
+	}
 	for (int i = 0; i < noutputs; i++) {
 		const char *t =
 		    outputs[i] ? tf_writer_temp_path(outputs[i]) : NULL;
@@ -186,8 +214,9 @@ on_signal(int sig)
 	raise(sig);
 }
 
-struct tf_writer *
-output_open(const char *path, int compression)
+/* Remove unfinished outputs at exit and on a fatal signal. */
+static void
+track_outputs(void)
 {
 	static int installed;
 	if (!installed) {
@@ -198,6 +227,51 @@ output_open(const char *path, int compression)
 			signal(sigs[i], on_signal);
 		}
 	}
+}
+
+void
+text_output_open(const char *path)
+{
+	if (path == NULL || strcmp(path, "-") == 0) {
+		return;
+	}
+	track_outputs();
+	fflush(stdout);
+	text_out = tf_file_out_open(path);
+	if (text_out == NULL) {
+		die(EX_CANTCREAT, "cannot create '%s': %s", path,
+		    strerror(errno));
+	}
+	if (dup2(tf_file_out_fd(text_out), 1) < 0) {
+		die(EX_OSERR, "cannot redirect standard output: %s",
+		    strerror(errno));
+	}
+}
+
+void
+text_output_close(void)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		die(EX_IOERR, "write error: %s", strerror(errno));
+	}
+	if (text_out == NULL) {
+		return;
+	}
+	/* The descriptor written through is 1: the one to sync. */
+	if (fsync(1) != 0 && errno != EINVAL && errno != EROFS) {
+		die(EX_IOERR, "write error: %s", strerror(errno));
+	}
+	struct tf_file_out *o = text_out;
+	text_out = NULL;
+	if (tf_file_out_commit(o, 0) != 0) {
+		die(EX_IOERR, "cannot publish the output: %s", strerror(errno));
+	}
+}
+
+struct tf_writer *
+output_open(const char *path, int compression)
+{
+	track_outputs();
 	if (noutputs == MAX_OUTPUTS) {
 		die(EX_SOFTWARE, "too many outputs");
 	}

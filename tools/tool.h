@@ -27,6 +27,9 @@ void warn_lines(const char *text);
 
 /* Checked numbers for options: the whole string, in range, or exit 64. */
 long long opt_int(const char *opt, const char *s, long long min, long long max);
+/* A byte count such as 64M (K, M, G: powers of 1024), at least min;
+ * exits 64 naming opt otherwise. */
+size_t opt_size(const char *opt, const char *s, size_t min);
 double opt_double(const char *opt, const char *s);
 
 /* "tf-NAME 0.1.0 (libtfcore 0.1.0; ...)" on stdout. */
@@ -43,6 +46,11 @@ struct tf_writer;
  * run leaves nothing behind.  Dies with the right code on failure.
  */
 struct tf_writer *output_open(const char *path, int compression);
+/* Standard output redirected to path, published as every output is
+ * (nothing for NULL or "-"); text_output_close() flushes and publishes
+ * it (exit 74 on a write error), and an early exit removes it. */
+void text_output_open(const char *path);
+void text_output_close(void);
 /* Close (rename into place) and free; dies on failure. */
 void output_close(struct tf_writer *w);
 

@@ -103,6 +103,20 @@ TF_API int tf_example_serialize_pb(struct tf_example *ex, uint8_t **out,
 TF_API int tf_example_to_json(struct tf_example *ex, char **out, size_t *len,
                               size_t *cap);
 
+/*
+ * Examples as CSV (tf-records cat --csv): the first Example's feature
+ * names make the header, each Example a row of one field per header
+ * feature (empty where it has none; several values space-separated;
+ * RFC 4180 quoting).  tf_csv_rows_add() gives the text to write for one
+ * Example (the header before the first row), valid until the next call.
+ * TF_EFORMAT when an Example has a feature the header lacks.
+ */
+struct tf_csv_rows;
+TF_API struct tf_csv_rows *tf_csv_rows_new(void);
+TF_API void tf_csv_rows_free(struct tf_csv_rows *c);
+TF_API int tf_csv_rows_add(struct tf_csv_rows *c, struct tf_example *ex,
+                           const char **text, size_t *len);
+
 /* Shortest "%g" text that reads back to f (at most 9 digits). */
 TF_API int tf_format_float(char *buf, size_t size, float f);
 

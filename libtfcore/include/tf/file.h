@@ -34,6 +34,23 @@ TF_API int tf_file_replace(const char *path, const void *data, size_t n,
                            int flags, char *err, size_t errlen);
 
 /*
+ * An output of any size published by the same rule (text a command
+ * writes, for instance): tf_file_out_open() gives a descriptor to write
+ * to, a temporary beside path (or path itself for a device, FIFO or
+ * socket); tf_file_out_commit() fsyncs when flags has TF_FILE_SYNC,
+ * renames it over path and frees o; tf_file_out_abort() removes the
+ * temporary and frees o.  NULL or -1 with errno set.
+ */
+struct tf_file_out;
+TF_API struct tf_file_out *tf_file_out_open(const char *path);
+TF_API int tf_file_out_fd(const struct tf_file_out *o);
+/* The temporary's name (NULL when writing path directly), for a
+ * signal handler to unlink. */
+TF_API const char *tf_file_out_temp(const struct tf_file_out *o);
+TF_API int tf_file_out_commit(struct tf_file_out *o, int flags);
+TF_API void tf_file_out_abort(struct tf_file_out *o);
+
+/*
  * A regular file's bytes, with a NUL after them (so text can be used as
  * a string), and their count in *size; the caller frees them.  NULL with
  * errno set when it cannot be read (EISDIR for anything but a file).

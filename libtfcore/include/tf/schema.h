@@ -74,6 +74,31 @@ TF_API void tf_schema_sidecar(const char *records, char *out, size_t size);
 TF_API int tf_schema_carry(struct tf_schema *s, const char *const *inputs,
                            size_t ninputs, const char *output, int64_t rows);
 
+/*
+ * A survey of what records hold (tf-records schema): per feature, its
+ * kind (TF_KIND_*, or -1 when records disagree), how many records have
+ * it, and the fewest and most values it has.  Features in name order.
+ */
+struct tf_example;
+struct tf_survey;
+struct tf_survey_feature {
+	const char *name;
+	int kind;
+	uint64_t records;
+	size_t min_len, max_len;
+};
+TF_API struct tf_survey *tf_survey_new(void);
+TF_API void tf_survey_free(struct tf_survey *s);
+TF_API int tf_survey_add(struct tf_survey *s, struct tf_example *ex);
+TF_API uint64_t tf_survey_records(const struct tf_survey *s);
+TF_API size_t tf_survey_count(struct tf_survey *s);
+/* Feature i (name order); TF_EINVAL past the end. */
+TF_API int tf_survey_get(struct tf_survey *s, size_t i,
+                         struct tf_survey_feature *f);
+/* {"records":N,"features":[{"name","kind","records","min_len",
+ * "max_len"}...]} (the caller frees it). */
+TF_API char *tf_survey_json(struct tf_survey *s);
+
 #ifdef __cplusplus
 }
 #endif

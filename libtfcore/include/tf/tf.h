@@ -26,6 +26,7 @@
 #include "tf/schema.h"
 #include "tf/serving.h"
 #include "tf/settings.h"
+#include "tf/shuffle.h"
 #include "tf/tensor.h"
 #include "tf/train.h"
 
