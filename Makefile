@@ -160,7 +160,7 @@ $(B)/lib/tfkit/plugins/%.so: plugins/optimizers/%.c $(SOLIB) $(B)/lib/libtfcore.
 
 # Tests of the graph and optimizers load the plugins: they link the
 # shared library, as the tools do.
-SHARED_TESTS := test_graph test_optim
+SHARED_TESTS := test_graph test_optim test_model
 $(addprefix $(B)/tests/,$(SHARED_TESTS)): $(B)/tests/%: tests/unit/%.c tests/unit/test.h $(SOLIB) $(PLUGIN_SO)
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -DTEST_SHARED -o $@ $< -L$(B)/lib -ltfcore -Wl,-rpath,'$$ORIGIN/../lib' -lm $(LDFLAGS)

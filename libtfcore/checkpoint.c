@@ -322,6 +322,8 @@ tf_ckpt_save(struct tf_ckpt *c, const char *dir, uint64_t step, int keep)
 	snprintf(name, sizeof name, "model.ckpt-%llu",
 	         (unsigned long long)step);
 	snprintf(c->path, sizeof c->path, "%s/%s", dir, name);
+	/* The directory of a first save (its parent must exist). */
+	mkdir(dir, 0777);
 	struct tf_writer *w = tf_writer_new();
 	if (w == NULL) {
 		return tfi_set_error(c, TF_ENOMEM, "out of memory");

@@ -659,6 +659,9 @@ tf_model_evaluate(struct tf_model *m, const char *const *files, size_t nfiles,
 {
 	struct tf_batch b;
 	tf_errclear(m);
+	if (m->g == NULL) {
+		return tfi_set_error(m, TF_EINVAL, "no model loaded");
+	}
 	int rc = tf_dataset_open(m->ds, files, nfiles, 1, 1, 0);
 	if (rc != TF_OK) {
 		return tfi_set_error(m, rc, "%s", tf_errmsg(m->ds));

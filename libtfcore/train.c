@@ -1,6 +1,13 @@
 /*
- * train.c - the training loop, the built-in model specs, and loading a
- * trained model back from a checkpoint.
+ * train.c - the training loop and the built-in model specs.
+ *
+ * A run (struct run) starts from its settings (tf/settings.h) and either
+ * a new model or the latest checkpoint, whose header (tf/checkpoint.h)
+ * then is the run's state: it is updated step by step and written as is
+ * by save().  A reader thread decodes batches ahead of the step; the
+ * dataset is deterministic per (seed, epoch), so a resume seeks to the
+ * saved position and reads what one uninterrupted run would have read.
+ * Loading a trained model for evaluation or serving is model.c's.
  */
 #include <jansson.h>
 #include <math.h>
@@ -514,7 +521,9 @@ report(struct run *r, struct tf_metrics *m, double lr, double eps, int final)
 		tfi_buf_free(&b);
 		return fail(r, TF_ENOMEM, "out of memory");
 	}
-	r->sink->line(r->sink->ctx, (char *)b.data);
+	if (r->sink->line != NULL) {
+		r->sink->line(r->sink->ctx, (char *)b.data);
+	}
 	tfi_buf_free(&b);
 	return TF_OK;
 }

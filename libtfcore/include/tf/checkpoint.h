@@ -72,9 +72,9 @@ TF_API int tf_ckpt_add(struct tf_ckpt *c, const char *name, const float *data,
 /* Forget the blocks added (before the next save). */
 TF_API void tf_ckpt_clear(struct tf_ckpt *c);
 /*
- * Write DIR/model.ckpt-STEP, make it the latest, and keep the newest
- * `keep` (0 = all).  TF_ECREATE or TF_EIO naming the file on failure; the
- * previous latest checkpoint is then untouched.
+ * Write DIR/model.ckpt-STEP (DIR made when missing), make it the
+ * latest, and keep the newest `keep` (0 = all).  TF_ECREATE or TF_EIO naming
+ * the file on failure; the previous latest checkpoint is then untouched.
  */
 TF_API int tf_ckpt_save(struct tf_ckpt *c, const char *dir, uint64_t step,
                         int keep);

@@ -1,13 +1,15 @@
 /*
- * train.h - the training loop behind tf-train, and model loading for
- * tf-eval.
+ * train.h - the training loop behind tf-train, and the built-in models.
  *
- * tf_train_run() reads batches from TFRecord files (tf/dataset.h), runs a
- * model graph (tf/graph.h) built from the flags or restored from the
- * latest checkpoint, updates it with an optimizer plugin, evaluates,
- * reports JSON lines through a callback, and checkpoints (tf/checkpoint.h).
- * A run that resumes from a checkpoint made after N steps and trains M more
- * ends with the same weights as one run of N + M steps.
+ * tf_trainer_run() reads batches from TFRecord files (tf/dataset.h), runs
+ * a model graph (tf/graph.h) built from the settings or restored from
+ * the latest checkpoint, updates it with an optimizer plugin, validates
+ * (tf_model_evaluate()'s loop), reports JSON lines through a callback,
+ * and checkpoints (tf/checkpoint.h).  A run that resumes from a
+ * checkpoint made after N steps and trains M more ends with the same
+ * weights as one run of N + M steps.  The configuration comes resolved
+ * from tf/settings.h (tf_settings_config()); loading a trained model
+ * for evaluation is tf/model.h's.
  */
 #ifndef TF_TRAIN_H
 #define TF_TRAIN_H
@@ -66,12 +68,14 @@ struct tf_train_config {
 	int64_t embedding_dim; /* values per categorical column (default 8) */
 };
 
+/* The defaults (settings.c's table); optimizer NULL and learning_rate 0
+ * mean "the checkpoint's, else the default". */
 TF_API void tf_train_config_init(struct tf_train_config *cfg);
 
 /* Where a run's JSON lines and progress go. */
 struct tf_train_sink {
 	void *ctx;
-	void (*line)(void *ctx, const char *json); /* stdout */
+	void (*line)(void *ctx, const char *json); /* stdout; optional */
 	void (*progress)(void *ctx, uint64_t step, uint64_t examples,
 	                 double loss); /* optional */
 	/* Something the user should know (stderr), optional: a resume with
