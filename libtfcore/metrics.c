@@ -187,6 +187,9 @@ tf_metrics_auc(struct tf_metrics *m)
 	if (m->task != TF_TASK_BINARY || m->ns == 0) {
 		return NAN;
 	}
+	/* Exact AUC as the Mann-Whitney statistic: rank every score (tied
+	 * scores share their average rank), sum the positives' ranks, and
+	 * subtract the sum a ranking with every positive last would give. */
 	qsort(m->s, m->ns, sizeof *m->s, by_score);
 	double rank_sum = 0, pos = 0;
 	size_t i = 0;
@@ -206,7 +209,7 @@ tf_metrics_auc(struct tf_metrics *m)
 	}
 	double neg = (double)m->ns - pos;
 	if (pos == 0 || neg == 0) {
-		return NAN;
+		return NAN; /* one class only: no pair to order */
 	}
 	return (rank_sum - pos * (pos + 1) / 2.0) / (pos * neg);
 }
