@@ -114,4 +114,43 @@ unhex(const char *s, unsigned char *out)
 	return n;
 }
 
+/*
+ * A directory of the test's own under /tmp, removed at exit:
+ * test_dir_make("tfkit-x") before the tests, then at(name) for paths in
+ * it (each valid for the next 16 calls).
+ */
+static char test_dir[256];
+
+static inline void
+test_dir_remove(void)
+{
+	char cmd[300];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", test_dir);
+	if (test_dir[0] != '\0' && system(cmd) != 0) {
+		printf("# could not remove %s\n", test_dir);
+	}
+}
+
+static inline int
+test_dir_make(const char *name)
+{
+	snprintf(test_dir, sizeof test_dir, "/tmp/%s-XXXXXX", name);
+	if (mkdtemp(test_dir) == NULL) {
+		printf("not ok 1 - mkdtemp %s\n", test_dir);
+		return -1;
+	}
+	atexit(test_dir_remove);
+	return 0;
+}
+
+static inline const char *
+at(const char *name)
+{
+	static char p[16][320];
+	static int k;
+	k = (k + 1) % 16;
+	snprintf(p[k], sizeof p[k], "%s/%s", test_dir, name);
+	return p[k];
+}
+
 #endif

@@ -8,8 +8,6 @@
 
 #include "test.h"
 
-static char dir[] = "/tmp/tfkit-ckpt-XXXXXX";
-
 static void
 fill(struct tf_ckpt_header *h)
 {
@@ -46,10 +44,10 @@ TEST(the_header_round_trips_through_a_saved_checkpoint)
 	float w[3] = {1, 2, 3};
 	CHECK_STATUS(tf_ckpt_put_header(c, &h), TF_OK, c);
 	CHECK_STATUS(tf_ckpt_add(c, "params", w, 3), TF_OK, c);
-	CHECK_STATUS(tf_ckpt_save(c, dir, 42, 2), TF_OK, c);
+	CHECK_STATUS(tf_ckpt_save(c, test_dir, 42, 2), TF_OK, c);
 	struct tf_ckpt *r = tf_ckpt_new();
 	tf_ckpt_header_init(&back);
-	CHECK_STATUS(tf_ckpt_load(r, dir), TF_OK, r);
+	CHECK_STATUS(tf_ckpt_load(r, test_dir), TF_OK, r);
 	CHECK_STATUS(tf_ckpt_get_header(r, &back), TF_OK, r);
 	CHECK(strcmp(back.model_spec, h.model_spec) == 0);
 	CHECK(strcmp(back.optimizer, "adam") == 0);
@@ -70,7 +68,7 @@ TEST(the_header_round_trips_through_a_saved_checkpoint)
 	const float *p = tf_ckpt_get(r, "params", &n);
 	CHECK(p != NULL && n == 3 && p[2] == 3);
 	/* the header alone, for settings */
-	CHECK_STATUS(tf_ckpt_load_header(r, dir), TF_OK, r);
+	CHECK_STATUS(tf_ckpt_load_header(r, test_dir), TF_OK, r);
 	CHECK(tf_ckpt_get(r, "params", &n) == NULL);
 	CHECK_STATUS(tf_ckpt_get_header(r, &back), TF_OK, r);
 	CHECK(back.step == 42);
@@ -87,14 +85,14 @@ TEST(older_checkpoints_beyond_keep_are_pruned)
 	fill(&h);
 	CHECK_STATUS(tf_ckpt_put_header(c, &h), TF_OK, c);
 	for (uint64_t s = 50; s <= 53; s++) {
-		CHECK_STATUS(tf_ckpt_save(c, dir, s, 2), TF_OK, c);
+		CHECK_STATUS(tf_ckpt_save(c, test_dir, s, 2), TF_OK, c);
 	}
 	char path[300];
-	CHECK_STATUS(tf_ckpt_latest(dir, path, sizeof path), TF_OK, c);
+	CHECK_STATUS(tf_ckpt_latest(test_dir, path, sizeof path), TF_OK, c);
 	CHECK_CONTAINS(path, "/model.ckpt-53");
-	snprintf(path, sizeof path, "%s/model.ckpt-52", dir);
+	snprintf(path, sizeof path, "%s/model.ckpt-52", test_dir);
 	CHECK(access(path, F_OK) == 0);
-	snprintf(path, sizeof path, "%s/model.ckpt-51", dir);
+	snprintf(path, sizeof path, "%s/model.ckpt-51", test_dir);
 	CHECK(access(path, F_OK) != 0);
 	tf_ckpt_header_release(&h);
 	tf_ckpt_free(c);
@@ -103,15 +101,15 @@ TEST(older_checkpoints_beyond_keep_are_pruned)
 TEST(missing_damaged_and_foreign_files_are_refused)
 {
 	struct tf_ckpt *c = tf_ckpt_new();
-	char empty[200], path[300];
-	snprintf(empty, sizeof empty, "%s/empty", dir);
+	char empty[320], path[400];
+	snprintf(empty, sizeof empty, "%s", at("empty"));
 	mkdir(empty, 0777);
 	CHECK_STATUS(tf_ckpt_load(c, empty), TF_ENOENT, c);
 	CHECK_CONTAINS(tf_errmsg(c), "no checkpoint");
 	tf_errclear(c);
 	CHECK(tf_ckpt_latest(empty, path, sizeof path) == TF_ENOENT);
 	/* records, but not a checkpoint */
-	snprintf(path, sizeof path, "%s/foreign", dir);
+	snprintf(path, sizeof path, "%s/foreign", test_dir);
 	struct tf_writer *w = tf_writer_new();
 	tf_writer_open(w, path, TF_COMPRESS_NONE, 0);
 	tf_writer_write(w, "hello", 5);
@@ -148,17 +146,11 @@ TEST(missing_damaged_and_foreign_files_are_refused)
 int
 main(void)
 {
-	if (mkdtemp(dir) == NULL) {
-		printf("not ok 1 - mkdtemp\n");
+	if (test_dir_make("tfkit-ckpt") != 0) {
 		return 1;
 	}
 	RUN(the_header_round_trips_through_a_saved_checkpoint);
 	RUN(older_checkpoints_beyond_keep_are_pruned);
 	RUN(missing_damaged_and_foreign_files_are_refused);
-	char cmd[400];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	if (system(cmd) != 0) {
-		printf("# could not remove %s\n", dir);
-	}
 	DONE();
 }

@@ -9,18 +9,6 @@
 
 #include "test.h"
 
-static char dir[] = "/tmp/tfkit-file-XXXXXX";
-
-static const char *
-at(const char *name)
-{
-	static char p[8][300];
-	static int k;
-	k = (k + 1) % 8;
-	snprintf(p[k], sizeof p[k], "%s/%s", dir, name);
-	return p[k];
-}
-
 TEST(a_regular_file_is_replaced_whole)
 {
 	char err[256];
@@ -37,9 +25,9 @@ TEST(a_regular_file_is_replaced_whole)
 	free(t);
 	/* no temporary left beside it */
 	char cmd[400];
-	snprintf(cmd, sizeof cmd, "ls '%s' | grep -q tmp", dir);
+	snprintf(cmd, sizeof cmd, "ls '%s' | grep -q tmp", test_dir);
 	CHECK(system(cmd) != 0);
-	CHECK_EQ_INT(tf_path_kind(dir), TF_PATH_DIR);
+	CHECK_EQ_INT(tf_path_kind(test_dir), TF_PATH_DIR);
 	CHECK_EQ_INT(tf_path_kind("-"), TF_PATH_SPECIAL);
 	CHECK_EQ_INT(
 	    tf_file_replace(at("no/such/f"), "x", 1, 0, err, sizeof err),
@@ -85,23 +73,17 @@ TEST(an_aborted_output_leaves_nothing)
 	CHECK(access(at("g"), F_OK) != 0);
 	size_t n;
 	CHECK(tf_file_read(at("g"), &n) == NULL && errno == ENOENT);
-	CHECK(tf_file_read(dir, &n) == NULL && errno == EISDIR);
+	CHECK(tf_file_read(test_dir, &n) == NULL && errno == EISDIR);
 }
 
 int
 main(void)
 {
-	if (mkdtemp(dir) == NULL) {
-		printf("not ok 1 - mkdtemp\n");
+	if (test_dir_make("tfkit-file") != 0) {
 		return 1;
 	}
 	RUN(a_regular_file_is_replaced_whole);
 	RUN(a_device_or_fifo_is_written_in_place);
 	RUN(an_aborted_output_leaves_nothing);
-	char cmd[400];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	if (system(cmd) != 0) {
-		printf("# could not remove %s\n", dir);
-	}
 	DONE();
 }

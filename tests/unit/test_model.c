@@ -9,18 +9,7 @@
 
 #include "test.h"
 
-static char dir[] = "/tmp/tfkit-model-XXXXXX";
 static struct tf_registry *reg;
-
-static const char *
-at(const char *name)
-{
-	static char p[8][300];
-	static int k;
-	k = (k + 1) % 8;
-	snprintf(p[k], sizeof p[k], "%s/%s", dir, name);
-	return p[k];
-}
 
 static int
 sink_write(void *ctx, const uint8_t *bytes, size_t n, const size_t *ends,
@@ -194,8 +183,7 @@ TEST(missing_damaged_and_refused)
 int
 main(void)
 {
-	if (mkdtemp(dir) == NULL) {
-		printf("not ok 1 - mkdtemp\n");
+	if (test_dir_make("tfkit-model") != 0) {
 		return 1;
 	}
 	reg = tf_registry_new();
@@ -205,10 +193,5 @@ main(void)
 	RUN(trained_evaluated_exported_and_loaded_back);
 	RUN(missing_damaged_and_refused);
 	tf_registry_free(reg);
-	char cmd[400];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	if (system(cmd) != 0) {
-		printf("# could not remove %s\n", dir);
-	}
 	DONE();
 }

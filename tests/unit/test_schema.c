@@ -21,18 +21,6 @@ static const char *const csv_schema =
     "\"present\":3,\"missing\":0}],\"vocabularies\":{\"name\":[\"w\",\"x\","
     "\"y, z\"]}}\n";
 
-static char dir[] = "/tmp/tfkit-schema-XXXXXX";
-
-static const char *
-at(const char *name)
-{
-	static char p[32][300];
-	static int k;
-	k = (k + 1) % 32;
-	snprintf(p[k], sizeof p[k], "%s/%s", dir, name);
-	return p[k];
-}
-
 TEST(parsed_once_and_encoded_back_the_same)
 {
 	struct tf_schema *s = tf_schema_new();
@@ -134,18 +122,12 @@ TEST(carried_to_an_output_of_the_same_data)
 int
 main(void)
 {
-	if (mkdtemp(dir) == NULL) {
-		printf("not ok 1 - mkdtemp\n");
+	if (test_dir_make("tfkit-schema") != 0) {
 		return 1;
 	}
 	RUN(parsed_once_and_encoded_back_the_same);
 	RUN(what_is_not_a_schema_is_refused_naming_its_origin);
 	RUN(sidecar_names_a_set_of_shards_once);
 	RUN(carried_to_an_output_of_the_same_data);
-	char cmd[400];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	if (system(cmd) != 0) {
-		printf("# could not remove %s\n", dir);
-	}
 	DONE();
 }

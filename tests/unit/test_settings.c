@@ -8,18 +8,6 @@
 
 #include "test.h"
 
-static char dir[] = "/tmp/tfkit-settings-XXXXXX";
-
-static const char *
-at(const char *name)
-{
-	static char p[8][300];
-	static int k;
-	k = (k + 1) % 8;
-	snprintf(p[k], sizeof p[k], "%s/%s", dir, name);
-	return p[k];
-}
-
 static void
 write_file(const char *path, const char *text)
 {
@@ -175,17 +163,11 @@ TEST(a_resume_takes_the_checkpoints_settings_and_keeps_what_it_fixes)
 int
 main(void)
 {
-	if (mkdtemp(dir) == NULL) {
-		printf("not ok 1 - mkdtemp\n");
+	if (test_dir_make("tfkit-settings") != 0) {
 		return 1;
 	}
 	RUN(defaults_config_and_flags_in_that_order);
 	RUN(bad_values_and_files_name_the_setting);
 	RUN(a_resume_takes_the_checkpoints_settings_and_keeps_what_it_fixes);
-	char cmd[400];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	if (system(cmd) != 0) {
-		printf("# could not remove %s\n", dir);
-	}
 	DONE();
 }
