@@ -1,11 +1,8 @@
 /*
  * test_metrics.c - metrics on hand-computed cases: accuracy, exact AUC
  * with ties, multiclass confusion, regression, the loss from
- * predictions; named inputs (input.c) and their errors.
+ * predictions.
  */
-#include <unistd.h>
-#include <zlib.h>
-
 #include "test.h"
 
 TEST(binary_accuracy_and_exact_auc)
@@ -56,41 +53,10 @@ TEST(multiclass_and_regression)
 	tf_metrics_free(m);
 }
 
-TEST(inputs_plain_compressed_and_missing)
-{
-	struct tf_input *in = tf_input_new();
-	CHECK_STATUS(tf_input_open(in, "/no/such/file.csv"), TF_ENOENT, in);
-	CHECK_CONTAINS(tf_errmsg(in), "cannot open '/no/such/file.csv'");
-	tf_errclear(in);
-	/* gzip is recognised by its first bytes */
-	const char text[] =
-	    "sepal_length,sepal_width,label\n5.1,3.5,0\n4.9,3,1\n";
-	char path[] = "/tmp/tfkit-input-XXXXXX";
-	int fd = mkstemp(path);
-	REQUIRE(fd >= 0);
-	gzFile gz = gzdopen(fd, "wb");
-	gzwrite(gz, text, sizeof text - 1);
-	gzclose(gz);
-	CHECK_STATUS(tf_input_open(in, path), TF_OK, in);
-	unlink(path);
-	const char *name;
-	CHECK_STATUS(tf_input_next(in, &name), TF_OK, in);
-	char buf[64];
-	size_t got, all = 0;
-	while (tf_input_read(in, buf + all, sizeof buf - all, &got) == TF_OK &&
-	       got > 0) {
-		all += got;
-	}
-	CHECK(all == sizeof text - 1 && memcmp(buf, text, all) == 0);
-	CHECK_EQ_INT(tf_input_next(in, &name), TF_EOF);
-	tf_input_free(in);
-}
-
 int
 main(void)
 {
 	RUN(binary_accuracy_and_exact_auc);
 	RUN(multiclass_and_regression);
-	RUN(inputs_plain_compressed_and_missing);
 	DONE();
 }
