@@ -379,29 +379,24 @@ tf_export_versions(const char *base, int64_t **versions, size_t *n, char *err,
 	return TF_OK;
 }
 
+/* One file of a version being built, published as every output is
+ * (file.c): fsynced, renamed into the temporary directory, which is
+ * synced too.  0, or -1 with errno. */
 static int
 write_file(const char *dir, const char *name, const struct tfi_buf *b)
 {
 	char path[4200];
+	struct tfi_out o;
 	snprintf(path, sizeof path, "%s/%s", dir, name);
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0) {
+	if (tfi_out_open(&o, path) != 0 ||
+	    tfi_out_write(&o, b->data, b->len) != 0 ||
+	    tfi_out_commit(&o, 1) != 0) {
+		int e = errno;
+		tfi_out_abort(&o);
+		errno = e;
 		return -1;
 	}
-	size_t done = 0;
-	while (done < b->len) {
-		ssize_t k = write(fd, b->data + done, b->len - done);
-		if (k < 0) {
-			close(fd);
-			return -1;
-		}
-		done += (size_t)k;
-	}
-	if (fsync(fd) != 0) {
-		close(fd);
-		return -1;
-	}
-	return close(fd);
+	return 0;
 }
 
 static void
@@ -483,7 +478,6 @@ tf_model_export(struct tf_model *m, const struct tf_registry *reg,
 		rc = tfi_set_errno(m, TF_EIO, errno, "cannot write %s", tmp);
 		goto fail;
 	}
-	tfi_sync_dir(tmp);
 	if ((rc = pick_version(m, base, version, written)) != TF_OK) {
 		goto fail;
 	}
