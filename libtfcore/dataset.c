@@ -81,6 +81,17 @@ struct tf_dataset {
 	char (*keys)[KEYLEN]; /* keys of the last batch */
 	size_t keys_cap;
 	struct tf_schema *schema; /* parsed once (schema.c) */
+	/* Standard input, read through its own reader (pre) once: its
+	 * records (8-byte length, bytes) are kept in replay while they fit
+	 * STDIN_KEEP bytes, so a later epoch (or the dataset after schema
+	 * inference read the first records) reads them again. */
+	struct tf_reader *pre;
+	struct tfi_buf replay;
+	size_t replay_pos;
+	int on_pre;             /* the current file is standard input */
+	int pre_eof;            /* standard input is at its end */
+	int stdin_kept;         /* every record read from it is in replay */
+	char *select, *exclude; /* --features, --exclude: comma lists */
 	/* reading */
 	char **files;
 	size_t nfiles;
@@ -200,6 +211,10 @@ tf_dataset_free(struct tf_dataset *ds)
 	free(ds->by_name);
 	free(ds->label);
 	tf_schema_free(ds->schema);
+	tf_reader_free(ds->pre);
+	tfi_buf_free(&ds->replay);
+	free(ds->select);
+	free(ds->exclude);
 	free(ds->key);
 	free(ds->kbuf);
 	free(ds->keys);
@@ -540,12 +555,106 @@ set_stats(struct tf_dataset *ds, struct input *in)
 	return TF_OK;
 }
 
+int
+tf_dataset_select(struct tf_dataset *ds, const char *features,
+                  const char *exclude)
+{
+	free(ds->select);
+	free(ds->exclude);
+	ds->select = features && *features ? strdup(features) : NULL;
+	ds->exclude = exclude && *exclude ? strdup(exclude) : NULL;
+	return (features && *features && !ds->select) ||
+	               (exclude && *exclude && !ds->exclude)
+	           ? tfi_set_error(ds, TF_ENOMEM, "out of memory")
+	           : TF_OK;
+}
+
+/* Whether name is an item of the comma list. */
+static int
+listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = list; p != NULL && *p;) {
+		size_t k = strcspn(p, ",");
+		if (k == n && strncmp(p, name, n) == 0) {
+			return 1;
+		}
+		p += k + (p[k] == ',');
+	}
+	return 0;
+}
+
+/* Every item of a comma list names a feature of the schema (or the
+ * label, for --features). */
+static int
+check_list(struct tf_dataset *ds, const char *flag, const char *list)
+{
+	const struct tf_schema *sc = ds->schema;
+	for (const char *p = list; p != NULL && *p;) {
+		size_t k = strcspn(p, ",");
+		int found = 0;
+		for (size_t i = 0; i < sc->nfeatures && !found; i++) {
+			found = strlen(sc->features[i].name) == k &&
+			        strncmp(sc->features[i].name, p, k) == 0;
+		}
+		if (!found) {
+			return tfi_set_error(
+			    ds, TF_EINVAL,
+			    "%s: no feature '%.*s' in the schema", flag,
+			    (int)(k < 200 ? k : 200), p);
+		}
+		p += k + (p[k] == ',');
+	}
+	return TF_OK;
+}
+
+/* Keep only the features --features names, less those --exclude names;
+ * the schema's text is then the selection's (what checkpoints keep). */
+static int
+select_features(struct tf_dataset *ds)
+{
+	struct tf_schema *sc = ds->schema;
+	int rc = check_list(ds, "--features", ds->select);
+	rc = rc ? rc : check_list(ds, "--exclude", ds->exclude);
+	if (rc != TF_OK) {
+		return rc;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < sc->nfeatures; i++) {
+		struct tfi_schema_col *f = &sc->features[i];
+		int keep =
+		    (ds->select == NULL || listed(ds->select, f->name)) &&
+		    !listed(ds->exclude, f->name);
+		if (!keep && f->packed_index >= 0) {
+			return tfi_set_error(
+			    ds, TF_EINVAL,
+			    "'%s' is inside the packed list '%s': "
+			    "select packed features when "
+			    "converting (tf-csv2record --columns)",
+			    f->name, sc->packed_name);
+		}
+		if (keep) {
+			sc->features[k++] = *f;
+		} else {
+			free(f->name);
+		}
+	}
+	sc->nfeatures = k;
+	return tf_schema_write(sc, NULL) == TF_OK
+	           ? TF_OK
+	           : tfi_set_error(ds, TF_ENOMEM, "out of memory");
+}
+
 /* Take inputs, label and statistics from the parsed schema. */
 static int
 use_schema(struct tf_dataset *ds, const char *origin)
 {
 	const struct tf_schema *sc = ds->schema;
 	int rc;
+	if ((ds->select != NULL || ds->exclude != NULL) &&
+	    (rc = select_features(ds)) != TF_OK) {
+		return rc;
+	}
 	if (sc->layout == TFI_LAYOUT_LIBSVM) {
 		/* Sparse ids/values, scattered into a dense row of
 		 * max_index + 1 columns (unstandardised). */
@@ -682,7 +791,7 @@ tf_dataset_open(struct tf_dataset *ds, const char *const *files, size_t nfiles,
 			ds->stdin_used = 1;
 		}
 	}
-	ds->epochs = ds->stdin_used ? 1 : epochs;
+	ds->epochs = epochs;
 	ds->shuffle = shuffle > 1 ? shuffle : 1;
 	ds->seed = seed;
 	free(ds->by_name);
@@ -1042,6 +1151,79 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 	return TF_OK;
 }
 
+#define STDIN_KEEP ((size_t)256 << 20)
+
+/* Standard input's reader, opened on its first read. */
+static int
+open_stdin(struct tf_dataset *ds)
+{
+	if (ds->pre != NULL) {
+		return TF_OK;
+	}
+	ds->pre = tf_reader_new();
+	if (ds->pre == NULL) {
+		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
+	}
+	ds->stdin_kept = 1;
+	if (tf_reader_open(ds->pre, "-", TF_COMPRESS_AUTO) != TF_OK) {
+		return tfi_set_error(ds, tf_errcode(ds->pre), "%s",
+		                     tf_errmsg(ds->pre));
+	}
+	return TF_OK;
+}
+
+/* Keep a record of standard input for later epochs, while they fit. */
+static int
+keep_stdin(struct tf_dataset *ds, const uint8_t *d, size_t n)
+{
+	if (!ds->stdin_kept) {
+		return TF_OK;
+	}
+	if (ds->replay.len + 8 + n > STDIN_KEEP) {
+		ds->stdin_kept = 0; /* one pass only */
+		return TF_OK;
+	}
+	uint8_t len[8];
+	tfi_put_le64(len, n);
+	return tfi_buf_append(&ds->replay, len, 8) ||
+	               tfi_buf_append(&ds->replay, d, n)
+	           ? tfi_set_error(ds, TF_ENOMEM, "out of memory")
+	           : TF_OK;
+}
+
+/* The next record of standard input: those kept, then the rest of the
+ * stream.  A later epoch reads it again only when all of it was kept. */
+static int
+next_stdin(struct tf_dataset *ds, const uint8_t **d, size_t *n)
+{
+	if (ds->epoch > 0 && !ds->stdin_kept) {
+		return TF_EOF;
+	}
+	if (ds->replay_pos < ds->replay.len) {
+		*n = (size_t)tfi_get_le64(ds->replay.data + ds->replay_pos);
+		*d = ds->replay.data + ds->replay_pos + 8;
+		ds->replay_pos += 8 + *n;
+		return TF_OK;
+	}
+	if (ds->pre_eof) {
+		return TF_EOF;
+	}
+	int rc = tf_reader_next(ds->pre, d, n);
+	if (rc == TF_EOF) {
+		ds->pre_eof = 1;
+	}
+	if (rc == TF_OK && (rc = keep_stdin(ds, *d, *n)) == TF_OK) {
+		ds->replay_pos = ds->replay.len;
+	}
+	return rc;
+}
+
+int
+tf_dataset_stdin_once(const struct tf_dataset *ds)
+{
+	return ds->pre != NULL && !ds->stdin_kept;
+}
+
 /* The next record of the epoch, decoded into shuffle buffer slot i;
  * TF_EOF at its end. */
 static int
@@ -1055,7 +1237,13 @@ read_one(struct tf_dataset *ds, size_t i)
 			return TF_EOF;
 		}
 		if (!ds->reading) {
-			if (tf_reader_open(ds->r, ds->files[ds->file],
+			ds->on_pre = strcmp(ds->files[ds->file], "-") == 0;
+			ds->replay_pos = 0;
+			if (ds->on_pre && open_stdin(ds) != TF_OK) {
+				return ds->err.code;
+			}
+			if (!ds->on_pre &&
+			    tf_reader_open(ds->r, ds->files[ds->file],
 			                   TF_COMPRESS_AUTO) != TF_OK) {
 				return tfi_set_error(ds, tf_errcode(ds->r),
 				                     "%s", tf_errmsg(ds->r));
@@ -1064,12 +1252,18 @@ read_one(struct tf_dataset *ds, size_t i)
 		}
 		const uint8_t *d;
 		size_t n;
-		int rc = tf_reader_next(ds->r, &d, &n);
+		struct tf_reader *r = ds->on_pre ? ds->pre : ds->r;
+		int rc;
+		if (ds->on_pre) {
+			rc = next_stdin(ds, &d, &n);
+		} else {
+			rc = tf_reader_next(r, &d, &n);
+		}
 		if (rc == TF_OK) {
 			return decode(ds, d, n, row, ids, row + ds->width, key);
 		}
 		if (rc != TF_EOF) {
-			return tfi_set_error(ds, rc, "%s", tf_errmsg(ds->r));
+			return tfi_set_error(ds, rc, "%s", tf_errmsg(r));
 		}
 		ds->reading = 0;
 		ds->file++;
@@ -1466,4 +1660,87 @@ tf_dataset_read(struct tf_dataset *ds, struct tf_batch *b)
 		                     "a batch of other widths than the data's");
 	}
 	return tf_dataset_next(ds, b->x, b->ids, b->y, b->capacity, &b->rows);
+}
+
+int
+tf_dataset_infer_schema(struct tf_dataset *ds, const char *const *files,
+                        size_t nfiles, const char *label, size_t max_records,
+                        uint64_t *records, char *skipped, size_t size)
+{
+	struct tf_survey *sv = tf_survey_new();
+	struct tf_example *ex = tf_example_new();
+	struct tf_reader *r = tf_reader_new();
+	struct tf_schema *s = tf_schema_new();
+	int rc = sv && ex && r && s
+	             ? TF_OK
+	             : tfi_set_error(ds, TF_ENOMEM, "out of memory");
+	for (size_t i = 0;
+	     rc == TF_OK && i < nfiles && tf_survey_records(sv) < max_records;
+	     i++) {
+		int in = strcmp(files[i], "-") == 0;
+		if (in && ds->pre != NULL) {
+			continue; /* standard input is read once */
+		}
+		if (in) {
+			/* Its records are kept for the dataset to read. */
+			if (open_stdin(ds) != TF_OK) {
+				rc = ds->err.code;
+				break;
+			}
+			tf_reader_free(r);
+			r = ds->pre;
+		} else if (tf_reader_open(r, files[i], TF_COMPRESS_AUTO) !=
+		           TF_OK) {
+			rc = tfi_set_error(ds, tf_errcode(r), "%s",
+			                   tf_errmsg(r));
+			break;
+		}
+		const uint8_t *d;
+		size_t n;
+		while (rc == TF_OK && tf_survey_records(sv) < max_records &&
+		       (rc = in ? next_stdin(ds, &d, &n)
+		                : tf_reader_next(r, &d, &n)) == TF_OK) {
+			if (tf_example_parse(ex, d, n) != TF_OK) {
+				rc = tfi_set_error(
+				    ds, TF_EFORMAT, "%s: record %llu: %s",
+				    files[i],
+				    (unsigned long long)tf_reader_count(r) - 1,
+				    tf_errmsg(ex));
+			} else if (tf_survey_add(sv, ex) != TF_OK) {
+				rc = tfi_set_error(ds, TF_ENOMEM,
+				                   "out of memory");
+			}
+		}
+		if (rc != TF_OK && rc != TF_EOF && ds->err.code == TF_OK) {
+			rc = tfi_set_error(ds, rc, "%s", tf_errmsg(r));
+		}
+		rc = rc == TF_EOF ? TF_OK : rc;
+		if (in) {
+			/* Read again from the start by the dataset. */
+			ds->replay_pos = 0;
+			r = tf_reader_new();
+			if (r == NULL && rc == TF_OK) {
+				rc = tfi_set_error(ds, TF_ENOMEM,
+				                   "out of memory");
+			}
+		}
+	}
+	if (rc == TF_OK && tf_survey_records(sv) == 0) {
+		rc = tfi_set_error(ds, TF_EFORMAT,
+		                   "no records to infer a schema from");
+	}
+	if (rc == TF_OK &&
+	    tf_survey_schema(sv, label, s, skipped, size) != TF_OK) {
+		rc = tfi_set_error(ds, tf_errcode(sv), "%s", tf_errmsg(sv));
+	}
+	*records = sv ? tf_survey_records(sv) : 0;
+	if (rc == TF_OK) {
+		rc = tf_dataset_parse_schema(ds, tf_schema_text(s),
+		                             "(inferred schema)");
+	}
+	tf_schema_free(s);
+	tf_reader_free(r);
+	tf_example_free(ex);
+	tf_survey_free(sv);
+	return rc;
 }

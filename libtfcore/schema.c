@@ -543,11 +543,22 @@ tf_schema_carry(struct tf_schema *s, const char *const *inputs, size_t ninputs,
 /* ---- surveying records
  * ------------------------------------------------------- */
 
+#define VOCAB_MAX 1000  /* distinct values kept, as tf-csv2record's */
+#define POS_MAX   65536 /* values of a list with statistics */
+
 struct survey_entry {
 	char *name;
 	int kind;
 	uint64_t records;
 	size_t min_len, max_len;
+	/* Numbers by position in the list: for the schema's statistics. */
+	double *sum, *sumsq, *min, *max;
+	size_t npos;
+	/* The distinct values of a one-value bytes or int64 feature, sorted
+	 * (vocabularies, label classes); over: more than VOCAB_MAX. */
+	char **vals;
+	size_t nvals;
+	int over;
 };
 
 struct tf_survey {
@@ -571,10 +582,94 @@ tf_survey_free(struct tf_survey *s)
 		return;
 	}
 	for (size_t i = 0; i < s->n; i++) {
-		free(s->f[i].name);
+		struct survey_entry *e = &s->f[i];
+		free(e->name);
+		free(e->sum);
+		free(e->sumsq);
+		free(e->min);
+		free(e->max);
+		free_strs(e->vals, e->nvals);
 	}
 	free(s->f);
 	free(s);
+}
+
+/* Numbers of a feature into its per-position statistics. */
+static int
+add_numbers(struct survey_entry *t, const struct tf_feature *f)
+{
+	size_t n = f->count < POS_MAX ? f->count : POS_MAX;
+	if (n > t->npos) {
+		double **a[] = {&t->sum, &t->sumsq, &t->min, &t->max};
+		for (size_t k = 0; k < 4; k++) {
+			double *p = realloc(*a[k], n * sizeof *p);
+			if (p == NULL) {
+				return -1;
+			}
+			*a[k] = p;
+		}
+		for (size_t i = t->npos; i < n; i++) {
+			t->sum[i] = t->sumsq[i] = 0;
+			t->min[i] = INFINITY;
+			t->max[i] = -INFINITY;
+		}
+		t->npos = n;
+	}
+	for (size_t i = 0; i < n; i++) {
+		double v = f->kind == TF_KIND_FLOAT ? (double)f->floats[i]
+		                                    : (double)f->ints[i];
+		t->sum[i] += v;
+		t->sumsq[i] += v * v;
+		t->min[i] = v < t->min[i] ? v : t->min[i];
+		t->max[i] = v > t->max[i] ? v : t->max[i];
+	}
+	return 0;
+}
+
+/* Order of a kept value against n bytes at v. */
+static int
+value_cmp(const char *kept, const char *v, size_t n)
+{
+	size_t k = strlen(kept);
+	int c = memcmp(kept, v, k < n ? k : n);
+	return c != 0 ? c : k < n ? -1 : k > n;
+}
+
+/* A one-value feature's value into its sorted distinct values. */
+static int
+add_value(struct survey_entry *t, const char *v, size_t n)
+{
+	if (t->over) {
+		return 0;
+	}
+	size_t lo = 0, hi = t->nvals;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = value_cmp(t->vals[mid], v, n);
+		if (c == 0) {
+			return 0;
+		}
+		if (c < 0) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	if (t->nvals == VOCAB_MAX || memchr(v, 0, n) != NULL) {
+		t->over = 1;
+		return 0;
+	}
+	char **p = realloc(t->vals, (t->nvals + 1) * sizeof *p);
+	if (p == NULL) {
+		return -1;
+	}
+	t->vals = p;
+	memmove(&p[lo + 1], &p[lo], (t->nvals - lo) * sizeof *p);
+	if ((p[lo] = strndup(v, n)) == NULL) {
+		return -1;
+	}
+	t->nvals++;
+	return 0;
 }
 
 int
@@ -602,6 +697,7 @@ tf_survey_add(struct tf_survey *s, struct tf_example *ex)
 				s->cap = cap;
 			}
 			t = &s->f[s->n];
+			memset(t, 0, sizeof *t);
 			if ((t->name = strdup(f.name)) == NULL) {
 				return tfi_set_error(s, TF_ENOMEM,
 				                     "out of memory");
@@ -609,7 +705,6 @@ tf_survey_add(struct tf_survey *s, struct tf_example *ex)
 			s->n++;
 			s->sorted = 0;
 			t->kind = f.kind;
-			t->records = 0;
 			t->min_len = t->max_len = f.count;
 		}
 		if (t->kind != f.kind) {
@@ -618,6 +713,22 @@ tf_survey_add(struct tf_survey *s, struct tf_example *ex)
 		t->records++;
 		t->min_len = f.count < t->min_len ? f.count : t->min_len;
 		t->max_len = f.count > t->max_len ? f.count : t->max_len;
+		int bad = 0;
+		char num[32];
+		if (t->kind == TF_KIND_FLOAT || t->kind == TF_KIND_INT64) {
+			bad = add_numbers(t, &f);
+		}
+		if (t->kind == TF_KIND_INT64 && f.count == 1) {
+			int m = snprintf(num, sizeof num, "%lld",
+			                 (long long)f.ints[0]);
+			bad = bad || add_value(t, num, (size_t)m);
+		} else if (t->kind == TF_KIND_BYTES && f.count == 1) {
+			bad = add_value(t, (const char *)f.bytes[0].data,
+			                f.bytes[0].len);
+		}
+		if (bad) {
+			return tfi_set_error(s, TF_ENOMEM, "out of memory");
+		}
 	}
 	return TF_OK;
 }
@@ -677,4 +788,196 @@ tf_survey_json(struct tf_survey *s)
 	    o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 	json_decref(o);
 	return text;
+}
+
+/* ---- inferring a schema
+ * ------------------------------------------------------ */
+
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Statistics of position i of a surveyed feature, as a column. */
+static int
+survey_col(const struct survey_entry *t, size_t i, const char *name, int type,
+           struct tfi_schema_col *c)
+{
+	memset(c, 0, sizeof *c);
+	c->packed_index = -1;
+	c->column = -1;
+	c->type = type;
+	c->present = t->records;
+	if ((c->name = strdup(name)) == NULL) {
+		return -1;
+	}
+	if (type != TF_COL_BYTES && i < t->npos && t->records > 0) {
+		double n = (double)t->records, mean = t->sum[i] / n;
+		double var = t->sumsq[i] / n - mean * mean;
+		c->has_stats = 1;
+		c->mean = mean;
+		c->std = var > 0 ? sqrt(var) : 0;
+		c->min = t->min[i];
+		c->max = t->max[i];
+	}
+	return 0;
+}
+
+static int
+push_col(struct tf_schema *s, const struct tfi_schema_col *c)
+{
+	struct tfi_schema_col *f =
+	    realloc(s->features, (s->nfeatures + 1) * sizeof *f);
+	if (f == NULL) {
+		free(c->name);
+		return -1;
+	}
+	s->features = f;
+	f[s->nfeatures++] = *c;
+	return 0;
+}
+
+/* A bytes feature's vocabulary from its distinct values. */
+static int
+push_vocab(struct tf_schema *s, const struct survey_entry *t)
+{
+	struct tfi_vocab *v = realloc(s->vocabs, (s->nvocabs + 1) * sizeof *v);
+	if (v == NULL) {
+		return -1;
+	}
+	s->vocabs = v;
+	v = &v[s->nvocabs++];
+	memset(v, 0, sizeof *v);
+	v->name = strdup(t->name);
+	v->over = t->over;
+	v->n = t->over ? 0 : t->nvals;
+	v->values = calloc(v->n + 1, sizeof *v->values);
+	if (v->name == NULL || v->values == NULL) {
+		return -1;
+	}
+	for (size_t k = 0; k < v->n; k++) {
+		if ((v->values[k] = strdup(t->vals[k])) == NULL) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void
+note_skip(char *skipped, size_t size, const char *name)
+{
+	size_t n = strlen(skipped);
+	if (n + strlen(name) + 3 < size) {
+		snprintf(skipped + n, size - n, "%s%s", n ? ", " : "", name);
+	}
+}
+
+/* The label: one number in every record. */
+static int
+survey_label(struct tf_survey *sv, struct tf_schema *s,
+             const struct survey_entry *t, int type)
+{
+	if (type != TF_COL_INT64 && type != TF_COL_FLOAT) {
+		return tfi_set_error(sv, TF_EFORMAT,
+		                     "the label '%s' is not a number", t->name);
+	}
+	if (t->records != sv->records || t->min_len != 1 || t->max_len != 1) {
+		return tfi_set_error(
+		    sv, TF_EFORMAT,
+		    "the label '%s' is not one number in every "
+		    "record",
+		    t->name);
+	}
+	s->has_label = 1;
+	int bad = survey_col(t, 0, t->name, type, &s->label);
+	s->classes_over = type == TF_COL_INT64 && t->over;
+	if (type == TF_COL_INT64 && !t->over && !bad) {
+		s->nclasses = t->nvals;
+		s->classes = calloc(t->nvals + 1, sizeof *s->classes);
+		bad = s->classes == NULL;
+		for (size_t k = 0; !bad && k < t->nvals; k++) {
+			s->classes[k] = strtoll(t->vals[k], NULL, 10);
+		}
+		if (!bad) {
+			qsort(s->classes, s->nclasses, sizeof *s->classes,
+			      cmp_i64);
+		}
+	}
+	return bad ? tfi_set_error(sv, TF_ENOMEM, "out of memory") : TF_OK;
+}
+
+int
+tf_survey_schema(struct tf_survey *sv, const char *label, struct tf_schema *s,
+                 char *skipped, size_t size)
+{
+	tfi_schema_clear(s);
+	skipped[0] = '\0';
+	label = label ? label : "label";
+	struct tf_survey_feature f;
+	int bad = 0, rc = TF_OK;
+	/* In name order (tf_survey_get() sorts), as TensorFlow parses. */
+	for (size_t i = 0;
+	     !bad && rc == TF_OK && tf_survey_get(sv, i, &f) == TF_OK; i++) {
+		const struct survey_entry *t = &sv->f[i];
+		int type = f.kind == TF_KIND_FLOAT   ? TF_COL_FLOAT
+		           : f.kind == TF_KIND_INT64 ? TF_COL_INT64
+		           : f.kind == TF_KIND_BYTES ? TF_COL_BYTES
+		                                     : -1;
+		if (strcmp(f.name, label) == 0) {
+			rc = survey_label(sv, s, t, type);
+			continue;
+		}
+		int fixed = f.min_len == f.max_len && f.min_len > 0 &&
+		            t->records == sv->records;
+		if (type < 0 || !fixed ||
+		    (f.min_len > 1 &&
+		     (type != TF_COL_FLOAT || s->packed_name != NULL))) {
+			/* Mixed kinds, missing in some records, varying in
+			 * length, or a second list: not a column. */
+			note_skip(skipped, size, f.name);
+			continue;
+		}
+		struct tfi_schema_col c;
+		if (f.min_len == 1) {
+			bad = survey_col(t, 0, f.name, type, &c) ||
+			      push_col(s, &c) ||
+			      (type == TF_COL_BYTES && push_vocab(s, t));
+			continue;
+		}
+		/* One list of floats: the packed layout, a column of
+		 * statistics per position. */
+		s->layout = TFI_LAYOUT_PACKED;
+		s->packed_size = f.min_len;
+		bad = (s->packed_name = strdup(f.name)) == NULL;
+		for (size_t k = 0; !bad && k < f.min_len; k++) {
+			char name[320];
+			snprintf(name, sizeof name, "%.280s[%zu]", f.name, k);
+			bad = survey_col(t, k, name, TF_COL_FLOAT, &c) ||
+			      push_col(s, &c);
+			if (!bad) {
+				s->features[s->nfeatures - 1].packed_index =
+				    (int64_t)k;
+			}
+		}
+	}
+	if (bad) {
+		rc = tfi_set_error(sv, TF_ENOMEM, "out of memory");
+	} else if (rc == TF_OK && !s->has_label) {
+		rc = tfi_set_error(sv, TF_EFORMAT,
+		                   "the records have no feature '%s' (name the "
+		                   "label with --label)",
+		                   label);
+	}
+	if (rc == TF_OK) {
+		s->rows = sv->records;
+		rc = tf_schema_write(s, NULL) == TF_OK
+		         ? TF_OK
+		         : tfi_set_error(sv, TF_ENOMEM, "out of memory");
+	}
+	if (rc != TF_OK) {
+		tfi_schema_clear(s);
+	}
+	return rc;
 }

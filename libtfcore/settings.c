@@ -75,6 +75,8 @@ static const struct def defs[] = {
     {"task", K_STR, MODEL, IF_SET, NULL, NONE},
     {"schema", K_STR, RUN, IF_SET, NULL, NONE},
     {"label", K_STR, MODEL, IF_SET, NULL, NONE},
+    {"features", K_STR, MODEL, IF_SET, NULL, NONE},
+    {"exclude", K_STR, MODEL, IF_SET, NULL, NONE},
     {"validate", K_STR, RUN, IF_SET, NULL, NONE},
     {"checkpoint-dir", K_STR, RUN, IF_SET, NULL, NONE},
     {"logdir", K_STR, RUN, IF_SET, NULL, NONE},
@@ -806,6 +808,8 @@ fill(const struct tf_settings *s, struct tf_train_config *cfg)
 	cfg->task = text(s, "task");
 	cfg->schema = text(s, "schema");
 	cfg->label = text(s, "label");
+	cfg->features = text(s, "features");
+	cfg->exclude = text(s, "exclude");
 	cfg->validate = text(s, "validate");
 	cfg->checkpoint_dir = text(s, "checkpoint-dir");
 	cfg->logdir = text(s, "logdir");

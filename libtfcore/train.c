@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "tf/batch.h"
@@ -529,7 +530,8 @@ report(struct run *r, struct tf_metrics *m, double lr, double eps, int final)
 }
 
 /* The schema of the data to read: --schema, or the first input's sidecar
- * (NULL for standard input). */
+ * when it has one (NULL: none, as for standard input or records written
+ * by another tool). */
 static const char *
 data_schema(const struct tf_train_config *cfg, char *buf, size_t size)
 {
@@ -538,9 +540,52 @@ data_schema(const struct tf_train_config *cfg, char *buf, size_t size)
 	}
 	if (cfg->ninputs > 0 && strcmp(cfg->inputs[0], "-") != 0) {
 		tf_schema_sidecar(cfg->inputs[0], buf, size);
-		return buf;
+		return access(buf, F_OK) == 0 ? buf : NULL;
 	}
 	return NULL;
+}
+
+/* Records read from this many at the most to infer a schema. */
+#define INFER_RECORDS 10000
+
+/* No schema for the data: one inferred from its first records, said in
+ * one note, and kept in the checkpoints like any schema. */
+static int
+infer(struct run *r)
+{
+	const struct tf_train_config *cfg = r->cfg;
+	uint64_t n = 0;
+	char skipped[512];
+	int rc = tf_dataset_infer_schema(r->ds, cfg->inputs, cfg->ninputs,
+	                                 cfg->label, INFER_RECORDS, &n, skipped,
+	                                 sizeof skipped);
+	if (rc != TF_OK) {
+		return fail(r, rc,
+		            "%s has no schema, and none could be inferred: "
+		            "%s",
+		            cfg->ninputs ? cfg->inputs[0] : "-",
+		            tf_errmsg(r->ds));
+	}
+	if (r->sink->note != NULL) {
+		char msg[1200];
+		const char *label = tf_dataset_label_name(r->ds);
+		snprintf(msg, sizeof msg,
+		         "%.512s has no schema: inferred from its first %llu "
+		         "records (%lld features, label '%s', %s)%s%.400s%s",
+		         cfg->ninputs && strcmp(cfg->inputs[0], "-") != 0
+		             ? cfg->inputs[0]
+		             : "standard input",
+		         (unsigned long long)n,
+		         (long long)tf_dataset_width(r->ds), label,
+		         tf_task_name(tf_dataset_task(r->ds)),
+		         skipped[0] ? "; left out: " : "", skipped,
+		         strcmp(cfg->inputs[0], "-") != 0
+		             ? "; tf-records schema --write makes one from all "
+		               "the records"
+		             : "");
+		r->sink->note(r->sink->ctx, msg);
+	}
+	return TF_OK;
 }
 
 /*
@@ -602,7 +647,8 @@ same_features(struct run *r, const char *schema, const char *ckpt)
 	if (now == NULL) {
 		return fail(r, TF_ENOMEM, "out of memory");
 	}
-	int rc = tf_dataset_load_schema(now, schema);
+	int rc = tf_dataset_select(now, r->cfg->features, r->cfg->exclude);
+	rc = rc ? rc : tf_dataset_load_schema(now, schema);
 	if (rc != TF_OK) {
 		rc = fail(r, rc, "%s", tf_errmsg(now));
 	} else if (tf_dataset_width(now) != tf_dataset_width(r->ds) ||
@@ -702,13 +748,14 @@ start(struct run *r)
 	const struct tf_train_config *cfg = r->cfg;
 	char side[4096];
 	const char *schema = data_schema(cfg, side, sizeof side);
-	int rc;
-	if (schema == NULL) {
-		return fail(r, TF_EINVAL,
-		            "reading standard input needs --schema FILE");
-	}
-	if ((rc = tf_dataset_load_schema(r->ds, schema)) != TF_OK) {
+	int rc = tf_dataset_select(r->ds, cfg->features, cfg->exclude);
+	if (rc != TF_OK) {
 		return fail(r, rc, "%s", tf_errmsg(r->ds));
+	}
+	rc = schema != NULL ? tf_dataset_load_schema(r->ds, schema) : infer(r);
+	if (rc != TF_OK) {
+		return schema != NULL ? fail(r, rc, "%s", tf_errmsg(r->ds))
+		                      : rc;
 	}
 	r->h.learning_rate =
 	    cfg->learning_rate > 0
@@ -1119,6 +1166,11 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			saved_step = r.h.step;
 			last_save = now();
 		}
+	}
+	if (tf_dataset_stdin_once(r.ds) && sink->note != NULL) {
+		sink->note(sink->ctx,
+		           "standard input held more than 256 MiB of records: "
+		           "read for one pass only (give a file for more)");
 	}
 	/* The final checkpoint records the final validation metrics. */
 	if (cfg->validate != NULL && cfg->checkpoint_dir != NULL &&

@@ -27,7 +27,9 @@ usage(void)
 	       "  head      the first N records, printed as by cat\n"
 	       "  count     the number of records\n"
 	       "  verify    check every checksum; name each damaged record\n"
-	       "  schema    feature names, kinds and lengths seen\n"
+	       "  schema    feature names, kinds and lengths seen (--write: "
+	       "infer a schema\n"
+	       "            sidecar from all the records)\n"
 	       "  index     one 'offset length' line per record\n"
 	       "  split     round-robin into N files, or keep shard I of N\n"
 	       "  shuffle   shuffle records (seeded; larger than memory "
@@ -38,6 +40,8 @@ usage(void)
 	       "      --csv               cat, head: CSV with a header row\n"
 	       "  -h, --help              show this help and exit\n"
 	       "      --json              schema: JSON instead of a table\n"
+	       "      --label=NAME        schema --write: the label "
+	       "(default label)\n"
 	       "  -M, --memory=BYTES      shuffle: memory for records "
 	       "(default 256M)\n"
 	       "  -n, --lines=N           head: records (default 10); "
@@ -52,6 +56,8 @@ usage(void)
 	       "      --skip-corrupt      skip damaged records (with a "
 	       "warning) and go on\n"
 	       "  -V, --version           show the version and exit\n"
+	       "      --write             schema: write FILE's schema sidecar "
+	       "(FILE.schema.json)\n"
 	       "  -z, --compress=TYPE     output compression: gzip or zlib\n\n"
 	       "Exit status: 0 success, 64 usage, 65 damaged or malformed "
 	       "data, 66 missing\ninput, 73 cannot create output, 74 I/O "
@@ -59,7 +65,15 @@ usage(void)
 	       tool_name);
 }
 
-enum { OPT_CSV = 256, OPT_JSON, OPT_RAW, OPT_SHARD, OPT_SKIP };
+enum {
+	OPT_CSV = 256,
+	OPT_JSON,
+	OPT_LABEL,
+	OPT_RAW,
+	OPT_SHARD,
+	OPT_SKIP,
+	OPT_WRITE
+};
 
 static const struct option options[] = {
     {"compress", required_argument, NULL, 'z'},
@@ -67,6 +81,7 @@ static const struct option options[] = {
     {"csv", no_argument, NULL, OPT_CSV},
     {"help", no_argument, NULL, 'h'},
     {"json", no_argument, NULL, OPT_JSON},
+    {"label", required_argument, NULL, OPT_LABEL},
     {"lines", required_argument, NULL, 'n'},
     {"memory", required_argument, NULL, 'M'},
     {"output", required_argument, NULL, 'o'},
@@ -75,12 +90,14 @@ static const struct option options[] = {
     {"shard", required_argument, NULL, OPT_SHARD},
     {"skip-corrupt", no_argument, NULL, OPT_SKIP},
     {"version", no_argument, NULL, 'V'},
+    {"write", no_argument, NULL, OPT_WRITE},
     {NULL, 0, NULL, 0},
 };
 
 struct opts {
 	int in_comp, out_comp;
-	int csv, json, raw, skip;
+	int csv, json, raw, skip, write;
+	const char *label;
 	long long n;
 	int n_given;
 	const char *output;
@@ -388,6 +405,45 @@ survey_record(const uint8_t *d, size_t n, void *ctx)
 	return 0;
 }
 
+/* schema --write: the inputs' sidecar, inferred from every record. */
+static void
+write_schema(struct tf_survey *s)
+{
+	char side[4096], other[4096], skipped[1024];
+	if (status != 0) {
+		return; /* an input failed: no schema of part of it */
+	}
+	tf_schema_sidecar(O.files[0], side, sizeof side);
+	for (int i = 1; i < O.nfiles; i++) {
+		tf_schema_sidecar(O.files[i], other, sizeof other);
+		if (strcmp(side, other) != 0) {
+			usage_error("--write: the inputs are of several sets "
+			            "(%s, %s); write one set at a time",
+			            side, other);
+		}
+	}
+	static struct tf_schema *sc;
+	if ((sc = tf_schema_new()) == NULL) {
+		die(EX_OSERR, "out of memory");
+	}
+	if (tf_survey_schema(s, O.label, sc, skipped, sizeof skipped) !=
+	    TF_OK) {
+		die_status(tf_errcode(s), tf_errmsg(s));
+	}
+	if (tf_schema_write(sc, side) != TF_OK) {
+		die_status(tf_errcode(sc), tf_errmsg(sc));
+	}
+	printf("%s: %llu records, %zu features, label '%s'\n", side,
+	       (unsigned long long)tf_schema_rows(sc), tf_schema_nfeatures(sc),
+	       tf_schema_label(sc));
+	if (skipped[0] != '\0') {
+		warnx_("left out (not one fixed-length value in every record): "
+		       "%s",
+		       skipped);
+	}
+	tf_schema_free(sc);
+}
+
 static void
 cmd_schema(void)
 {
@@ -396,6 +452,11 @@ cmd_schema(void)
 		die(EX_OSERR, "out of memory");
 	}
 	each_record(survey_record, s);
+	if (O.write) {
+		write_schema(s);
+		tf_survey_free(s);
+		return;
+	}
 	if (O.json) {
 		char *text = tf_survey_json(s);
 		if (text == NULL) {
@@ -634,6 +695,12 @@ main(int argc, char **argv)
 		case OPT_JSON:
 			O.json = 1;
 			break;
+		case OPT_LABEL:
+			O.label = optarg;
+			break;
+		case OPT_WRITE:
+			O.write = 1;
+			break;
 		case OPT_RAW:
 			O.raw = 1;
 			break;
@@ -660,6 +727,10 @@ main(int argc, char **argv)
 		}
 	}
 	O.files = input_files(argc - optind, argv + optind, &O.nfiles);
+	if (O.write && (O.nfiles == 0 || strcmp(O.files[0], "-") == 0)) {
+		usage_error(
+		    "--write names files: the sidecar goes beside them");
+	}
 	if (O.csv && O.raw) {
 		usage_error("--csv and --raw exclude each other");
 	}

@@ -22,10 +22,11 @@ usage(void)
 {
 	printf(
 	    "Usage: %s [OPTION]... [FILE]...\n"
-	    "Train a model on TFRecord files (from tf-csv2record); with no "
-	    "FILE, or when\nFILE is -, read standard input (one pass; needs "
-	    "--schema).  With --checkpoint-dir\na run resumes from the "
-	    "latest checkpoint there.\n\n"
+	    "Train a model on TFRecord files (from tf-csv2record, or any "
+	    "tool); with no\nFILE, or when FILE is -, read standard input "
+	    "(once, kept for more epochs up\nto 256 MiB).  With "
+	    "--checkpoint-dir a run resumes from the latest checkpoint "
+	    "there.\n\n"
 	    "Model:\n"
 	    "      --bn-epsilon=X         batch norm epsilon (default "
 	    "0.001)\n"
@@ -37,6 +38,9 @@ usage(void)
 	    "categorical feature (8)\n"
 	    "      --enable-bn            dnn: batch normalisation in each "
 	    "hidden layer\n"
+	    "      --exclude=A,B,...      features to leave out\n"
+	    "      --features=A,B,...     the features to train on (default: "
+	    "all)\n"
 	    "      --hash-buckets=N       wide_and_deep: ids of each cross and "
 	    "hashed feature (1000)\n"
 	    "      --hidden=SIZES         dnn hidden layers (default "
@@ -47,7 +51,9 @@ usage(void)
 	    "dnn)\n"
 	    "      --no-normalize         do not standardise features\n"
 	    "      --schema=FILE          the data's schema (default: "
-	    "FILE.schema.json)\n"
+	    "FILE.schema.json;\n"
+	    "                             without one, inferred from the "
+	    "records)\n"
 	    "      --seed=N               initial weights and shuffling "
 	    "(default 0)\n"
 	    "      --task=TASK            binary, multiclass or regression "
@@ -112,6 +118,8 @@ enum {
 	OPT_CONFIG,
 	OPT_CROSSES,
 	OPT_EMB_DIM,
+	OPT_EXCLUDE,
+	OPT_FEATURES,
 	OPT_BUCKETS,
 	OPT_BN,
 	OPT_BN_EPS,
@@ -155,6 +163,8 @@ static const struct option options[] = {
     {"embedding-dim", required_argument, NULL, OPT_EMB_DIM},
     {"enable-bn", no_argument, NULL, OPT_BN},
     {"epochs", required_argument, NULL, 'e'},
+    {"exclude", required_argument, NULL, OPT_EXCLUDE},
+    {"features", required_argument, NULL, OPT_FEATURES},
     {"from-scratch", no_argument, NULL, OPT_FROM_SCRATCH},
     {"help", no_argument, NULL, 'h'},
     {"hash-buckets", required_argument, NULL, OPT_BUCKETS},

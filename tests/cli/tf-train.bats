@@ -132,12 +132,22 @@ assert j["task"] == "regression" and j["r2"] > 0.45, j
 assert set(j) >= {"mse", "rmse", "mae", "r2", "loss", "examples"}, j' "$output"
 }
 
-@test "standard input needs --schema and is read once" {
+@test "standard input is read once and kept for more epochs, with --schema or an inferred one" {
 	split_bc
-	run -64 --separate-stderr tf-train -q < bc.tfrecord
-	[[ "$stderr" == *"reading standard input needs --schema FILE"* ]]
+	# 569 records, 5 batches of 128 an epoch
 	run -0 --separate-stderr sh -c "tf-train -q --model lr --schema bc.tfrecord.schema.json --epochs 5 < bc.tfrecord"
-	[[ "$output" == *'"step":5,'* ]]
+	[[ "$output" == *'"step":25,'* ]]
+	[ -z "$stderr" ]
+	run -0 --separate-stderr sh -c "tf-train -q --model lr --epochs 5 --checkpoint-dir a < bc.tfrecord"
+	[[ "$output" == *'"step":25,'* ]]
+	# the same model as from the file with the same schema
+	tf-records schema --write bc.tfrecord
+	run -0 tf-train -q --model lr --epochs 5 --checkpoint-dir b bc.tfrecord
+	same_state a/model.ckpt-25 b/model.ckpt-25
+	[[ "$stderr" == *"standard input has no schema: inferred from its first 569 records"* ]]
+	: > empty.tfrecord
+	run -65 --separate-stderr sh -c "tf-train -q < empty.tfrecord"
+	[[ "$stderr" == *"no records to infer a schema from"* ]]
 }
 
 @test "a second run on the same checkpoint directory exits 75" {
@@ -176,7 +186,7 @@ assert set(j) >= {"mse", "rmse", "mae", "r2", "loss", "examples"}, j' "$output"
 	run -64 tf-train --epochs 0 $TRAIN
 	run -64 tf-train --task clustering $TRAIN
 	run -66 --separate-stderr tf-train nothing.tfrecord
-	[[ "$stderr" == *"cannot open schema 'nothing.tfrecord.schema.json'"* ]]
+	[[ "$stderr" == *"cannot open 'nothing.tfrecord'"* ]]
 	run -66 --separate-stderr tf-train --schema bc.tfrecord.schema.json nothing.tfrecord
 	[[ "$stderr" == *"cannot open 'nothing.tfrecord'"* ]]
 }
@@ -361,9 +371,11 @@ assert v["serial"] is None and v["color"] == ["black", "blue", "green", "red"], 
 	[[ "$output" == *'"examples":113,'* ]]
 	# the shards' schema is BASE.schema.json (split wrote bc.schema.json)
 	run -0 --separate-stderr tf-train $args --checkpoint-dir b 'bc-00000-*'
+	[ -z "$stderr" ]
+	# without it, one inferred from the records, and said
 	rm bc.schema.json
-	run -66 --separate-stderr tf-train $args --checkpoint-dir c 'bc-00000-*'
-	[[ "$stderr" == *"cannot open schema 'bc.schema.json'"* ]]
+	run -0 --separate-stderr tf-train $args --checkpoint-dir c 'bc-00000-*'
+	[[ "$stderr" == *"bc-00000-of-00005 has no schema: inferred from its first 114 records"* ]]
 	run -66 --separate-stderr tf-train $args --checkpoint-dir d 'nothing-*'
 	[ "$stderr" = "tf-train: nothing-*: no files match this pattern" ]
 	run -66 --separate-stderr tf-eval -d pattern 'nothing-*'
@@ -422,4 +434,77 @@ PY
 	run -0 tf-train $s --optimizer rmsprop --opt centered=1 --opt decay=0.8 --checkpoint-dir ck $TRAIN
 	grep -aq '"hparams":{"centered":1.0,"decay":0.80000000000000004}' ck/model.ckpt-2
 	grep -aq '"opt":\["centered=1","decay=0.8"\]' ck/model.ckpt-2
+}
+
+@test "the pipeline as named: tf-csv2record data.csv | tf-train, no schema file" {
+	run -0 --separate-stderr sh -c "tf-csv2record '$DATA/breast_cancer.csv' | tf-train --checkpoint-dir ck"
+	[[ "$stderr" == *"note: standard input has no schema: inferred from its first 569 records (30 features, label 'label', binary)"* ]]
+	[[ "$output" == *'"final":true,'*'"examples":569,'* ]]
+	[ -z "$(ls | grep schema)" ]
+	# evaluation sees the same features, from the checkpoint
+	tf-csv2record "$DATA/breast_cancer.csv" -o bc.tfrecord
+	run -0 tf-eval -d ck bc.tfrecord
+	[[ "$output" == *'"examples":569,'* ]]
+}
+
+# Records as another program writes them: Google's protobuf runtime,
+# the packed layout's "features" list and an int64 "target".
+python_records() {
+	mkdir -p pb
+	protoc -I"$TOP/tests/proto" --python_out=pb "$TOP/tests/proto/example.proto"
+	/usr/bin/python3 - "$TOP/tests/cli" "$DATA/iris.csv" "$1" <<'PY'
+import csv, struct, sys
+sys.path.insert(0, sys.argv[1]); sys.path.insert(0, "pb")
+from pydecode import masked
+import example_pb2
+with open(sys.argv[3], "wb") as out:
+    for row in list(csv.reader(open(sys.argv[2])))[1:]:
+        ex = example_pb2.Example()
+        ex.features.feature["features"].float_list.value.extend(float(v) for v in row[:-1])
+        ex.features.feature["target"].int64_list.value.append(int(row[-1]))
+        ex.features.feature["id"].bytes_list.value.append(b"r%d" % len(row))
+        d = ex.SerializeToString()
+        h = struct.pack("<Q", len(d))
+        out.write(h + struct.pack("<I", masked(h)) + d + struct.pack("<I", masked(d)))
+PY
+}
+
+@test "records from anywhere: a schema inferred from them, --label, schema --write" {
+	python_records iris.tfrecord
+	run -65 --separate-stderr tf-train -q --checkpoint-dir ck iris.tfrecord
+	[[ "$stderr" == *"iris.tfrecord has no schema, and none could be inferred: the records have no feature 'label' (name the label with --label)"* ]]
+	run -0 --separate-stderr tf-train -q --label target --epochs 60 --batch-size 16 \
+		--learning-rate 0.01 --checkpoint-dir ck iris.tfrecord
+	[[ "$stderr" == *"iris.tfrecord has no schema: inferred from its first 150 records (4 features, label 'target', multiclass)"* ]]
+	run -0 tf-eval -d ck iris.tfrecord
+	/usr/bin/python3 -c '
+import json, sys
+j = json.loads(sys.argv[1])
+assert j["examples"] == 150 and j["accuracy"] > 0.9, j' "$output"
+	# a sidecar from every record; then no note
+	run -0 tf-records schema --write --label target iris.tfrecord
+	[ "$output" = "iris.tfrecord.schema.json: 150 records, 5 features, label 'target'" ]
+	run -0 --separate-stderr tf-train -q --epochs 1 --checkpoint-dir ck2 iris.tfrecord
+	[ -z "$stderr" ]
+	run -64 --separate-stderr tf-records schema --write
+	[[ "$stderr" == *"--write names files"* ]]
+}
+
+@test "--features and --exclude choose what trains; a checkpoint keeps the choice" {
+	split_bc
+	run -0 tf-train -q --schema bc.tfrecord.schema.json --model lr --epochs 2 \
+		--features mean_radius,worst_area --checkpoint-dir ck $TRAIN
+	grep -aq 'input x 2$' ck/model.ckpt-* || grep -aq 'input x 2\\n' ck/model.ckpt-*
+	run -0 tf-eval -d ck $TEST
+	[[ "$output" == *'"examples":113,'* ]]
+	# resumed without the flag: the checkpoint's choice
+	run -0 tf-train -q --schema bc.tfrecord.schema.json --epochs 3 --checkpoint-dir ck $TRAIN
+	run -64 --separate-stderr tf-train -q --schema bc.tfrecord.schema.json \
+		--features mean_radius --checkpoint-dir ck $TRAIN
+	[[ "$stderr" == *"was trained with --features mean_radius,worst_area, not mean_radius"* ]]
+	run -0 tf-train -q --schema bc.tfrecord.schema.json --model lr --epochs 1 \
+		--exclude mean_radius,worst_area --checkpoint-dir ck2 $TRAIN
+	grep -aq 'input x 28' ck2/model.ckpt-*
+	run -64 --separate-stderr tf-train -q --schema bc.tfrecord.schema.json --exclude nope $TRAIN
+	[ "$stderr" = "tf-train: --exclude: no feature 'nope' in the schema" ]
 }

@@ -47,6 +47,27 @@ TF_API void tf_dataset_free(struct tf_dataset *ds);
 TF_API int tf_dataset_load_schema(struct tf_dataset *ds, const char *path);
 /* The schema text as loaded (for checkpoints), or "". */
 TF_API const char *tf_dataset_schema_text(const struct tf_dataset *ds);
+/*
+ * Train on some of the schema's features: only those of features (a
+ * comma list; NULL: all), less those of exclude.  Set before the schema
+ * is loaded; TF_EINVAL then names a feature the schema lacks.  The
+ * schema's text becomes that of the selection.
+ */
+TF_API int tf_dataset_select(struct tf_dataset *ds, const char *features,
+                             const char *exclude);
+/*
+ * No schema at hand (records written by TensorFlow or another tool, or
+ * standard input): infer one from the first max_records records of
+ * files, the label called label (NULL: "label"), with tf_survey_schema()
+ * (whose skipped features are named in skipped), and use it as
+ * tf_dataset_load_schema() would.  Records of standard input are kept
+ * and read again by tf_dataset_open().  *records: how many were read.
+ */
+TF_API int tf_dataset_infer_schema(struct tf_dataset *ds,
+                                   const char *const *files, size_t nfiles,
+                                   const char *label, size_t max_records,
+                                   uint64_t *records, char *skipped,
+                                   size_t size);
 /* The schema loaded (tf/schema.h), or NULL before one is. */
 struct tf_schema;
 TF_API const struct tf_schema *tf_dataset_schema(const struct tf_dataset *ds);
@@ -154,6 +175,10 @@ TF_API int tf_dataset_batch(struct tf_dataset *ds, struct tf_batch *b,
                             size_t capacity);
 /* The next rows into b, up to its capacity, as tf_dataset_next(). */
 TF_API int tf_dataset_read(struct tf_dataset *ds, struct tf_batch *b);
+/* Standard input is read once; its records are kept (up to 256 MiB) so
+ * that later epochs read them again.  Non-zero when it held more: it
+ * was then read for one pass only. */
+TF_API int tf_dataset_stdin_once(const struct tf_dataset *ds);
 /* Where reading stands. */
 TF_API uint64_t tf_dataset_epoch(const struct tf_dataset *ds);
 TF_API uint64_t tf_dataset_done(const struct tf_dataset *ds);

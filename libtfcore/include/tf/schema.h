@@ -98,6 +98,20 @@ TF_API int tf_survey_get(struct tf_survey *s, size_t i,
 /* {"records":N,"features":[{"name","kind","records","min_len",
  * "max_len"}...]} (the caller frees it). */
 TF_API char *tf_survey_json(struct tf_survey *s);
+/*
+ * Infer a schema from a survey, as TFDV's schema inference does: the
+ * label (NULL: "label") must be one number in every record (int64: its
+ * classes are the values seen; float: regression); each other feature
+ * present in every record with one value is a column (float or int64,
+ * with the statistics of the records surveyed; bytes, a categorical
+ * feature with its vocabulary), and one float list of a fixed length is
+ * the packed layout.  The features left out (mixed kinds, missing in
+ * some records, of varying length, a second list) are named in skipped
+ * (size bytes).  TF_EFORMAT on sv when the label is missing or not a
+ * number.
+ */
+TF_API int tf_survey_schema(struct tf_survey *sv, const char *label,
+                            struct tf_schema *s, char *skipped, size_t size);
 
 #ifdef __cplusplus
 }

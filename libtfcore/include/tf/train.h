@@ -40,7 +40,9 @@ struct tf_train_config {
 	const char *task;                 /* NULL: from the schema */
 	const char *schema;               /* NULL: INPUT.schema.json */
 	const char *label;                /* NULL: the schema's label */
-	int normalize; /* standardise features (schema statistics) */
+	const char *features; /* comma list to train on (NULL: all) */
+	const char *exclude;  /* comma list to leave out (NULL: none) */
+	int normalize;        /* standardise features (schema statistics) */
 	size_t batch_size;
 	uint64_t epochs;    /* 0: until max_steps */
 	uint64_t max_steps; /* stop when the global step reaches it */
