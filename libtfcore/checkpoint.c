@@ -86,7 +86,8 @@ tf_ckpt_header_release(struct tf_ckpt_header *h)
 {
 	char *strs[] = {h->model_spec, h->optimizer, h->task,
 	                h->prediction, h->schema,    h->crosses,
-	                h->validation, h->config,    h->library};
+	                h->validation, h->config,    h->library,
+	                h->run_inputs};
 	for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
 		free(strs[i]);
 	}
@@ -148,6 +149,15 @@ tf_ckpt_put_header(struct tf_ckpt *c, const struct tf_ckpt_header *h)
 	if (o != NULL && cfg != NULL) {
 		json_object_set(o, "config", cfg);
 	}
+	json_t *inputs = object_of(h->run_inputs);
+	if (o != NULL && h->has_run) {
+		json_object_set_new(o, "run",
+		                    json_pack("{s:O?,s:I,s:b}", "inputs",
+		                              inputs, "first_epoch",
+		                              (json_int_t)h->run_first_epoch,
+		                              "finished", h->run_finished));
+	}
+	json_decref(inputs);
 	json_decref(val);
 	json_decref(cfg);
 	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
@@ -232,6 +242,17 @@ tf_ckpt_get_header(struct tf_ckpt *c, struct tf_ckpt_header *h)
 		if (h->crosses == NULL && !bad) {
 			bad = (h->crosses = strdup("")) == NULL;
 		}
+	}
+	json_t *run = json_object_get(o, "run");
+	if (json_is_object(run)) {
+		h->has_run = 1;
+		json_t *in = json_object_get(run, "inputs");
+		h->run_inputs =
+		    in ? json_dumps(in, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+		h->run_first_epoch = (uint64_t)json_integer_value(
+		    json_object_get(run, "first_epoch"));
+		h->run_finished =
+		    json_is_true(json_object_get(run, "finished"));
 	}
 	const char *rs = json_string_value(json_object_get(o, "rng"));
 	if (rs != NULL && strlen(rs) == 64) {

@@ -68,7 +68,7 @@ static const struct def defs[] = {
     {"l2", K_REAL, RESUME, ALWAYS, "0", R(0, 0, INFINITY)},
     {"steps-to-validate", K_INT, RUN, IF_SET, NULL, I(1, 1LL << 50)},
     {"save-every", K_INT, RUN, IF_SET, NULL, I(1, 1LL << 50)},
-    {"save-every-secs", K_REAL, RUN, IF_SET, NULL, R(0, 1, INFINITY)},
+    {"save-every-secs", K_REAL, RUN, ALWAYS, "600", R(0, 1, INFINITY)},
     {"keep", K_INT, RUN, ALWAYS, "5", I(0, 1000)},
     {"from-scratch", K_BOOL, RUN, ALWAYS, "false", NONE},
     {"threads", K_INT, RUN, ALWAYS, "1", I(1, 256)},

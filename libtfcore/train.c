@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -678,6 +679,17 @@ set_text(char **dst, const char *s)
 	return s != NULL && *dst == NULL;
 }
 
+static char *inputs_signature(const struct tf_train_config *cfg);
+
+/* Whether this run goes on with the run that saved the header: one
+ * that stopped before reading all its epochs, on the same inputs. */
+static int
+same_run(const struct run *r, const char *sig)
+{
+	return r->h.has_run && !r->h.run_finished && sig != NULL &&
+	       r->h.run_inputs != NULL && strcmp(sig, r->h.run_inputs) == 0;
+}
+
 /*
  * Continue from the checkpoint at path: its header is the run's state,
  * its schema the data's.  What this run changes (learning rate, the
@@ -717,7 +729,13 @@ resume(struct run *r, const char *path)
 	                                     r->h.buckets)) != TF_OK) {
 		return fail(r, rc, "%s: %s", path, tf_errmsg(r->ds));
 	}
-	note_changes(r, path);
+	/* Before the header takes this run's settings: what they change
+	 * of reading, for a run that goes on as one. */
+	char *sig = inputs_signature(cfg);
+	if (!r->h.has_run || same_run(r, sig)) {
+		note_changes(r, path);
+	}
+	free(sig);
 	if (cfg->learning_rate > 0) {
 		r->h.learning_rate = cfg->learning_rate;
 	}
@@ -780,6 +798,78 @@ start(struct run *r)
 		}
 	}
 	return oom ? fail(r, TF_ENOMEM, "out of memory") : TF_OK;
+}
+
+/* What this run reads, to know a run started again on the same inputs:
+ * a JSON list of "NAME SIZE MTIME" (NULL for standard input, which is
+ * never the same twice). */
+static char *
+inputs_signature(const struct tf_train_config *cfg)
+{
+	if (cfg->ninputs == 0) {
+		return NULL;
+	}
+	json_t *a = json_array();
+	for (size_t i = 0; a != NULL && i < cfg->ninputs; i++) {
+		struct stat st;
+		char item[4400];
+		if (strcmp(cfg->inputs[i], "-") == 0) {
+			json_decref(a);
+			return NULL;
+		}
+		if (stat(cfg->inputs[i], &st) != 0) {
+			memset(&st, 0, sizeof st);
+		}
+		snprintf(item, sizeof item, "%.4096s %lld %lld.%09ld",
+		         cfg->inputs[i], (long long)st.st_size,
+		         (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+		json_array_append_new(a, json_string(item));
+	}
+	char *text = a ? json_dumps(a, JSON_COMPACT) : NULL;
+	json_decref(a);
+	return text;
+}
+
+/*
+ * Where this run reads from.  A new model: epoch 0.  A checkpoint of a
+ * run that stopped before reading all its epochs, on the same inputs:
+ * where it stood, to finish as it would have.  Any other resume (new
+ * data, or a finished run): a new run of --epochs passes, numbered on
+ * from the epochs before it (so each shuffles anew).  Checkpoints of
+ * before runs were recorded count epochs over all runs.
+ */
+static int
+start_reading(struct run *r, const char *ckpt)
+{
+	const struct tf_train_config *cfg = r->cfg;
+	char *sig = inputs_signature(cfg);
+	uint64_t first = 0, epoch = 0, done = 0;
+	if (ckpt != NULL && !r->h.has_run) {
+		epoch = r->h.epoch; /* as the checkpoint's version counted */
+		done = r->h.done;
+	} else if (ckpt != NULL && same_run(r, sig)) {
+		first = r->h.run_first_epoch;
+		epoch = r->h.epoch;
+		done = r->h.done;
+	} else if (ckpt != NULL) {
+		first = epoch = r->h.epoch + 1;
+	}
+	uint64_t epochs = ckpt != NULL && !r->h.has_run ? cfg->epochs
+	                  : cfg->epochs == 0            ? 0
+	                                                : first + cfg->epochs;
+	free(r->h.run_inputs);
+	r->h.run_inputs = sig;
+	r->h.has_run = 1;
+	r->h.run_first_epoch = first;
+	r->h.run_finished = 0;
+	r->h.epoch = epoch;
+	r->h.done = done;
+	int rc = tf_dataset_open(r->ds, cfg->inputs, cfg->ninputs, epochs,
+	                         cfg->shuffle_buffer, cfg->seed);
+	if (rc == TF_OK) {
+		rc = tf_dataset_seek(r->ds, epoch, done);
+	}
+	return rc == TF_OK ? TF_OK : fail(r, rc, "%s", tf_errmsg(r->ds));
 }
 
 /* Set up the dataset, the graph and the optimizer, from a checkpoint
@@ -910,12 +1000,7 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 		}
 	}
 	tf_dataset_set_normalize(r->ds, cfg->normalize);
-	rc = tf_dataset_open(r->ds, cfg->inputs, cfg->ninputs, cfg->epochs,
-	                     cfg->shuffle_buffer, cfg->seed);
-	if (rc == TF_OK && *resumed) {
-		rc = tf_dataset_seek(r->ds, r->h.epoch, r->h.done);
-	}
-	return rc == TF_OK ? TF_OK : fail(r, rc, "%s", tf_errmsg(r->ds));
+	return start_reading(r, *resumed ? path : NULL);
 }
 
 /* ---- reading ahead ---------------------------------------------------------
@@ -1088,12 +1173,23 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 	float *params = tf_graph_params(r.g), *grads = tf_graph_grads(r.g);
 	double t0 = now(), last_save = t0, t_mark = t0;
 	uint64_t ex_mark = r.h.examples, saved_step = r.h.step;
+	uint64_t ex_mark0 = r.h.examples;
 	double lr = r.h.learning_rate;
 	if ((rc = prefetch_start(&pf, r.ds, bs)) != TF_OK) {
 		rc = fail(&r, rc, "cannot start the reader thread");
 		goto out;
 	}
+	uint64_t first_step = r.h.step;
+	int ran_out = 0, stopped = 0;
+	if (cfg->checkpoint_dir == NULL && sink->note != NULL) {
+		sink->note(sink->ctx, "no --checkpoint-dir: the model this run "
+		                      "trains is not kept");
+	}
 	while (cfg->max_steps == 0 || r.h.step < cfg->max_steps) {
+		if (sink->stop != NULL && sink->stop(sink->ctx)) {
+			stopped = 1; /* checkpointed below, where it stands */
+			break;
+		}
 		if (b != NULL) {
 			prefetch_release(&pf);
 		}
@@ -1102,6 +1198,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		rc = b->rc;
 		if (rc == TF_EOF) {
 			rc = TF_OK;
+			ran_out = 1;
 			break;
 		}
 		if (rc != TF_OK) {
@@ -1166,6 +1263,31 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			saved_step = r.h.step;
 			last_save = now();
 		}
+	}
+	if (r.h.step == first_step && !stopped) {
+		/* Nothing trained: say why, and leave the checkpoint be. */
+		rc =
+		    cfg->max_steps > 0 && r.h.step >= cfg->max_steps
+		        ? fail(&r, TF_EINVAL,
+		               "the model is at step %llu already: --max-steps "
+		               "%llu leaves nothing to train (raise it)",
+		               (unsigned long long)r.h.step,
+		               (unsigned long long)cfg->max_steps)
+		        : fail(&r, TF_EFORMAT,
+		               "no examples in the input: nothing to train");
+		goto out;
+	}
+	r.h.run_finished = ran_out;
+	if (ran_out && r.h.step - first_step < 10 && sink->note != NULL) {
+		char msg[256];
+		snprintf(
+		    msg, sizeof msg,
+		    "only %llu steps of training (%llu examples at "
+		    "--batch-size %zu): a usable model wants more --epochs",
+		    (unsigned long long)(r.h.step - first_step),
+		    (unsigned long long)(r.h.examples - ex_mark0),
+		    cfg->batch_size);
+		sink->note(sink->ctx, msg);
 	}
 	if (tf_dataset_stdin_once(r.ds) && sink->note != NULL) {
 		sink->note(sink->ctx,

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -216,6 +217,23 @@ print_note(void *ctx, const char *msg)
 	warnx_("note: %s", msg);
 }
 
+/* SIGINT or SIGTERM: the run checkpoints where it stands, then the
+ * signal is raised again. */
+static volatile sig_atomic_t stop_signal;
+
+static void
+on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static int
+should_stop(void *ctx)
+{
+	(void)ctx;
+	return stop_signal != 0;
+}
+
 static void
 on_step(void *ctx, uint64_t step, uint64_t examples, double loss)
 {
@@ -365,7 +383,11 @@ main(int argc, char **argv)
 	tf_set_threads((int)strtol(tf_settings_get(set, "threads"), NULL, 10));
 	int quiet = strcmp(tf_settings_get(set, "quiet"), "true") == 0;
 	struct tf_train_sink sink = {NULL, print_line, quiet ? NULL : on_step,
-	                             print_note};
+	                             print_note, should_stop};
+	struct sigaction sa = {.sa_handler = on_stop_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 	if (!quiet) {
 		progress_update(0, 0);
 	}
@@ -373,6 +395,13 @@ main(int argc, char **argv)
 	progress_done();
 	if (rc != TF_OK) {
 		die_status(rc, tf_errmsg(tr));
+	}
+	if (stop_signal != 0) {
+		/* Checkpointed: now end as the signal would have. */
+		warnx_("%s: stopped at a checkpoint",
+		       stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
+		signal(stop_signal, SIG_DFL);
+		raise(stop_signal);
 	}
 	tf_trainer_free(tr);
 	tf_settings_free(set);

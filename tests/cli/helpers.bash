@@ -35,7 +35,8 @@ small_csv() {
 }
 
 # Two checkpoints hold the same training state: every block, and the
-# header but for "config" (the flags of the run that saved it).
+# header but for "config" and "run" (the flags and inputs of the run
+# that saved it).
 same_state() {
 	/usr/bin/python3 - "$1" "$2" <<'PY'
 import json, struct, sys
@@ -48,8 +49,9 @@ def records(p):
     return out
 a, b = records(sys.argv[1]), records(sys.argv[2])
 ha, hb = (json.loads(r[0].split(b"\n", 1)[1]) for r in (a, b))
-ha.pop("config", None)
-hb.pop("config", None)
+for h in (ha, hb):
+    h.pop("config", None)
+    h.pop("run", None)
 assert ha == hb, (ha, hb)
 assert a[1:] == b[1:], "blocks differ"
 PY

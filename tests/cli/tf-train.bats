@@ -68,11 +68,10 @@ assert j["examples"] == 113 and j["accuracy"] >= 0.95 and j["auc"] >= 0.98, j' "
 	tf-train $args --max-steps 60 --checkpoint-dir two $TRAIN > two.json
 	same_state one/model.ckpt-60 two/model.ckpt-60
 	grep -q '"step":60' two.json
-	# a finished run resumed to the same step trains no more
-	run -0 --separate-stderr tf-train $args --max-steps 60 --checkpoint-dir two $TRAIN
-	[[ "$output" == *'"step":60'* ]]
-	[[ "$output" == *'"examples":0'* ]]
-	[ -z "$stderr" ]
+	# a run at its --max-steps already trains nothing, and says so
+	run -64 --separate-stderr tf-train $args --max-steps 60 --checkpoint-dir two $TRAIN
+	[ "$stderr" = "tf-train: the model is at step 60 already: --max-steps 60 leaves nothing to train (raise it)" ]
+	[ -z "$output" ]
 	# resuming with another input order is allowed, and said
 	run -0 --separate-stderr tf-train $args --batch-size 8 --seed 3 --max-steps 70 --checkpoint-dir two $TRAIN
 	[[ "$stderr" == *"tf-train: note: two/model.ckpt-60 was trained with --seed 7 (now 3), --batch-size 16 (now 8): this run reads the data in another order than one uninterrupted run would"* ]]
@@ -104,8 +103,9 @@ assert j["examples"] == 113 and j["accuracy"] >= 0.95 and j["auc"] >= 0.98, j' "
 
 @test "--steps-to-validate and --validate print JSON lines with validation metrics" {
 	split_bc
-	run -0 tf-train -q --schema bc.tfrecord.schema.json --model lr --epochs 1 \
+	run -0 --separate-stderr tf-train -q --schema bc.tfrecord.schema.json --model lr --epochs 1 \
 		--batch-size 10 --steps-to-validate 20 --validate $TEST $TRAIN
+	[ "$stderr" = "tf-train: note: no --checkpoint-dir: the model this run trains is not kept" ]
 	[ "${#lines[@]}" -eq 3 ]
 	[[ "${lines[0]}" == '{"step":20,'*'"validation":{"examples":113,'* ]]
 	[[ "${lines[2]}" == '{"final":true,"step":46,'* ]]
@@ -135,7 +135,7 @@ assert set(j) >= {"mse", "rmse", "mae", "r2", "loss", "examples"}, j' "$output"
 @test "standard input is read once and kept for more epochs, with --schema or an inferred one" {
 	split_bc
 	# 569 records, 5 batches of 128 an epoch
-	run -0 --separate-stderr sh -c "tf-train -q --model lr --schema bc.tfrecord.schema.json --epochs 5 < bc.tfrecord"
+	run -0 --separate-stderr sh -c "tf-train -q --model lr --schema bc.tfrecord.schema.json --epochs 5 --checkpoint-dir s < bc.tfrecord"
 	[[ "$output" == *'"step":25,'* ]]
 	[ -z "$stderr" ]
 	run -0 --separate-stderr sh -c "tf-train -q --model lr --epochs 5 --checkpoint-dir a < bc.tfrecord"
@@ -326,7 +326,8 @@ assert lr["accuracy"] < 0.7, lr' "$wd" "$output"
 		[ "$(tf-eval -d exp-$m/1 s-00004-of-00005 | sed 's/"loss":[^,]*,//')" = \
 			"$(tf-eval -d $m s-00004-of-00005 | sed 's/"loss":[^,]*,//')" ]
 	done
-	run -0 tf-train $args --model wide_and_deep --crosses 'color*shape' --epochs 31 \
+	# a finished run resumed: one more pass, the 31st
+	run -0 tf-train $args --model wide_and_deep --crosses 'color*shape' --epochs 1 \
 		--checkpoint-dir wd train.tfrecord
 	[[ "$output" == *'"epoch":30,'* ]]
 }
@@ -485,7 +486,8 @@ assert j["examples"] == 150 and j["accuracy"] > 0.9, j' "$output"
 	run -0 tf-records schema --write --label target iris.tfrecord
 	[ "$output" = "iris.tfrecord.schema.json: 150 records, 5 features, label 'target'" ]
 	run -0 --separate-stderr tf-train -q --epochs 1 --checkpoint-dir ck2 iris.tfrecord
-	[ -z "$stderr" ]
+	# no note of a schema; one of too little training
+	[ "$stderr" = "tf-train: note: only 2 steps of training (150 examples at --batch-size 128): a usable model wants more --epochs" ]
 	run -64 --separate-stderr tf-records schema --write
 	[[ "$stderr" == *"--write names files"* ]]
 }
@@ -507,4 +509,45 @@ assert j["examples"] == 150 and j["accuracy"] > 0.9, j' "$output"
 	grep -aq 'input x 28' ck2/model.ckpt-*
 	run -64 --separate-stderr tf-train -q --schema bc.tfrecord.schema.json --exclude nope $TRAIN
 	[ "$stderr" = "tf-train: --exclude: no feature 'nope' in the schema" ]
+}
+
+@test "cron: each run trains --epochs passes of its data; a stopped run goes on as one" {
+	split_bc
+	s="-q --schema bc.tfrecord.schema.json --model lr --batch-size 32 --checkpoint-dir ck"
+	# 456 training rows: 15 steps an epoch; the test rows are "new data"
+	run -0 tf-train $s --epochs 2 $TRAIN
+	[[ "$output" == *'"step":30,'* ]]
+	cp bc.tfrecord.schema.json new.tfrecord.schema.json
+	cp $TEST new.tfrecord
+	run -0 tf-train $s --epochs 2 new.tfrecord   # 113 rows: 4 steps an epoch
+	[[ "$output" == *'"step":38,'*'"examples":226,'* ]]
+	# the same command again: a finished run, so another two passes
+	run -0 tf-train $s --epochs 2 new.tfrecord
+	[[ "$output" == *'"step":46,'* ]]
+	# no steps left under --max-steps: said, and non-zero
+	run -64 --separate-stderr tf-train $s --epochs 2 --max-steps 46 new.tfrecord
+	[[ "$stderr" == *"the model is at step 46 already"* ]]
+}
+
+@test "SIGTERM checkpoints where the run stands; started again it ends as one run" {
+	split_bc
+	s="-q --schema bc.tfrecord.schema.json --model dnn --hidden 64,32 --batch-size 8 --epochs 600 --seed 5"
+	tf-train $s --checkpoint-dir whole $TRAIN > /dev/null
+	tf-train $s --save-every 500 --checkpoint-dir part $TRAIN > /dev/null 2> err &
+	pid=$!
+	# under way: its first periodic checkpoint is there
+	for i in $(seq 200); do
+		[ -e part/checkpoint ] && break
+		sleep 0.05
+	done
+	kill -TERM $pid
+	st=0
+	wait $pid || st=$?
+	[ "$st" -eq 143 ]
+	grep -q "SIGTERM: stopped at a checkpoint" err
+	step=$(sed -n 's/^model_checkpoint_path: "model.ckpt-\([0-9]*\)"/\1/p' part/checkpoint)
+	[ "$step" -gt 0 ] && [ "$step" -lt 34200 ]
+	run -0 tf-train $s --save-every 500 --checkpoint-dir part $TRAIN
+	[[ "$output" == *'"step":34200,'* ]]
+	same_state whole/model.ckpt-34200 part/model.ckpt-34200
 }

@@ -54,6 +54,13 @@ struct tf_ckpt_header {
 	char *config;     /* the run's resolved settings (JSON
 	                     object text, tf/settings.h), or NULL */
 	char *library;    /* the libtfcore version that saved */
+	/* The run that saved (one invocation of tf-train): its inputs
+	 * (JSON list of "name size mtime"), the epoch it began at, whether
+	 * it read all its epochs.  has_run 0 in earlier checkpoints. */
+	int has_run;
+	char *run_inputs;
+	uint64_t run_first_epoch;
+	int run_finished;
 };
 
 TF_API void tf_ckpt_header_init(struct tf_ckpt_header *h);

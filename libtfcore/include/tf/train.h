@@ -7,7 +7,11 @@
  * (tf_model_evaluate()'s loop), reports JSON lines through a callback,
  * and checkpoints (tf/checkpoint.h).  A run that resumes from a
  * checkpoint made after N steps and trains M more ends with the same
- * weights as one run of N + M steps.  The configuration comes resolved
+ * weights as one run of N + M steps.  --epochs counts the passes of one
+ * run: a run over other inputs than the one that saved (new data, in a
+ * cron job) trains that many passes over them, while a run that was
+ * stopped and is started again on the same inputs goes on to finish as
+ * the stopped one would have.  The configuration comes resolved
  * from tf/settings.h (tf_settings_config()); loading a trained model
  * for evaluation is tf/model.h's.
  */
@@ -82,8 +86,11 @@ struct tf_train_sink {
 	                 double loss); /* optional */
 	/* Something the user should know (stderr), optional: a resume with
 	 * another --seed, --batch-size or --shuffle-buffer than the run that
-	 * saved. */
+	 * saved, an inferred schema, no checkpoint directory. */
 	void (*note)(void *ctx, const char *msg);
+	/* Asked after each step, optional: non-zero stops the run, which
+	 * then checkpoints where it stands (a signal, in tf-train). */
+	int (*stop)(void *ctx);
 };
 
 struct tf_trainer;
