@@ -219,7 +219,7 @@ lint:
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/tf \
 	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
-	  $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(DATADIR)/data
+	  $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(DATADIR)/data $(DESTDIR)$(DATADIR)/examples
 	install -m 755 $(TOOL_BIN) $(DESTDIR)$(BINDIR)/
 	install -m 755 $(SOLIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libtfcore.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libtfcore.so
@@ -230,6 +230,7 @@ install: all
 	for m in $(MANPAGES); do s=$$(echo $$m | sed 's|.*\.||'); \
 	  install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
 	install -m 644 share/data/*.csv share/data/README $(DESTDIR)$(DATADIR)/data/
+	install -m 755 share/examples/cron-retrain share/examples/sweep $(DESTDIR)$(DATADIR)/examples/
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(TOOLS))

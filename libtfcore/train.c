@@ -517,6 +517,12 @@ report(struct run *r, struct tf_metrics *m, double lr, double eps, int final)
 		     tfi_json_put(&b, ps, strlen(ps));
 		free(ps);
 	}
+	/* The final line says which settings made it (sweeps tell their
+	 * runs apart by it). */
+	if (final && r->cfg->settings != NULL) {
+		rc = rc || tfi_json_put(&b, ",\"settings\":", 12) ||
+		     tfi_json_put(&b, r->cfg->settings, strlen(r->cfg->settings));
+	}
 	rc = rc || tfi_json_put(&b, "}", 1);
 	free(train);
 	if (rc) {

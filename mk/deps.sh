@@ -20,7 +20,7 @@ if [ "$mode" = lint ]; then
 fi
 if [ "$mode" = check ]; then
 	pkgs="$pkgs bats python3 python3-protobuf protobuf-compiler mandoc gzip
-	      binutils"
+	      binutils jq"
 fi
 if ! command -v dpkg-query >/dev/null 2>&1; then
 	echo "tfkit: not a Debian system; make sure these are installed: $pkgs" >&2

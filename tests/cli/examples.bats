@@ -1,0 +1,107 @@
+#!/usr/bin/env bats
+# share/examples: the cron-retrain round against a running tf-serve, and
+# the sweep, run as their comments say to run them.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+EX=$TOP/share/examples
+
+teardown() {
+	if [ -n "${SPID:-}" ]; then
+		kill "$SPID" 2> /dev/null || true
+		wait "$SPID" 2> /dev/null || true
+	fi
+	if [ -n "${LPID:-}" ]; then
+		kill "$LPID" 2> /dev/null || true
+		wait "$LPID" 2> /dev/null || true
+	fi
+}
+
+@test "cron-retrain: rounds over arriving data, versions only when better, serving throughout" {
+	tf-csv2record "$DATA/breast_cancer.csv" -o all.tfrecord
+	tf-records split -n 5 -o part all.tfrecord
+	mv part-00004-of-00005 test.tfrecord
+	cp part.schema.json test.tfrecord.schema.json
+	mkdir in
+	# round 1: the first part arrives
+	cp part-00000-of-00005 in/a.tfrecord
+	cp part.schema.json in/a.tfrecord.schema.json
+	run -0 env TRAIN_FLAGS="--epochs 3 --batch-size 16" "$EX/cron-retrain" in ck models test.tfrecord
+	[[ "$output" == *'"exported":true'* ]]
+	[ -d models/1 ] && [ -e in/done/a.tfrecord ] && [ ! -e in/a.tfrecord ]
+	# a server on the export base, asked all along
+	tf-serve --rest-api-port 0 --listen-address 127.0.0.1 --poll-interval 0.2 \
+		--model-base models --model-name bc 2> serve.log 3>&- &
+	SPID=$!
+	for _ in $(seq 100); do
+		port=$(sed -n 's|.*REST API on http://[0-9.]*:\([0-9]*\)/.*|\1|p' serve.log)
+		[ -n "$port" ] && break
+		sleep 0.05
+	done
+	[ -n "$port" ]
+	tf-records head -n 1 test.tfrecord | /usr/bin/python3 -c '
+import json, sys
+r = json.loads(sys.stdin.readline())
+print(json.dumps({"instances": [{k: v[0] for k, v in r.items() if k != "label"}]}))' > req.json
+	(while :; do curl -s -o /dev/null -w '%{http_code}\n' -d @req.json \
+		"http://127.0.0.1:$port/v1/models/bc:predict" >> codes; sleep 0.02; done) 3>&- &
+	LPID=$!
+	# rounds 2-4: more parts; a version only when validation improves
+	for p in 1 2 3; do
+		cp part-0000$p-of-00005 in/p$p.tfrecord
+		cp part.schema.json in/p$p.tfrecord.schema.json
+		run -0 env TRAIN_FLAGS="--epochs 3 --batch-size 16" "$EX/cron-retrain" in ck models test.tfrecord
+		[[ "$output" == *'"exported":true'* || "$output" == *'"exported":false'* ]]
+	done
+	# nothing new: a quiet round
+	run -0 "$EX/cron-retrain" in ck models test.tfrecord
+	[ "$output" = "cron-retrain: nothing new in in" ]
+	sleep 0.5
+	kill "$LPID"; wait "$LPID" 2> /dev/null || true
+	LPID=
+	# every request answered, the newest version served
+	[ -s codes ]
+	[ -z "$(grep -v '^200$' codes)" ]
+	newest=$(ls models | sort -n | tail -n 1)
+	run -0 curl -s "http://127.0.0.1:$port/v1/models/bc"
+	[[ "$output" == *"\"version\": \"$newest\","*'"state": "AVAILABLE"'* ]]
+	# versions were exported only when the metric improved: their AUCs rise
+	/usr/bin/python3 - models <<'PY'
+import json, os, sys
+vs = sorted(int(v) for v in os.listdir(sys.argv[1]) if v.isdigit())
+auc = [json.load(open(f"{sys.argv[1]}/{v}/model.json"))["provenance"]["validation"]["auc"] for v in vs]
+assert all(a < b for a, b in zip(auc, auc[1:])), auc
+PY
+	# an overlapping round: 75, and its files stay where they are
+	cp part-00001-of-00005 in/late.tfrecord
+	cp part.schema.json in/late.tfrecord.schema.json
+	flock ck/LOCK sleep 2 3>&- &
+	fpid=$!
+	sleep 0.3
+	run -75 "$EX/cron-retrain" in ck models test.tfrecord
+	wait "$fpid"
+	[ -e in/late.tfrecord ]
+}
+
+@test "sweep: a grid in parallel, every line with its settings, the best by AUC" {
+	tf-csv2record "$DATA/breast_cancer.csv" -o all.tfrecord
+	tf-records split -n 5 -o part all.tfrecord
+	cat part-0000[0-3]-of-00005 > train.tfrecord
+	cp part.schema.json train.tfrecord.schema.json
+	run -0 env HIDDEN="16 8;8" LR="0.01 0.001" EPOCHS=5 JOBS=2 "$EX/sweep" train.tfrecord part-00004-of-00005 out
+	best=$output
+	[ "$(ls out/run-*.json | wc -l)" -eq 4 ]
+	/usr/bin/python3 - "$best" out/run-*.json <<'PY'
+import json, sys
+best = json.loads(sys.argv[1])
+runs = [json.loads(open(p).read()) for p in sys.argv[2:]]
+assert best["validation"]["auc"] == max(r["validation"]["auc"] for r in runs), best
+seen = {(r["settings"]["hidden"], r["settings"]["learning-rate"]) for r in runs}
+assert seen == {("16 8", 0.01), ("16 8", 0.001), ("8", 0.01), ("8", 0.001)}, seen
+PY
+	# the same flags and seed again: the same model, byte for byte
+	run -0 env HIDDEN="8" LR="0.01" EPOCHS=5 "$EX/sweep" train.tfrecord part-00004-of-00005 again
+	n=$(grep -P '\t8\t0.01\t' out/grid | cut -f1)
+	same_state out/run-$n/model.ckpt-* again/run-1/model.ckpt-*
+}
