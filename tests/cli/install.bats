@@ -18,10 +18,14 @@ load helpers
 	for f in bin/tf-csv2record bin/tf-records lib/libtfcore.so.0 lib/libtfcore.a \
 		lib/pkgconfig/libtfcore.pc include/tf/tf.h include/tf/record.h \
 		share/man/man1/tf-csv2record.1 share/man/man1/tf-records.1 \
-		share/man/man5/tfrecord.5 share/tfkit/data/iris.csv; do
+		share/man/man5/tfrecord.5 share/man/man7/tfkit.7 share/tfkit/data/iris.csv \
+		share/tfkit/examples/cron-retrain share/tfkit/examples/sweep; do
 		[ -e "$dest/usr/local/$f" ] || { echo "missing $f"; false; }
 	done
 	[ -d "$dest/usr/local/lib/tfkit/plugins" ]
+	# the overview page reads as a page
+	run -0 mandoc -T utf8 "$dest/usr/local/share/man/man7/tfkit.7"
+	[[ "$output" == *"machine-learning pipelines as Unix filters"* ]]
 	# the installed tool finds its library next to it
 	run -0 "$dest/usr/local/bin/tf-records" --version
 	cat > prog.c <<'C'
