@@ -521,7 +521,8 @@ report(struct run *r, struct tf_metrics *m, double lr, double eps, int final)
 	 * runs apart by it). */
 	if (final && r->cfg->settings != NULL) {
 		rc = rc || tfi_json_put(&b, ",\"settings\":", 12) ||
-		     tfi_json_put(&b, r->cfg->settings, strlen(r->cfg->settings));
+		     tfi_json_put(&b, r->cfg->settings,
+		                  strlen(r->cfg->settings));
 	}
 	rc = rc || tfi_json_put(&b, "}", 1);
 	free(train);
@@ -1241,7 +1242,10 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		r.h.epoch = b->epoch;
 		r.h.done = b->done;
 		if (sink->progress != NULL) {
-			sink->progress(sink->ctx, r.h.step, r.h.examples, loss);
+			struct tf_train_progress pr = {
+			    r.h.step, r.h.examples - ex_mark0,
+			    r.h.epoch - r.h.run_first_epoch, cfg->epochs, loss};
+			sink->progress(sink->ctx, &pr);
 		}
 		if (cfg->steps_to_validate > 0 &&
 		    r.h.step % cfg->steps_to_validate == 0) {

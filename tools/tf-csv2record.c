@@ -119,7 +119,33 @@ struct out {
 	int n;
 	uint64_t next; /* index of the next record, for sharding */
 	int quiet;
+	uint64_t total; /* bytes of the inputs, when known (plain files) */
 };
+
+/* The bytes there are to read, for a percentage: plain files only (not
+ * standard input, compressed files or archives). */
+static uint64_t
+input_size(int n, char **paths)
+{
+	static const char *const packed[] = {".gz",  ".tgz", ".zip", ".tar",
+	                                     ".bz2", ".xz",  ".zst", ".7z"};
+	uint64_t total = 0;
+	for (int i = 0; i < n; i++) {
+		struct stat st;
+		const char *dot = strrchr(paths[i], '.');
+		for (size_t k = 0; dot && k < sizeof packed / sizeof *packed;
+		     k++) {
+			if (strcmp(dot, packed[k]) == 0) {
+				return 0;
+			}
+		}
+		if (stat(paths[i], &st) != 0 || !S_ISREG(st.st_mode)) {
+			return 0;
+		}
+		total += (uint64_t)st.st_size;
+	}
+	return total;
+}
 
 static int
 sink_write(void *ctx, const uint8_t *bytes, size_t n, const size_t *ends,
@@ -147,7 +173,7 @@ sink_progress(void *ctx, uint64_t rows, uint64_t bytes)
 {
 	struct out *o = ctx;
 	if (!o->quiet) {
-		progress_update(rows, bytes);
+		progress_update(rows, bytes, o->total);
 	}
 }
 
@@ -363,10 +389,11 @@ main(int argc, char **argv)
 		tf_input_add_member_glob(in, members[i]);
 	}
 	if (!quiet) {
-		progress_update(0, 0); /* start the clock */
+		progress_update(0, 0, 0); /* start the clock */
 	}
 	int nfiles = argc - optind;
 	int rc = TF_OK;
+	out.total = input_size(nfiles, argv + optind);
 	for (int i = 0; i < (nfiles ? nfiles : 1) && rc == TF_OK; i++) {
 		const char *path = nfiles ? argv[optind + i] : "-";
 		if (tf_input_open(in, path) != TF_OK) {
@@ -411,6 +438,12 @@ main(int argc, char **argv)
 			die_status(tf_errcode(s), tf_errmsg(s));
 		}
 		tf_schema_free(s);
+	}
+	if (!quiet) {
+		char done[128];
+		snprintf(done, sizeof done, "%llu rows converted",
+		         (unsigned long long)tf_csv_rows(conv));
+		progress_summary(done);
 	}
 	if (tf_csv_skipped(conv) > 0) {
 		warn_lines(tf_csv_skip_log(conv));

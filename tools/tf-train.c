@@ -205,6 +205,7 @@ static void
 print_line(void *ctx, const char *json)
 {
 	(void)ctx;
+	progress_done(); /* no JSON on the progress line */
 	puts(json);
 	fflush(stdout);
 }
@@ -235,11 +236,10 @@ should_stop(void *ctx)
 }
 
 static void
-on_step(void *ctx, uint64_t step, uint64_t examples, double loss)
+on_step(void *ctx, const struct tf_train_progress *p)
 {
 	(void)ctx;
-	(void)loss;
-	progress_update(step, examples);
+	progress_train(p->step, p->examples, p->epoch, p->epochs, p->loss);
 }
 
 /* Take the directory's lock, or exit 75 when another run holds it. */
@@ -389,7 +389,7 @@ main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	if (!quiet) {
-		progress_update(0, 0);
+		progress_update(0, 0, 0); /* start the clock */
 	}
 	int rc = tf_trainer_run(tr, reg, &cfg, &sink);
 	progress_done();

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -137,6 +138,7 @@ check_binary_stdout(const char *out)
 
 static double t0, last;
 static int tty = -1;
+static int shown; /* a progress line is on the terminal */
 
 double
 now(void)
@@ -146,33 +148,102 @@ now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-void
-progress_update(uint64_t rows, uint64_t bytes)
+/*
+ * Whether progress is shown: standard error is a terminal, and standard
+ * output is not a pipe (in a pipeline the last command speaks; two lines
+ * on one terminal would garble each other).  Starts the clock.
+ */
+static int
+progress_on(void)
 {
 	if (tty < 0) {
-		tty = isatty(2);
+		struct stat st;
+		tty =
+		    isatty(2) && !(fstat(1, &st) == 0 && S_ISFIFO(st.st_mode));
 		t0 = last = now();
 	}
-	if (!tty) {
-		return;
-	}
+	return tty;
+}
+
+/* Draw the line, at most four times a second (always when final). */
+static void
+progress_line(const char *text, int force)
+{
 	double t = now();
-	if (t - last < 0.25) {
+	if (!force && t - last < 0.25) {
 		return;
 	}
 	last = t;
-	double dt = t - t0 > 1e-9 ? t - t0 : 1e-9;
-	fprintf(stderr, "\r%s: %llu rows, %.0f rows/s, %.1f MB read", tool_name,
-	        (unsigned long long)rows, (double)rows / dt,
-	        (double)bytes / 1e6);
+	fprintf(stderr, "\r\033[K%s: %s", tool_name, text);
 	fflush(stderr);
+	shown = 1;
+}
+
+static double
+elapsed(void)
+{
+	double dt = now() - t0;
+	return dt > 1e-9 ? dt : 1e-9;
+}
+
+void
+progress_update(uint64_t rows, uint64_t bytes, uint64_t total)
+{
+	if (!progress_on()) {
+		return;
+	}
+	char line[256];
+	double dt = elapsed();
+	int n = snprintf(line, sizeof line, "%llu rows, %.0f rows/s, %.1f MB",
+	                 (unsigned long long)rows, (double)rows / dt,
+	                 (double)bytes / 1e6);
+	if (total > 0 && bytes > 0 && bytes <= total && n > 0) {
+		double left = dt * (double)(total - bytes) / (double)bytes;
+		snprintf(line + n, sizeof line - (size_t)n,
+		         " of %.1f (%.0f%%, %.0f s left)", (double)total / 1e6,
+		         100.0 * (double)bytes / (double)total, left);
+	}
+	progress_line(line, 0);
+}
+
+void
+progress_train(uint64_t step, uint64_t examples, uint64_t epoch,
+               uint64_t epochs, double loss)
+{
+	if (!progress_on()) {
+		return;
+	}
+	char line[256];
+	char of[32] = "";
+	if (epochs > 0) {
+		snprintf(of, sizeof of, " of %llu", (unsigned long long)epochs);
+	}
+	snprintf(line, sizeof line,
+	         "step %llu, %llu examples, %.0f examples/s, epoch %llu%s, "
+	         "loss %.4g",
+	         (unsigned long long)step, (unsigned long long)examples,
+	         (double)examples / elapsed(), (unsigned long long)epoch + 1,
+	         of, loss);
+	progress_line(line, 0);
+}
+
+void
+progress_summary(const char *text)
+{
+	if (progress_on()) {
+		fprintf(stderr, "\r\033[K%s: %s in %.1f s\n", tool_name, text,
+		        elapsed());
+		shown = 0;
+	}
 }
 
 void
 progress_done(void)
 {
-	if (tty == 1) {
+	if (shown) {
 		fprintf(stderr, "\r\033[K");
+		fflush(stderr);
+		shown = 0;
 	}
 }
 

@@ -68,7 +68,16 @@ extern char **tool_inputs;
 double now(void);
 
 /* Progress on stderr when it is a terminal: rows, rows/s. */
-void progress_update(uint64_t rows, uint64_t bytes);
+/*
+ * The progress line, on a terminal's standard error unless standard
+ * output is a pipe: rows and bytes read (of total, when known, with a
+ * percentage and the time left); a training step; a last line that stays
+ * (progress_summary); progress_done() clears it before other output.
+ */
+void progress_update(uint64_t rows, uint64_t bytes, uint64_t total);
+void progress_train(uint64_t step, uint64_t examples, uint64_t epoch,
+                    uint64_t epochs, double loss);
+void progress_summary(const char *text);
 void progress_done(void);
 
 #endif

@@ -551,3 +551,19 @@ assert j["examples"] == 150 and j["accuracy"] > 0.9, j' "$output"
 	[[ "$output" == *'"step":34200,'* ]]
 	same_state whole/model.ckpt-34200 part/model.ckpt-34200
 }
+
+@test "progress on a terminal: steps, examples, epoch of epochs, loss; one line per pipeline" {
+	tf-csv2record "$DATA/breast_cancer.csv" -o bc.tfrecord
+	script -qec "tf-csv2record '$DATA/breast_cancer.csv' | tf-train --model dnn --batch-size 8 --epochs 300 --checkpoint-dir ck" /dev/null > tty.txt
+	grep -aq 'tf-train: step [0-9]*, [0-9]* examples, [0-9]* examples/s, epoch [0-9]* of 300, loss ' tty.txt
+	# the upstream command of the pipe keeps quiet
+	! grep -aq 'tf-csv2record: [0-9]* rows' tty.txt
+	# the progress line is cleared before the JSON line
+	/usr/bin/python3 -c '
+t = open("tty.txt", "rb").read()
+i = t.index(b"{\"final\":true")
+assert t[:i].endswith(b"\r\x1b[K") or t[:i].endswith(b"\n"), t[i - 40:i]'
+	# no terminal: nothing but the notes and the JSON line
+	run -0 --separate-stderr tf-train --epochs 2 --checkpoint-dir ck2 bc.tfrecord
+	[ -z "$stderr" ]
+}

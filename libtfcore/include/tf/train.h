@@ -78,12 +78,21 @@ struct tf_train_config {
  * mean "the checkpoint's, else the default". */
 TF_API void tf_train_config_init(struct tf_train_config *cfg);
 
+/* Where a run stands, after each step. */
+struct tf_train_progress {
+	uint64_t step;     /* global step */
+	uint64_t examples; /* examples this run has trained on */
+	uint64_t epoch;    /* this run's pass, from 0 */
+	uint64_t epochs;   /* its passes to make (0: until --max-steps) */
+	double loss;       /* of the step */
+};
+
 /* Where a run's JSON lines and progress go. */
 struct tf_train_sink {
 	void *ctx;
 	void (*line)(void *ctx, const char *json); /* stdout; optional */
-	void (*progress)(void *ctx, uint64_t step, uint64_t examples,
-	                 double loss); /* optional */
+	void (*progress)(void *ctx,
+	                 const struct tf_train_progress *p); /* optional */
 	/* Something the user should know (stderr), optional: a resume with
 	 * another --seed, --batch-size or --shuffle-buffer than the run that
 	 * saved, an inferred schema, no checkpoint directory. */
