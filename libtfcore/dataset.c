@@ -92,6 +92,7 @@ struct tf_dataset {
 	int pre_eof;            /* standard input is at its end */
 	int stdin_kept;         /* every record read from it is in replay */
 	char *select, *exclude; /* --features, --exclude: comma lists */
+	int allow_missing;      /* a record may lack features: their mean */
 	/* reading */
 	char **files;
 	size_t nfiles;
@@ -1023,6 +1024,8 @@ fast_packed(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 }
 
 /* Decode a record into row (width floats), ids (nids) and *label. */
+static int missing(struct tf_dataset *ds, const char *file, uint64_t rec);
+
 static int
 decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
        int64_t *ids, float *label, char *key)
@@ -1044,6 +1047,8 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		ids[k] = -1; /* missing: no id */
 	}
 	int have_label = ds->label == NULL;
+	size_t found = 0; /* inputs the record holds */
+	int key_found = key == NULL;
 	struct tf_feature sids = {0}, vals = {0}; /* sparse layout */
 	*label = NAN;
 	size_t nf = tf_example_count(ds->ex), k = 0;
@@ -1055,6 +1060,7 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		tf_example_get(ds->ex, i, &f);
 		if (key != NULL && strcmp(f.name, ds->key) == 0) {
 			key_text(&f, key);
+			key_found = 1;
 		}
 		if (!have_label && strcmp(f.name, ds->label) == 0) {
 			if (f.count != 1 || f.kind == TF_KIND_BYTES) {
@@ -1101,6 +1107,7 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 			continue; /* a feature the model does not use */
 		}
 		const struct input *in = &ds->in[ds->by_name[k]];
+		found++;
 		if ((int64_t)f.count != in->width ||
 		    (f.kind != TF_KIND_FLOAT && f.kind != TF_KIND_INT64)) {
 			return tfi_set_error(
@@ -1146,6 +1153,15 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		return tfi_set_error(ds, TF_EFORMAT,
 		                     "%s: record %llu: no label '%s'", file,
 		                     (unsigned long long)rec, ds->label);
+	}
+	if (found < ds->nin && !ds->sparse && !ds->allow_missing) {
+		return missing(ds, file, rec);
+	}
+	if (!key_found) {
+		return tfi_set_error(ds, TF_EFORMAT,
+		                     "%s: record %llu: no feature '%s' to pass "
+		                     "through (--key)",
+		                     file, (unsigned long long)rec, ds->key);
 	}
 	fill_crosses(ds, ids);
 	return TF_OK;
@@ -1222,6 +1238,32 @@ int
 tf_dataset_stdin_once(const struct tf_dataset *ds)
 {
 	return ds->pre != NULL && !ds->stdin_kept;
+}
+
+/* The first input of the model the record in ds->ex lacks, named. */
+static int
+missing(struct tf_dataset *ds, const char *file, uint64_t rec)
+{
+	for (size_t k = 0; k < ds->nin; k++) {
+		const char *name = ds->in[ds->by_name[k]].name;
+		struct tf_feature f;
+		if (tf_example_find(ds->ex, name, &f) != TF_OK) {
+			return tfi_set_error(
+			    ds, TF_EFORMAT,
+			    "%s: record %llu: no feature '%s', one of the "
+			    "model's %zu (records of other data?  "
+			    "--allow-missing fills what a record lacks with "
+			    "the training mean)",
+			    file, (unsigned long long)rec, name, ds->nin);
+		}
+	}
+	return TF_OK;
+}
+
+void
+tf_dataset_set_allow_missing(struct tf_dataset *ds, int on)
+{
+	ds->allow_missing = on;
 }
 
 /* The next record of the epoch, decoded into shuffle buffer slot i;

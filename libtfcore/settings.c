@@ -76,6 +76,7 @@ static const struct def defs[] = {
     {"schema", K_STR, RUN, IF_SET, NULL, NONE},
     {"label", K_STR, MODEL, IF_SET, NULL, NONE},
     {"features", K_STR, MODEL, IF_SET, NULL, NONE},
+    {"allow-missing", K_BOOL, RUN, IF_SET, "false", NONE},
     {"exclude", K_STR, MODEL, IF_SET, NULL, NONE},
     {"validate", K_STR, RUN, IF_SET, NULL, NONE},
     {"checkpoint-dir", K_STR, RUN, IF_SET, NULL, NONE},
@@ -809,6 +810,7 @@ fill(const struct tf_settings *s, struct tf_train_config *cfg)
 	cfg->schema = text(s, "schema");
 	cfg->label = text(s, "label");
 	cfg->features = text(s, "features");
+	cfg->allow_missing = flag(s, "allow-missing");
 	cfg->exclude = text(s, "exclude");
 	cfg->validate = text(s, "validate");
 	cfg->checkpoint_dir = text(s, "checkpoint-dir");

@@ -361,6 +361,7 @@ evaluate(struct run *r, const char *file, struct tf_metrics *m)
 			return fail(r, TF_ENOMEM, "out of memory");
 		}
 		tf_dataset_set_normalize(r->vd, r->cfg->normalize);
+		tf_dataset_set_allow_missing(r->vd, r->cfg->allow_missing);
 		int rc = tf_dataset_parse_schema(
 		    r->vd, tf_dataset_schema_text(r->ds), "schema");
 		if (rc == TF_OK && r->h.crosses != NULL) {
@@ -1007,6 +1008,7 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 		}
 	}
 	tf_dataset_set_normalize(r->ds, cfg->normalize);
+	tf_dataset_set_allow_missing(r->ds, cfg->allow_missing);
 	return start_reading(r, *resumed ? path : NULL);
 }
 

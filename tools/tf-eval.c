@@ -20,6 +20,8 @@ usage(void)
 	       "tf-csv2record),\nor with --predict write one prediction per "
 	       "record.  With no FILE, or when\nFILE is -, read standard "
 	       "input.\n\n"
+	       "      --allow-missing       a record may lack features: their "
+	       "training mean\n"
 	       "  -b, --batch-size=N        examples a step (default 1024)\n"
 	       "      --checkpoint=FILE     a checkpoint file instead of the "
 	       "latest\n"
@@ -44,6 +46,7 @@ usage(void)
 
 enum {
 	OPT_CKPT = 256,
+	OPT_ALLOW_MISSING,
 	OPT_CONFUSION,
 	OPT_CSV,
 	OPT_HUMAN,
@@ -52,6 +55,7 @@ enum {
 };
 
 static const struct option options[] = {
+    {"allow-missing", no_argument, NULL, OPT_ALLOW_MISSING},
     {"batch-size", required_argument, NULL, 'b'},
     {"checkpoint", required_argument, NULL, OPT_CKPT},
     {"checkpoint-dir", required_argument, NULL, 'd'},
@@ -206,6 +210,7 @@ main(int argc, char **argv)
 	const char *ckpt = NULL, *key = NULL;
 	size_t bs = 1024;
 	int predict = 0, csv = 0, human = 0, confusion = 0, threads = 1;
+	int allow_missing = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, "b:d:hj:pV", options, NULL)) !=
 	       -1) {
@@ -238,6 +243,9 @@ main(int argc, char **argv)
 			break;
 		case OPT_HUMAN:
 			human = 1;
+			break;
+		case OPT_ALLOW_MISSING:
+			allow_missing = 1;
 			break;
 		case OPT_KEY:
 			key = optarg;
@@ -272,6 +280,7 @@ main(int argc, char **argv)
 	    argc - optind, argv + optind, &nin);
 	size_t nfiles = (size_t)nin;
 	tf_dataset_set_label_optional(ds, predict);
+	tf_dataset_set_allow_missing(ds, allow_missing);
 	if (key != NULL && (!predict || tf_dataset_set_key(ds, key) != TF_OK)) {
 		usage_error("--key goes with --predict");
 	}

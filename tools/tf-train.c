@@ -29,6 +29,8 @@ usage(void)
 	    "--checkpoint-dir a run resumes from the latest checkpoint "
 	    "there.\n\n"
 	    "Model:\n"
+	    "      --allow-missing        a record may lack features: their "
+	    "training mean\n"
 	    "      --bn-epsilon=X         batch norm epsilon (default "
 	    "0.001)\n"
 	    "      --crosses=A*B,...      wide_and_deep: crossed "
@@ -116,6 +118,7 @@ usage(void)
 
 enum {
 	OPT_CKPT = 256,
+	OPT_ALLOW_MISSING,
 	OPT_CONFIG,
 	OPT_CROSSES,
 	OPT_EMB_DIM,
@@ -155,6 +158,7 @@ enum {
 };
 
 static const struct option options[] = {
+    {"allow-missing", no_argument, NULL, OPT_ALLOW_MISSING},
     {"batch-size", required_argument, NULL, 'b'},
     {"bn-epsilon", required_argument, NULL, OPT_BN_EPS},
     {"checkpoint-dir", required_argument, NULL, OPT_CKPT},

@@ -85,9 +85,9 @@ assert abs(sum(c[i][i] for i in range(3)) / 150 - j["accuracy"]) < 1e-9' "$outpu
 	run -0 tf-eval -d ck --predict --csv --key id keyed.tfrecord
 	[ "${lines[0]}" = "id,class,p0,p1,p2" ]
 	[[ "${lines[2]}" == '"a, b",2,'* ]]
-	# a record without the key feature gets an empty one
-	run -0 tf-eval -d ck --predict --key nothing keyed.tfrecord
-	[[ "${lines[0]}" == '{"nothing":"","class":0,'* ]]
+	# a key the records do not hold is an error, not empty strings
+	run -65 --separate-stderr tf-eval -d ck --predict --key nothing keyed.tfrecord
+	[[ "$stderr" == *"keyed.tfrecord: record 0: no feature 'nothing' to pass through (--key)"* ]]
 	run -64 tf-eval -d ck --key id keyed.tfrecord
 }
 
@@ -118,4 +118,18 @@ assert j["task"] == "binary" and j["auc"] > 0.98 and j["accuracy"] > 0.95, j' "$
 	[[ "$stderr" == *"corrupted record at"* ]]
 	run -66 --separate-stderr tf-eval -d ck missing.tfrecord
 	[[ "$stderr" == *"cannot open 'missing.tfrecord'"* ]]
+}
+
+@test "records of other data are refused naming the feature; --allow-missing fills in" {
+	tf-csv2record "$DATA/breast_cancer.csv" -o bc-other.tfrecord
+	tf-train -q --epochs 2 --checkpoint-dir ck-other bc-other.tfrecord > /dev/null 2>&1
+	tf-csv2record "$DATA/wine.csv" -o wine-other.tfrecord
+	run -65 --separate-stderr tf-eval -d ck-other --predict wine-other.tfrecord
+	[[ "$stderr" == "tf-eval: wine-other.tfrecord: record 0: no feature 'area_error', one of the model's 30 (records of other data?"* ]]
+	[ -z "$output" ]
+	# --key of a feature the records lack
+	run -65 --separate-stderr tf-eval -d ck-other --predict --key nope bc-other.tfrecord
+	[[ "$stderr" == *"record 0: no feature 'nope' to pass through (--key)"* ]]
+	run -0 tf-eval -d ck-other --predict --allow-missing wine-other.tfrecord
+	[ "${#lines[@]}" -eq 178 ]
 }

@@ -87,6 +87,10 @@ TF_API int tf_dataset_set_key(struct tf_dataset *ds, const char *name);
 TF_API const char *tf_dataset_key(const struct tf_dataset *ds, size_t i);
 /* Records without the label are fine (its value is NaN): prediction. */
 TF_API void tf_dataset_set_label_optional(struct tf_dataset *ds, int on);
+/* A record that lacks a feature of the model is a data error naming it
+ * (TF_EFORMAT); with this on, the feature counts as its training mean
+ * (0 after standardisation). */
+TF_API void tf_dataset_set_allow_missing(struct tf_dataset *ds, int on);
 /* Standardise features with the schema statistics (default on). */
 TF_API void tf_dataset_set_normalize(struct tf_dataset *ds, int on);
 

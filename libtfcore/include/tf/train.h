@@ -46,6 +46,7 @@ struct tf_train_config {
 	const char *label;                /* NULL: the schema's label */
 	const char *features; /* comma list to train on (NULL: all) */
 	const char *exclude;  /* comma list to leave out (NULL: none) */
+	int allow_missing;    /* records may lack features (their mean) */
 	int normalize;        /* standardise features (schema statistics) */
 	size_t batch_size;
 	uint64_t epochs;    /* 0: until max_steps */
