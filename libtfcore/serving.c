@@ -18,10 +18,13 @@
 struct tf_request {
 	struct tfi_handle err;
 	int method;
-	int columnar;       /* "inputs" rather than "instances" */
-	struct tf_batch in; /* the rows asked about, standardised */
-	int64_t nout;       /* values a prediction */
-	float *pred;        /* in.capacity x nout predictions */
+	int columnar;        /* "inputs" rather than "instances" */
+	struct tf_batch in;  /* the rows asked about, standardised */
+	int64_t nout;        /* values a prediction */
+	float *pred;         /* in.capacity x nout predictions */
+	int allow_missing;   /* examples may lack features: their mean */
+	unsigned char *seen; /* the columns an example set */
+	size_t nseen;
 	struct tfi_buf out;
 };
 
@@ -37,6 +40,7 @@ tf_request_free(struct tf_request *q)
 	if (q != NULL) {
 		tf_batch_release(&q->in);
 		free(q->pred);
+		free(q->seen);
 		tfi_buf_free(&q->out);
 		free(q);
 	}
@@ -379,8 +383,28 @@ columnar(struct tf_request *q, const struct tf_model *m, json_t *in,
 	return TF_OK;
 }
 
-/* classify / regress "examples" (with "context"): features by name,
- * missing ones at their training mean, unknown ones ignored. */
+void
+tf_request_set_allow_missing(struct tf_request *q, int on)
+{
+	q->allow_missing = on;
+}
+
+/* The first numeric feature an example did not set, or -1. */
+static int64_t
+first_unset(const struct tf_request *q)
+{
+	for (int64_t c = 0; c < q->in.width; c++) {
+		if (!q->seen[c]) {
+			return c;
+		}
+	}
+	return -1;
+}
+
+/* classify / regress "examples" (with "context"): features by name;
+ * one the model has that an example lacks is an error (or, asked,
+ * counts as its training mean); unknown ones are ignored, as
+ * TensorFlow's parsing of Examples does. */
 static int
 examples(struct tf_request *q, const struct tf_model *m, json_t *root,
          size_t max_rows)
@@ -403,8 +427,18 @@ examples(struct tf_request *q, const struct tf_model *m, json_t *root,
 	}
 	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
 	int dense = dense_input(m);
+	size_t cols = (size_t)(q->in.width + q->in.id_width) + 1;
+	if (q->nseen < cols) {
+		unsigned char *s = realloc(q->seen, cols);
+		if (s == NULL) {
+			return tfi_set_error(q, TF_ENOMEM, "out of memory");
+		}
+		q->seen = s;
+		q->nseen = cols;
+	}
 	for (size_t r = 0; r < n; r++) {
 		json_t *e = json_array_get(ex, r);
+		memset(q->seen, 0, cols);
 		float *row = q->in.x + r * (size_t)q->in.width;
 		int64_t *ids = q->in.ids + r * (size_t)q->in.id_width;
 		if (!json_is_object(e)) {
@@ -435,6 +469,7 @@ examples(struct tf_request *q, const struct tf_model *m, json_t *root,
 					    TF_OK) {
 						return TF_EINVAL;
 					}
+					memset(q->seen, 1, cols);
 					continue;
 				}
 				int64_t c = dense ? -1 : column(m, key);
@@ -442,7 +477,21 @@ examples(struct tf_request *q, const struct tf_model *m, json_t *root,
 				    value(q, m, c, val, 1, what, r) != TF_OK) {
 					return TF_EINVAL;
 				}
+				if (c >= 0) {
+					q->seen[c] = 1;
+				}
 			}
+		}
+		int64_t c = q->allow_missing ? -1 : first_unset(q);
+		if (c >= 0) {
+			int is_int;
+			float mean, inv;
+			return bad(
+			    q,
+			    "example %zu: no feature '%s' (tf-serve "
+			    "--allow-missing counts a missing feature "
+			    "as its training mean)",
+			    r, tf_dataset_column(ds, c, &is_int, &mean, &inv));
 		}
 	}
 	q->in.rows = n;

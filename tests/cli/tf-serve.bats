@@ -163,16 +163,26 @@ assert abs(sum(s for _, s in r[0]) - 1) < 1e-6, r' "$output"
 	run -0 req -d @"$F/examples.json" "$URL/v1/models/cancer:regress"
 	[ "${lines[-1]}" = 200 ]
 	[[ "${lines[0]}" == '{"results":['*']}' ]]
-	# missing features count as their mean; unknown ones are ignored
+	# a missing feature is a 400 naming it; unknown ones are ignored
 	run -0 req -d '{"examples": [{"sepal_length": 5.1, "petal_length": 1.4, "colour": "blue"}]}' "$URL/v1/models/iris:classify"
+	[ "${lines[-1]}" = 400 ]
+	[[ "${lines[0]}" == *"example 0: no feature 'sepal_width' (tf-serve --allow-missing"* ]]
+	run -0 req -d '{"examples": [{"bogus": 5}]}' "$URL/v1/models/cancer:classify"
+	[ "${lines[-1]}" = 400 ]
+	run -0 req -d '{"examples": [{"sepal_length": 5.1, "sepal_width": 3.5, "petal_length": 1.4, "petal_width": 0.2, "colour": "blue"}]}' "$URL/v1/models/iris:classify"
 	[ "${lines[-1]}" = 200 ]
 	[[ "${lines[0]}" == '{"results":[[["0",'*'],["1",'*'],["2",'*']]]}' ]]
-	run -0 req -d '{"examples": [{"sepal_length": 5.1}]}' "$URL/v1/models/iris:regress"
+	run -0 req -d '{"examples": [{"sepal_length": 5.1, "sepal_width": 3.5, "petal_length": 1.4, "petal_width": 0.2}]}' "$URL/v1/models/iris:regress"
 	[ "${lines[-1]}" = 400 ]
 	[[ "${lines[0]}" == *"no regression signature"* ]]
 	run -0 req -d '{"instances": [[5.1, 3.5, 1.4, 0.2]]}' "$URL/v1/models/iris:predict"
 	[ "${lines[-1]}" = 200 ]
 	[[ "${lines[0]}" == '{"predictions":[{"probabilities":['*'],"class_ids":0}]}' ]]
+	stop_server
+	# asked for: a missing feature counts as its training mean
+	start_server --model-base "$F/iris" --model-name iris --allow-missing
+	run -0 req -d '{"examples": [{"sepal_length": 5.1, "petal_length": 1.4}]}' "$URL/v1/models/iris:classify"
+	[ "${lines[-1]}" = 200 ]
 	stop_server
 }
 
@@ -423,7 +433,7 @@ for f in "records.json", "lines.out":
     assert len(g) == len(e) == 50, (f, len(g))
     for a, b in zip(g, e):
         assert a["class_ids"] == b["class"] and abs(a["probabilities"][1] - b["probability"]) < 1e-5, (f, a, b)'
-	run -0 req -d '{"examples": [{"size": 0.1, "color": "red", "shape": "circle"}]}' "$URL/v1/models/shapes:classify"
+	run -0 req -d '{"examples": [{"size": 0.1, "weight": 5, "color": "red", "shape": "circle"}]}' "$URL/v1/models/shapes:classify"
 	[ "${lines[-1]}" = 200 ]
 	run -0 req -d '{"instances": [{"size": 0.1, "weight": 5, "color": 3, "shape": "circle"}]}' "$URL/v1/models/shapes:predict"
 	[ "${lines[-1]}" = 400 ]

@@ -28,6 +28,9 @@ usage(void)
 	    "archive from tf-export --archive.  With --stdin, read\n"
 	    "instances (JSON lines) or records from standard input and "
 	    "write one\nprediction per line.\n\n"
+	    "      --allow-missing       :classify, :regress: a feature an "
+	    "example lacks\n"
+	    "                            counts as its training mean\n"
 	    "      --batch-timeout-micros=N  wait up to N us to fill a batch "
 	    "(default 1000)\n"
 	    "      --enable-batching     run concurrent requests as one "
@@ -73,6 +76,7 @@ usage(void)
 
 enum {
 	OPT_BATCH_TIMEOUT = 256,
+	OPT_ALLOW_MISSING,
 	OPT_BATCHING,
 	OPT_IDLE,
 	OPT_ADDRESS,
@@ -93,6 +97,7 @@ enum {
 };
 
 static const struct option options[] = {
+    {"allow-missing", no_argument, NULL, OPT_ALLOW_MISSING},
     {"batch-timeout-micros", required_argument, NULL, OPT_BATCH_TIMEOUT},
     {"enable-batching", no_argument, NULL, OPT_BATCHING},
     {"help", no_argument, NULL, 'h'},
@@ -131,6 +136,9 @@ apply(struct serve_opts *o, int c, const char *arg)
 		break;
 	case OPT_BATCHING:
 		o->batching = 1;
+		break;
+	case OPT_ALLOW_MISSING:
+		o->allow_missing = 1;
 		break;
 	case OPT_IDLE:
 		o->idle = (unsigned)opt_int("--idle-timeout", arg, 1, 86400);

@@ -129,6 +129,7 @@ infer(struct serve *sv, struct reply *r, struct served *s, int64_t want,
 	int kind = method == M_PREDICT    ? TF_METHOD_PREDICT
 	           : method == M_CLASSIFY ? TF_METHOD_CLASSIFY
 	                                  : TF_METHOD_REGRESS;
+	tf_request_set_allow_missing(q, sv->opt.allow_missing);
 	int rc = tf_request_parse(q, m, kind, body, len, sv->opt.max_rows);
 	if (rc == TF_OK && serve_predict(sv, v, q) != TF_OK) {
 		reply_error(r, 500, "prediction failed");

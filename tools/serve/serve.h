@@ -39,6 +39,7 @@ struct serve_opts {
 	int port;
 	const char *address;
 	const char *nng_url;
+	int allow_missing; /* examples may lack features */
 };
 
 /* ---- versions and models ------------------------------------------------- */

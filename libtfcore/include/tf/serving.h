@@ -58,6 +58,10 @@ TF_API int tf_request_set_rows(struct tf_request *q, const struct tf_model *m,
 TF_API size_t tf_request_rows(const struct tf_request *q);
 /* The rows asked about, standardised, for tf_model_predict(). */
 TF_API const struct tf_batch *tf_request_batch(const struct tf_request *q);
+/* classify and regress: an example that lacks one of the model's
+ * features is a 400 naming it; with this on, it counts as its training
+ * mean. */
+TF_API void tf_request_set_allow_missing(struct tf_request *q, int on);
 /* rows x tf_model_outputs() values for tf_model_predict() to fill. */
 TF_API float *tf_request_outputs(struct tf_request *q);
 /* Predict the request's rows into its outputs with m (one model per
