@@ -2175,9 +2175,16 @@ convert_stream(struct tf_csv *c, struct tf_input *in, const char *name,
 		struct fields first = {0};
 		rc = first_row(c, in, &pb, &first, !c->o.no_header, &line);
 		if (rc == TF_EOF) {
-			rc = TF_OK;
 			free_fields(&first);
-			goto out; /* an empty stream */
+			/* An empty stream after others is nothing to add; with
+			 * no header seen at all there is nothing to convert. */
+			rc = c->ncols > 0
+			         ? TF_OK
+			         : tfi_set_error(c, TF_EFORMAT,
+			                         "%s: empty: no header and no "
+			                         "rows to convert",
+			                         name);
+			goto out;
 		}
 		if (rc == TF_OK && (c->o.names != NULL || c->o.no_header)) {
 			rc = names_from_option(c, &hf, first.n);

@@ -277,11 +277,11 @@ for i in range(60000):
 	[[ "$stderr" == *"cannot create 'no/such/dir/o.tfrecord'"* ]]
 }
 
-@test "an empty input gives an empty output, not an error" {
+@test "an empty input is an error; a header alone gives an empty output" {
 	: > empty.csv
-	run -0 tf-csv2record empty.csv -o e.tfrecord
-	[ -e e.tfrecord ]
-	[ ! -s e.tfrecord ]
+	run -65 --separate-stderr tf-csv2record empty.csv -o e.tfrecord
+	[ "$stderr" = "tf-csv2record: empty.csv: empty: no header and no rows to convert" ]
+	[ ! -e e.tfrecord ]
 	printf 'x,y\n' > header-only.csv
 	run -0 tf-csv2record header-only.csv -o h.tfrecord
 	run -0 tf-records count h.tfrecord

@@ -567,3 +567,14 @@ assert t[:i].endswith(b"\r\x1b[K") or t[:i].endswith(b"\n"), t[i - 40:i]'
 	run -0 --separate-stderr tf-train --epochs 2 --checkpoint-dir ck2 bc.tfrecord
 	[ -z "$stderr" ]
 }
+
+@test "nothing to train on is an error: a header-only CSV's records" {
+	printf 'a,b,label\n' > head.csv
+	tf-csv2record head.csv -o head.tfrecord
+	run -65 --separate-stderr tf-train -q --checkpoint-dir ck head.tfrecord
+	[ "$stderr" = "tf-train: no examples in the input: nothing to train" ]
+	[ ! -e ck/checkpoint ]
+	# a filter of the same file stays a quiet success
+	run -0 --separate-stderr tf-records cat head.tfrecord
+	[ -z "$output" ] && [ -z "$stderr" ]
+}
