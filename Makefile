@@ -84,9 +84,11 @@ MANPAGES  := $(wildcard man/man*/*.[0-9])
         clean fuzz bench lint cuda-note
 all: deps lib tools plugins cuda-note
 
+# Every compile waits for the packages (order-only: `make -j` on a fresh
+# machine must not run protoc-c or cc before apt-get has put them there).
 deps:
 	@sh mk/deps.sh build
-deps-check:
+deps-check: deps
 	@sh mk/deps.sh check
 
 cuda-note:
@@ -100,7 +102,7 @@ lib: $(SOLIB) $(ALIB) $(B)/lib/libtfcore.so $(B)/libtfcore.pc
 tools: $(TOOL_BIN)
 plugins: $(PLUGIN_SO)
 
-$(B)/gen/%.pb-c.c $(B)/gen/%.pb-c.h: libtfcore/proto/%.proto
+$(B)/gen/%.pb-c.c $(B)/gen/%.pb-c.h: libtfcore/proto/%.proto | deps
 	@mkdir -p $(B)/gen
 	$(Q)$(call say,PROTOC,$<)protoc-c --c_out=$(B)/gen -Ilibtfcore/proto $<
 
@@ -109,11 +111,11 @@ $(B)/lib/%.pb-c.o: $(B)/gen/%.pb-c.c
 	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(LIBCFLAGS) -Wno-unused-parameter -c -o $@ $<
 
 # Kernels: loops the compiler should vectorize.
-$(B)/lib/kernels/%.o: kernels/cpu/%.c
+$(B)/lib/kernels/%.o: kernels/cpu/%.c | deps
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(LIBCFLAGS) -O3 -c -o $@ $<
 
-$(B)/lib/%.o: libtfcore/%.c $(patsubst %,$(B)/gen/%.pb-c.h,$(PROTOS))
+$(B)/lib/%.o: libtfcore/%.c $(patsubst %,$(B)/gen/%.pb-c.h,$(PROTOS)) | deps
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(LIBCFLAGS) -c -o $@ $<
 
@@ -127,7 +129,7 @@ $(ALIB): $(LIB_OBJ)
 $(B)/libtfcore.pc: mk/libtfcore.pc.in Makefile
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|; s|@PLUGINDIR@|$(PLUGINDIR)|' $< > $@
 
-$(B)/tools/%.o: tools/%.c
+$(B)/tools/%.o: tools/%.c | deps
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
@@ -141,7 +143,7 @@ $(B)/bin/%: $(B)/tools/%.o $(TOOL_COMMON) $(SOLIB) $(B)/lib/libtfcore.so
 # the server's own libraries: HTTP and nng.
 SERVE_SRC := $(wildcard tools/serve/*.c)
 SERVE_OBJ := $(patsubst tools/serve/%.c,$(B)/tools/serve/%.o,$(SERVE_SRC))
-$(B)/tools/serve/%.o: tools/serve/%.c
+$(B)/tools/serve/%.o: tools/serve/%.c | deps
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 $(B)/bin/tf-serve: $(SERVE_OBJ) $(TOOL_COMMON) $(SOLIB) $(B)/lib/libtfcore.so
@@ -186,7 +188,10 @@ $(B)/tests/nngreq: tests/cli/nngreq.c
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -lnng $(LDFLAGS)
 
+# The export checks' JavaScript libraries too (mk/node.sh; they skip,
+# saying so, where npm cannot be had).
 check: deps-check all $(UNIT_BIN) $(FUZZ_RUN) $(B)/tests/nngreq
+	@sh mk/node.sh
 	@B=$(B) SANITIZE=$(SANITIZE) sh tests/run
 
 unit: all $(UNIT_BIN)

@@ -4,6 +4,7 @@
  * (TCP_NODELAY), the same answers as nng (route.c).
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -134,14 +135,32 @@ on_mhd_error(void *cls, const char *fmt, va_list ap)
 	warnx_("http: %s", msg);
 }
 
-struct serve_http *
-serve_http_start(struct serve *sv, unsigned *pool_out)
+/* The listening socket, bound here so that a port in use is named as it
+ * is (libmicrohttpd's own message names port 0 for a given address). */
+static int
+listen_on(struct serve *sv)
 {
 	struct sockaddr_in sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sin_family = AF_INET;
 	sa.sin_port = htons((uint16_t)sv->opt.port);
 	inet_pton(AF_INET, sv->opt.address, &sa.sin_addr); /* checked */
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int one = 1;
+	if (fd < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
+	    listen(fd, 1024) != 0) {
+		die(EX_UNAVAILABLE, "cannot listen on %s:%d: %s",
+		    sv->opt.address, sv->opt.port, strerror(errno));
+	}
+	return fd;
+}
+
+struct serve_http *
+serve_http_start(struct serve *sv, unsigned *pool_out)
+{
+	int fd = listen_on(sv);
 	unsigned pool = (unsigned)sv->opt.threads;
 	if (sv->opt.batching) {
 		/* Connection threads wait for batches: more of them. */
@@ -156,7 +175,7 @@ serve_http_start(struct serve *sv, unsigned *pool_out)
 	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
 	        MHD_USE_ERROR_LOG,
 	    0, NULL, NULL, on_request, sv, MHD_OPTION_EXTERNAL_LOGGER,
-	    on_mhd_error, NULL, MHD_OPTION_SOCK_ADDR, &sa,
+	    on_mhd_error, NULL, MHD_OPTION_LISTEN_SOCKET, fd,
 	    MHD_OPTION_THREAD_POOL_SIZE, pool, MHD_OPTION_NOTIFY_COMPLETED,
 	    on_done, sv, MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
 	    MHD_OPTION_CONNECTION_LIMIT, sv->opt.max_conn,

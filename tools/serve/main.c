@@ -197,6 +197,11 @@ run(struct serve *sv)
 	signal(SIGPIPE, SIG_IGN);
 	unsigned pool;
 	struct serve_http *http = serve_http_start(sv, &pool);
+	/* The port is taken before the models load: a client may ask for
+	 * /readyz meanwhile (503 until every model has a version). */
+	for (int i = 0; i < sv->nmodels; i++) {
+		serve_scan(sv, &sv->models[i]);
+	}
 	struct serve_nng *nng =
 	    sv->opt.nng_url != NULL ? serve_nng_start(sv) : NULL;
 	if (sv->opt.batching && serve_batching_start(sv) != 0) {
@@ -299,11 +304,9 @@ main(int argc, char **argv)
 	} else {
 		serve_add_model(&sv, name, base);
 	}
-	for (int i = 0; i < sv.nmodels; i++) {
-		serve_scan(&sv, &sv.models[i]);
-	}
 	int rc;
 	if (use_stdin) {
+		serve_scan(&sv, &sv.models[0]);
 		if (sv.models[0].cur == NULL) {
 			die(EX_UNAVAILABLE, "model %s: no valid version in %s",
 			    sv.models[0].name, sv.models[0].base);
