@@ -1219,6 +1219,7 @@ struct tf_csv_rows {
 	char **cols; /* the header: the first Example's feature names */
 	size_t ncols;
 	uint64_t rows;
+	int given; /* the columns came from tf_csv_rows_columns() */
 	struct tfi_buf out, field;
 };
 
@@ -1292,6 +1293,22 @@ csv_value(struct tf_csv_rows *c, const struct tf_feature *f)
 }
 
 int
+tf_csv_rows_columns(struct tf_csv_rows *c, const char *const *names, size_t n)
+{
+	if (c->cols != NULL) {
+		return tfi_set_error(c, TF_EINVAL, "the header is written");
+	}
+	c->cols = calloc(n + 1, sizeof *c->cols);
+	int rc = c->cols == NULL;
+	for (size_t i = 0; i < n && !rc; i++) {
+		rc = (c->cols[i] = strdup(names[i])) == NULL;
+		c->ncols += !rc;
+	}
+	c->given = 1;
+	return rc ? tfi_set_error(c, TF_ENOMEM, "out of memory") : TF_OK;
+}
+
+int
 tf_csv_rows_add(struct tf_csv_rows *c, struct tf_example *ex, const char **text,
                 size_t *len)
 {
@@ -1299,6 +1316,14 @@ tf_csv_rows_add(struct tf_csv_rows *c, struct tf_example *ex, const char **text,
 	struct tf_feature f;
 	int rc = 0;
 	c->out.len = 0;
+	if (c->given && c->rows == 0) {
+		for (size_t i = 0; i < c->ncols && !rc; i++) {
+			rc = csv_field(&c->out, (const uint8_t *)c->cols[i],
+			               strlen(c->cols[i])) ||
+			     tfi_buf_append(&c->out,
+			                    i + 1 < c->ncols ? "," : "\n", 1);
+		}
+	}
 	if (c->cols == NULL) {
 		c->cols = calloc(n + 1, sizeof *c->cols);
 		rc = c->cols == NULL;
@@ -1324,11 +1349,11 @@ tf_csv_rows_add(struct tf_csv_rows *c, struct tf_example *ex, const char **text,
 		return tfi_set_error(c, TF_ENOMEM, "out of memory");
 	}
 	if (found != n) {
-		return tfi_set_error(
-		    c, TF_EFORMAT,
-		    "record %llu has features the first record "
-		    "lacks; use JSON output",
-		    (unsigned long long)c->rows);
+		return tfi_set_error(c, TF_EFORMAT,
+		                     "record %llu has features the %s lacks; "
+		                     "use JSON output",
+		                     (unsigned long long)c->rows,
+		                     c->given ? "schema" : "first record");
 	}
 	c->rows++;
 	*text = (const char *)c->out.data;

@@ -459,6 +459,12 @@ tf_schema_label(const struct tf_schema *s)
 	return s->has_label ? s->label.name : NULL;
 }
 
+const char *
+tf_schema_packed(const struct tf_schema *s)
+{
+	return s->packed_name;
+}
+
 size_t
 tf_schema_nfeatures(const struct tf_schema *s)
 {

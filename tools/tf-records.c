@@ -241,6 +241,44 @@ close_output(struct tf_writer *w)
 	}
 }
 
+/* --csv of records with a schema: its columns in its order, the label
+ * last, so tf-csv2record reads the text back to the same schema. */
+static void
+csv_columns(struct tf_csv_rows *c)
+{
+	char side[4096];
+	if (strcmp(O.files[0], "-") == 0) {
+		return;
+	}
+	tf_schema_sidecar(O.files[0], side, sizeof side);
+	static struct tf_schema *s;
+	if (access(side, F_OK) != 0 || (s = tf_schema_new()) == NULL ||
+	    tf_schema_load(s, side) != TF_OK) {
+		tf_schema_free(s);
+		s = NULL;
+		return; /* none (or not one): the first record's order */
+	}
+	size_t n = tf_schema_nfeatures(s), k = 0;
+	const char **names = calloc(n + 2, sizeof *names);
+	if (names == NULL) {
+		die(EX_OSERR, "out of memory");
+	}
+	int type;
+	for (size_t i = 0; i < n; i++) {
+		names[k++] = tf_schema_feature(s, i, &type);
+	}
+	if (tf_schema_label(s) != NULL) {
+		names[k++] = tf_schema_label(s);
+	}
+	if (tf_schema_packed(s) == NULL &&
+	    tf_csv_rows_columns(c, names, k) != TF_OK) {
+		die(EX_OSERR, "out of memory");
+	}
+	free(names);
+	tf_schema_free(s);
+	s = NULL;
+}
+
 static void
 cmd_cat(uint64_t limit)
 {
@@ -253,6 +291,9 @@ cmd_cat(uint64_t limit)
 	}
 	if (O.csv && (p.csv = tf_csv_rows_new()) == NULL) {
 		die(EX_OSERR, "out of memory");
+	}
+	if (O.csv) {
+		csv_columns(p.csv);
 	}
 	each_record(print_record, &p);
 	if (p.w != NULL) {

@@ -271,3 +271,17 @@ assert a == b'
 	[ ! -e full.schema.json ]
 	[ -z "$(ls | grep '\.tmp\.')" ]
 }
+
+@test "cat --csv writes the schema's columns, label last: tf-csv2record reads it back the same" {
+	tf-csv2record "$DATA/breast_cancer.csv" -o bc.tfrecord
+	run -0 tf-records head -n 1 --csv bc.tfrecord
+	[ "${lines[0]}" = "$(head -n 1 "$DATA/breast_cancer.csv")" ]
+	tf-records cat --csv bc.tfrecord | tf-csv2record -o back.tfrecord
+	/usr/bin/python3 -c '
+import json
+a, b = (json.load(open(f)) for f in ("bc.tfrecord.schema.json", "back.tfrecord.schema.json"))
+for s in a, b:
+    s.pop("sources")
+assert a == b, (a["label"], b["label"])'
+	cmp <(tf-records cat bc.tfrecord) <(tf-records cat back.tfrecord)
+}

@@ -116,6 +116,10 @@ TF_API struct tf_csv_rows *tf_csv_rows_new(void);
 TF_API void tf_csv_rows_free(struct tf_csv_rows *c);
 TF_API int tf_csv_rows_add(struct tf_csv_rows *c, struct tf_example *ex,
                            const char **text, size_t *len);
+/* The header's columns, in this order, rather than the first Example's
+ * (a schema's order, the label last).  Before the first row. */
+TF_API int tf_csv_rows_columns(struct tf_csv_rows *c, const char *const *names,
+                               size_t n);
 
 /* Shortest "%g" text that reads back to f (at most 9 digits). */
 TF_API int tf_format_float(char *buf, size_t size, float f);

@@ -53,6 +53,8 @@ TF_API void tf_schema_set_rows(struct tf_schema *s, uint64_t rows);
 /* The label's name, or NULL when the data has none. */
 TF_API const char *tf_schema_label(const struct tf_schema *s);
 TF_API size_t tf_schema_nfeatures(const struct tf_schema *s);
+/* The packed list's name, or NULL for the columns layout. */
+TF_API const char *tf_schema_packed(const struct tf_schema *s);
 /* Feature i's name and type (TF_COL_INT64, TF_COL_FLOAT, TF_COL_BYTES). */
 TF_API const char *tf_schema_feature(const struct tf_schema *s, size_t i,
                                      int *type);
