@@ -1020,6 +1020,13 @@ fast_packed(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 			return 0; /* another feature, or one given twice */
 		}
 	}
+	/* A label that is not a class: the general path says so. */
+	if (have_y && ds->label != NULL && ds->task != TF_TASK_REGRESSION &&
+	    !ds->label_optional &&
+	    !(*label >= 0 && *label < (float)ds->classes &&
+	      *label == floorf(*label))) {
+		return 0;
+	}
 	return have_x && have_y;
 }
 
@@ -1074,6 +1081,20 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 			                                 : f.floats[0];
 			if (ds->plus_minus) {
 				*label = *label > 0 ? 1.0f : 0.0f;
+			}
+			/* A class must be one the model has: a data error
+			 * here, naming the record, not the loss's (when the
+			 * label matters: not for predictions). */
+			if (ds->task != TF_TASK_REGRESSION &&
+			    !ds->label_optional &&
+			    !(*label >= 0 && *label < (float)ds->classes &&
+			      *label == floorf(*label))) {
+				return tfi_set_error(
+				    ds, TF_EFORMAT,
+				    "%s: record %llu: label '%s' is %g, not a "
+				    "class from 0 to %lld",
+				    file, (unsigned long long)rec, ds->label,
+				    (double)*label, (long long)ds->classes - 1);
 			}
 			have_label = 1;
 			continue;

@@ -132,4 +132,7 @@ assert j["task"] == "binary" and j["auc"] > 0.98 and j["accuracy"] > 0.95, j' "$
 	[[ "$stderr" == *"record 0: no feature 'nope' to pass through (--key)"* ]]
 	run -0 tf-eval -d ck-other --predict --allow-missing wine-other.tfrecord
 	[ "${#lines[@]}" -eq 178 ]
+	# metrics need classes the model has: a label error names the record
+	run -65 --separate-stderr tf-eval -d ck-other --allow-missing wine-other.tfrecord
+	[ "$stderr" = "tf-eval: wine-other.tfrecord: record 130: label 'label' is 2, not a class from 0 to 1" ]
 }
