@@ -23,6 +23,17 @@ load helpers
 		[ -e "$dest/usr/local/$f" ] || { echo "missing $f"; false; }
 	done
 	[ -d "$dest/usr/local/lib/tfkit/plugins" ]
+	# bash completion: each command's flags, tf-records' subcommands
+	comp=$dest/usr/local/share/bash-completion/completions
+	[ -e "$comp/tf-train" ] && [ -e "$comp/tf-records" ]
+	run -0 bash -c "source '$comp/tf-train'
+		COMP_WORDS=(tf-train --epo); COMP_CWORD=1; _tfkit; echo \"\${COMPREPLY[*]}\"
+		COMP_WORDS=(tf-records sh); COMP_CWORD=1; _tfkit; echo \"\${COMPREPLY[*]}\""
+	[ "${lines[0]}" = "--epochs" ]
+	[ "${lines[1]}" = "shuffle" ]
+	# man finds the installed pages
+	run -0 mandoc -T utf8 "$dest/usr/local/share/man/man1/tf-train.1"
+	[[ "$output" == *"--checkpoint-dir"* ]]
 	# the overview page reads as a page
 	run -0 mandoc -T utf8 "$dest/usr/local/share/man/man7/tfkit.7"
 	[[ "$output" == *"machine-learning pipelines as Unix filters"* ]]
