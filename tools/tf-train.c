@@ -5,15 +5,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <jansson.h>
 
 #include "tf/tf.h"
 #include "tool.h"
