@@ -117,12 +117,8 @@ print_prediction(int task, int64_t classes, const float *p, int csv)
 		printf(csv ? "%s\n" : "\"prediction\":%s}\n", num);
 		return;
 	}
-	if (task == TF_TASK_BINARY) {
-		tf_format_float(num, sizeof num, p[0]);
-		printf(csv ? "%d,%s\n" : "\"class\":%d,\"probability\":%s}\n",
-		       p[0] >= 0.5f, num);
-		return;
-	}
+	/* Binary and multiclass alike: the class (the most probable, as
+	 * tf-serve's class_ids) and every class's probability. */
 	int64_t k = 0;
 	for (int64_t c = 1; c < classes; c++) {
 		k = p[c] > p[k] ? c : k;
@@ -158,15 +154,14 @@ predict_all(struct tf_model *model, const char *const *files, size_t nfiles,
 		if (key != NULL) {
 			printf("%s,", key);
 		}
-		if (task == TF_TASK_MULTICLASS) {
+		if (task != TF_TASK_REGRESSION) {
 			printf("class");
 			for (int64_t k = 0; k < classes; k++) {
 				printf(",p%lld", (long long)k);
 			}
 			printf("\n");
 		} else {
-			printf(task == TF_TASK_BINARY ? "class,probability\n"
-			                              : "prediction\n");
+			printf("prediction\n");
 		}
 	}
 	int rc;
@@ -184,8 +179,7 @@ predict_all(struct tf_model *model, const char *const *files, size_t nfiles,
 			}
 			/* Binary outputs are (1 - p, p): print p. */
 			const float *p = out + r * (size_t)pw;
-			print_prediction(task, classes,
-			                 task == TF_TASK_BINARY ? p + 1 : p,
+			print_prediction(task, classes, p,
 			                 csv);
 		}
 	}

@@ -136,3 +136,21 @@ assert j["task"] == "binary" and j["auc"] > 0.98 and j["accuracy"] > 0.95, j' "$
 	run -65 --separate-stderr tf-eval -d ck-other --allow-missing wine-other.tfrecord
 	[ "$stderr" = "tf-eval: wine-other.tfrecord: record 130: label 'label' is 2, not a class from 0 to 1" ]
 }
+
+@test "binary predictions: the class and both probabilities, as tf-serve's rows" {
+	tf-csv2record "$DATA/breast_cancer.csv" -o bc-shape.tfrecord
+	tf-train -q --epochs 3 --checkpoint-dir ck-shape bc-shape.tfrecord > /dev/null 2>&1
+	tf-eval -d ck-shape --predict bc-shape.tfrecord > p.json
+	/usr/bin/python3 -c '
+import json
+n = 0
+for line in open("p.json"):
+    r = json.loads(line)
+    p = r["probabilities"]
+    assert set(r) == {"class", "probabilities"} and len(p) == 2, r
+    assert r["class"] == (1 if p[1] > p[0] else 0) and abs(sum(p) - 1) < 1e-6, r
+    n += 1
+assert n == 569, n'
+	run -0 tf-eval -d ck-shape --predict --csv bc-shape.tfrecord
+	[ "${lines[0]}" = "class,p0,p1" ]
+}

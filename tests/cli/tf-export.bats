@@ -48,7 +48,7 @@ same_probabilities() {
 	/usr/bin/python3 -c '
 import json, sys
 a = [json.loads(l)[0] for l in open(sys.argv[1]) if l.startswith("[")]
-b = [json.loads(l)["probability"] for l in open(sys.argv[2])]
+b = [json.loads(l)["probabilities"][1] for l in open(sys.argv[2])]
 assert len(a) == len(b) == int(sys.argv[3]), (len(a), len(b))
 d = max(abs(x - y) for x, y in zip(a, b))
 assert d < 2e-6, d

@@ -138,7 +138,7 @@ assert len(p) == 2
 for got, w in zip(p, want):
     assert set(got) == {"probabilities", "class_ids"}, got
     assert got["class_ids"] == w["class"], (got, w)
-    assert abs(got["probabilities"][1] - w["probability"]) < 1e-6, (got, w)
+    assert abs(got["probabilities"][1] - w["probabilities"][1]) < 1e-6, (got, w)
     assert abs(sum(got["probabilities"]) - 1) < 1e-6
 o = cols["outputs"]
 assert o["probabilities"] == [x["probabilities"] for x in p], (o, p)
@@ -361,7 +361,7 @@ for text in sys.argv[1], sys.argv[2]:
     want = [json.loads(l) for l in open(sys.argv[3])]
     assert len(got) == len(want) == 2
     for g, w in zip(got, want):
-        assert g["class_ids"] == w["class"] and abs(g["probabilities"][1] - w["probability"]) < 1e-6, (g, w)' "$a" "$b" "$F/expected.json"
+        assert g["class_ids"] == w["class"] and abs(g["probabilities"][1] - w["probabilities"][1]) < 1e-6, (g, w)' "$a" "$b" "$F/expected.json"
 	printf '{"mean_radius": 1}\n' > bad.json
 	run -65 --separate-stderr tf-serve --model-base "$F/models" --stdin < bad.json
 	[[ "$stderr" == *"(stdin):1: instance 0: missing input 'mean_texture'"* ]]
@@ -433,7 +433,7 @@ for f in "records.json", "lines.out":
     g = [json.loads(l) for l in open(f)]
     assert len(g) == len(e) == 50, (f, len(g))
     for a, b in zip(g, e):
-        assert a["class_ids"] == b["class"] and abs(a["probabilities"][1] - b["probability"]) < 1e-5, (f, a, b)'
+        assert a["class_ids"] == b["class"] and abs(a["probabilities"][1] - b["probabilities"][1]) < 1e-5, (f, a, b)'
 	run -0 req -d '{"examples": [{"size": 0.1, "weight": 5, "color": "red", "shape": "circle"}]}' "$URL/v1/models/shapes:classify"
 	[ "${lines[-1]}" = 200 ]
 	run -0 req -d '{"instances": [{"size": 0.1, "weight": 5, "color": 3, "shape": "circle"}]}' "$URL/v1/models/shapes:predict"
