@@ -179,8 +179,7 @@ predict_all(struct tf_model *model, const char *const *files, size_t nfiles,
 			}
 			/* Binary outputs are (1 - p, p): print p. */
 			const float *p = out + r * (size_t)pw;
-			print_prediction(task, classes, p,
-			                 csv);
+			print_prediction(task, classes, p, csv);
 		}
 	}
 	if (rc != TF_EOF) {
