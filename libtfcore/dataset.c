@@ -939,6 +939,15 @@ put_floats(float *restrict dst, const uint8_t *restrict src, int64_t n,
 #endif
 }
 
+/* Whether a label is one of the model's classes (any value is, for a
+ * regression or when labels are not read for training). */
+static int
+is_class(const struct tf_dataset *ds, float v)
+{
+	return ds->task == TF_TASK_REGRESSION || ds->label_optional ||
+	       (v >= 0 && v < (float)ds->classes && v == floorf(v));
+}
+
 /*
  * The packed layout's records as tf-csv2record writes them, read without
  * the general parser: one Features message holding exactly the packed
@@ -1021,10 +1030,7 @@ fast_packed(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		}
 	}
 	/* A label that is not a class: the general path says so. */
-	if (have_y && ds->label != NULL && ds->task != TF_TASK_REGRESSION &&
-	    !ds->label_optional &&
-	    !(*label >= 0 && *label < (float)ds->classes &&
-	      *label == floorf(*label))) {
+	if (have_y && ds->label != NULL && !is_class(ds, *label)) {
 		return 0;
 	}
 	return have_x && have_y;
@@ -1085,10 +1091,7 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 			/* A class must be one the model has: a data error
 			 * here, naming the record, not the loss's (when the
 			 * label matters: not for predictions). */
-			if (ds->task != TF_TASK_REGRESSION &&
-			    !ds->label_optional &&
-			    !(*label >= 0 && *label < (float)ds->classes &&
-			      *label == floorf(*label))) {
+			if (!is_class(ds, *label)) {
 				return tfi_set_error(
 				    ds, TF_EFORMAT,
 				    "%s: record %llu: label '%s' is %g, not a "

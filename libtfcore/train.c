@@ -285,6 +285,7 @@ struct run {
 	struct tf_dataset *vd;
 	struct tf_batch vb;   /* ... its rows */
 	struct tf_events *ev; /* TensorBoard, with --logdir */
+	char *sig;            /* the inputs' signature (inputs_signature) */
 	char *val_text;       /* the last validation metrics as members */
 	uint64_t val_step;    /* the step they were measured at */
 };
@@ -739,11 +740,9 @@ resume(struct run *r, const char *path)
 	}
 	/* Before the header takes this run's settings: what they change
 	 * of reading, for a run that goes on as one. */
-	char *sig = inputs_signature(cfg);
-	if (!r->h.has_run || same_run(r, sig)) {
+	if (!r->h.has_run || same_run(r, r->sig)) {
 		note_changes(r, path);
 	}
-	free(sig);
 	if (cfg->learning_rate > 0) {
 		r->h.learning_rate = cfg->learning_rate;
 	}
@@ -850,12 +849,11 @@ static int
 start_reading(struct run *r, const char *ckpt)
 {
 	const struct tf_train_config *cfg = r->cfg;
-	char *sig = inputs_signature(cfg);
 	uint64_t first = 0, epoch = 0, done = 0;
 	if (ckpt != NULL && !r->h.has_run) {
 		epoch = r->h.epoch; /* as the checkpoint's version counted */
 		done = r->h.done;
-	} else if (ckpt != NULL && same_run(r, sig)) {
+	} else if (ckpt != NULL && same_run(r, r->sig)) {
 		first = r->h.run_first_epoch;
 		epoch = r->h.epoch;
 		done = r->h.done;
@@ -866,7 +864,8 @@ start_reading(struct run *r, const char *ckpt)
 	                  : cfg->epochs == 0            ? 0
 	                                                : first + cfg->epochs;
 	free(r->h.run_inputs);
-	r->h.run_inputs = sig;
+	r->h.run_inputs = r->sig; /* the header's now */
+	r->sig = NULL;
 	r->h.has_run = 1;
 	r->h.run_first_epoch = first;
 	r->h.run_finished = 0;
@@ -888,6 +887,7 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 	const struct tf_train_config *cfg = r->cfg;
 	char path[4096];
 	int rc;
+	r->sig = inputs_signature(cfg); /* NULL: standard input */
 	*resumed =
 	    cfg->checkpoint_dir != NULL && !cfg->from_scratch &&
 	    tf_ckpt_latest(cfg->checkpoint_dir, path, sizeof path) == TF_OK;
@@ -1327,6 +1327,7 @@ out:
 	tf_batch_release(&r.vb);
 	tf_events_free(r.ev);
 	tf_ckpt_header_release(&r.h);
+	free(r.sig);
 	free(r.val_text);
 	tf_dataset_free(r.ds);
 	tf_graph_free(r.g);

@@ -251,12 +251,13 @@ csv_columns(struct tf_csv_rows *c)
 		return;
 	}
 	tf_schema_sidecar(O.files[0], side, sizeof side);
-	static struct tf_schema *s;
-	if (access(side, F_OK) != 0 || (s = tf_schema_new()) == NULL ||
-	    tf_schema_load(s, side) != TF_OK) {
+	if (access(side, F_OK) != 0) {
+		return; /* none: the first record's order */
+	}
+	struct tf_schema *s = tf_schema_new();
+	if (s == NULL || tf_schema_load(s, side) != TF_OK) {
 		tf_schema_free(s);
-		s = NULL;
-		return; /* none (or not one): the first record's order */
+		return; /* not a schema: the first record's order */
 	}
 	size_t n = tf_schema_nfeatures(s), k = 0;
 	const char **names = calloc(n + 2, sizeof *names);
@@ -276,7 +277,6 @@ csv_columns(struct tf_csv_rows *c)
 	}
 	free(names);
 	tf_schema_free(s);
-	s = NULL;
 }
 
 static void
