@@ -234,7 +234,7 @@ install: all
 	install -m 644 $(LIB_HDR) $(DESTDIR)$(INCDIR)/tf/
 	for m in $(MANPAGES); do s=$$(echo $$m | sed 's|.*\.||'); \
 	  install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
-	install -m 644 share/data/*.csv share/data/README $(DESTDIR)$(DATADIR)/data/
+	install -m 644 share/data/*.csv share/data/heart_scale share/data/README $(DESTDIR)$(DATADIR)/data/
 	install -m 755 share/examples/cron-retrain share/examples/sweep $(DESTDIR)$(DATADIR)/examples/
 	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	for t in $(TOOLS); do install -m 644 share/bash-completion/tfkit \

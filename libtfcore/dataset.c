@@ -61,6 +61,8 @@ struct cross {
 
 struct tf_dataset;
 static int cat_index(const struct tf_dataset *ds, const char *name);
+
+enum { LMAP_NONE, LMAP_INTS, LMAP_VOCAB };
 static int64_t category_id(const struct cat *c, const void *s, size_t n);
 
 struct tf_dataset {
@@ -74,9 +76,15 @@ struct tf_dataset {
 	int64_t classes;
 	int normalize;
 	int label_optional;
-	int sparse;     /* libsvm layout: ids/values scattered into a row */
-	int plus_minus; /* binary labels -1/+1, read as 0/1 */
-	char *key;      /* feature carried as text, or NULL */
+	int sparse; /* libsvm layout: ids/values scattered into a row */
+	/* The label's classes when they are not 0..K-1 as they stand:
+	 * the schema's int64 values (sorted: value i is class i, so 1..K
+	 * or -1/+1 get no phantom class) or its string vocabulary. */
+	int lmap; /* LMAP_* */
+	const int64_t *lvals;
+	size_t nlvals;
+	const struct tfi_vocab *lvocab;
+	char *key;            /* feature carried as text, or NULL */
 	char (*kbuf)[KEYLEN]; /* keys of the shuffle buffer's rows */
 	char (*keys)[KEYLEN]; /* keys of the last batch */
 	size_t keys_cap;
@@ -264,6 +272,102 @@ tf_dataset_add_feature(struct tf_dataset *ds, const char *name, int64_t width)
 	return add_input(ds, name, width);
 }
 
+/*
+ * How labels become classes.  A string label (the schema's vocabulary)
+ * is its place in the vocabulary.  An int64 label whose schema classes
+ * fit 0..K-1 is its own class; otherwise (1..K, -1/+1, 0/5/9) class i is
+ * the i-th of the sorted values, when the model has as many classes as
+ * the schema has values.  A model trained with a class per value up to
+ * the largest (before this map; its unused classes are never predicted)
+ * keeps reading its labels as they stand.
+ */
+static void
+decide_label_map(struct tf_dataset *ds)
+{
+	const struct tf_schema *sc = ds->schema;
+	ds->lmap = LMAP_NONE;
+	ds->lvals = NULL;
+	ds->nlvals = 0;
+	ds->lvocab = NULL;
+	if (sc == NULL || !sc->has_label || ds->label == NULL ||
+	    ds->task == TF_TASK_REGRESSION ||
+	    strcmp(ds->label, sc->label.name) != 0) {
+		return;
+	}
+	if (sc->label.type == TF_COL_BYTES) {
+		const struct tfi_vocab *v = tfi_schema_vocab(sc, ds->label);
+		if (v != NULL && !v->over && v->n > 0) {
+			ds->lmap = LMAP_VOCAB;
+			ds->lvocab = v;
+		}
+		return;
+	}
+	if (sc->label.type != TF_COL_INT64 || sc->nclasses == 0) {
+		return;
+	}
+	int64_t mn = sc->classes[0], mx = sc->classes[sc->nclasses - 1];
+	if ((mn < 0 || mx >= ds->classes) &&
+	    (int64_t)sc->nclasses <= ds->classes) {
+		ds->lmap = LMAP_INTS;
+		ds->lvals = sc->classes;
+		ds->nlvals = sc->nclasses;
+	}
+}
+
+/* A label value's class under the map, or -1 when it is none. */
+static int64_t
+mapped_class(const struct tf_dataset *ds, int64_t v)
+{
+	size_t lo = 0, hi = ds->nlvals;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ds->lvals[mid] == v) {
+			return (int64_t)mid;
+		}
+		if (ds->lvals[mid] < v) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	return -1;
+}
+
+static int64_t
+vocab_class(const struct tf_dataset *ds, const void *s, size_t n)
+{
+	for (size_t i = 0; i < ds->lvocab->n; i++) {
+		const char *w = ds->lvocab->values[i];
+		if (strlen(w) == n && memcmp(w, s, n) == 0) {
+			return (int64_t)i;
+		}
+	}
+	return -1;
+}
+
+int
+tf_dataset_class_name(const struct tf_dataset *ds, int64_t k, char *buf,
+                      size_t size)
+{
+	if (k < 0 || k >= ds->classes || ds->task == TF_TASK_REGRESSION) {
+		return tfi_set_error((struct tf_dataset *)ds, TF_EINVAL,
+		                     "no class %lld", (long long)k);
+	}
+	int n;
+	if (ds->lmap == LMAP_VOCAB && (size_t)k < ds->lvocab->n) {
+		n = snprintf(buf, size, "%s", ds->lvocab->values[k]);
+	} else if (ds->lmap == LMAP_INTS && (size_t)k < ds->nlvals) {
+		n = snprintf(buf, size, "%lld", (long long)ds->lvals[k]);
+	} else {
+		n = snprintf(buf, size, "%lld", (long long)k);
+	}
+	if (n < 0 || (size_t)n >= size) {
+		return tfi_set_error((struct tf_dataset *)ds, TF_EINVAL,
+		                     "class %lld: name too long", (long long)k);
+	}
+	return TF_OK;
+}
+
 int
 tf_dataset_set_label(struct tf_dataset *ds, const char *name, int task,
                      int64_t classes)
@@ -279,6 +383,7 @@ tf_dataset_set_label(struct tf_dataset *ds, const char *name, int task,
 	ds->classes = task == TF_TASK_REGRESSION ? 1
 	              : task == TF_TASK_BINARY   ? 2
 	                                         : classes;
+	decide_label_map(ds);
 	return TF_OK;
 }
 
@@ -705,24 +810,22 @@ use_schema(struct tf_dataset *ds, const char *origin)
 	if (sc->has_label) {
 		int task = TF_TASK_REGRESSION;
 		int64_t k = 1;
-		if (sc->label.type == TF_COL_INT64 && sc->nclasses > 0) {
-			int64_t mx = 0, mn = 0;
-			for (size_t j = 0; j < sc->nclasses; j++) {
-				mx = sc->classes[j] > mx ? sc->classes[j] : mx;
-				mn = sc->classes[j] < mn ? sc->classes[j] : mn;
-			}
-			if (mn == -1 && mx == 1 && sc->nclasses == 2) {
-				ds->plus_minus = 1; /* libsvm's -1/+1 */
-				mn = 0;
-			}
-			if (mn < 0) {
-				return tfi_set_error(
-				    ds, TF_EFORMAT,
-				    "%s: label '%s' has negative "
-				    "classes; map them to 0..K-1",
-				    origin, sc->label.name);
-			}
-			k = mx + 1;
+		const struct tfi_vocab *v =
+		    sc->label.type == TF_COL_BYTES
+		        ? tfi_schema_vocab(sc, sc->label.name)
+		        : NULL;
+		if (v != NULL && !v->over && v->n > 0) {
+			k = (int64_t)v->n; /* string labels: the vocabulary */
+			task = k <= 2 ? TF_TASK_BINARY : TF_TASK_MULTICLASS;
+		} else if (sc->label.type == TF_COL_INT64 && sc->nclasses > 0) {
+			/* 0..K-1 as they stand; other values (1..K, -1/+1)
+			 * a class each, in order (decide_label_map). */
+			int64_t mn = sc->classes[0];
+			int64_t mx = sc->classes[sc->nclasses - 1];
+			k = mn >= 0 && mx < (int64_t)sc->nclasses
+			        ? mx + 1
+			        : (int64_t)sc->nclasses;
+			k = k < 2 && mn >= 0 && mx <= 1 ? 2 : k;
 			task = k <= 2 ? TF_TASK_BINARY : TF_TASK_MULTICLASS;
 		}
 		tf_dataset_set_label(ds, sc->label.name, task, k);
@@ -774,7 +877,7 @@ tf_dataset_open(struct tf_dataset *ds, const char *const *files, size_t nfiles,
 		return tfi_set_error(ds, TF_EINVAL, "no features to read");
 	}
 	ds->fast = !ds->no_fast && ds->nin == 1 && !ds->sparse &&
-	           ds->ncat == 0 && ds->key == NULL && !ds->plus_minus &&
+	           ds->ncat == 0 && ds->key == NULL && ds->lmap == LMAP_NONE &&
 	           ds->in[0].col == 0 && ds->in[0].width == ds->width;
 	ds->xlen = ds->nin > 0 ? strlen(ds->in[0].name) : 0;
 	ds->ylen = ds->label ? strlen(ds->label) : 0;
@@ -1036,6 +1139,69 @@ fast_packed(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 	return have_x && have_y;
 }
 
+/* A record's label feature as the model's class (or value) in *label;
+ * a label that is not one of the model's classes is a data error naming
+ * the record (when the label matters: not for predictions). */
+static int
+read_label(struct tf_dataset *ds, const struct tf_feature *f, const char *file,
+           uint64_t rec, float *label)
+{
+	unsigned long long r = (unsigned long long)rec;
+	if (f->count != 1 ||
+	    (f->kind == TF_KIND_BYTES && ds->lmap != LMAP_VOCAB)) {
+		return tfi_set_error(ds, TF_EFORMAT,
+		                     "%s: record %llu: label '%s' is not one "
+		                     "number",
+		                     file, r, ds->label);
+	}
+	int64_t k;
+	if (ds->lmap == LMAP_VOCAB) {
+		if (f->kind != TF_KIND_BYTES) {
+			return tfi_set_error(
+			    ds, TF_EFORMAT,
+			    "%s: record %llu: label '%s' is a number; the "
+			    "model's classes are strings",
+			    file, r, ds->label);
+		}
+		k = vocab_class(ds, f->bytes[0].data, f->bytes[0].len);
+		if (k < 0 && !ds->label_optional) {
+			int n =
+			    f->bytes[0].len > 64 ? 64 : (int)f->bytes[0].len;
+			return tfi_set_error(
+			    ds, TF_EFORMAT,
+			    "%s: record %llu: label '%s' is '%.*s', not one "
+			    "of the model's %zu classes",
+			    file, r, ds->label, n,
+			    (const char *)f->bytes[0].data, ds->lvocab->n);
+		}
+		*label = k < 0 ? NAN : (float)k;
+		return TF_OK;
+	}
+	double v = f->kind == TF_KIND_INT64 ? (double)f->ints[0] : f->floats[0];
+	if (ds->lmap == LMAP_INTS) {
+		k = v == floor(v) ? mapped_class(ds, (int64_t)v) : -1;
+		if (k < 0 && !ds->label_optional) {
+			return tfi_set_error(
+			    ds, TF_EFORMAT,
+			    "%s: record %llu: label '%s' is %g, not one of "
+			    "the model's classes (%lld to %lld)",
+			    file, r, ds->label, v, (long long)ds->lvals[0],
+			    (long long)ds->lvals[ds->nlvals - 1]);
+		}
+		*label = k < 0 ? NAN : (float)k;
+		return TF_OK;
+	}
+	*label = (float)v;
+	if (!is_class(ds, *label)) {
+		return tfi_set_error(ds, TF_EFORMAT,
+		                     "%s: record %llu: label '%s' is %g, not a "
+		                     "class from 0 to %lld",
+		                     file, r, ds->label, v,
+		                     (long long)ds->classes - 1);
+	}
+	return TF_OK;
+}
+
 /* Decode a record into row (width floats), ids (nids) and *label. */
 static int missing(struct tf_dataset *ds, const char *file, uint64_t rec);
 
@@ -1076,28 +1242,9 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 			key_found = 1;
 		}
 		if (!have_label && strcmp(f.name, ds->label) == 0) {
-			if (f.count != 1 || f.kind == TF_KIND_BYTES) {
-				return tfi_set_error(
-				    ds, TF_EFORMAT,
-				    "%s: record %llu: label '%s' "
-				    "is not one number",
-				    file, (unsigned long long)rec, ds->label);
-			}
-			*label = f.kind == TF_KIND_INT64 ? (float)f.ints[0]
-			                                 : f.floats[0];
-			if (ds->plus_minus) {
-				*label = *label > 0 ? 1.0f : 0.0f;
-			}
-			/* A class must be one the model has: a data error
-			 * here, naming the record, not the loss's (when the
-			 * label matters: not for predictions). */
-			if (!is_class(ds, *label)) {
-				return tfi_set_error(
-				    ds, TF_EFORMAT,
-				    "%s: record %llu: label '%s' is %g, not a "
-				    "class from 0 to %lld",
-				    file, (unsigned long long)rec, ds->label,
-				    (double)*label, (long long)ds->classes - 1);
+			int rc = read_label(ds, &f, file, rec, label);
+			if (rc != TF_OK) {
+				return rc;
 			}
 			have_label = 1;
 			continue;

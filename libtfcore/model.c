@@ -71,8 +71,7 @@ tf_model_free(struct tf_model *m)
 	}
 }
 
-/* Class labels from the schema's label classes: the class index, or
- * -1/+1 for libsvm's binary labels. */
+/* Class labels as the data spells them (dataset.c). */
 static int
 make_labels(struct tf_model *m)
 {
@@ -81,13 +80,11 @@ make_labels(struct tf_model *m)
 	if (m->labels == NULL) {
 		return TF_ENOMEM;
 	}
-	const struct tf_schema *s = tf_dataset_schema(m->ds);
-	int plus_minus =
-	    s->nclasses == 2 && s->classes[0] == -1 && s->classes[1] == 1;
 	for (int64_t k = 0; k < n; k++) {
-		char buf[32];
-		snprintf(buf, sizeof buf, "%lld",
-		         (long long)(plus_minus && k == 0 ? -1 : k));
+		char buf[1024];
+		if (tf_dataset_class_name(m->ds, k, buf, sizeof buf) != TF_OK) {
+			snprintf(buf, sizeof buf, "%lld", (long long)k);
+		}
 		if ((m->labels[k] = strdup(buf)) == NULL) {
 			return TF_ENOMEM;
 		}

@@ -880,14 +880,17 @@ note_skip(char *skipped, size_t size, const char *name)
 	}
 }
 
-/* The label: one number in every record. */
+/* The label: one value in every record, a number or a string (its
+ * classes then the vocabulary of its strings). */
 static int
 survey_label(struct tf_survey *sv, struct tf_schema *s,
              const struct survey_entry *t, int type)
 {
-	if (type != TF_COL_INT64 && type != TF_COL_FLOAT) {
+	if (type == TF_COL_BYTES && t->over) {
 		return tfi_set_error(sv, TF_EFORMAT,
-		                     "the label '%s' is not a number", t->name);
+		                     "the label '%s' has more distinct "
+		                     "strings than a vocabulary holds",
+		                     t->name);
 	}
 	if (t->records != sv->records || t->min_len != 1 || t->max_len != 1) {
 		return tfi_set_error(
@@ -898,6 +901,9 @@ survey_label(struct tf_survey *sv, struct tf_schema *s,
 	}
 	s->has_label = 1;
 	int bad = survey_col(t, 0, t->name, type, &s->label);
+	if (type == TF_COL_BYTES && !bad) {
+		bad = push_vocab(s, t);
+	}
 	s->classes_over = type == TF_COL_INT64 && t->over;
 	if (type == TF_COL_INT64 && !t->over && !bad) {
 		s->nclasses = t->nvals;

@@ -651,17 +651,50 @@ put_probs(struct tfi_buf *b, const float *p, int64_t n)
 	return rc || put(b, "]");
 }
 
-/* One row's prediction in row format. */
+/* A class's label as a JSON string. */
 static int
-put_row(struct tfi_buf *b, const float *p, int64_t nout, int regression)
+put_label(struct tfi_buf *b, const struct tf_model *m, int64_t k)
+{
+	json_t *l = json_string(tf_model_label(m, k));
+	char *lt = l ? json_dumps(l, JSON_ENCODE_ANY) : NULL;
+	int rc = lt == NULL || put(b, lt);
+	free(lt);
+	json_decref(l);
+	return rc;
+}
+
+/* One row's prediction in row format: the value of a regression; the
+ * probabilities, the most probable class's index (class_ids) and its
+ * label as the data spells it (classes) for a classifier. */
+static int
+put_row(struct tfi_buf *b, const struct tf_model *m, const float *p,
+        int64_t nout, int regression)
 {
 	if (regression) {
 		return put_float(b, p[0]);
 	}
 	char k[32];
-	snprintf(k, sizeof k, "%lld", (long long)argmax(p, nout));
+	int64_t c = argmax(p, nout);
+	snprintf(k, sizeof k, "%lld", (long long)c);
 	return put(b, "{\"probabilities\":") || put_probs(b, p, nout) ||
-	       put(b, ",\"class_ids\":") || put(b, k) || put(b, "}");
+	       put(b, ",\"class_ids\":") || put(b, k) ||
+	       put(b, ",\"classes\":") || put_label(b, m, c) || put(b, "}");
+}
+
+int
+tf_prediction_row(struct tf_request *q, const struct tf_model *m,
+                  const float *p, const char **text, size_t *len)
+{
+	struct tfi_buf *b = &q->out;
+	b->len = 0;
+	int task = tf_dataset_task(tf_model_dataset((struct tf_model *)m));
+	if (put_row(b, m, p, tf_model_outputs(m), task == TF_TASK_REGRESSION) !=
+	    0) {
+		return tfi_set_error(q, TF_ENOMEM, "out of memory");
+	}
+	*text = (const char *)b->data;
+	*len = b->len;
+	return TF_OK;
 }
 
 int
@@ -675,10 +708,10 @@ tf_request_respond(struct tf_request *q, const struct tf_model *m,
 	int64_t n = q->nout;
 	int rc = 0;
 	if (q->method == TF_METHOD_INSTANCE) {
-		rc = put_row(b, q->pred, n, reg);
+		rc = put_row(b, m, q->pred, n, reg);
 	} else if (q->method == TF_METHOD_LINES) {
 		for (size_t r = 0; r < q->in.rows && rc == 0; r++) {
-			rc = put_row(b, q->pred + r * (size_t)n, n, reg) ||
+			rc = put_row(b, m, q->pred + r * (size_t)n, n, reg) ||
 			     put(b, "\n");
 		}
 	} else if (q->method == TF_METHOD_CLASSIFY) {
@@ -691,15 +724,10 @@ tf_request_respond(struct tf_request *q, const struct tf_model *m,
 		for (size_t r = 0; r < q->in.rows && rc == 0; r++) {
 			rc = put(b, r ? ",[" : "[");
 			for (int64_t c = 0; c < n && rc == 0; c++) {
-				json_t *l = json_string(tf_model_label(m, c));
-				char *lt =
-				    l ? json_dumps(l, JSON_ENCODE_ANY) : NULL;
-				rc = lt == NULL || put(b, c ? ",[" : "[") ||
-				     put(b, lt) || put(b, ",") ||
+				rc = put(b, c ? ",[" : "[") ||
+				     put_label(b, m, c) || put(b, ",") ||
 				     put_float(b, q->pred[r * (size_t)n + c]) ||
 				     put(b, "]");
-				free(lt);
-				json_decref(l);
 			}
 			rc = rc || put(b, "]");
 		}
@@ -723,7 +751,7 @@ tf_request_respond(struct tf_request *q, const struct tf_model *m,
 		rc = put(b, "{\"predictions\":[");
 		for (size_t r = 0; r < q->in.rows && rc == 0; r++) {
 			rc = (r ? put(b, ",") : 0) ||
-			     put_row(b, q->pred + r * (size_t)n, n, reg);
+			     put_row(b, m, q->pred + r * (size_t)n, n, reg);
 		}
 		rc = rc || put(b, "]}");
 	} else if (reg) {
@@ -744,6 +772,12 @@ tf_request_respond(struct tf_request *q, const struct tf_model *m,
 			snprintf(k, sizeof k, "%s%lld", r ? "," : "",
 			         (long long)argmax(q->pred + r * (size_t)n, n));
 			rc = put(b, k);
+		}
+		rc = rc || put(b, "],\"classes\":[");
+		for (size_t r = 0; r < q->in.rows && rc == 0; r++) {
+			rc =
+			    (r ? put(b, ",") : 0) ||
+			    put_label(b, m, argmax(q->pred + r * (size_t)n, n));
 		}
 		rc = rc || put(b, "]}}");
 	}

@@ -71,66 +71,93 @@ static const struct option options[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* A key to pass through: a JSON member, or a CSV field, first. */
+/* A CSV field, RFC 4180 quoted when it holds a comma, quote or line
+ * break. */
 static void
-print_key(const char *name, const char *value, int csv)
+print_csv_field(const char *value)
+{
+	if (strpbrk(value, ",\"\r\n") == NULL) {
+		fputs(value, stdout);
+		return;
+	}
+	putchar('"');
+	for (const char *c = value; *c; c++) {
+		if (*c == '"') {
+			putchar('"');
+		}
+		putchar(*c);
+	}
+	putchar('"');
+}
+
+/* A string as JSON text (the caller frees it); the key's and its name's
+ * must be UTF-8. */
+static char *
+json_text(const char *what, const char *value)
 {
 	json_t *v = json_string(value);
 	char *text = v ? json_dumps(v, JSON_ENCODE_ANY) : NULL;
-	if (text == NULL) {
-		die(EX_DATAERR, "key '%s' is not UTF-8 text", value);
-	}
-	if (csv) {
-		/* RFC 4180 quoting when the value holds a comma, quote or
-		 * line break. */
-		int plain = strpbrk(value, ",\"\r\n") == NULL;
-		if (plain) {
-			printf("%s,", value);
-		} else {
-			putchar('"');
-			for (const char *c = value; *c; c++) {
-				if (*c == '"') {
-					putchar('"');
-				}
-				putchar(*c);
-			}
-			printf("\",");
-		}
-	} else {
-		json_t *k = json_string(name);
-		char *kt = k ? json_dumps(k, JSON_ENCODE_ANY) : NULL;
-		printf("%s:%s,", kt ? kt : "\"key\"", text);
-		free(kt);
-		json_decref(k);
-	}
-	free(text);
 	json_decref(v);
+	if (text == NULL) {
+		die(EX_DATAERR, "%s '%s' is not UTF-8 text", what, value);
+	}
+	return text;
 }
 
-/* One prediction: JSON or CSV. */
+/*
+ * One prediction.  JSON: the element tf-serve's :predict answers for the
+ * row (tf_prediction_row: a number for a regression, probabilities,
+ * class_ids and classes for a classifier); with a key, an object whose
+ * first member is the key (a regression's value then in "predictions").
+ * CSV: the key, then the class's label and each class's probability, or
+ * the value.
+ */
 static void
-print_prediction(int task, int64_t classes, const float *p, int csv)
+print_prediction(struct tf_request *q, const struct tf_model *model,
+                 const float *p, const char *key, const char *kv, int csv)
 {
-	char num[48];
-	if (task == TF_TASK_REGRESSION) {
-		tf_format_float(num, sizeof num, p[0]);
-		printf(csv ? "%s\n" : "\"prediction\":%s}\n", num);
+	int64_t n = tf_model_outputs(model);
+	int reg = tf_dataset_task(tf_model_dataset((struct tf_model *)model)) ==
+	          TF_TASK_REGRESSION;
+	if (csv) {
+		char num[48];
+		if (key != NULL) {
+			print_csv_field(kv);
+			putchar(',');
+		}
+		if (!reg) {
+			int64_t k = 0;
+			for (int64_t c = 1; c < n; c++) {
+				k = p[c] > p[k] ? c : k;
+			}
+			print_csv_field(tf_model_label(model, k));
+		}
+		for (int64_t c = 0; c < n; c++) {
+			tf_format_float(num, sizeof num, p[c]);
+			printf(reg ? "%s" : ",%s", num);
+		}
+		putchar('\n');
 		return;
 	}
-	/* Binary and multiclass alike: the class (the most probable, as
-	 * tf-serve's class_ids) and every class's probability. */
-	int64_t k = 0;
-	for (int64_t c = 1; c < classes; c++) {
-		k = p[c] > p[k] ? c : k;
+	const char *row;
+	size_t len;
+	if (tf_prediction_row(q, model, p, &row, &len) != TF_OK) {
+		die(EX_OSERR, "out of memory");
 	}
-	printf(csv ? "%lld" : "\"class\":%lld,\"probabilities\":[",
-	       (long long)k);
-	for (int64_t c = 0; c < classes; c++) {
-		tf_format_float(num, sizeof num, p[c]);
-		printf(csv ? ",%s" : "%s%s", csv ? num : (c ? "," : ""),
-		       csv ? "" : num);
+	if (key != NULL) {
+		char *kn = json_text("--key", key), *kt = json_text("key", kv);
+		if (reg) {
+			printf("{%s:%s,\"predictions\":%.*s}\n", kn, kt,
+			       (int)len, row);
+		} else { /* the key before the row's members */
+			printf("{%s:%s,%.*s\n", kn, kt, (int)len - 1, row + 1);
+		}
+		free(kn);
+		free(kt);
+		return;
 	}
-	printf(csv ? "\n" : "]}\n");
+	fwrite(row, 1, len, stdout);
+	putchar('\n');
 }
 
 /* --predict: one line per record, JSON or CSV. */
@@ -140,28 +167,34 @@ predict_all(struct tf_model *model, const char *const *files, size_t nfiles,
 {
 	struct tf_dataset *ds = tf_model_dataset(model);
 	int task = tf_dataset_task(ds);
-	int64_t classes = tf_dataset_classes(ds);
 	int64_t pw = tf_model_outputs(model);
 	struct tf_batch b;
+	struct tf_request *q = tf_request_new();
 	float *out = malloc(bs * (size_t)pw * sizeof *out);
 	if (tf_dataset_open(ds, files, nfiles, 1, 1, 0) != TF_OK) {
 		die_status(tf_errcode(ds), tf_errmsg(ds));
 	}
-	if (out == NULL || tf_dataset_batch(ds, &b, bs) != TF_OK) {
+	if (q == NULL || out == NULL || tf_dataset_batch(ds, &b, bs) != TF_OK) {
 		die(EX_OSERR, "out of memory");
 	}
 	if (csv) {
 		if (key != NULL) {
-			printf("%s,", key);
+			print_csv_field(key);
+			putchar(',');
 		}
 		if (task != TF_TASK_REGRESSION) {
+			/* class, then p_LABEL for each class */
 			printf("class");
-			for (int64_t k = 0; k < classes; k++) {
-				printf(",p%lld", (long long)k);
+			for (int64_t k = 0; k < pw; k++) {
+				char h[1100];
+				snprintf(h, sizeof h, "p_%s",
+				         tf_model_label(model, k));
+				putchar(',');
+				print_csv_field(h);
 			}
 			printf("\n");
 		} else {
-			printf("prediction\n");
+			printf("predictions\n");
 		}
 	}
 	int rc;
@@ -171,21 +204,15 @@ predict_all(struct tf_model *model, const char *const *files, size_t nfiles,
 			die_status(tf_errcode(model), tf_errmsg(model));
 		}
 		for (size_t r = 0; r < b.rows; r++) {
-			if (!csv) {
-				putchar('{');
-			}
-			if (key != NULL) {
-				print_key(key, tf_dataset_key(ds, r), csv);
-			}
-			/* Binary outputs are (1 - p, p): print p. */
-			const float *p = out + r * (size_t)pw;
-			print_prediction(task, classes, p, csv);
+			print_prediction(q, model, out + r * (size_t)pw, key,
+			                 tf_dataset_key(ds, r), csv);
 		}
 	}
 	if (rc != TF_EOF) {
 		die_status(rc, tf_errmsg(ds));
 	}
 	tf_batch_release(&b);
+	tf_request_free(q);
 	free(out);
 }
 

@@ -20,10 +20,14 @@ load helpers
 	[ "$count" -ge 6 ]
 }
 
-# Run the ".Dl $ command" lines of a page's EXAMPLES section.
+# Run the ".Dl $ command" lines of a page's EXAMPLES section (of a
+# section 1 page; of the whole page for another: "tfkit.7").
 run_examples() {
-	sed -n '/^\.Sh EXAMPLES/,/^\.Sh /p' "$TOP/man/man1/$1.1" |
-		sed -n 's/^\.Dl \$ //p' > examples.sh
+	case $1 in
+	*.[0-9]) sed -n 's/^\.Dl \$ //p' "$TOP/man/man${1##*.}/$1" > examples.sh ;;
+	*) sed -n '/^\.Sh EXAMPLES/,/^\.Sh /p' "$TOP/man/man1/$1.1" |
+		sed -n 's/^\.Dl \$ //p' > examples.sh ;;
+	esac
 	[ -s examples.sh ]
 	while IFS= read -r cmd; do
 		echo "# $cmd"
@@ -73,6 +77,18 @@ fixtures() {
 @test "the EXAMPLES of tf-serve(1) run" {
 	fixtures
 	run_examples tf-serve
+}
+
+@test "the commands of tfkit(7) run" {
+	fixtures
+	run_examples tfkit.7
+}
+
+@test "the README's tour runs as written, printing what it shows" {
+	# a clone's top directory: share/ beside the commands' outputs
+	ln -s "$TOP/share" share
+	run -0 python3 "$TOP/tests/cli/runtour.py" "$TOP/README" "A tour" "Building and installing"
+	[[ "${lines[-1]}" =~ ^#\ [0-9]+\ commands\ ran\ as\ the\ README\ says$ ]]
 }
 
 @test "the README gives the two set-up commands" {

@@ -61,9 +61,9 @@ assert abs(sum(c[i][i] for i in range(3)) / 150 - j["accuracy"]) < 1e-9' "$outpu
 @test "--predict: one line per record, JSON or CSV, labels not needed" {
 	run -0 tf-eval -d ck --predict iris.tfrecord
 	[ "${#lines[@]}" -eq 150 ]
-	[[ "${lines[0]}" == '{"class":0,"probabilities":['* ]]
+	[[ "${lines[0]}" == '{"probabilities":['*'],"class_ids":0,"classes":"0"}' ]]
 	run -0 tf-eval -d ck --predict --csv iris.tfrecord
-	[ "${lines[0]}" = "class,p0,p1,p2" ]
+	[ "${lines[0]}" = "class,p_0,p_1,p_2" ]
 	[ "${#lines[@]}" -eq 151 ]
 	cut -d, -f1-4 "$TFKIT_TOP/share/data/iris.csv" | tf-csv2record --no-label > nolabel.tfrecord
 	run -0 tf-eval -d ck --predict nolabel.tfrecord
@@ -80,10 +80,10 @@ assert abs(sum(c[i][i] for i in range(3)) / 150 - j["accuracy"]) < 1e-9' "$outpu
 	printf 'id,sepal_length,sepal_width,petal_length,petal_width\nrow-1,5.1,3.5,1.4,0.2\n"a, b",6.7,3.0,5.2,2.3\n' |
 		tf-csv2record --no-label --types id:bytes > keyed.tfrecord
 	run -0 tf-eval -d ck --predict --key id keyed.tfrecord
-	[[ "${lines[0]}" == '{"id":"row-1","class":0,"probabilities":['* ]]
-	[[ "${lines[1]}" == '{"id":"a, b","class":2,'* ]]
+	[[ "${lines[0]}" == '{"id":"row-1","probabilities":['*'],"class_ids":0,"classes":"0"}' ]]
+	[[ "${lines[1]}" == '{"id":"a, b","probabilities":['*'],"class_ids":2,"classes":"2"}' ]]
 	run -0 tf-eval -d ck --predict --csv --key id keyed.tfrecord
-	[ "${lines[0]}" = "id,class,p0,p1,p2" ]
+	[ "${lines[0]}" = "id,class,p_0,p_1,p_2" ]
 	[[ "${lines[2]}" == '"a, b",2,'* ]]
 	# a key the records do not hold is an error, not empty strings
 	run -65 --separate-stderr tf-eval -d ck --predict --key nothing keyed.tfrecord
@@ -147,10 +147,11 @@ n = 0
 for line in open("p.json"):
     r = json.loads(line)
     p = r["probabilities"]
-    assert set(r) == {"class", "probabilities"} and len(p) == 2, r
-    assert r["class"] == (1 if p[1] > p[0] else 0) and abs(sum(p) - 1) < 1e-6, r
+    assert set(r) == {"probabilities", "class_ids", "classes"} and len(p) == 2, r
+    assert r["class_ids"] == (1 if p[1] > p[0] else 0) and abs(sum(p) - 1) < 1e-6, r
+    assert r["classes"] == str(r["class_ids"]), r
     n += 1
 assert n == 569, n'
 	run -0 tf-eval -d ck-shape --predict --csv bc-shape.tfrecord
-	[ "${lines[0]}" = "class,p0,p1" ]
+	[ "${lines[0]}" = "class,p_0,p_1" ]
 }

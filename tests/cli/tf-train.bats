@@ -578,3 +578,30 @@ assert t[:i].endswith(b"\r\x1b[K") or t[:i].endswith(b"\n"), t[i - 40:i]'
 	run -0 --separate-stderr tf-records cat head.tfrecord
 	[ -z "$output" ] && [ -z "$stderr" ]
 }
+
+@test "labels 1..K are K classes (no unused class 0); an unknown one is 65 naming the record" {
+	awk -F, 'NR > 1 { $NF = $NF + 1 } { print }' OFS=, "$DATA/wine.csv" > wine1.csv
+	tf-csv2record wine1.csv -o wine1.tfrecord
+	run -0 jq -c .label.classes wine1.tfrecord.schema.json
+	[ "$output" = "[1,2,3]" ]
+	tf-train -q --epochs 30 --batch-size 16 --checkpoint-dir ck1 wine1.tfrecord > /dev/null
+	run -0 tf-eval -d ck1 wine1.tfrecord
+	/usr/bin/python3 -c '
+import json, sys
+j = json.loads(sys.argv[1])
+assert j["task"] == "multiclass" and j["accuracy"] > 0.9, j' "$output"
+	run -0 tf-eval -d ck1 --predict wine1.tfrecord
+	[ "$(printf '%s\n' "${lines[@]}" | jq -r '.probabilities | length' | sort -u)" = 3 ]
+	[ "$(printf '%s\n' "${lines[@]}" | jq -r .classes | sort -u | tr '\n' ' ')" = "1 2 3 " ]
+	[ "$(printf '%s\n' "${lines[0]}" | jq -r .classes)" = 1 ]
+	# the same data as 0..K-1 gives the same model, bit for bit
+	tf-csv2record "$DATA/wine.csv" -o wine0.tfrecord
+	tf-train -q --epochs 30 --batch-size 16 --checkpoint-dir ck0 wine0.tfrecord > /dev/null
+	diff <(tf-eval -d ck0 --predict wine0.tfrecord | jq -c .probabilities) \
+		<(tf-eval -d ck1 --predict wine1.tfrecord | jq -c .probabilities)
+	# a label that is no class: 65, naming the file and the record
+	{ head -n 3 wine1.csv; head -n 2 wine1.csv | tail -n 1 | awk -F, '{ $NF = 7; print }' OFS=,; } |
+		tf-csv2record --no-schema -o seven.tfrecord
+	run -65 --separate-stderr tf-train -q --checkpoint-dir ck1 seven.tfrecord
+	[[ "$stderr" == *"seven.tfrecord: record 2: label 'label' is 7, not one of the model's classes (1 to 3)"* ]]
+}

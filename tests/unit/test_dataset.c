@@ -302,11 +302,101 @@ TEST(features_without_vocabulary_are_hashed)
 	tf_dataset_free(ds);
 }
 
+/* Labels become classes 0..K-1 whatever the data calls them: 1..K and
+ * -1/+1 in order (no unused class), strings by the vocabulary; a model
+ * with a class per value up to the largest (trained before the map)
+ * reads labels as they stand. */
+static void
+labels_of(const char *schema_text, int64_t classes, const int64_t *v, size_t n,
+          float *out, int64_t *kout)
+{
+	const char *path = "test_dataset_labels.tfrecord";
+	struct tf_writer *w = tf_writer_new();
+	struct tf_example *ex = tf_example_new();
+	REQUIRE(tf_writer_open(w, path, TF_COMPRESS_NONE, 0) == TF_OK);
+	for (size_t i = 0; i < n; i++) {
+		float x = (float)i;
+		tf_example_clear(ex);
+		tf_example_add_floats(ex, "x", &x, 1);
+		tf_example_add_int64s(ex, "y", &v[i], 1);
+		put(w, ex);
+	}
+	REQUIRE(tf_writer_close(w) == TF_OK);
+	struct tf_dataset *ds = tf_dataset_new();
+	REQUIRE(tf_dataset_parse_schema(ds, schema_text, "schema") == TF_OK);
+	if (classes > 0) { /* as a checkpoint says */
+		tf_dataset_set_label(ds, "y", TF_TASK_MULTICLASS, classes);
+	}
+	int64_t k = tf_dataset_classes(ds);
+	const char *files[] = {path};
+	REQUIRE(tf_dataset_open(ds, files, 1, 1, 1, 0) == TF_OK);
+	float x[8];
+	size_t rows = 0;
+	int rc = tf_dataset_next(ds, x, NULL, out, n, &rows);
+	if (rc != TF_OK) {
+		CHECK_CONTAINS(tf_errmsg(ds),
+		               "test_dataset_labels.tfrecord: record 1: "
+		               "label 'y' is 7, not one of the model's classes "
+		               "(1 to 3)");
+		k = -rc;
+	} else {
+		CHECK_EQ_INT(rows, n);
+	}
+	if (k > 0) {
+		char name[16];
+		CHECK(tf_dataset_class_name(ds, 0, name, sizeof name) == TF_OK);
+		CHECK(strcmp(name, classes == 4 ? "0" : "1") == 0);
+	}
+	tf_dataset_free(ds);
+	tf_example_free(ex);
+	tf_writer_free(w);
+	unlink(path);
+	*kout = k;
+}
+
+TEST(labels_are_classes_in_order)
+{
+	static const char *one_to_three =
+	    "{\"format\":\"tfkit-schema\",\"version\":1,\"layout\":\"columns\","
+	    "\"label\":{\"name\":\"y\",\"type\":\"int64\",\"classes\":[1,2,3]},"
+	    "\"features\":[{\"name\":\"x\",\"type\":\"float\",\"mean\":0,"
+	    "\"std\":1}]}";
+	int64_t v[] = {3, 1, 2, 1};
+	float y[4];
+	int64_t k;
+	labels_of(one_to_three, 0, v, 4, y, &k);
+	CHECK_EQ_INT(k, 3);
+	CHECK(y[0] == 2 && y[1] == 0 && y[2] == 1 && y[3] == 0);
+	/* A checkpoint of four classes (0 never seen): labels as they are. */
+	labels_of(one_to_three, 4, v, 4, y, &k);
+	CHECK_EQ_INT(k, 4);
+	CHECK(y[0] == 3 && y[1] == 1 && y[2] == 2 && y[3] == 1);
+	/* A value that is not a class: a data error naming the record. */
+	int64_t bad[] = {1, 7};
+	labels_of(one_to_three, 0, bad, 2, y, &k);
+	CHECK_EQ_INT(k, -TF_EFORMAT);
+	/* -1/+1: two classes, -1 first. */
+	static const char *pm =
+	    "{\"format\":\"tfkit-schema\",\"version\":1,\"layout\":\"columns\","
+	    "\"label\":{\"name\":\"y\",\"type\":\"int64\",\"classes\":[-1,1]},"
+	    "\"features\":[{\"name\":\"x\",\"type\":\"float\",\"mean\":0,"
+	    "\"std\":1}]}";
+	struct tf_dataset *ds = tf_dataset_new();
+	REQUIRE(tf_dataset_parse_schema(ds, pm, "schema") == TF_OK);
+	CHECK_EQ_INT(tf_dataset_task(ds), TF_TASK_BINARY);
+	char name[8];
+	CHECK(tf_dataset_class_name(ds, 0, name, sizeof name) == TF_OK);
+	CHECK(strcmp(name, "-1") == 0);
+	CHECK(tf_dataset_class_name(ds, 2, name, sizeof name) == TF_EINVAL);
+	tf_dataset_free(ds);
+}
+
 int
 main(void)
 {
 	RUN(fast_path_reads_what_the_parser_reads);
 	RUN(categorical_ids_are_int64);
 	RUN(features_without_vocabulary_are_hashed);
+	RUN(labels_are_classes_in_order);
 	DONE();
 }

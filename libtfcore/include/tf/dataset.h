@@ -10,7 +10,8 @@
  * unless told not to; a missing feature becomes 0 after standardisation
  * (its mean).  Categorical features, when asked for, become int64 ids
  * beside the floats (tf_dataset_set_categorical).  The label becomes a
- * float: 0/1, a class index, or a value.
+ * float: a class index (0..K-1, whatever values or strings the data
+ * uses for its classes: tf_dataset_class_name), or a value.
  *
  * Reading is deterministic for a given seed: each epoch reads the files
  * in order through a shuffle buffer seeded from (seed, epoch), so a run
@@ -151,6 +152,11 @@ TF_API int64_t tf_dataset_columns(const struct tf_dataset *ds);
 TF_API int tf_dataset_task(const struct tf_dataset *ds);
 TF_API int64_t tf_dataset_classes(const struct tf_dataset *ds);
 TF_API const char *tf_dataset_label_name(const struct tf_dataset *ds);
+/* Class k's label as the data spells it: the vocabulary's string for a
+ * string label, the value for an int64 one (1..K and -1/+1 labels are
+ * classes 0..K-1 in order), into buf.  TF_EINVAL for no such class. */
+TF_API int tf_dataset_class_name(const struct tf_dataset *ds, int64_t k,
+                                 char *buf, size_t size);
 
 /*
  * Read these files ("-" = standard input) for epochs passes (0 = for

@@ -77,6 +77,16 @@ TF_API int tf_request_respond(struct tf_request *q, const struct tf_model *m,
                               const char **body, size_t *len);
 
 /*
+ * One row's prediction (outputs p, tf_model_outputs() of them) as the
+ * element :predict answers for it in "predictions": a number for a
+ * regression, {"probabilities":[...],"class_ids":K,"classes":"LABEL"}
+ * for a classifier.  tf-eval --predict writes these lines.  The text is
+ * owned by q until its next use.
+ */
+TF_API int tf_prediction_row(struct tf_request *q, const struct tf_model *m,
+                             const float *p, const char **text, size_t *len);
+
+/*
  * The GET .../metadata body for a model served as name, version, in TF
  * Serving's shape (signature_def of serving_default, classification and
  * regression as the task allows).  The caller frees it.
