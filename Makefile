@@ -236,6 +236,7 @@ install: all
 	  install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
 	install -m 644 share/data/*.csv share/data/heart_scale share/data/README $(DESTDIR)$(DATADIR)/data/
 	install -m 755 share/examples/cron-retrain share/examples/sweep $(DESTDIR)$(DATADIR)/examples/
+	install -m 644 share/examples/leaky_relu.c share/examples/leaky.spec $(DESTDIR)$(DATADIR)/examples/
 	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	for t in $(TOOLS); do install -m 644 share/bash-completion/tfkit \
 	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$t; done

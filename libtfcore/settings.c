@@ -25,7 +25,12 @@ enum scope {
 };
 
 /* When --print-config and the provenance show it. */
-enum show { ALWAYS, IF_SET, WIDE /* only for --model wide_and_deep */ };
+enum show {
+	ALWAYS,
+	IF_SET,
+	WIDE,  /* only for --model wide_and_deep */
+	LAYERS /* the built-in models' layers: not for a --model-file spec */
+};
 
 struct def {
 	const char *name;
@@ -45,10 +50,11 @@ struct def {
  * that holds each default. */
 static const struct def defs[] = {
     {"model", K_STR, MODEL, ALWAYS, "dnn", NONE},
-    {"hidden", K_STR, MODEL, ALWAYS, "128 32 8", NONE},
-    {"enable-bn", K_BOOL, MODEL, ALWAYS, "false", NONE},
-    {"bn-epsilon", K_REAL, MODEL, ALWAYS, "0.001", R(0, 1, INFINITY)},
-    {"dropout-keep-prob", K_REAL, MODEL, ALWAYS, "1", R(0, 1, 1)},
+    {"model-file", K_STR, RUN, IF_SET, NULL, NONE},
+    {"hidden", K_STR, MODEL, LAYERS, "128 32 8", NONE},
+    {"enable-bn", K_BOOL, MODEL, LAYERS, "false", NONE},
+    {"bn-epsilon", K_REAL, MODEL, LAYERS, "0.001", R(0, 1, INFINITY)},
+    {"dropout-keep-prob", K_REAL, MODEL, LAYERS, "1", R(0, 1, 1)},
     {"crosses", K_STR, MODEL, WIDE, "", NONE},
     {"hash-buckets", K_INT, MODEL, WIDE, "1000", I(1, INT32_MAX)},
     {"embedding-dim", K_INT, MODEL, WIDE, "8", I(1, 4096)},
@@ -601,10 +607,12 @@ json_of(const struct tf_settings *s)
 {
 	json_t *o = json_object();
 	int wide = strcmp(tf_settings_get(s, "model"), "wide_and_deep") == 0;
+	int custom = strcmp(tf_settings_get(s, "model"), "custom") == 0;
 	for (size_t i = 0; o != NULL && i < NDEFS; i++) {
 		const struct def *d = &defs[i];
 		const char *t = s->value[i].text;
 		if ((d->show == WIDE && !wide) ||
+		    (d->show == LAYERS && custom) ||
 		    (d->show == IF_SET && d->kind != K_LIST &&
 		     (t == NULL || strcmp(t, "false") == 0)) ||
 		    (d->show == IF_SET && d->kind == K_LIST &&
@@ -647,6 +655,41 @@ json_of(const struct tf_settings *s)
 	return o;
 }
 
+/* --model-file SPEC is --model custom, whose layers the spec says. */
+static int
+model_file(struct tf_settings *s)
+{
+	struct value *f = &s->value[find("model-file")];
+	struct value *m = &s->value[find("model")];
+	if (f->text == NULL) {
+		return m->text != NULL && strcmp(m->text, "custom") == 0
+		           ? tfi_set_error(s, TF_EINVAL,
+		                           "--model custom needs --model-file "
+		                           "SPEC")
+		           : TF_OK;
+	}
+	if (m->text != NULL && strcmp(m->text, "custom") != 0) {
+		return tfi_set_error(s, TF_EINVAL,
+		                     "--model-file is a model of its own: it "
+		                     "goes without --model %s",
+		                     m->text);
+	}
+	for (size_t i = 0; i < NDEFS; i++) {
+		if (defs[i].show == LAYERS && s->value[i].text != NULL) {
+			return tfi_set_error(
+			    s, TF_EINVAL,
+			    "--%s does not go with --model-file "
+			    "(the spec says the layers)",
+			    defs[i].name);
+		}
+	}
+	if (m->text == NULL && (m->text = strdup("custom")) == NULL) {
+		return tfi_set_error(s, TF_ENOMEM, "out of memory");
+	}
+	m->src = f->src;
+	return TF_OK;
+}
+
 int
 tf_settings_resolve(struct tf_settings *s)
 {
@@ -668,6 +711,9 @@ tf_settings_resolve(struct tf_settings *s)
 		if (rc == TF_OK && defs[i].kind == K_LIST) {
 			rc = resolve_list(s, (int)i);
 		}
+	}
+	if (rc == TF_OK) {
+		rc = model_file(s);
 	}
 	const char *dir = s->value[find("checkpoint-dir")].text;
 	if (rc == TF_OK && dir != NULL && !is_true(s, "from-scratch")) {
@@ -781,6 +827,7 @@ fill(const struct tf_settings *s, struct tf_train_config *cfg)
 {
 	memset(cfg, 0, sizeof *cfg);
 	cfg->model = text(s, "model");
+	cfg->model_file = text(s, "model-file");
 	cfg->hidden = text(s, "hidden");
 	cfg->enable_bn = flag(s, "enable-bn");
 	cfg->bn_epsilon = real(s, "bn-epsilon");

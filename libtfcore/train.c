@@ -9,6 +9,7 @@
  * saved position and reads what one uninterrupted run would have read.
  * Loading a trained model for evaluation or serving is model.c's.
  */
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
@@ -24,6 +25,7 @@
 #include "tf/batch.h"
 #include "tf/checkpoint.h"
 #include "tf/events.h"
+#include "tf/file.h"
 #include "tf/metrics.h"
 #include "tf/rng.h"
 #include "tf/schema.h"
@@ -165,6 +167,181 @@ tf_model_spec(const char *model, const char *hidden, int64_t inputs, int task,
 	return TF_OK;
 }
 
+/* Whether word w of a spec line is name n. */
+static int
+word_is(const char *w, size_t len, const char *n)
+{
+	return strlen(n) == len && memcmp(w, n, len) == 0;
+}
+
+/* One line of a user's spec made whole (tf_model_spec_custom). */
+static int
+custom_line(struct tfi_buf *b, const char *line, size_t len, int no,
+            const char *origin, const struct tf_layout *l, int64_t out,
+            int *has_label, int *has_logits, int *ids, char *err, size_t errlen)
+{
+	const char *w[64];
+	size_t wl[64], n = 0;
+	size_t end = len;
+	for (size_t i = 0; i < len; i++) {
+		if (line[i] == '#') {
+			end = i;
+			break;
+		}
+	}
+	for (size_t i = 0; i < end && n < 64;) {
+		while (i < end &&
+		       (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) {
+			i++;
+		}
+		size_t j = i;
+		while (j < end && line[j] != ' ' && line[j] != '\t' &&
+		       line[j] != '\r') {
+			j++;
+		}
+		if (j > i) {
+			w[n] = line + i;
+			wl[n++] = j - i;
+		}
+		i = j;
+	}
+	if (n > 0 && word_is(w[0], wl[0], "input") && n >= 2) {
+		int64_t want;
+		const char *kind = "";
+		if (word_is(w[1], wl[1], "x")) {
+			want = l->numeric;
+		} else if (word_is(w[1], wl[1], "label")) {
+			want = 1;
+			*has_label = 1;
+		} else if (word_is(w[1], wl[1], "ids")) {
+			want = l->categorical + l->crosses;
+			kind = " int64";
+			*ids = 1;
+			if (l->categorical == 0) {
+				snprintf(err, errlen,
+				         "%s:%d: input 'ids': the data has no "
+				         "categorical features (bytes columns "
+				         "with a vocabulary)",
+				         origin, no);
+				return TF_EFORMAT;
+			}
+		} else {
+			snprintf(
+			    err, errlen,
+			    "%s:%d: input '%.*s': tf-train feeds x (the "
+			    "numeric features), ids (the categorical ones) "
+			    "and label",
+			    origin, no, (int)wl[1], w[1]);
+			return TF_EFORMAT;
+		}
+		if (n >= 3 && !word_is(w[2], wl[2], "int64")) {
+			char *e;
+			long long given = strtoll(w[2], &e, 10);
+			if (e != w[2] + wl[2] || given != want) {
+				snprintf(
+				    err, errlen,
+				    "%s:%d: input '%.*s' is %.*s wide in the "
+				    "spec, %lld in the data (leave the width "
+				    "out: it comes from the schema)",
+				    origin, no, (int)wl[1], w[1], (int)wl[2],
+				    w[2], (long long)want);
+				return TF_EFORMAT;
+			}
+		}
+		return put_line(b, "input %.*s %lld%s\n", (int)wl[1], w[1],
+		                (long long)want, kind);
+	}
+	if (n > 0 && word_is(w[0], wl[0], "loss")) {
+		snprintf(err, errlen,
+		         "%s:%d: the loss is tf-train's, for the task: end the "
+		         "model at a node 'logits'",
+		         origin, no);
+		return TF_EFORMAT;
+	}
+	if (n >= 2 && word_is(w[0], wl[0], "node")) {
+		if (word_is(w[1], wl[1], "prob") ||
+		    word_is(w[1], wl[1], "loss")) {
+			snprintf(
+			    err, errlen,
+			    "%s:%d: node '%.*s' is tf-train's (the "
+			    "prediction and the loss for the task are added "
+			    "on 'logits')",
+			    origin, no, (int)wl[1], w[1]);
+			return TF_EFORMAT;
+		}
+		*has_logits |= word_is(w[1], wl[1], "logits");
+		/* KEY=outputs: the model's output count. */
+		int rc = 0;
+		for (size_t k = 0; k < n && rc == 0; k++) {
+			const char *eq = memchr(w[k], '=', wl[k]);
+			size_t kl = eq ? (size_t)(eq - w[k]) : 0;
+			if (k >= 3 && eq != NULL &&
+			    word_is(eq + 1, wl[k] - kl - 1, "outputs")) {
+				rc = put_line(b, " %.*s=%lld", (int)kl, w[k],
+				              (long long)out);
+			} else {
+				rc = put_line(b, "%s%.*s", k ? " " : "",
+				              (int)wl[k], w[k]);
+			}
+		}
+		return rc || put_line(b, "\n");
+	}
+	/* Anything else (blank, comment, a line the graph parser will
+	 * judge): as written, the comment dropped. */
+	return put_line(b, "%.*s\n", (int)end, line);
+}
+
+int
+tf_model_spec_custom(const char *text, const char *origin,
+                     const struct tf_layout *l, int task, int64_t classes,
+                     char **spec, int *wants_ids, char *err, size_t errlen)
+{
+	struct tfi_buf b = {0};
+	int64_t out = task == TF_TASK_MULTICLASS ? classes : 1;
+	int has_label = 0, has_logits = 0, ids = 0, no = 1, rc = TF_OK;
+	for (const char *p = text; *p && rc == TF_OK; no++) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		if (len > 400) {
+			snprintf(err, errlen, "%s:%d: line too long", origin,
+			         no);
+			rc = TF_EFORMAT;
+			break;
+		}
+		rc = custom_line(&b, p, len, no, origin, l, out, &has_label,
+		                 &has_logits, &ids, err, errlen);
+		if (rc > 0 && rc != TF_EFORMAT) {
+			rc = TF_ENOMEM;
+		}
+		p += len + (nl != NULL);
+	}
+	if (rc == TF_OK && !has_logits) {
+		snprintf(
+		    err, errlen,
+		    "%s: no node 'logits': the model's last node (with "
+		    "units=outputs), which tf-train puts the prediction and "
+		    "the loss on",
+		    origin);
+		rc = TF_EFORMAT;
+	}
+	if (rc == TF_OK && ((!has_label && put_line(&b, "input label 1\n")) ||
+	                    put_head(&b, task))) {
+		rc = TF_ENOMEM;
+	}
+	if (rc != TF_OK) {
+		if (rc == TF_ENOMEM) {
+			snprintf(err, errlen, "out of memory");
+		}
+		tfi_buf_free(&b);
+		return rc;
+	}
+	if (wants_ids != NULL) {
+		*wants_ids = ids;
+	}
+	*spec = (char *)b.data;
+	return TF_OK;
+}
+
 int
 tf_model_spec_wide_deep(const struct tf_layout *l, const char *hidden, int task,
                         int64_t classes, double bn_epsilon, double keep,
@@ -287,6 +464,7 @@ struct run {
 	struct tf_events *ev; /* TensorBoard, with --logdir */
 	char *sig;            /* the inputs' signature (inputs_signature) */
 	char *val_text;       /* the last validation metrics as members */
+	char *user_spec;      /* --model-file's text (model custom) */
 	uint64_t val_step;    /* the step they were measured at */
 };
 
@@ -767,6 +945,46 @@ resume(struct run *r, const char *path)
 }
 
 /* A new run: the data's schema, the optimizer and its settings. */
+/* --model-file's text, once a run. */
+static int
+read_user_spec(struct run *r)
+{
+	const char *path = r->cfg->model_file;
+	if (path == NULL) {
+		return fail(r, TF_EINVAL,
+		            "--model custom needs --model-file SPEC");
+	}
+	if (r->user_spec != NULL) {
+		return TF_OK;
+	}
+	size_t n;
+	r->user_spec = tf_file_read(path, &n);
+	if (r->user_spec == NULL) {
+		return fail(r, errno == ENOMEM ? TF_ENOMEM : TF_ENOENT,
+		            "cannot open %s: %s", path, strerror(errno));
+	}
+	if (strlen(r->user_spec) != n) {
+		return fail(r, TF_EFORMAT, "%s: not a text file", path);
+	}
+	return TF_OK;
+}
+
+/* Whether a spec declares the ids input (the categorical features). */
+static int
+spec_reads_ids(const char *text)
+{
+	for (const char *p = text; p != NULL && *p;) {
+		char kw[8], name[8];
+		if (sscanf(p, " %7s %7s", kw, name) == 2 &&
+		    strcmp(kw, "input") == 0 && strcmp(name, "ids") == 0) {
+			return 1;
+		}
+		p = strchr(p, '\n');
+		p = p ? p + 1 : NULL;
+	}
+	return 0;
+}
+
 static int
 start(struct run *r)
 {
@@ -795,7 +1013,12 @@ start(struct run *r)
 	                            : tfi_settings_default("optimizer")) ||
 	    set_text(&r->h.schema, tf_dataset_schema_text(r->ds)) ||
 	    set_text(&r->h.config, cfg->settings) || r->h.hparams == NULL;
-	if (!oom && strcmp(cfg->model, "wide_and_deep") == 0) {
+	int custom = strcmp(cfg->model, "custom") == 0;
+	if (!oom && custom && (rc = read_user_spec(r)) != TF_OK) {
+		return rc;
+	}
+	if (!oom && (strcmp(cfg->model, "wide_and_deep") == 0 ||
+	             (custom && spec_reads_ids(r->user_spec)))) {
 		const char *x = cfg->crosses ? cfg->crosses : "";
 		oom = set_text(&r->h.crosses, x);
 		r->h.buckets = cfg->hash_buckets;
@@ -927,7 +1150,12 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 		char err[256];
 		struct tf_layout l;
 		tf_dataset_layout(r->ds, &l);
-		rc = strcmp(cfg->model, "wide_and_deep") == 0
+		rc = strcmp(cfg->model, "custom") == 0
+		         ? tf_model_spec_custom(r->user_spec, cfg->model_file,
+		                                &l, r->task, r->classes,
+		                                &r->h.model_spec, NULL, err,
+		                                sizeof err)
+		     : strcmp(cfg->model, "wide_and_deep") == 0
 		         ? tf_model_spec_wide_deep(
 		               &l, cfg->hidden, r->task, r->classes,
 		               cfg->enable_bn ? cfg->bn_epsilon : 0,
@@ -942,20 +1170,59 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 		if (rc != TF_OK) {
 			return fail(r, rc, "%s", err);
 		}
+	} else if (cfg->model_file != NULL) {
+		/* Resuming with a spec: the one the checkpoint was made of. */
+		char err[512], *spec = NULL;
+		struct tf_layout l;
+		tf_dataset_layout(r->ds, &l);
+		if ((rc = read_user_spec(r)) != TF_OK) {
+			return rc;
+		}
+		rc = tf_model_spec_custom(r->user_spec, cfg->model_file, &l,
+		                          r->task, r->classes, &spec, NULL, err,
+		                          sizeof err);
+		if (rc != TF_OK) {
+			return fail(r, rc, "%s", err);
+		}
+		int same = strcmp(spec, r->h.model_spec) == 0;
+		free(spec);
+		if (!same) {
+			return fail(r, TF_EINVAL,
+			            "%s was trained with another model than %s "
+			            "(use --from-scratch to start over)",
+			            path, cfg->model_file);
+		}
 	}
 	r->h.classes = r->classes;
 	if (set_text(&r->h.task, tf_task_name(r->task)) ||
 	    set_text(&r->h.prediction, prediction_node(r->task))) {
 		return fail(r, TF_ENOMEM, "out of memory");
 	}
+	int64_t want = r->task == TF_TASK_MULTICLASS ? r->classes : 1;
 	if ((rc = tf_graph_parse(r->g, r->h.model_spec)) != TF_OK ||
 	    (rc = tf_graph_build(r->g, reg, tf_device_cpu(), cfg->seed)) !=
 	        TF_OK) {
+		int64_t lw = tf_graph_width(r->g, "logits");
+		if (cfg->model_file != NULL && lw > 0 && lw != want) {
+			goto logits; /* the loss on it refused to build */
+		}
 		/* A checkpoint's model that no longer builds is bad data. */
 		return *resumed && rc == TF_EINVAL
 		           ? fail(r, TF_EFORMAT, "%s: %s", path,
 		                  tf_errmsg(r->g))
+		       : cfg->model_file != NULL
+		           ? fail(r, rc == TF_EINVAL ? TF_EFORMAT : rc,
+		                  "%s: %s", cfg->model_file, tf_errmsg(r->g))
 		           : fail(r, rc, "%s", tf_errmsg(r->g));
+	}
+	if (tf_graph_width(r->g, "logits") != want) {
+	logits:
+		return fail(r, TF_EFORMAT,
+		            "%s: node 'logits' has %lld outputs; the %s task "
+		            "needs %lld (units=outputs)",
+		            cfg->model_file ? cfg->model_file : path,
+		            (long long)tf_graph_width(r->g, "logits"),
+		            tf_task_name(r->task), (long long)want);
 	}
 	int64_t gi = tf_graph_ids_width(r->g);
 	if (tf_graph_width(r->g, "x") != tf_dataset_width(r->ds) ||
@@ -1329,6 +1596,7 @@ out:
 	tf_ckpt_header_release(&r.h);
 	free(r.sig);
 	free(r.val_text);
+	free(r.user_spec);
 	tf_dataset_free(r.ds);
 	tf_graph_free(r.g);
 	tf_optim_free(r.o);

@@ -49,6 +49,8 @@ usage(void)
 	    "schema's)\n"
 	    "      --model=NAME           lr, dnn or wide_and_deep (default "
 	    "dnn)\n"
+	    "      --model-file=SPEC      a model of your own: a spec of "
+	    "ops (tf-plugin(7))\n"
 	    "      --no-normalize         do not standardise features\n"
 	    "      --schema=FILE          the data's schema (default: "
 	    "FILE.schema.json;\n"
@@ -139,6 +141,7 @@ enum {
 	OPT_LR_STEPS,
 	OPT_MAX_STEPS,
 	OPT_MODEL,
+	OPT_MODEL_FILE,
 	OPT_NO_NORM,
 	OPT_OPT,
 	OPT_OPTIMIZER,
@@ -183,6 +186,7 @@ static const struct option options[] = {
     {"lr-staircase", no_argument, NULL, OPT_LR_STAIR},
     {"max-steps", required_argument, NULL, OPT_MAX_STEPS},
     {"model", required_argument, NULL, OPT_MODEL},
+    {"model-file", required_argument, NULL, OPT_MODEL_FILE},
     {"no-normalize", no_argument, NULL, OPT_NO_NORM},
     {"opt", required_argument, NULL, OPT_OPT},
     {"optimizer", required_argument, NULL, OPT_OPTIMIZER},

@@ -47,6 +47,7 @@ fixtures() {
 	cp bc.tfrecord train.tfrecord
 	tf-records split -n 2 -o train train.tfrecord
 	tf-csv2record --no-schema -z gzip "$DATA/iris.csv" -o data.tfrecord.gz
+	printf 'input x\nnode h dense x units=16\nnode a tanh h\nnode logits dense a units=outputs\n' > tanh.spec
 }
 
 @test "the EXAMPLES of tf-csv2record(1) run" {

@@ -227,3 +227,50 @@ C
 	run -0 ./load "$PWD/bad"
 	[[ "$output" == "6 $PWD/bad/future.so: plugin ABI 7 "*"speaks ABI 1" ]]
 }
+
+@test "an out-of-tree op in a model spec: trained, evaluated, exported and served" {
+	dest=$BATS_TEST_TMPDIR/root
+	make -s -C "$TOP" install DESTDIR="$dest" PREFIX=/usr/local SANITIZE=0 >/dev/null
+	export PKG_CONFIG_PATH=$dest/usr/local/lib/pkgconfig
+	export PKG_CONFIG_SYSROOT_DIR=$dest
+	ex=$dest/usr/local/share/tfkit/examples
+	mkdir ops
+	# the example as its comment says to build it, with the warnings on
+	cc -std=c11 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden \
+		$(pkg-config --cflags libtfcore) "$ex/leaky_relu.c" -o ops/leaky_relu.so
+	tf-csv2record "$DATA/breast_cancer.csv" -o bc.tfrecord
+	tf-records split -n 5 -o bc bc.tfrecord
+	run -0 tf-train -q --plugin-dir ops --model-file "$ex/leaky.spec" --epochs 20 --batch-size 32 \
+		--validate bc-00004-of-00005 --checkpoint-dir ck 'bc-0000[0-3]-of-00005'
+	run -0 tf-eval --plugin-dir ops -d ck bc-00004-of-00005
+	/usr/bin/python3 -c '
+import json, sys
+j = json.loads(sys.argv[1])
+assert j["accuracy"] > 0.93 and j["auc"] > 0.98, j' "$output"
+	# without the plugin the model cannot be built: the op is named
+	run -65 --separate-stderr tf-eval -d ck bc-00004-of-00005
+	[[ "$stderr" == *"node 'a1': unknown op 'leaky_relu' (see --list-plugins)"* ]]
+	# exported for tf-serve; TensorFlow.js and ONNX have no such op
+	run -0 tf-export --plugin-dir ops -d ck --export-base models
+	run -65 --separate-stderr tf-export --plugin-dir ops -d ck --format onnx -o m.onnx
+	[ "$stderr" = "tf-export: ONNX export: op 'leaky_relu' (node 'a1') has no ONNX counterpart" ]
+	[ ! -e m.onnx ]
+	run -65 --separate-stderr tf-export --plugin-dir ops -d ck --format tfjs -o m-js
+	[[ "$stderr" == *"op 'leaky_relu' (node 'a1') has no TensorFlow.js counterpart" ]]
+	# served: the row tf-eval predicts
+	tf-records head -n 1 --raw bc-00004-of-00005 > one.tfrecord
+	want=$(tf-eval --plugin-dir ops -d models/1 --predict one.tfrecord)
+	tf-records head -n 1 bc-00004-of-00005 | jq -c '{instances: [del(.label)]}' > req.json
+	tf-serve --plugin-dir ops --model-base models --model-name bc --rest-api-port 0 \
+		--listen-address 127.0.0.1 2> serve.log 3>&- &
+	spid=$!
+	for _ in $(seq 100); do
+		port=$(sed -n 's|.*REST API on http://[0-9.]*:\([0-9]*\)/.*|\1|p' serve.log)
+		[ -n "$port" ] && grep -q "version 1 loaded" serve.log && break
+		sleep 0.05
+	done
+	run -0 curl -s -d @req.json "http://127.0.0.1:$port/v1/models/bc:predict"
+	kill -TERM "$spid"
+	wait "$spid"
+	[ "$output" = "{\"predictions\":[$want]}" ]
+}

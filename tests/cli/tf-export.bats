@@ -283,3 +283,29 @@ assert max(abs(x - y) / max(1, abs(y)) for x, y in zip(a, c)) < 1e-5, (a, c)' a.
 	[ -c full ]
 	[ -z "$(ls | grep '\.tmp\.')" ]
 }
+
+@test "a --model-file spec of built-in ops exports to TensorFlow.js and ONNX" {
+	node_libs onnxruntime-node
+	node_libs @tensorflow/tfjs-layers
+	tf-csv2record "$DATA/iris.csv" -o iris.tfrecord
+	printf 'input x\nnode h dense x units=12\nnode a tanh h\nnode logits dense a units=outputs\n' > tanh.spec
+	tf-train -q --model-file tanh.spec --epochs 20 --batch-size 16 --checkpoint-dir sck iris.tfrecord > /dev/null
+	tf-export -d sck --format onnx -o spec.onnx > /dev/null
+	tf-export -d sck --format tfjs -o spec-js > /dev/null
+	/usr/bin/python3 -c '
+import csv, json, sys
+r = list(csv.reader(open(sys.argv[1])))[1:]
+print(json.dumps([[float(v) for v in row[:-1]] for row in r]))' "$DATA/iris.csv" > rows.json
+	node "$TOP/tests/cli/exportcheck.js" onnx spec.onnx rows.json > a.out
+	node "$TOP/tests/cli/exportcheck.js" tfjs spec-js rows.json | grep '^\[' > b.out
+	tf-eval -d sck --predict iris.tfrecord > c.out
+	/usr/bin/python3 -c '
+import json, sys
+a = [json.loads(l) for l in open(sys.argv[1])]
+b = [json.loads(l) for l in open(sys.argv[2])]
+c = [json.loads(l)["probabilities"] for l in open(sys.argv[3])]
+assert len(a) == len(b) == len(c) == 150
+for x, y, z in zip(a, b, c):
+    assert max(abs(p - q) for p, q in zip(x, z)) < 2e-6, (x, z)
+    assert max(abs(p - q) for p, q in zip(y, z)) < 2e-6, (y, z)' a.out b.out c.out
+}

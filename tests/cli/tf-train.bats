@@ -605,3 +605,71 @@ assert j["task"] == "multiclass" and j["accuracy"] > 0.9, j' "$output"
 	run -65 --separate-stderr tf-train -q --checkpoint-dir ck1 seven.tfrecord
 	[[ "$stderr" == *"seven.tfrecord: record 2: label 'label' is 7, not one of the model's classes (1 to 3)"* ]]
 }
+
+@test "--model-file: a spec of the user's trains, resumes, and is checked line by line" {
+	tf-csv2record "$DATA/iris.csv" -o iris.tfrecord
+	cat > tanh.spec <<'S'
+# two tanh layers; widths from the schema, outputs from the task
+input x
+node h1 dense x units=16
+node a1 tanh h1
+node h2 dense a1 units=8
+node a2 tanh h2
+node logits dense a2 units=outputs
+S
+	run -0 tf-train -q --model-file tanh.spec --epochs 60 --batch-size 16 --checkpoint-dir ck iris.tfrecord
+	/usr/bin/python3 -c '
+import json, sys
+j = json.loads(sys.argv[1].splitlines()[-1])
+s = j["settings"]
+assert s["model"] == "custom" and s["model-file"] == "tanh.spec", s
+assert "hidden" not in s and "enable-bn" not in s, s' "$output"
+	run -0 tf-eval -d ck iris.tfrecord
+	/usr/bin/python3 -c '
+import json, sys
+j = json.loads(sys.argv[1])
+assert j["task"] == "multiclass" and j["accuracy"] > 0.9, j' "$output"
+	# the checkpoint holds the spec made whole: widths and outputs filled
+	grep -aq 'input x 4' ck/model.ckpt-600
+	grep -aq 'node logits dense a2 units=3' ck/model.ckpt-600
+	# resumed without the flag, or with the same spec: it goes on
+	run -0 tf-train -q --epochs 1 --batch-size 16 --checkpoint-dir ck iris.tfrecord
+	[[ "${lines[-1]}" == *'"step":610,'* ]]
+	run -0 tf-train -q --model-file tanh.spec --epochs 1 --batch-size 16 --checkpoint-dir ck iris.tfrecord
+	[[ "${lines[-1]}" == *'"step":620,'* ]]
+	# another spec, or a built-in model, over it: refused
+	sed 's/units=16/units=17/' tanh.spec > other.spec
+	run -64 --separate-stderr tf-train --model-file other.spec --checkpoint-dir ck iris.tfrecord
+	[[ "$stderr" == *"was trained with another model than other.spec (use --from-scratch to start over)" ]]
+	run -64 --separate-stderr tf-train --model dnn --checkpoint-dir ck iris.tfrecord
+	[[ "$stderr" == *"was trained with --model custom, not dnn (use --from-scratch to start over)" ]]
+	# flags of the built-in models do not go with a spec
+	run -64 --separate-stderr tf-train --model-file tanh.spec --hidden 8 iris.tfrecord
+	[ "$stderr" = "tf-train: --hidden does not go with --model-file (the spec says the layers)" ]
+	run -64 --separate-stderr tf-train --model-file tanh.spec --model lr iris.tfrecord
+	[ "$stderr" = "tf-train: --model-file is a model of its own: it goes without --model lr" ]
+	run -66 --separate-stderr tf-train --model-file nothing.spec iris.tfrecord
+	[ "$stderr" = "tf-train: cannot open nothing.spec: No such file or directory" ]
+	# bad specs: 65, naming the file and the line
+	sed 's/^input x$/input x 7/' tanh.spec > wide.spec
+	run -65 --separate-stderr tf-train --model-file wide.spec iris.tfrecord
+	[ "$stderr" = "tf-train: wide.spec:2: input 'x' is 7 wide in the spec, 4 in the data (leave the width out: it comes from the schema)" ]
+	sed 's/dense a1 units=8/dense b1 units=8/' tanh.spec > undeclared.spec
+	run -65 --separate-stderr tf-train --model-file undeclared.spec iris.tfrecord
+	[ "$stderr" = "tf-train: undeclared.spec: model line 5: node 'h2': input 'b1' is not declared above it" ]
+	sed 's/ tanh / swish /' tanh.spec > unknown.spec
+	run -65 --separate-stderr tf-train --model-file unknown.spec iris.tfrecord
+	[ "$stderr" = "tf-train: unknown.spec: node 'a1': unknown op 'swish' (see --list-plugins)" ]
+	sed 's/units=outputs/units=2/' tanh.spec > two.spec
+	run -65 --separate-stderr tf-train --model-file two.spec iris.tfrecord
+	[ "$stderr" = "tf-train: two.spec: node 'logits' has 2 outputs; the multiclass task needs 3 (units=outputs)" ]
+	grep -v logits tanh.spec > nologits.spec
+	run -65 --separate-stderr tf-train --model-file nologits.spec iris.tfrecord
+	[[ "$stderr" == "tf-train: nologits.spec: no node 'logits'"* ]]
+	printf 'loss l\n' >> nologits.spec
+	run -65 --separate-stderr tf-train --model-file nologits.spec iris.tfrecord
+	[[ "$stderr" == "tf-train: nologits.spec:7: the loss is tf-train's"* ]]
+	printf 'input y\n' > y.spec
+	run -65 --separate-stderr tf-train --model-file y.spec iris.tfrecord
+	[[ "$stderr" == "tf-train: y.spec:1: input 'y': tf-train feeds x"* ]]
+}

@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 struct tf_train_config {
-	const char *model;  /* "lr", "dnn" or "wide_and_deep" */
+	const char *model;  /* "lr", "dnn", "wide_and_deep" or "custom" */
 	const char *hidden; /* dnn: "128 32 8" */
 	int enable_bn;      /* dnn: batch normalisation after each dense */
 	double bn_epsilon;
@@ -73,6 +73,8 @@ struct tf_train_config {
 	const char *crosses;   /* "a*b,c*d": crossed categorical columns */
 	int64_t hash_buckets;  /* ids of the crosses (default 1000) */
 	int64_t embedding_dim; /* values per categorical column (default 8) */
+	/* model "custom": a spec file of the user's (tf_model_spec_custom) */
+	const char *model_file;
 };
 
 /* The defaults (settings.c's table); optimizer NULL and learning_rate 0
@@ -137,6 +139,22 @@ TF_API int tf_model_spec_wide_deep(const struct tf_layout *l,
                                    int64_t classes, double bn_epsilon,
                                    double keep, int64_t dim, char **spec,
                                    char *err, size_t errlen);
+
+/*
+ * A spec of the user's (--model-file), as tf-plugin(7) writes them, made
+ * whole for a row of tf_dataset_layout(): "input x" gets the numeric
+ * width, "input ids" (int64) the categorical and crossed ids, "input
+ * label" one column (added when absent); every attribute value
+ * "outputs" becomes the model's output count (1, or the classes of a
+ * multiclass model); the prediction and the loss for the task are added
+ * on the spec's node "logits".  Lines keep their numbers, so the graph's
+ * "model line N" errors point into the file; errors here name origin and
+ * the line.  *wants_ids says whether it reads ids (NULL: not asked).
+ */
+TF_API int tf_model_spec_custom(const char *text, const char *origin,
+                                const struct tf_layout *l, int task,
+                                int64_t classes, char **spec, int *wants_ids,
+                                char *err, size_t errlen);
 
 #ifdef __cplusplus
 }
