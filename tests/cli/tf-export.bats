@@ -34,6 +34,30 @@ node_libs() {
 	skip "$1 is not installed (.ci/run installs it: sh mk/node.sh)"
 }
 
+# The checkpoint DIR of a model of iris.tfrecord, exported to ONNX and
+# TensorFlow.js: onnxruntime and tf.loadLayersModel predict every row as
+# tf-eval does.
+iris_exports_agree() {
+	tf-export -d "$1" --format onnx -o "$1.onnx" > /dev/null
+	tf-export -d "$1" --format tfjs -o "$1-js" > /dev/null
+	/usr/bin/python3 -c '
+import csv, json, sys
+r = list(csv.reader(open(sys.argv[1])))[1:]
+print(json.dumps([[float(v) for v in row[:-1]] for row in r]))' "$DATA/iris.csv" > rows.json
+	node "$TOP/tests/cli/exportcheck.js" onnx "$1.onnx" rows.json > a.out
+	node "$TOP/tests/cli/exportcheck.js" tfjs "$1-js" rows.json | grep '^\[' > b.out
+	tf-eval -d "$1" --predict iris.tfrecord > c.out
+	/usr/bin/python3 -c '
+import json, sys
+a = [json.loads(l) for l in open(sys.argv[1])]
+b = [json.loads(l) for l in open(sys.argv[2])]
+c = [json.loads(l)["probabilities"] for l in open(sys.argv[3])]
+assert len(a) == len(b) == len(c) == 150
+for x, y, z in zip(a, b, c):
+    assert max(abs(p - q) for p, q in zip(x, z)) < 2e-6, (x, z)
+    assert max(abs(p - q) for p, q in zip(y, z)) < 2e-6, (y, z)' a.out b.out c.out
+}
+
 # The first n rows of breast_cancer.csv as JSON lists of features.
 rows_json() {
 	/usr/bin/python3 -c '
@@ -198,24 +222,7 @@ assert b"tf-export" in b[:40] and b"\x42\x04\x0a\x00\x10\x0d" in b   # opset 13'
 	node_libs @tensorflow/tfjs-layers
 	tf-csv2record "$DATA/iris.csv" -o iris.tfrecord
 	tf-train -q --epochs 20 --batch-size 16 --checkpoint-dir ick iris.tfrecord > /dev/null
-	tf-export -d ick --format onnx -o iris.onnx > /dev/null
-	tf-export -d ick --format tfjs -o iris-js > /dev/null
-	/usr/bin/python3 -c '
-import csv, json, sys
-r = list(csv.reader(open(sys.argv[1])))[1:]
-print(json.dumps([[float(v) for v in row[:-1]] for row in r]))' "$DATA/iris.csv" > rows.json
-	node "$TOP/tests/cli/exportcheck.js" onnx iris.onnx rows.json > a.out
-	node "$TOP/tests/cli/exportcheck.js" tfjs iris-js rows.json | grep '^\[' > b.out
-	tf-eval -d ick --predict iris.tfrecord > c.out
-	/usr/bin/python3 -c '
-import json, sys
-a = [json.loads(l) for l in open(sys.argv[1])]
-b = [json.loads(l) for l in open(sys.argv[2])]
-c = [json.loads(l)["probabilities"] for l in open(sys.argv[3])]
-assert len(a) == len(b) == len(c) == 150
-for x, y, z in zip(a, b, c):
-    assert max(abs(p - q) for p, q in zip(x, z)) < 2e-6, (x, z)
-    assert max(abs(p - q) for p, q in zip(y, z)) < 2e-6, (y, z)' a.out b.out c.out
+	iris_exports_agree ick
 	tf-csv2record "$DATA/diabetes_regression.csv" -o d.tfrecord
 	tf-train -q --task regression --epochs 5 --checkpoint-dir dck d.tfrecord > /dev/null
 	tf-export -d dck --format onnx -o d.onnx > /dev/null
@@ -290,22 +297,5 @@ assert max(abs(x - y) / max(1, abs(y)) for x, y in zip(a, c)) < 1e-5, (a, c)' a.
 	tf-csv2record "$DATA/iris.csv" -o iris.tfrecord
 	printf 'input x\nnode h dense x units=12\nnode a tanh h\nnode logits dense a units=outputs\n' > tanh.spec
 	tf-train -q --model-file tanh.spec --epochs 20 --batch-size 16 --checkpoint-dir sck iris.tfrecord > /dev/null
-	tf-export -d sck --format onnx -o spec.onnx > /dev/null
-	tf-export -d sck --format tfjs -o spec-js > /dev/null
-	/usr/bin/python3 -c '
-import csv, json, sys
-r = list(csv.reader(open(sys.argv[1])))[1:]
-print(json.dumps([[float(v) for v in row[:-1]] for row in r]))' "$DATA/iris.csv" > rows.json
-	node "$TOP/tests/cli/exportcheck.js" onnx spec.onnx rows.json > a.out
-	node "$TOP/tests/cli/exportcheck.js" tfjs spec-js rows.json | grep '^\[' > b.out
-	tf-eval -d sck --predict iris.tfrecord > c.out
-	/usr/bin/python3 -c '
-import json, sys
-a = [json.loads(l) for l in open(sys.argv[1])]
-b = [json.loads(l) for l in open(sys.argv[2])]
-c = [json.loads(l)["probabilities"] for l in open(sys.argv[3])]
-assert len(a) == len(b) == len(c) == 150
-for x, y, z in zip(a, b, c):
-    assert max(abs(p - q) for p, q in zip(x, z)) < 2e-6, (x, z)
-    assert max(abs(p - q) for p, q in zip(y, z)) < 2e-6, (y, z)' a.out b.out c.out
+	iris_exports_agree sck
 }
