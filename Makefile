@@ -46,7 +46,7 @@ CFLAGS   ?= $(OPT)
 CFLAGS   += -std=c11 $(WARN) -pthread $(SANFLAGS)
 LIBCFLAGS = $(CFLAGS) -fPIC -fvisibility=hidden -DTF_BUILDING_LIBRARY -Ilibtfcore -I.
 LDFLAGS  += -pthread $(SANFLAGS)
-LIBS     := -lcsv -larchive -lprotobuf-c -ljansson -lnettle -lz -lopenblas -ldl -lm
+LIBS     := -lcsv -larchive -lprotobuf-c -ljansson -lnettle -lnng -lz -lopenblas -ldl -lm
 
 V ?= 0
 ifeq ($(V),0)
@@ -63,13 +63,13 @@ endif
 
 LIB_SRC   := $(wildcard libtfcore/*.c)
 KERN_SRC  := $(wildcard kernels/cpu/*.c)
-PROTOS    := example onnx
+PROTOS    := example onnx ps
 LIB_OBJ   := $(patsubst libtfcore/%.c,$(B)/lib/%.o,$(LIB_SRC)) $(patsubst %,$(B)/lib/%.pb-c.o,$(PROTOS)) \
              $(patsubst kernels/cpu/%.c,$(B)/lib/kernels/%.o,$(KERN_SRC))
 PLUGIN_SRC := $(wildcard plugins/ops/*.c plugins/optimizers/*.c)
 PLUGIN_SO := $(patsubst %.c,$(B)/lib/tfkit/plugins/%.so,$(notdir $(PLUGIN_SRC)))
 LIB_HDR   := $(wildcard libtfcore/include/tf/*.h)
-TOOLS     := tf-csv2record tf-records tf-train tf-eval tf-export tf-serve
+TOOLS     := tf-csv2record tf-records tf-train tf-ps tf-eval tf-export tf-serve
 TOOL_BIN  := $(addprefix $(B)/bin/,$(TOOLS))
 TOOL_COMMON := $(B)/tools/tool.o
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
@@ -138,6 +138,12 @@ $(B)/tools/%.o: tools/%.c | deps
 $(B)/bin/%: $(B)/tools/%.o $(TOOL_COMMON) $(SOLIB) $(B)/lib/libtfcore.so
 	@mkdir -p $(@D)
 	$(Q)$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $< $(TOOL_COMMON) -L$(B)/lib -ltfcore -Wl,-rpath,'$$ORIGIN/../lib' -ljansson $(TOOL_LIBS) -lm
+
+# tf-ps is tf-train's source built as the ps task (one command line for
+# every task of a cluster).
+$(B)/tools/tf-ps.o: tools/tf-train.c | deps
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -DTFKIT_PS -MF $(B)/tools/tf-ps.d -c -o $@ $<
 
 # tf-serve is one file per concern under tools/serve/ (serve.h), with
 # the server's own libraries: HTTP and nng.

@@ -101,6 +101,9 @@ struct tf_dataset {
 	int stdin_kept;         /* every record read from it is in replay */
 	char *select, *exclude; /* --features, --exclude: comma lists */
 	int allow_missing;      /* a record may lack features: their mean */
+	/* A trainer's share of a distributed run: the records whose place
+	 * in the epoch (over all files, in order) is shard mod shards. */
+	uint64_t shard, shards, seen;
 	/* reading */
 	char **files;
 	size_t nfiles;
@@ -932,6 +935,19 @@ tf_dataset_epoch(const struct tf_dataset *ds)
 	return ds->epoch;
 }
 
+int
+tf_dataset_set_shard(struct tf_dataset *ds, uint64_t shard, uint64_t shards)
+{
+	if (shards == 0 || shard >= shards) {
+		return tfi_set_error(ds, TF_EINVAL, "shard %llu of %llu",
+		                     (unsigned long long)shard,
+		                     (unsigned long long)shards);
+	}
+	ds->shard = shard;
+	ds->shards = shards;
+	return TF_OK;
+}
+
 uint64_t
 tf_dataset_done(const struct tf_dataset *ds)
 {
@@ -944,6 +960,7 @@ epoch_start(struct tf_dataset *ds, uint64_t epoch)
 {
 	ds->epoch = epoch;
 	ds->done = 0;
+	ds->seen = 0;
 	ds->file = 0;
 	ds->reading = 0;
 	ds->nbuf = 0;
@@ -1471,6 +1488,10 @@ read_one(struct tf_dataset *ds, size_t i)
 			rc = next_stdin(ds, &d, &n);
 		} else {
 			rc = tf_reader_next(r, &d, &n);
+		}
+		if (rc == TF_OK && ds->shards > 1 &&
+		    ds->seen++ % ds->shards != ds->shard) {
+			continue; /* another trainer's record */
 		}
 		if (rc == TF_OK) {
 			return decode(ds, d, n, row, ids, row + ds->width, key);

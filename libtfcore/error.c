@@ -44,6 +44,8 @@ tf_strerror(int code)
 		return "cannot create output";
 	case TF_EINTERNAL:
 		return "internal error";
+	case TF_EUNAVAIL:
+		return "a peer is unavailable";
 	default:
 		return "unknown error";
 	}
@@ -67,6 +69,8 @@ tf_exit_code(int code)
 		return EX_CANTCREAT;
 	case TF_EIO:
 		return EX_IOERR;
+	case TF_EUNAVAIL:
+		return EX_UNAVAILABLE;
 	default:
 		return EX_SOFTWARE;
 	}

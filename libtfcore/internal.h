@@ -202,4 +202,37 @@ int tfi_evaluate(struct tf_graph *g, const char *prediction,
 /* A setting's default text (settings.c), NULL when it has none. */
 const char *tfi_settings_default(const char *name);
 
+/*
+ * A trainer's exchange with the ps tasks (exchange.c over tf/ps.h's
+ * client): the chief's INIT of every shard (its values, slots, step and
+ * optimizer; a ps that has its shard already answers with it, taken into
+ * params and *step), a PULL of every shard (waiting up to wait seconds
+ * for the chief's INIT), a PUSH of a gradient with the new values back,
+ * a SNAPSHOT of values and slots at one step for a checkpoint, DONE, a
+ * wait for every trainer's DONE, FINISH, and the exchange's cost as
+ * JSON members (the caller frees them).
+ */
+struct tf_ps_client;
+struct tf_optim;
+struct tfi_ps_mode {
+	int sync;
+	unsigned replicas_to_aggregate, total_replicas, staleness;
+	double peer_timeout;
+};
+void tfi_ps_client_setup(struct tf_ps_client *cl, uint32_t rank,
+                         uint64_t nparams);
+int tfi_ps_init(struct tf_ps_client *cl, float *params, struct tf_optim *o,
+                uint64_t *step, const char *optimizer, const char *hparams,
+                const struct tfi_ps_mode *mode);
+int tfi_ps_pull(struct tf_ps_client *cl, float *params, uint64_t *step,
+                double wait);
+int tfi_ps_push(struct tf_ps_client *cl, float *params, const float *grads,
+                float lr, uint64_t rows, uint64_t *step);
+int tfi_ps_snapshot(struct tf_ps_client *cl, float *params, struct tf_optim *o,
+                    uint64_t *step);
+int tfi_ps_done(struct tf_ps_client *cl);
+int tfi_ps_wait_done(struct tf_ps_client *cl, uint32_t trainers, double wait);
+int tfi_ps_finish(struct tf_ps_client *cl);
+char *tfi_ps_stats(struct tf_ps_client *cl);
+
 #endif

@@ -78,6 +78,11 @@ static const struct def defs[] = {
     {"keep", K_INT, RUN, ALWAYS, "5", I(0, 1000)},
     {"from-scratch", K_BOOL, RUN, ALWAYS, "false", NONE},
     {"threads", K_INT, RUN, ALWAYS, "1", I(1, 256)},
+    {"sync-mode", K_STR, RUN, IF_SET, NULL, NONE},
+    {"replicas-to-aggregate", K_INT, RUN, IF_SET, NULL, I(1, 65536)},
+    {"total-replicas", K_INT, RUN, IF_SET, NULL, I(1, 65536)},
+    {"staleness", K_INT, RUN, IF_SET, NULL, I(0, 1 << 30)},
+    {"peer-timeout", K_REAL, RUN, IF_SET, NULL, R(0, 1, 86400)},
     {"task", K_STR, MODEL, IF_SET, NULL, NONE},
     {"schema", K_STR, RUN, IF_SET, NULL, NONE},
     {"label", K_STR, MODEL, IF_SET, NULL, NONE},
@@ -715,6 +720,13 @@ tf_settings_resolve(struct tf_settings *s)
 	if (rc == TF_OK) {
 		rc = model_file(s);
 	}
+	const char *sm = s->value[find("sync-mode")].text;
+	if (rc == TF_OK && sm != NULL && strcmp(sm, "sync") != 0 &&
+	    strcmp(sm, "async") != 0) {
+		rc = tfi_set_error(
+		    s, TF_EINVAL, "--sync-mode: '%s' is neither sync nor async",
+		    sm);
+	}
 	const char *dir = s->value[find("checkpoint-dir")].text;
 	if (rc == TF_OK && dir != NULL && !is_true(s, "from-scratch")) {
 		rc = from_checkpoint(s, dir);
@@ -862,6 +874,14 @@ fill(const struct tf_settings *s, struct tf_train_config *cfg)
 	cfg->validate = text(s, "validate");
 	cfg->checkpoint_dir = text(s, "checkpoint-dir");
 	cfg->logdir = text(s, "logdir");
+	const char *sm = text(s, "sync-mode");
+	cfg->sync = sm == NULL || strcmp(sm, "async") != 0;
+	cfg->replicas_to_aggregate = (unsigned)num(s, "replicas-to-aggregate");
+	cfg->total_replicas = (unsigned)num(s, "total-replicas");
+	cfg->staleness =
+	    text(s, "staleness") ? (unsigned)num(s, "staleness") : 16;
+	cfg->peer_timeout =
+	    text(s, "peer-timeout") ? real(s, "peer-timeout") : 60;
 }
 
 void

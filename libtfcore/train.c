@@ -24,9 +24,11 @@
 #include "internal.h"
 #include "tf/batch.h"
 #include "tf/checkpoint.h"
+#include "tf/cluster.h"
 #include "tf/events.h"
 #include "tf/file.h"
 #include "tf/metrics.h"
+#include "tf/ps.h"
 #include "tf/rng.h"
 #include "tf/schema.h"
 #include "tf/train.h"
@@ -465,7 +467,11 @@ struct run {
 	char *sig;            /* the inputs' signature (inputs_signature) */
 	char *val_text;       /* the last validation metrics as members */
 	char *user_spec;      /* --model-file's text (model custom) */
-	uint64_t val_step;    /* the step they were measured at */
+	/* distributed: the ps tasks, this trainer's rank, the chief */
+	struct tf_ps_client *cl;
+	uint32_t rank, trainers;
+	int chief;
+	uint64_t val_step; /* the step they were measured at */
 };
 
 static int fail(struct run *r, int code, const char *fmt, ...)
@@ -481,11 +487,25 @@ fail(struct run *r, int code, const char *fmt, ...)
 	return code;
 }
 
+/* Whether this process reports, validates and checkpoints: the chief of
+ * a distributed run, or the one process. */
+static int
+leads(const struct run *r)
+{
+	return r->cl == NULL || r->chief;
+}
+
 static int
 save(struct run *r)
 {
-	if (r->cfg->checkpoint_dir == NULL) {
+	if (r->cfg->checkpoint_dir == NULL || !leads(r)) {
 		return TF_OK;
+	}
+	/* A distributed run's chief: every shard's values and slots at one
+	 * step. */
+	if (r->cl != NULL && tfi_ps_snapshot(r->cl, tf_graph_params(r->g), r->o,
+	                                     &r->h.step) != TF_OK) {
+		return fail(r, tf_errcode(r->cl), "%s", tf_errmsg(r->cl));
 	}
 	/* The generator of dropout masks, to continue where it stood. */
 	memcpy(r->h.rng, tf_graph_rng(r->g)->s, sizeof r->h.rng);
@@ -696,6 +716,18 @@ report(struct run *r, struct tf_metrics *m, double lr, double eps, int final)
 		     tfi_json_put(&b, ",\"checkpoint\":", 14) ||
 		     tfi_json_put(&b, ps, strlen(ps));
 		free(ps);
+	}
+	/* A distributed run's chief: what the exchange cost it. */
+	if (final && r->cl != NULL) {
+		char *x = tfi_ps_stats(r->cl);
+		char who[96];
+		snprintf(who, sizeof who,
+		         ",\"cluster\":{\"trainers\":%u,\"ps\":%zu},"
+		         "\"exchange\":",
+		         r->trainers, tf_cluster_count(r->cfg->cluster, "ps"));
+		rc = rc || x == NULL || tfi_json_put(&b, who, strlen(who)) ||
+		     tfi_json_put(&b, x, strlen(x));
+		free(x);
 	}
 	/* The final line says which settings made it (sweeps tell their
 	 * runs apart by it). */
@@ -1102,6 +1134,87 @@ start_reading(struct run *r, const char *ckpt)
 	return rc == TF_OK ? TF_OK : fail(r, rc, "%s", tf_errmsg(r->ds));
 }
 
+/* The optimizer's settings as "key=value,..." for the ps tasks. */
+static char *
+hparams_text(const struct tf_hparams *h)
+{
+	struct tfi_buf b = {0};
+	int rc = tfi_json_put(&b, "", 0);
+	for (size_t i = 0; rc == 0 && i < tf_hparams_count(h); i++) {
+		double v;
+		const char *k = tf_hparams_get(h, i, &v);
+		rc = put_line(&b, "%s%s=%.17g", i ? "," : "", k, v);
+	}
+	if (rc != 0) {
+		tfi_buf_free(&b);
+		return NULL;
+	}
+	return (char *)b.data;
+}
+
+/*
+ * A trainer of a distributed run: its shard of the inputs (rank of
+ * trainers), and the model's values from the ps tasks; the chief gives
+ * them theirs first (its own, from the seed or the checkpoint), the
+ * others wait for them.
+ */
+static int
+join_cluster(struct run *r)
+{
+	const struct tf_train_config *cfg = r->cfg;
+	const struct tf_cluster *c = cfg->cluster;
+	if (strcmp(tf_cluster_job(c), "ps") == 0) {
+		return fail(r, TF_EINVAL, "a ps task does not train (tf-ps)");
+	}
+	r->rank = (uint32_t)tf_cluster_rank(c);
+	r->trainers = cfg->total_replicas ? cfg->total_replicas
+	                                  : (uint32_t)tf_cluster_trainers(c);
+	r->chief = tf_cluster_is_chief(c);
+	if (r->rank >= r->trainers) {
+		return fail(r, TF_EINVAL,
+		            "trainer %u of --total-replicas %u: the cluster "
+		            "has more trainers",
+		            r->rank, r->trainers);
+	}
+	int rc = tf_dataset_set_shard(r->ds, r->rank, r->trainers);
+	if (rc != TF_OK) {
+		return fail(r, rc, "%s", tf_errmsg(r->ds));
+	}
+	size_t nps = tf_cluster_count(c, "ps");
+	const char **addrs = calloc(nps, sizeof *addrs);
+	r->cl = tf_ps_client_new();
+	if (addrs == NULL || r->cl == NULL) {
+		free(addrs);
+		return fail(r, TF_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < nps; i++) {
+		addrs[i] = tf_cluster_host(c, "ps", i);
+	}
+	double pt = cfg->peer_timeout > 0 ? cfg->peer_timeout : 60;
+	rc = tf_ps_client_connect(r->cl, addrs, nps, cfg->auth_token, pt + 30);
+	free(addrs);
+	if (rc != TF_OK) {
+		return fail(r, rc, "%s", tf_errmsg(r->cl));
+	}
+	tfi_ps_client_setup(r->cl, r->rank, tf_graph_nparams(r->g));
+	if (r->chief) {
+		struct tfi_ps_mode mode = {cfg->sync,
+		                           cfg->replicas_to_aggregate,
+		                           r->trainers, cfg->staleness, pt};
+		char *hp = hparams_text(r->h.hparams);
+		rc = hp == NULL
+		         ? TF_ENOMEM
+		         : tfi_ps_init(r->cl, tf_graph_params(r->g), r->o,
+		                       &r->h.step, r->h.optimizer, hp, &mode);
+		free(hp);
+	} else {
+		rc = tfi_ps_pull(r->cl, tf_graph_params(r->g), &r->h.step,
+		                 pt + 60);
+	}
+	return rc == TF_OK ? TF_OK
+	                   : fail(r, tf_errcode(r->cl), "%s", tf_errmsg(r->cl));
+}
+
 /* Set up the dataset, the graph and the optimizer, from a checkpoint
  * when there is one. */
 static int
@@ -1276,6 +1389,10 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 	}
 	tf_dataset_set_normalize(r->ds, cfg->normalize);
 	tf_dataset_set_allow_missing(r->ds, cfg->allow_missing);
+	if (cfg->cluster != NULL && tf_cluster_distributed(cfg->cluster) &&
+	    (rc = join_cluster(r)) != TF_OK) {
+		return rc;
+	}
 	return start_reading(r, *resumed ? path : NULL);
 }
 
@@ -1456,8 +1573,16 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		goto out;
 	}
 	uint64_t first_step = r.h.step;
+	uint64_t next_report = cfg->steps_to_validate > 0
+	                           ? (r.h.step / cfg->steps_to_validate + 1) *
+	                                 cfg->steps_to_validate
+	                           : 0;
+	uint64_t next_save =
+	    cfg->save_every > 0
+	        ? (r.h.step / cfg->save_every + 1) * cfg->save_every
+	        : 0;
 	int ran_out = 0, stopped = 0;
-	if (cfg->checkpoint_dir == NULL && sink->note != NULL) {
+	if (cfg->checkpoint_dir == NULL && leads(&r) && sink->note != NULL) {
 		sink->note(sink->ctx, "no --checkpoint-dir: the model this run "
 		                      "trains is not kept");
 	}
@@ -1505,8 +1630,20 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		lr =
 		    tf_lr_decay(r.h.learning_rate, r.h.step, cfg->lr_decay_rate,
 		                cfg->lr_decay_steps, cfg->lr_staircase);
-		tf_optim_step(r.o, params, grads, (float)lr);
-		r.h.step++;
+		/* The one exchange of a step: the optimizer here, or the
+		 * gradient to the ps tasks and their values back. */
+		if (r.cl != NULL) {
+			rc = tfi_ps_push(r.cl, params, grads, (float)lr, rows,
+			                 &r.h.step);
+			if (rc != TF_OK) {
+				rc = fail(&r, tf_errcode(r.cl), "%s",
+				          tf_errmsg(r.cl));
+				goto out;
+			}
+		} else {
+			tf_optim_step(r.o, params, grads, (float)lr);
+			r.h.step++;
+		}
 		r.h.examples += rows;
 		r.h.epoch = b->epoch;
 		r.h.done = b->done;
@@ -1516,8 +1653,10 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			    r.h.epoch - r.h.run_first_epoch, cfg->epochs, loss};
 			sink->progress(sink->ctx, &pr);
 		}
-		if (cfg->steps_to_validate > 0 &&
-		    r.h.step % cfg->steps_to_validate == 0) {
+		if (cfg->steps_to_validate > 0 && leads(&r) &&
+		    r.h.step >= next_report) {
+			next_report = (r.h.step / cfg->steps_to_validate + 1) *
+			              cfg->steps_to_validate;
 			double tn = now();
 			rc = report(
 			    &r, m, lr,
@@ -1531,16 +1670,19 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			t_mark = now();
 			ex_mark = r.h.examples;
 		}
-		int due =
-		    (cfg->save_every > 0 && r.h.step % cfg->save_every == 0) ||
-		    (cfg->save_every_secs > 0 &&
-		     now() - last_save >= cfg->save_every_secs);
+		int due = (cfg->save_every > 0 && r.h.step >= next_save) ||
+		          (cfg->save_every_secs > 0 &&
+		           now() - last_save >= cfg->save_every_secs);
 		if (due) {
 			if ((rc = save(&r)) != TF_OK) {
 				goto out;
 			}
 			saved_step = r.h.step;
 			last_save = now();
+			next_save = cfg->save_every > 0
+			                ? (r.h.step / cfg->save_every + 1) *
+			                      cfg->save_every
+			                : 0;
 		}
 	}
 	if (r.h.step == first_step && !stopped) {
@@ -1573,6 +1715,24 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		           "standard input held more than 256 MiB of records: "
 		           "read for one pass only (give a file for more)");
 	}
+	if (r.cl != NULL) {
+		/* Done here.  The chief waits for the other trainers, takes
+		 * what the ps tasks hold at one step, validates and
+		 * checkpoints it, and tells them the run is over. */
+		double pt = cfg->peer_timeout > 0 ? cfg->peer_timeout : 60;
+		if ((rc = tfi_ps_done(r.cl)) != TF_OK ||
+		    (r.chief && !stopped &&
+		     (rc = tfi_ps_wait_done(r.cl, r.trainers, 4 * pt + 60)) !=
+		         TF_OK) ||
+		    (r.chief && (rc = tfi_ps_snapshot(r.cl, params, r.o,
+		                                      &r.h.step)) != TF_OK)) {
+			rc = fail(&r, tf_errcode(r.cl), "%s", tf_errmsg(r.cl));
+			goto out;
+		}
+		if (!r.chief) {
+			goto out;
+		}
+	}
 	/* The final checkpoint records the final validation metrics. */
 	if (cfg->validate != NULL && cfg->checkpoint_dir != NULL &&
 	    (rc = validate(&r)) != TF_OK) {
@@ -1586,6 +1746,10 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 	            (double)(r.h.examples - ex_mark) /
 	                (tn - t_mark > 1e-9 ? tn - t_mark : 1e-9),
 	            1);
+	if (rc == TF_OK && r.cl != NULL && !stopped &&
+	    (rc = tfi_ps_finish(r.cl)) != TF_OK) {
+		rc = fail(&r, tf_errcode(r.cl), "%s", tf_errmsg(r.cl));
+	}
 out:
 	prefetch_stop(&pf);
 	tf_metrics_free(m);
@@ -1597,6 +1761,7 @@ out:
 	free(r.sig);
 	free(r.val_text);
 	free(r.user_spec);
+	tf_ps_client_free(r.cl);
 	tf_dataset_free(r.ds);
 	tf_graph_free(r.g);
 	tf_optim_free(r.o);

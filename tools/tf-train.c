@@ -1,6 +1,11 @@
 /*
  * tf-train - train a model on TFRecord files of tf.train.Example, resuming
- * from the latest checkpoint by default.
+ * from the latest checkpoint by default; one task of a distributed run
+ * when a cluster is given (tf/cluster.h).
+ *
+ * Built twice: as tf-train, and with TFKIT_PS as tf-ps, the parameter
+ * server task, which takes the same command line (so one line serves
+ * every task of a cluster) and ignores the flags it does not use.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +20,7 @@
 #include "tf/tf.h"
 #include "tool.h"
 
+#ifndef TFKIT_PS
 static void
 usage(void)
 {
@@ -109,14 +115,97 @@ usage(void)
 	    "(default 1)\n"
 	    "  -h, --help                 show this help and exit\n"
 	    "  -V, --version              show the version and exit\n\n"
+	    "Distributed (tf-ps(1)):\n"
+	    "      --auth-token=TOKEN     required in every message to the "
+	    "ps tasks\n"
+	    "      --auth-token-file=F    ... read from F\n"
+	    "      --chief-hosts=H:P      a chief task (default: worker 0 "
+	    "is the chief)\n"
+	    "      --job-name=NAME        this task's job: worker, chief or "
+	    "ps\n"
+	    "      --peer-timeout=S       seconds to wait for a silent peer "
+	    "(default 60)\n"
+	    "      --port-base=N          Slurm, MPI: a task's port is N + "
+	    "its place (8888)\n"
+	    "      --print-cluster        print the resolved cluster as JSON "
+	    "and exit\n"
+	    "      --ps-hosts=H:P,...     the ps tasks\n"
+	    "      --ps-tasks=N           Slurm, MPI: the first N tasks are "
+	    "ps (default 1)\n"
+	    "      --replicas-to-aggregate=K  sync: gradients a step "
+	    "(default: all)\n"
+	    "      --staleness=N          async: the oldest gradient applied, "
+	    "in steps (16)\n"
+	    "      --sync-mode=MODE       sync (default) or async\n"
+	    "      --task-index=N         this task's index in its job\n"
+	    "      --total-replicas=N     trainers (default: the cluster's)\n"
+	    "      --worker-hosts=H:P,... the workers\n\n"
 	    "Exit status: 0 success, 64 usage, 65 bad data or checkpoint, "
-	    "66 missing input,\n70 the loss diverged, 73 cannot create, "
-	    "74 I/O error, 75 the checkpoint\ndirectory is in use.\n",
+	    "66 missing input,\n69 a ps or the chief unavailable, 70 the "
+	    "loss diverged, 73 cannot create,\n74 I/O error, 75 the "
+	    "checkpoint directory is in use.\n",
 	    tool_name);
 }
+#endif
+
+#ifdef TFKIT_PS
+/* tf-ps's own usage: what a ps task uses of the command line. */
+static void
+ps_usage(void)
+{
+	printf("Usage: %s [OPTION]...\n"
+	       "Serve a shard of the model's parameters to the trainers of a "
+	       "distributed run\n(tf-train --ps-hosts ... --worker-hosts "
+	       "...), applying their gradients with\nthe run's optimizer.  "
+	       "It takes tf-train's whole command line and ignores what\n"
+	       "it does not use, so one line serves every task.\n\n"
+	       "      --auth-token=TOKEN     required in every message\n"
+	       "      --auth-token-file=F    ... read from F\n"
+	       "      --chief-hosts=H:P      a chief task\n"
+	       "      --idle-timeout=S       exit after S seconds without a "
+	       "request (0: never)\n"
+	       "      --job-name=NAME        ps (the default)\n"
+	       "      --plugin-dir=DIR       look for optimizer plugins in "
+	       "DIR first\n"
+	       "      --port-base=N          Slurm, MPI: a task's port is N + "
+	       "its place (8888)\n"
+	       "      --print-cluster        print the resolved cluster as "
+	       "JSON and exit\n"
+	       "      --ps-hosts=H:P,...     the ps tasks\n"
+	       "      --ps-tasks=N           Slurm, MPI: the first N tasks are "
+	       "ps (default 1)\n"
+	       "      --status               print each ps's counters as JSON "
+	       "and exit\n"
+	       "      --task-index=N         this task's index among the ps\n"
+	       "      --total-replicas=N     trainers (default: the "
+	       "cluster's)\n"
+	       "      --worker-hosts=H:P,... the workers\n"
+	       "  -h, --help                 show this help and exit\n"
+	       "  -V, --version              show the version and exit\n\n"
+	       "It exits 0 when the chief has written its last checkpoint, "
+	       "when every trainer\nis done and the chief is silent for 5 s, "
+	       "after --idle-timeout, or on SIGINT\nor SIGTERM.  Exit "
+	       "status: 64 usage, 69 a ps unavailable (--status), 74 the "
+	       "address\ncannot be listened on.\n",
+	       tool_name);
+}
+#endif
 
 enum {
 	OPT_CKPT = 256,
+	OPT_AUTH_TOKEN,
+	OPT_AUTH_FILE,
+	OPT_CHIEF_HOSTS,
+	OPT_IDLE_TIMEOUT,
+	OPT_JOB_NAME,
+	OPT_PORT_BASE,
+	OPT_PRINT_CLUSTER,
+	OPT_PS_HOSTS,
+	OPT_PS_TASKS,
+	OPT_STATUS,
+	OPT_TASK_INDEX,
+	OPT_WORKER_HOSTS,
+	OPT_SETTING, /* a setting with no code of its own */
 	OPT_ALLOW_MISSING,
 	OPT_CONFIG,
 	OPT_CROSSES,
@@ -159,9 +248,12 @@ enum {
 
 static const struct option options[] = {
     {"allow-missing", no_argument, NULL, OPT_ALLOW_MISSING},
+    {"auth-token", required_argument, NULL, OPT_AUTH_TOKEN},
+    {"auth-token-file", required_argument, NULL, OPT_AUTH_FILE},
     {"batch-size", required_argument, NULL, 'b'},
     {"bn-epsilon", required_argument, NULL, OPT_BN_EPS},
     {"checkpoint-dir", required_argument, NULL, OPT_CKPT},
+    {"chief-hosts", required_argument, NULL, OPT_CHIEF_HOSTS},
     {"config", required_argument, NULL, OPT_CONFIG},
     {"crosses", required_argument, NULL, OPT_CROSSES},
     {"dropout-keep-prob", required_argument, NULL, OPT_DROPOUT},
@@ -171,9 +263,11 @@ static const struct option options[] = {
     {"exclude", required_argument, NULL, OPT_EXCLUDE},
     {"features", required_argument, NULL, OPT_FEATURES},
     {"from-scratch", no_argument, NULL, OPT_FROM_SCRATCH},
-    {"help", no_argument, NULL, 'h'},
     {"hash-buckets", required_argument, NULL, OPT_BUCKETS},
+    {"help", no_argument, NULL, 'h'},
     {"hidden", required_argument, NULL, OPT_HIDDEN},
+    {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
+    {"job-name", required_argument, NULL, OPT_JOB_NAME},
     {"keep", required_argument, NULL, OPT_KEEP},
     {"l1", required_argument, NULL, OPT_L1},
     {"l2", required_argument, NULL, OPT_L2},
@@ -190,19 +284,31 @@ static const struct option options[] = {
     {"no-normalize", no_argument, NULL, OPT_NO_NORM},
     {"opt", required_argument, NULL, OPT_OPT},
     {"optimizer", required_argument, NULL, OPT_OPTIMIZER},
+    {"peer-timeout", required_argument, NULL, OPT_SETTING},
     {"plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR},
+    {"port-base", required_argument, NULL, OPT_PORT_BASE},
+    {"print-cluster", no_argument, NULL, OPT_PRINT_CLUSTER},
     {"print-config", no_argument, NULL, OPT_PRINT_CONFIG},
+    {"ps-hosts", required_argument, NULL, OPT_PS_HOSTS},
+    {"ps-tasks", required_argument, NULL, OPT_PS_TASKS},
     {"quiet", no_argument, NULL, 'q'},
+    {"replicas-to-aggregate", required_argument, NULL, OPT_SETTING},
     {"save-every", required_argument, NULL, OPT_SAVE_EVERY},
     {"save-every-secs", required_argument, NULL, OPT_SAVE_SECS},
     {"schema", required_argument, NULL, OPT_SCHEMA},
     {"seed", required_argument, NULL, OPT_SEED},
     {"shuffle-buffer", required_argument, NULL, OPT_SHUFFLE},
+    {"staleness", required_argument, NULL, OPT_SETTING},
+    {"status", no_argument, NULL, OPT_STATUS},
     {"steps-to-validate", required_argument, NULL, OPT_VSTEPS},
+    {"sync-mode", required_argument, NULL, OPT_SETTING},
     {"task", required_argument, NULL, OPT_TASK},
+    {"task-index", required_argument, NULL, OPT_TASK_INDEX},
     {"threads", required_argument, NULL, 'j'},
+    {"total-replicas", required_argument, NULL, OPT_SETTING},
     {"validate", required_argument, NULL, OPT_VALIDATE},
     {"version", no_argument, NULL, 'V'},
+    {"worker-hosts", required_argument, NULL, OPT_WORKER_HOSTS},
     {NULL, 0, NULL, 0},
 };
 
@@ -281,6 +387,181 @@ list_plugins(const struct tf_registry *r)
 	printf("searched:\n%s", tf_registry_search_path(r));
 }
 
+/* ---- distributed ----------------------------------------------------------
+ */
+
+struct dist {
+	struct tf_cluster_flags f;
+	char *token;
+	double idle_timeout;
+	int print_cluster, status;
+};
+
+/* A cluster flag into d; 0 for any other option. */
+static int
+cluster_option(struct dist *d, int c)
+{
+	switch (c) {
+	case OPT_PS_HOSTS:
+		d->f.ps_hosts = optarg;
+		return 1;
+	case OPT_WORKER_HOSTS:
+		d->f.worker_hosts = optarg;
+		return 1;
+	case OPT_CHIEF_HOSTS:
+		d->f.chief_hosts = optarg;
+		return 1;
+	case OPT_JOB_NAME:
+		d->f.job_name = optarg;
+		return 1;
+	case OPT_TASK_INDEX:
+		d->f.task_index =
+		    (long)opt_int("--task-index", optarg, 0, 65535);
+		return 1;
+	case OPT_PS_TASKS:
+		d->f.ps_tasks = (long)opt_int("--ps-tasks", optarg, 1, 4096);
+		return 1;
+	case OPT_PORT_BASE:
+		d->f.port_base = (long)opt_int("--port-base", optarg, 1, 65535);
+		return 1;
+	case OPT_PRINT_CLUSTER:
+		d->print_cluster = 1;
+		return 1;
+	case OPT_STATUS:
+		d->status = 1;
+		return 1;
+	case OPT_IDLE_TIMEOUT:
+		d->idle_timeout = opt_double("--idle-timeout", optarg);
+		if (d->idle_timeout < 0) {
+			usage_error("--idle-timeout: '%s' is below 0", optarg);
+		}
+		return 1;
+	case OPT_AUTH_TOKEN:
+	case OPT_AUTH_FILE: {
+		free(d->token);
+		size_t n;
+		d->token = c == OPT_AUTH_TOKEN ? strdup(optarg)
+		                               : tf_file_read(optarg, &n);
+		if (d->token == NULL && c == OPT_AUTH_FILE) {
+			die(errno == ENOENT ? EX_NOINPUT : EX_IOERR,
+			    "cannot read %s: %s", optarg, strerror(errno));
+		}
+		if (d->token == NULL) {
+			die(EX_OSERR, "out of memory");
+		}
+		d->token[strcspn(d->token, "\r\n")] = '\0';
+		if (d->token[0] == '\0') {
+			usage_error("the auth token is empty");
+		}
+		return 1;
+	}
+	default:
+		return 0;
+	}
+}
+
+/* The cluster (and --print-cluster); a bad one is a usage error. */
+static struct tf_cluster *
+resolve_cluster(struct dist *d)
+{
+	struct tf_cluster *cl = tf_cluster_new();
+	if (cl == NULL) {
+		die(EX_OSERR, "out of memory");
+	}
+#ifdef TFKIT_PS
+	/* tf-ps is a ps task, unless TF_CONFIG says which it is. */
+	const char *tfc = getenv("TF_CONFIG");
+	if (d->f.job_name == NULL && (tfc == NULL || *tfc == '\0')) {
+		d->f.job_name = "ps";
+	}
+#endif
+	if (tf_cluster_resolve(cl, &d->f, NULL) != TF_OK) {
+		usage_error("%s", tf_errmsg(cl));
+	}
+	if (d->print_cluster) {
+		char *j = tf_cluster_json(cl);
+		if (j == NULL) {
+			die(EX_OSERR, "out of memory");
+		}
+		puts(j);
+		free(j);
+		exit(fflush(stdout) == 0 ? 0 : EX_IOERR);
+	}
+	return cl;
+}
+
+static void
+ps_note(void *ctx, const char *msg)
+{
+	(void)ctx;
+	warnx_("%s", msg);
+}
+
+/* A ps task: serve until the run is over (or print --status). */
+static int
+ps_main(struct tf_registry *reg, struct tf_settings *set,
+        const struct tf_cluster *cl, const struct dist *d)
+{
+	size_t nps = tf_cluster_count(cl, "ps");
+	if (d->status) {
+		const char *addrs[4096];
+		for (size_t i = 0; i < nps && i < 4096; i++) {
+			addrs[i] = tf_cluster_host(cl, "ps", i);
+		}
+		struct tf_ps_client *c = tf_ps_client_new();
+		char *json = NULL;
+		if (c == NULL ||
+		    tf_ps_client_connect(c, addrs, nps, d->token, 5) != TF_OK ||
+		    tf_ps_client_status(c, &json) != TF_OK) {
+			die_status(c ? tf_errcode(c) : TF_ENOMEM, tf_errmsg(c));
+		}
+		fputs(json, stdout);
+		free(json);
+		tf_ps_client_free(c);
+		return fflush(stdout) == 0 ? 0 : EX_IOERR;
+	}
+	/* The optimizer plugins the chief may name. */
+	const char *dir;
+	for (size_t i = 0; (dir = tf_settings_item(set, "plugin-dir", i));
+	     i++) {
+		tf_registry_add_dir(reg, dir);
+	}
+	if (tf_registry_load(reg) != TF_OK) {
+		die(EX_SOFTWARE, "%s", tf_errmsg(reg));
+	}
+	const char *me = tf_cluster_host(cl, "ps", tf_cluster_index(cl));
+	const char *colon = strrchr(me, ':');
+	char url[320];
+	/* The port on every interface, as TensorFlow's servers listen;
+	 * a loopback host stays on loopback. */
+	int loop =
+	    strncmp(me, "localhost:", 10) == 0 || strncmp(me, "127.", 4) == 0;
+	snprintf(url, sizeof url, "tcp://%s%s", loop ? "127.0.0.1" : "0.0.0.0",
+	         colon ? colon : ":0");
+	const char *tr = tf_settings_get(set, "total-replicas");
+	struct tf_ps_config pc = {url,
+	                          d->token,
+	                          tf_cluster_index(cl),
+	                          nps,
+	                          tr ? (size_t)strtoul(tr, NULL, 10)
+	                             : tf_cluster_trainers(cl),
+	                          d->idle_timeout,
+	                          0};
+	struct tf_ps_sink sink = {NULL, ps_note, should_stop};
+	struct sigaction sa = {.sa_handler = on_stop_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	int rc = tf_ps_run(reg, &pc, &sink);
+	if (rc == TF_EIO) {
+		die(EX_IOERR, "ps %zu: cannot serve on %s", pc.index, url);
+	}
+	if (rc != TF_OK) {
+		die_status(rc, tf_strerror(rc));
+	}
+	return 0;
+}
+
 /* The long name of a short option. */
 static const char *
 long_name(int c, int index)
@@ -302,7 +583,11 @@ long_name(int c, int index)
 int
 main(int argc, char **argv)
 {
+#ifdef TFKIT_PS
+	tool_name = "tf-ps";
+#else
 	tool_name = "tf-train";
+#endif
 	static struct tf_settings *set;
 	static struct tf_registry *reg;
 	static struct tf_trainer *tr;
@@ -315,11 +600,20 @@ main(int argc, char **argv)
 	/* Values from flags and --config files; the library knows each
 	 * setting, its range and its default (tf/settings.h). */
 	int c, index = 0, list = 0, print_config = 0;
+	struct dist d = {0};
+	tf_cluster_flags_init(&d.f);
 	while ((c = getopt_long(argc, argv, "b:e:hj:qV", options, &index)) !=
 	       -1) {
+		if (cluster_option(&d, c)) {
+			continue;
+		}
 		switch (c) {
 		case 'h':
+#ifdef TFKIT_PS
+			ps_usage();
+#else
 			usage();
+#endif
 			return 0;
 		case 'V':
 			print_version();
@@ -346,6 +640,20 @@ main(int argc, char **argv)
 			}
 		}
 	}
+	/* Which task this is: a cluster from flags, TF_CONFIG, Slurm or
+	 * MPI, or none (one process). */
+	static struct tf_cluster *cl;
+	cl = resolve_cluster(&d);
+	if (tf_cluster_distributed(cl) &&
+	    strcmp(tf_cluster_job(cl), "ps") == 0) {
+		return ps_main(reg, set, cl, &d);
+	}
+#ifdef TFKIT_PS
+	usage_error("this task is %s %zu of the cluster (%s): tf-ps runs ps "
+	            "tasks",
+	            tf_cluster_job(cl), tf_cluster_index(cl),
+	            tf_cluster_source(cl));
+#endif
 	/* What runs: flags, config, the checkpoint, defaults. */
 	if (tf_settings_resolve(set) != TF_OK) {
 		die_status(tf_errcode(set), tf_errmsg(set));
@@ -372,6 +680,11 @@ main(int argc, char **argv)
 		return 0;
 	}
 	const char *ckdir = tf_settings_get(set, "checkpoint-dir");
+	/* One command line for every task: only the chief writes the
+	 * checkpoints, and so only it takes the directory's lock. */
+	if (tf_cluster_distributed(cl) && !tf_cluster_is_chief(cl)) {
+		ckdir = NULL;
+	}
 	if (ckdir != NULL) {
 		lock_dir(ckdir);
 		/* Again under the lock: the checkpoint may have moved on. */
@@ -381,6 +694,10 @@ main(int argc, char **argv)
 	}
 	struct tf_train_config cfg;
 	tf_settings_config(set, &cfg);
+	if (tf_cluster_distributed(cl)) {
+		cfg.cluster = cl;
+		cfg.auth_token = d.token;
+	}
 	int nin;
 	cfg.inputs = (const char *const *)input_files(argc - optind,
 	                                              argv + optind, &nin);
@@ -411,5 +728,7 @@ main(int argc, char **argv)
 	tf_trainer_free(tr);
 	tf_settings_free(set);
 	tf_registry_free(reg);
+	tf_cluster_free(cl);
+	free(d.token);
 	return 0;
 }

@@ -86,6 +86,12 @@ TF_API int tf_dataset_set_key(struct tf_dataset *ds, const char *name);
 /* Row i's key of the last tf_dataset_next() ("" if absent; at most 127
  * bytes). */
 TF_API const char *tf_dataset_key(const struct tf_dataset *ds, size_t i);
+/* Read only this share of every epoch: the records whose place in it
+ * (over all files, in order) is shard modulo shards; the trainers of a
+ * distributed run read disjoint shares that cover each epoch.  Call
+ * before tf_dataset_open(). */
+TF_API int tf_dataset_set_shard(struct tf_dataset *ds, uint64_t shard,
+                                uint64_t shards);
 /* Records without the label are fine (its value is NaN): prediction. */
 TF_API void tf_dataset_set_label_optional(struct tf_dataset *ds, int on);
 /* A record that lacks a feature of the model is a data error naming it

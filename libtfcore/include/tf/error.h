@@ -28,9 +28,10 @@ enum tf_status {
 	TF_ENOENT = 5, /* input missing or unreadable */
 	TF_EFORMAT =
 	    6, /* malformed data: corrupt record, bad Example, bad CSV */
-	TF_ETOOBIG = 7,  /* a length exceeds its ceiling */
-	TF_ECREATE = 8,  /* output could not be created */
-	TF_EINTERNAL = 9 /* a bug: an invariant did not hold */
+	TF_ETOOBIG = 7,   /* a length exceeds its ceiling */
+	TF_ECREATE = 8,   /* output could not be created */
+	TF_EINTERNAL = 9, /* a bug: an invariant did not hold */
+	TF_EUNAVAIL = 10  /* a peer (a ps, the chief) cannot be reached */
 };
 
 /* The name of a status code, e.g. "corrupt or malformed data". */

@@ -6,6 +6,7 @@
 
 #include "tf/batch.h"
 #include "tf/checkpoint.h"
+#include "tf/cluster.h"
 #include "tf/crc32c.h"
 #include "tf/csv.h"
 #include "tf/dataset.h"
@@ -21,6 +22,7 @@
 #include "tf/model.h"
 #include "tf/optim.h"
 #include "tf/plugin.h"
+#include "tf/ps.h"
 #include "tf/record.h"
 #include "tf/rng.h"
 #include "tf/schema.h"

@@ -75,6 +75,17 @@ struct tf_train_config {
 	int64_t embedding_dim; /* values per categorical column (default 8) */
 	/* model "custom": a spec file of the user's (tf_model_spec_custom) */
 	const char *model_file;
+	/* Distributed (tf/cluster.h, tf/ps.h): NULL for one process.  A
+	 * trainer reads its shard of the inputs, pushes each step's
+	 * gradient to the ps tasks and takes their values back; the chief
+	 * alone reports, validates and checkpoints. */
+	const struct tf_cluster *cluster;
+	int sync;                       /* --sync-mode sync */
+	unsigned replicas_to_aggregate; /* sync: gradients a step (0: all) */
+	unsigned total_replicas;        /* trainers (0: the cluster's) */
+	unsigned staleness;             /* async: the bound */
+	double peer_timeout;            /* seconds a peer may be silent */
+	const char *auth_token;         /* in every request, or NULL */
 };
 
 /* The defaults (settings.c's table); optimizer NULL and learning_rate 0

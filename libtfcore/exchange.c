@@ -1,0 +1,548 @@
+/*
+ * exchange.c - a trainer's side of the parameter servers (tf/ps.h): one
+ * nng request socket per ps, every round of requests sent to all of them
+ * at once (aio), so a step's exchange with P shards costs about one
+ * round trip.
+ */
+#include <jansson.h>
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/req.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+#include "ps.pb-c.h"
+#include "tf/optim.h"
+#include "tf/ps.h"
+
+struct conn {
+	nng_socket sock;
+	nng_ctx ctx;
+	nng_aio *aio;
+	int open;
+	char url[320];
+	uint64_t seq, lo, hi, step;
+	Tfkit__Ps__Reply *reply; /* the last round's */
+};
+
+struct tf_ps_client {
+	struct tfi_handle err;
+	struct conn *c;
+	size_t n;
+	char *token;
+	double timeout;
+	uint32_t rank;
+	uint64_t nparams;
+	/* what the exchange cost */
+	uint64_t bytes, rounds, stale, dropped;
+	double *ms;
+	size_t nms, capms;
+};
+
+static double
+now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct tf_ps_client *
+tf_ps_client_new(void)
+{
+	return calloc(1, sizeof(struct tf_ps_client));
+}
+
+static void
+drop_replies(struct tf_ps_client *cl)
+{
+	for (size_t i = 0; i < cl->n; i++) {
+		if (cl->c[i].reply != NULL) {
+			tfkit__ps__reply__free_unpacked(cl->c[i].reply, NULL);
+			cl->c[i].reply = NULL;
+		}
+	}
+}
+
+void
+tf_ps_client_free(struct tf_ps_client *cl)
+{
+	if (cl == NULL) {
+		return;
+	}
+	drop_replies(cl);
+	for (size_t i = 0; i < cl->n; i++) {
+		struct conn *c = &cl->c[i];
+		if (c->open) {
+			nng_close(c->sock);
+		}
+		if (c->aio != NULL) {
+			nng_aio_free(c->aio);
+		}
+	}
+	free(cl->c);
+	free(cl->token);
+	free(cl->ms);
+	free(cl);
+}
+
+int
+tf_ps_client_connect(struct tf_ps_client *cl, const char *const *addrs,
+                     size_t n, const char *token, double timeout)
+{
+	cl->c = calloc(n ? n : 1, sizeof *cl->c);
+	cl->token = strdup(token ? token : "");
+	if (cl->c == NULL || cl->token == NULL) {
+		return tfi_set_error(cl, TF_ENOMEM, "out of memory");
+	}
+	cl->n = n;
+	cl->timeout = timeout > 0 ? timeout : 60;
+	for (size_t i = 0; i < n; i++) {
+		struct conn *c = &cl->c[i];
+		snprintf(c->url, sizeof c->url, "%s%.300s",
+		         strstr(addrs[i], "://") ? "" : "tcp://", addrs[i]);
+		int rv = nng_req0_open(&c->sock);
+		if (rv != 0) {
+			return tfi_set_error(cl, TF_EUNAVAIL, "%s: %s", c->url,
+			                     nng_strerror(rv));
+		}
+		c->open = 1;
+		/* Reconnect soon after a ps comes (back); never resend a
+		 * request on a timer (a push is answered once). */
+		nng_socket_set_ms(c->sock, NNG_OPT_RECONNMINT, 20);
+		nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, 500);
+		nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME,
+		                  NNG_DURATION_INFINITE);
+		nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ,
+		                    (size_t)1 << 30);
+		if ((rv = nng_ctx_open(&c->ctx, c->sock)) != 0 ||
+		    (rv = nng_aio_alloc(&c->aio, NULL, NULL)) != 0 ||
+		    (rv = nng_dial(c->sock, c->url, NULL, NNG_FLAG_NONBLOCK)) !=
+		        0) {
+			return tfi_set_error(cl, TF_EUNAVAIL, "%s: %s", c->url,
+			                     nng_strerror(rv));
+		}
+	}
+	return TF_OK;
+}
+
+/* The range of ps k among the client's n of nparams values. */
+static void
+shard(const struct tf_ps_client *cl, size_t k, uint64_t *lo, uint64_t *hi)
+{
+	*lo = k * cl->nparams / cl->n;
+	*hi = (k + 1) * cl->nparams / cl->n;
+}
+
+/*
+ * One round: q[k] to every ps, all sent before any reply is awaited;
+ * each reply in cl->c[k].reply.  TF_EUNAVAIL naming the ps that failed.
+ */
+static int
+round_trip(struct tf_ps_client *cl, Tfkit__Ps__Request *q)
+{
+	drop_replies(cl);
+	double t0 = now();
+	nng_duration ms = (nng_duration)(cl->timeout * 1000);
+	for (size_t k = 0; k < cl->n; k++) {
+		struct conn *c = &cl->c[k];
+		q[k].version = TF_PS_PROTOCOL;
+		q[k].token = cl->token;
+		q[k].worker = cl->rank;
+		q[k].n = cl->nparams;
+		q[k].seq = ++c->seq;
+		size_t len = tfkit__ps__request__get_packed_size(&q[k]);
+		nng_msg *m;
+		if (nng_msg_alloc(&m, len) != 0) {
+			return tfi_set_error(cl, TF_ENOMEM, "out of memory");
+		}
+		tfkit__ps__request__pack(&q[k], nng_msg_body(m));
+		cl->bytes += len;
+		nng_aio_set_msg(c->aio, m);
+		nng_aio_set_timeout(c->aio, ms);
+		nng_ctx_send(c->ctx, c->aio);
+	}
+	int rc = TF_OK;
+	for (size_t k = 0; k < cl->n; k++) {
+		struct conn *c = &cl->c[k];
+		nng_aio_wait(c->aio);
+		int rv = nng_aio_result(c->aio);
+		if (rv != 0) {
+			nng_msg_free(nng_aio_get_msg(c->aio));
+			rc = rc ? rc
+			        : tfi_set_error(cl, TF_EUNAVAIL,
+			                        "ps %zu (%s): %s", k, c->url,
+			                        nng_strerror(rv));
+			continue;
+		}
+		nng_aio_set_timeout(c->aio, ms);
+		nng_ctx_recv(c->ctx, c->aio);
+	}
+	for (size_t k = 0; k < cl->n && rc == TF_OK; k++) {
+		struct conn *c = &cl->c[k];
+		nng_aio_wait(c->aio);
+		int rv = nng_aio_result(c->aio);
+		if (rv != 0) {
+			rc = tfi_set_error(cl, TF_EUNAVAIL,
+			                   "ps %zu (%s) did not answer: %s", k,
+			                   c->url, nng_strerror(rv));
+			break;
+		}
+		nng_msg *m = nng_aio_get_msg(c->aio);
+		cl->bytes += nng_msg_len(m);
+		c->reply = tfkit__ps__reply__unpack(NULL, nng_msg_len(m),
+		                                    nng_msg_body(m));
+		nng_msg_free(m);
+		if (c->reply == NULL) {
+			rc = tfi_set_error(cl, TF_EUNAVAIL,
+			                   "ps %zu (%s): a malformed reply", k,
+			                   c->url);
+		} else if (c->reply->status ==
+		           TFKIT__PS__REPLY__STATUS__ERROR) {
+			rc = tfi_set_error(cl, TF_EINVAL, "ps %zu (%s): %s", k,
+			                   c->url, c->reply->message);
+		}
+	}
+	/* A failed round leaves receives in flight: stop them. */
+	for (size_t k = 0; rc != TF_OK && k < cl->n; k++) {
+		nng_aio_stop(cl->c[k].aio);
+	}
+	cl->rounds++;
+	if (cl->nms == cl->capms && cl->capms < (1u << 20)) {
+		size_t cap = cl->capms ? cl->capms * 2 : 1024;
+		double *v = realloc(cl->ms, cap * sizeof *v);
+		if (v != NULL) {
+			cl->ms = v;
+			cl->capms = cap;
+		}
+	}
+	if (cl->nms < cl->capms) {
+		cl->ms[cl->nms++] = (now() - t0) * 1000;
+	}
+	return rc;
+}
+
+/* Take each reply's values into params. */
+static int
+take_values(struct tf_ps_client *cl, float *params)
+{
+	for (size_t k = 0; k < cl->n; k++) {
+		struct conn *c = &cl->c[k];
+		uint64_t lo, hi;
+		shard(cl, k, &lo, &hi);
+		const Tfkit__Ps__Reply *r = c->reply;
+		if (r->lo != lo || r->hi != hi ||
+		    r->values.len != (hi - lo) * sizeof(float)) {
+			return tfi_set_error(
+			    cl, TF_EINVAL,
+			    "ps %zu (%s) holds values %llu to %llu, not %llu "
+			    "to %llu: a ps of another cluster or model",
+			    k, c->url, (unsigned long long)r->lo,
+			    (unsigned long long)r->hi, (unsigned long long)lo,
+			    (unsigned long long)hi);
+		}
+		memcpy(params + lo, r->values.data, r->values.len);
+		c->step = r->step;
+	}
+	return TF_OK;
+}
+
+static Tfkit__Ps__Request *
+requests(struct tf_ps_client *cl, int kind)
+{
+	Tfkit__Ps__Request *q = calloc(cl->n, sizeof *q);
+	for (size_t k = 0; q != NULL && k < cl->n; k++) {
+		Tfkit__Ps__Request z = TFKIT__PS__REQUEST__INIT;
+		q[k] = z;
+		q[k].kind = kind;
+	}
+	if (q == NULL) {
+		tfi_set_error(cl, TF_ENOMEM, "out of memory");
+	}
+	return q;
+}
+
+void
+tfi_ps_client_setup(struct tf_ps_client *cl, uint32_t rank, uint64_t nparams)
+{
+	cl->rank = rank;
+	cl->nparams = nparams;
+}
+
+int
+tfi_ps_init(struct tf_ps_client *cl, float *params, struct tf_optim *o,
+            uint64_t *step, const char *optimizer, const char *hparams,
+            const struct tfi_ps_mode *mode)
+{
+	Tfkit__Ps__Request *q = requests(cl, TFKIT__PS__REQUEST__KIND__INIT);
+	unsigned ns = tf_optim_nslots(o);
+	uint8_t **slots = calloc(cl->n, sizeof *slots);
+	int rc = q == NULL || slots == NULL
+	             ? tfi_set_error(cl, TF_ENOMEM, "out of memory")
+	             : TF_OK;
+	for (size_t k = 0; rc == TF_OK && k < cl->n; k++) {
+		uint64_t lo, hi;
+		shard(cl, k, &lo, &hi);
+		size_t one = (hi - lo) * sizeof(float);
+		q[k].step = *step;
+		q[k].values.data = (uint8_t *)(params + lo);
+		q[k].values.len = one;
+		if (ns > 0 && (slots[k] = malloc(ns * one + 1)) == NULL) {
+			rc = tfi_set_error(cl, TF_ENOMEM, "out of memory");
+			break;
+		}
+		for (unsigned i = 0; i < ns; i++) {
+			memcpy(slots[k] + i * one, tf_optim_slot(o, i) + lo,
+			       one);
+		}
+		q[k].slots.data = slots[k];
+		q[k].slots.len = ns * one;
+		q[k].optimizer = (char *)optimizer;
+		q[k].hparams = (char *)hparams;
+		q[k].sync = mode->sync;
+		q[k].replicas_to_aggregate = mode->replicas_to_aggregate;
+		q[k].total_replicas = mode->total_replicas;
+		q[k].staleness = mode->staleness;
+		q[k].peer_timeout = mode->peer_timeout;
+	}
+	if (rc == TF_OK) {
+		rc = round_trip(cl, q);
+	}
+	/* A ps that was up already (the chief restarted) answers with what
+	 * it holds: go on from there. */
+	if (rc == TF_OK && (rc = take_values(cl, params)) == TF_OK) {
+		*step = cl->c[0].step;
+	}
+	for (size_t k = 0; slots != NULL && k < cl->n; k++) {
+		free(slots[k]);
+	}
+	free(slots);
+	free(q);
+	return rc;
+}
+
+int
+tfi_ps_pull(struct tf_ps_client *cl, float *params, uint64_t *step, double wait)
+{
+	double t0 = now();
+	for (;;) {
+		Tfkit__Ps__Request *q =
+		    requests(cl, TFKIT__PS__REQUEST__KIND__PULL);
+		int rc = q ? round_trip(cl, q) : TF_ENOMEM;
+		free(q);
+		if (rc != TF_OK) {
+			return rc;
+		}
+		int ready = 1;
+		for (size_t k = 0; k < cl->n; k++) {
+			ready &= cl->c[k].reply->status !=
+			         TFKIT__PS__REPLY__STATUS__NOT_READY;
+		}
+		if (ready) {
+			rc = take_values(cl, params);
+			*step = cl->c[0].step;
+			return rc;
+		}
+		if (now() - t0 > wait) {
+			return tfi_set_error(cl, TF_EUNAVAIL,
+			                     "the ps tasks were not given the "
+			                     "model within %g s: is the chief "
+			                     "running?",
+			                     wait);
+		}
+		struct timespec ts = {0, 50 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+int
+tfi_ps_push(struct tf_ps_client *cl, float *params, const float *grads,
+            float lr, uint64_t rows, uint64_t *step)
+{
+	Tfkit__Ps__Request *q = requests(cl, TFKIT__PS__REQUEST__KIND__PUSH);
+	if (q == NULL) {
+		return TF_ENOMEM;
+	}
+	for (size_t k = 0; k < cl->n; k++) {
+		uint64_t lo, hi;
+		shard(cl, k, &lo, &hi);
+		q[k].step = cl->c[k].step;
+		q[k].values.data = (uint8_t *)(grads + lo);
+		q[k].values.len = (hi - lo) * sizeof(float);
+		q[k].learning_rate = lr;
+		q[k].examples = rows;
+	}
+	int rc = round_trip(cl, q);
+	free(q);
+	for (size_t k = 0; rc == TF_OK && k < cl->n; k++) {
+		int st = cl->c[k].reply->status;
+		if (st == TFKIT__PS__REPLY__STATUS__NOT_READY) {
+			rc = tfi_set_error(cl, TF_EUNAVAIL,
+			                   "ps %zu (%s) lost its shard (it "
+			                   "restarted)",
+			                   k, cl->c[k].url);
+		}
+		cl->stale += st == TFKIT__PS__REPLY__STATUS__STALE;
+		cl->dropped += st == TFKIT__PS__REPLY__STATUS__DROPPED;
+	}
+	if (rc == TF_OK && (rc = take_values(cl, params)) == TF_OK) {
+		*step = cl->c[0].step;
+	}
+	return rc;
+}
+
+int
+tfi_ps_snapshot(struct tf_ps_client *cl, float *params, struct tf_optim *o,
+                uint64_t *step)
+{
+	uint64_t want = 0;
+	for (size_t k = 0; k < cl->n; k++) {
+		want = cl->c[k].step > want ? cl->c[k].step : want;
+	}
+	unsigned ns = tf_optim_nslots(o);
+	for (int tries = 0; tries < 20; tries++) {
+		Tfkit__Ps__Request *q =
+		    requests(cl, TFKIT__PS__REQUEST__KIND__SNAPSHOT);
+		if (q == NULL) {
+			return TF_ENOMEM;
+		}
+		for (size_t k = 0; k < cl->n; k++) {
+			q[k].step = want;
+		}
+		int rc = round_trip(cl, q);
+		free(q);
+		if (rc == TF_OK) {
+			rc = take_values(cl, params);
+		}
+		if (rc != TF_OK) {
+			return rc;
+		}
+		int same = 1;
+		for (size_t k = 0; k < cl->n; k++) {
+			same &= cl->c[k].step == cl->c[0].step;
+			want = cl->c[k].step > want ? cl->c[k].step : want;
+		}
+		if (!same) {
+			continue; /* a shard moved on: again, at its step */
+		}
+		for (size_t k = 0; k < cl->n; k++) {
+			uint64_t lo, hi;
+			shard(cl, k, &lo, &hi);
+			size_t one = (hi - lo) * sizeof(float);
+			const Tfkit__Ps__Reply *r = cl->c[k].reply;
+			if (r->slots.len != ns * one) {
+				return tfi_set_error(
+				    cl, TF_EINVAL,
+				    "ps %zu (%s) sent %zu bytes of slots, not "
+				    "%zu",
+				    k, cl->c[k].url, r->slots.len, ns * one);
+			}
+			for (unsigned i = 0; i < ns; i++) {
+				memcpy(tf_optim_slot(o, i) + lo,
+				       r->slots.data + i * one, one);
+			}
+		}
+		*step = cl->c[0].step;
+		tf_optim_set_steps(o, *step);
+		return TF_OK;
+	}
+	return tfi_set_error(cl, TF_EUNAVAIL,
+	                     "the ps shards did not meet at one step for a "
+	                     "checkpoint");
+}
+
+/* A request of kind to every ps; *done: the trainers done (ps 0's). */
+static int
+tell(struct tf_ps_client *cl, int kind, uint32_t *done)
+{
+	Tfkit__Ps__Request *q = requests(cl, kind);
+	int rc = q ? round_trip(cl, q) : TF_ENOMEM;
+	free(q);
+	if (rc == TF_OK && done != NULL) {
+		*done = cl->c[0].reply->workers_done;
+	}
+	return rc;
+}
+
+int
+tfi_ps_done(struct tf_ps_client *cl)
+{
+	return tell(cl, TFKIT__PS__REQUEST__KIND__DONE, NULL);
+}
+
+int
+tfi_ps_wait_done(struct tf_ps_client *cl, uint32_t trainers, double wait)
+{
+	double t0 = now();
+	for (;;) {
+		uint32_t done = 0;
+		int rc = tell(cl, TFKIT__PS__REQUEST__KIND__STATUS, &done);
+		if (rc != TF_OK || done >= trainers) {
+			return rc;
+		}
+		if (now() - t0 > wait) {
+			return tfi_set_error(
+			    cl, TF_EUNAVAIL,
+			    "%u of %u trainers done after %g s", done, trainers,
+			    wait);
+		}
+		struct timespec ts = {0, 20 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+int
+tfi_ps_finish(struct tf_ps_client *cl)
+{
+	return tell(cl, TFKIT__PS__REQUEST__KIND__FINISH, NULL);
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+char *
+tfi_ps_stats(struct tf_ps_client *cl)
+{
+	double p50 = 0;
+	if (cl->nms > 0) {
+		qsort(cl->ms, cl->nms, sizeof *cl->ms, cmp_double);
+		p50 = cl->ms[cl->nms / 2];
+	}
+	json_t *o = json_pack(
+	    "{s:I,s:f,s:I,s:I,s:I}", "rounds", (json_int_t)cl->rounds, "p50_ms",
+	    p50, "bytes", (json_int_t)cl->bytes, "stale", (json_int_t)cl->stale,
+	    "dropped", (json_int_t)cl->dropped);
+	char *t =
+	    o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(4)) : NULL;
+	json_decref(o);
+	return t;
+}
+
+int
+tf_ps_client_status(struct tf_ps_client *cl, char **json)
+{
+	int rc = tell(cl, TFKIT__PS__REQUEST__KIND__STATUS, NULL);
+	if (rc != TF_OK) {
+		return rc;
+	}
+	size_t len = 1;
+	for (size_t k = 0; k < cl->n; k++) {
+		len += strlen(cl->c[k].reply->status_json) + 1;
+	}
+	char *out = malloc(len), *p = out;
+	if (out == NULL) {
+		return tfi_set_error(cl, TF_ENOMEM, "out of memory");
+	}
+	for (size_t k = 0; k < cl->n; k++) {
+		p += sprintf(p, "%s\n", cl->c[k].reply->status_json);
+	}
+	*p = '\0';
+	*json = out;
+	return TF_OK;
+}

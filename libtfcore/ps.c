@@ -1,0 +1,742 @@
+/*
+ * ps.c - a parameter server (tf/ps.h): one shard of the model's
+ * parameters and its optimizer, served over nng request/reply with a
+ * pool of contexts, so a synchronous step can hold each trainer's push
+ * until the step has its gradients.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/rep.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+#include "ps.pb-c.h"
+#include "tf/optim.h"
+#include "tf/ps.h"
+
+/* After every trainer said done, how long to wait for the chief's
+ * FINISH (its last checkpoint) before exiting anyway. */
+#define DONE_GRACE 5.0
+
+struct ps;
+
+/* One context: receives a request, answers it (now, or when the step
+ * it waits for is reached), receives again. */
+struct slot {
+	struct ps *ps;
+	nng_ctx ctx;
+	nng_aio *aio;
+	int sending;
+	int parked;    /* PARK_* */
+	uint64_t want; /* PARK_SNAPSHOT: the step */
+};
+
+enum { PARK_NONE, PARK_PUSH, PARK_SNAPSHOT };
+
+struct worker {
+	uint64_t seq, sent, applied, stale, backup, invalid;
+	uint64_t bytes_in, bytes_out, examples;
+	int seen, done;
+	int lost;    /* silent past the peer timeout: counted as done */
+	double last; /* its last request */
+};
+
+struct ps {
+	pthread_mutex_t mu;
+	const struct tf_registry *reg;
+	const struct tf_ps_config *cfg;
+	const struct tf_ps_sink *sink;
+	nng_socket sock;
+	struct slot *slots;
+	size_t nslots;
+	int closing;
+	/* the shard */
+	int init;
+	uint64_t n, lo, hi, step;
+	float *params;
+	struct tf_optim *o;
+	struct tf_hparams *h;
+	char optimizer[64];
+	/* how steps are taken */
+	int sync;
+	uint32_t k, trainers, staleness;
+	double peer_timeout;
+	/* sync: the step's gradients, one buffer per trainer */
+	float *agg, *mean;
+	unsigned char *have;
+	uint32_t nhave;
+	float lr;
+	double first; /* when its first gradient came */
+	struct worker *w;
+	uint32_t done;
+	double all_done_at, last_request, init_at;
+	int finish;
+};
+
+static double
+now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void note(struct ps *ps, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+note(struct ps *ps, const char *fmt, ...)
+{
+	if (ps->sink == NULL || ps->sink->note == NULL) {
+		return;
+	}
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	ps->sink->note(ps->sink->ctx, msg);
+}
+
+static uint64_t
+width(const struct ps *ps)
+{
+	return ps->hi - ps->lo;
+}
+
+/* ---- replies -------------------------------------------------------------
+ */
+
+/* Answer on slot s (the mutex held). */
+static void
+send_reply(struct ps *ps, struct slot *s, Tfkit__Ps__Reply *r, uint32_t wk)
+{
+	r->version = TF_PS_PROTOCOL;
+	size_t len = tfkit__ps__reply__get_packed_size(r);
+	nng_msg *m;
+	if (nng_msg_alloc(&m, len) != 0) {
+		note(ps, "out of memory for a reply: dropped");
+		nng_ctx_recv(s->ctx, s->aio);
+		return;
+	}
+	tfkit__ps__reply__pack(r, nng_msg_body(m));
+	if (wk < ps->trainers) {
+		ps->w[wk].bytes_out += len;
+	}
+	s->parked = PARK_NONE;
+	s->sending = 1;
+	nng_aio_set_msg(s->aio, m);
+	nng_ctx_send(s->ctx, s->aio);
+}
+
+static void
+reply_status(struct ps *ps, struct slot *s, int status, const char *msg,
+             uint32_t wk)
+{
+	Tfkit__Ps__Reply r = TFKIT__PS__REPLY__INIT;
+	r.status = status;
+	r.message = (char *)(msg ? msg : "");
+	r.step = ps->step;
+	r.lo = ps->lo;
+	r.hi = ps->hi;
+	r.workers_done = ps->done;
+	send_reply(ps, s, &r, wk);
+}
+
+/* The shard's values (and slots) with a status. */
+static void
+reply_values(struct ps *ps, struct slot *s, int status, int slots, uint32_t wk)
+{
+	Tfkit__Ps__Reply r = TFKIT__PS__REPLY__INIT;
+	r.status = status;
+	r.message = "";
+	r.step = ps->step;
+	r.lo = ps->lo;
+	r.hi = ps->hi;
+	r.workers_done = ps->done;
+	r.values.data = (uint8_t *)ps->params;
+	r.values.len = width(ps) * sizeof(float);
+	unsigned ns = slots ? tf_optim_nslots(ps->o) : 0;
+	uint8_t *buf = NULL;
+	if (ns > 0) {
+		size_t one = width(ps) * sizeof(float);
+		buf = malloc(ns * one);
+		if (buf == NULL) {
+			reply_status(ps, s, TFKIT__PS__REPLY__STATUS__ERROR,
+			             "out of memory", wk);
+			return;
+		}
+		for (unsigned i = 0; i < ns; i++) {
+			memcpy(buf + i * one, tf_optim_slot(ps->o, i), one);
+		}
+		r.slots.data = buf;
+		r.slots.len = ns * one;
+	}
+	send_reply(ps, s, &r, wk);
+	free(buf);
+}
+
+/* Every snapshot waiting for this step. */
+static void
+answer_snapshots(struct ps *ps)
+{
+	for (size_t i = 0; i < ps->nslots; i++) {
+		struct slot *s = &ps->slots[i];
+		if (s->parked == PARK_SNAPSHOT && s->want <= ps->step) {
+			reply_values(ps, s, TFKIT__PS__REPLY__STATUS__OK, 1,
+			             UINT32_MAX);
+		}
+	}
+}
+
+/* ---- steps ------------------------------------------------------------- */
+
+static void
+apply(struct ps *ps, const float *g, float lr)
+{
+	tf_optim_step(ps->o, ps->params, g, lr);
+	ps->step++;
+}
+
+/* Sync: the step's gradients so far, their mean applied in trainer
+ * order, and every held push answered. */
+static void
+complete_step(struct ps *ps)
+{
+	uint64_t wd = width(ps);
+	memset(ps->mean, 0, wd * sizeof *ps->mean);
+	for (uint32_t t = 0; t < ps->trainers; t++) {
+		if (!ps->have[t]) {
+			continue;
+		}
+		const float *g = ps->agg + (size_t)t * wd;
+		for (uint64_t i = 0; i < wd; i++) {
+			ps->mean[i] += g[i];
+		}
+		ps->w[t].applied++;
+	}
+	float inv = 1.0f / (float)ps->nhave;
+	for (uint64_t i = 0; i < wd; i++) {
+		ps->mean[i] *= inv;
+	}
+	apply(ps, ps->mean, ps->lr);
+	memset(ps->have, 0, ps->trainers);
+	ps->nhave = 0;
+	for (size_t i = 0; i < ps->nslots; i++) {
+		struct slot *s = &ps->slots[i];
+		if (s->parked == PARK_PUSH) {
+			reply_values(ps, s, TFKIT__PS__REPLY__STATUS__OK, 0,
+			             UINT32_MAX);
+		}
+	}
+	answer_snapshots(ps);
+}
+
+/* Gradients a sync step waits for: its share, or every live trainer. */
+static uint32_t
+needed(const struct ps *ps)
+{
+	uint32_t live = ps->trainers - ps->done;
+	return ps->k < live ? ps->k : live;
+}
+
+/* ---- requests ------------------------------------------------------------
+ */
+
+static int
+init_shard(struct ps *ps, const Tfkit__Ps__Request *q, char *err, size_t errlen)
+{
+	uint64_t n = q->n, P = ps->cfg->count, k = ps->cfg->index;
+	uint64_t lo = k * n / P, hi = (k + 1) * n / P, wd = hi - lo;
+	const struct tf_optimizer *opt =
+	    tf_registry_optimizer(ps->reg, q->optimizer);
+	if (opt == NULL) {
+		snprintf(err, errlen, "unknown optimizer '%s' on this ps",
+		         q->optimizer);
+		return -1;
+	}
+	if (q->values.len != wd * sizeof(float) || q->total_replicas < 1 ||
+	    q->total_replicas > 65536) {
+		snprintf(err, errlen,
+		         "INIT of %zu bytes for a shard of %llu values",
+		         q->values.len, (unsigned long long)wd);
+		return -1;
+	}
+	ps->h = tf_hparams_new();
+	ps->o = tf_optim_new();
+	ps->params = malloc((wd ? wd : 1) * sizeof *ps->params);
+	ps->trainers = q->total_replicas;
+	ps->agg = malloc((size_t)ps->trainers * (wd ? wd : 1) * sizeof(float));
+	ps->mean = malloc((wd ? wd : 1) * sizeof(float));
+	ps->have = calloc(ps->trainers, 1);
+	struct worker *w = calloc(ps->trainers, sizeof *w);
+	if (!ps->h || !ps->o || !ps->params || !ps->agg || !ps->mean ||
+	    !ps->have || !w) {
+		free(w);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	free(ps->w);
+	ps->w = w;
+	char *hp = strdup(q->hparams ? q->hparams : "");
+	for (char *t = hp ? strtok(hp, ",") : NULL; t; t = strtok(NULL, ",")) {
+		if (tf_hparams_parse(ps->h, t) != TF_OK) {
+			snprintf(err, errlen, "%s", tf_errmsg(ps->h));
+			free(hp);
+			return -1;
+		}
+	}
+	free(hp);
+	if (tf_optim_init(ps->o, opt, ps->h, wd) != TF_OK) {
+		snprintf(err, errlen, "%s", tf_errmsg(ps->o));
+		return -1;
+	}
+	unsigned ns = tf_optim_nslots(ps->o);
+	if (q->slots.len != 0 && q->slots.len != ns * wd * sizeof(float)) {
+		snprintf(err, errlen, "INIT with %zu bytes of slots, not %zu",
+		         q->slots.len, (size_t)(ns * wd * sizeof(float)));
+		return -1;
+	}
+	memcpy(ps->params, q->values.data, wd * sizeof(float));
+	for (unsigned i = 0; i < ns && q->slots.len > 0; i++) {
+		memcpy(tf_optim_slot(ps->o, i),
+		       q->slots.data + (size_t)i * wd * sizeof(float),
+		       wd * sizeof(float));
+	}
+	tf_optim_set_steps(ps->o, q->step);
+	snprintf(ps->optimizer, sizeof ps->optimizer, "%s", q->optimizer);
+	ps->n = n;
+	ps->lo = lo;
+	ps->hi = hi;
+	ps->step = q->step;
+	ps->sync = q->sync;
+	ps->k =
+	    q->replicas_to_aggregate ? q->replicas_to_aggregate : ps->trainers;
+	ps->staleness = q->staleness;
+	ps->peer_timeout = q->peer_timeout > 0 ? q->peer_timeout : 60;
+	ps->init = 1;
+	ps->init_at = now();
+	note(ps,
+	     "ps %zu: values %llu to %llu of %llu at step %llu, %s, %s (%u "
+	     "of %u trainers a step)",
+	     ps->cfg->index, (unsigned long long)lo, (unsigned long long)hi,
+	     (unsigned long long)n, (unsigned long long)q->step, q->optimizer,
+	     ps->sync ? "sync" : "async", ps->sync ? ps->k : 1, ps->trainers);
+	return 0;
+}
+
+static void
+push(struct ps *ps, struct slot *s, const Tfkit__Ps__Request *q)
+{
+	uint32_t wk = q->worker;
+	struct worker *w = &ps->w[wk];
+	uint64_t wd = width(ps);
+	if (q->seq != 0 && q->seq == w->seq) {
+		/* A resend of the last push: never applied twice. */
+		if (ps->sync && ps->have[wk]) {
+			s->parked = PARK_PUSH;
+		} else {
+			reply_values(ps, s, TFKIT__PS__REPLY__STATUS__OK, 0,
+			             wk);
+		}
+		return;
+	}
+	w->seq = q->seq;
+	w->sent++;
+	w->examples += q->examples;
+	if (q->values.len != wd * sizeof(float) || q->step > ps->step ||
+	    !isfinite(q->learning_rate)) {
+		w->invalid++;
+		char msg[160];
+		snprintf(msg, sizeof msg,
+		         "a gradient of %zu bytes computed at step %llu: this "
+		         "shard has %llu values and is at step %llu",
+		         q->values.len, (unsigned long long)q->step,
+		         (unsigned long long)wd, (unsigned long long)ps->step);
+		reply_status(ps, s, TFKIT__PS__REPLY__STATUS__ERROR, msg, wk);
+		return;
+	}
+	const float *g = (const float *)q->values.data;
+	if (!ps->sync) {
+		if (ps->step - q->step > ps->staleness) {
+			w->stale++;
+			reply_values(ps, s, TFKIT__PS__REPLY__STATUS__STALE, 0,
+			             wk);
+			return;
+		}
+		/* values.data need not be aligned: copy first. */
+		memcpy(ps->mean, g, wd * sizeof(float));
+		apply(ps, ps->mean, q->learning_rate);
+		w->applied++;
+		reply_values(ps, s, TFKIT__PS__REPLY__STATUS__OK, 0, wk);
+		answer_snapshots(ps);
+		return;
+	}
+	if (q->step < ps->step || ps->have[wk]) {
+		w->backup++; /* the step had its share */
+		reply_values(ps, s, TFKIT__PS__REPLY__STATUS__DROPPED, 0, wk);
+		return;
+	}
+	memcpy(ps->agg + (size_t)wk * wd, g, wd * sizeof(float));
+	if (ps->nhave == 0) {
+		ps->first = now();
+		ps->lr = q->learning_rate;
+	}
+	ps->have[wk] = 1;
+	ps->nhave++;
+	s->parked = PARK_PUSH;
+	if (ps->nhave >= needed(ps)) {
+		complete_step(ps);
+	}
+}
+
+static void
+handle(struct ps *ps, struct slot *s, const uint8_t *d, size_t len)
+{
+	Tfkit__Ps__Request *q = tfkit__ps__request__unpack(NULL, len, d);
+	ps->last_request = now();
+	if (q == NULL) {
+		note(ps, "a malformed request of %zu bytes: refused", len);
+		reply_status(ps, s, TFKIT__PS__REPLY__STATUS__ERROR,
+		             "malformed request", UINT32_MAX);
+		return;
+	}
+	char err[256];
+	uint32_t wk = q->worker;
+	if (q->version != TF_PS_PROTOCOL) {
+		snprintf(err, sizeof err,
+		         "protocol version %u; this ps speaks %d", q->version,
+		         TF_PS_PROTOCOL);
+		note(ps, "a request of %s: refused", err);
+		reply_status(ps, s, TFKIT__PS__REPLY__STATUS__ERROR, err,
+		             UINT32_MAX);
+	} else if (ps->cfg->token != NULL &&
+	           strcmp(q->token, ps->cfg->token) != 0) {
+		note(ps, "a request with a wrong token (worker %u): refused",
+		     wk);
+		reply_status(ps, s, TFKIT__PS__REPLY__STATUS__ERROR,
+		             "wrong token", UINT32_MAX);
+	} else if (q->kind == TFKIT__PS__REQUEST__KIND__STATUS) {
+		char *j = NULL;
+		json_t *o = json_pack("{s:I,s:b,s:I,s:I,s:I,s:s,s:I}", "ps",
+		                      (json_int_t)ps->cfg->index, "initialized",
+		                      ps->init, "step", (json_int_t)ps->step,
+		                      "lo", (json_int_t)ps->lo, "hi",
+		                      (json_int_t)ps->hi, "mode",
+		                      !ps->init  ? ""
+		                      : ps->sync ? "sync"
+		                                 : "async",
+		                      "workers_done", (json_int_t)ps->done);
+		json_t *a = json_array();
+		uint32_t seen = 0;
+		for (uint32_t t = 0; ps->init && t < ps->trainers; t++) {
+			const struct worker *w = &ps->w[t];
+			seen += w->seen;
+			json_array_append_new(
+			    a, json_pack("{s:I,s:I,s:I,s:{s:I,s:I,s:I},s:I,s:"
+			                 "I,s:b}",
+			                 "worker", (json_int_t)t, "sent",
+			                 (json_int_t)w->sent, "applied",
+			                 (json_int_t)w->applied, "dropped",
+			                 "stale", (json_int_t)w->stale,
+			                 "backup", (json_int_t)w->backup,
+			                 "invalid", (json_int_t)w->invalid,
+			                 "bytes_in", (json_int_t)w->bytes_in,
+			                 "bytes_out", (json_int_t)w->bytes_out,
+			                 "done", w->done));
+		}
+		json_object_set_new(o, "workers_seen", json_integer(seen));
+		json_object_set_new(o, "workers", a);
+		j = json_dumps(o, JSON_COMPACT);
+		json_decref(o);
+		Tfkit__Ps__Reply r = TFKIT__PS__REPLY__INIT;
+		r.message = "";
+		r.status_json = j ? j : "{}";
+		r.step = ps->step;
+		r.workers_done = ps->done;
+		send_reply(ps, s, &r, UINT32_MAX);
+		free(j);
+	} else if (q->kind == TFKIT__PS__REQUEST__KIND__INIT) {
+		if (ps->init) { /* a chief that restarted: go on */
+			reply_values(ps, s, TFKIT__PS__REPLY__STATUS__OK, 0,
+			             UINT32_MAX);
+		} else if (init_shard(ps, q, err, sizeof err) != 0) {
+			note(ps, "INIT refused: %s", err);
+			reply_status(ps, s, TFKIT__PS__REPLY__STATUS__ERROR,
+			             err, UINT32_MAX);
+		} else {
+			reply_values(ps, s, TFKIT__PS__REPLY__STATUS__OK, 0,
+			             UINT32_MAX);
+		}
+	} else if (!ps->init) {
+		reply_status(ps, s, TFKIT__PS__REPLY__STATUS__NOT_READY,
+		             "not initialised yet", UINT32_MAX);
+	} else if (wk >= ps->trainers || q->n != ps->n) {
+		snprintf(err, sizeof err,
+		         "trainer %u of a model of %llu values: this ps serves "
+		         "%u trainers and %llu values",
+		         wk, (unsigned long long)q->n, ps->trainers,
+		         (unsigned long long)ps->n);
+		note(ps, "a request refused: %s", err);
+		reply_status(ps, s, TFKIT__PS__REPLY__STATUS__ERROR, err,
+		             UINT32_MAX);
+	} else {
+		struct worker *w = &ps->w[wk];
+		w->bytes_in += len;
+		w->seen = 1;
+		w->last = ps->last_request;
+		if (w->lost) { /* back (restarted): it trains again */
+			w->lost = 0;
+			w->done = 0;
+			ps->done--;
+			note(ps, "ps %zu: trainer %u is back", ps->cfg->index,
+			     wk);
+		}
+		switch (q->kind) {
+		case TFKIT__PS__REQUEST__KIND__PULL:
+			reply_values(ps, s, TFKIT__PS__REPLY__STATUS__OK, 0,
+			             wk);
+			break;
+		case TFKIT__PS__REQUEST__KIND__PUSH:
+			push(ps, s, q);
+			break;
+		case TFKIT__PS__REQUEST__KIND__SNAPSHOT:
+			s->want = q->step;
+			if (q->step <= ps->step) {
+				reply_values(
+				    ps, s, TFKIT__PS__REPLY__STATUS__OK, 1, wk);
+			} else {
+				s->parked = PARK_SNAPSHOT;
+			}
+			break;
+		case TFKIT__PS__REQUEST__KIND__DONE:
+			if (!w->done) {
+				w->done = 1;
+				ps->done++;
+				if (ps->done == ps->trainers) {
+					ps->all_done_at = now();
+				}
+			}
+			reply_status(ps, s, TFKIT__PS__REPLY__STATUS__OK, "",
+			             wk);
+			if (ps->sync && ps->nhave > 0 &&
+			    ps->nhave >= needed(ps)) {
+				complete_step(ps);
+			}
+			break;
+		case TFKIT__PS__REQUEST__KIND__FINISH:
+			ps->finish = 1;
+			reply_status(ps, s, TFKIT__PS__REPLY__STATUS__OK, "",
+			             wk);
+			break;
+		default:
+			reply_status(ps, s, TFKIT__PS__REPLY__STATUS__ERROR,
+			             "unknown request", wk);
+		}
+	}
+	tfkit__ps__request__free_unpacked(q, NULL);
+}
+
+static void
+slot_done(void *arg)
+{
+	struct slot *s = arg;
+	struct ps *ps = s->ps;
+	int rv = nng_aio_result(s->aio);
+	pthread_mutex_lock(&ps->mu);
+	if (ps->closing || rv == NNG_ECLOSED) {
+		if (rv != 0 && s->sending) {
+			nng_msg_free(nng_aio_get_msg(s->aio));
+		}
+		s->sending = 0;
+		pthread_mutex_unlock(&ps->mu);
+		return;
+	}
+	if (s->sending) {
+		s->sending = 0;
+		if (rv != 0) {
+			nng_msg_free(nng_aio_get_msg(s->aio));
+		}
+		nng_ctx_recv(s->ctx, s->aio);
+	} else if (rv != 0) {
+		nng_ctx_recv(s->ctx, s->aio);
+	} else {
+		nng_msg *m = nng_aio_get_msg(s->aio);
+		handle(ps, s, nng_msg_body(m), nng_msg_len(m));
+		nng_msg_free(m);
+	}
+	pthread_mutex_unlock(&ps->mu);
+}
+
+/* A trainer that has been silent for the peer timeout (not one held in
+ * a sync step) is taken for gone: the run goes on without it.  Returns
+ * whether one was. */
+static int
+lose_silent(struct ps *ps, double t)
+{
+	int any = 0;
+	for (uint32_t k = 0; k < ps->trainers; k++) {
+		struct worker *w = &ps->w[k];
+		double since = w->seen ? w->last : ps->init_at;
+		if (w->done || ps->have[k] || t - since <= ps->peer_timeout) {
+			continue;
+		}
+		w->lost = w->done = 1;
+		ps->done++;
+		any = 1;
+		note(ps,
+		     "ps %zu: trainer %u silent for %g s (--peer-timeout): "
+		     "going on without it",
+		     ps->cfg->index, k, ps->peer_timeout);
+		if (ps->done == ps->trainers) {
+			ps->all_done_at = t;
+		}
+	}
+	if (any && ps->sync && ps->nhave > 0 && ps->nhave >= needed(ps)) {
+		complete_step(ps);
+	}
+	return any;
+}
+
+/* ---- the server ---------------------------------------------------------- */
+
+int
+tf_ps_run(const struct tf_registry *reg, const struct tf_ps_config *cfg,
+          const struct tf_ps_sink *sink)
+{
+	struct ps ps = {0};
+	ps.reg = reg;
+	ps.cfg = cfg;
+	ps.sink = sink;
+	pthread_mutex_init(&ps.mu, NULL);
+	int rv = nng_rep0_open(&ps.sock), rc = TF_OK;
+	if (rv != 0) {
+		note(&ps, "cannot open a socket: %s", nng_strerror(rv));
+		pthread_mutex_destroy(&ps.mu);
+		return TF_EIO;
+	}
+	nng_socket_set_size(ps.sock, NNG_OPT_RECVMAXSZ,
+	                    cfg->max_message ? cfg->max_message : 1u << 30);
+	if ((rv = nng_listen(ps.sock, cfg->listen, NULL, 0)) != 0) {
+		note(&ps, "cannot listen on %s: %s", cfg->listen,
+		     nng_strerror(rv));
+		nng_close(ps.sock);
+		pthread_mutex_destroy(&ps.mu);
+		return TF_EIO;
+	}
+	/* A context for each trainer's held push, and some to spare. */
+	ps.nslots = (cfg->trainers ? cfg->trainers : 1) * 2 + 8;
+	ps.slots = calloc(ps.nslots, sizeof *ps.slots);
+	if (ps.slots == NULL) {
+		nng_close(ps.sock);
+		pthread_mutex_destroy(&ps.mu);
+		return TF_ENOMEM;
+	}
+	pthread_mutex_lock(&ps.mu);
+	size_t started = 0;
+	for (size_t i = 0; i < ps.nslots; i++) {
+		struct slot *s = &ps.slots[i];
+		s->ps = &ps;
+		if (nng_aio_alloc(&s->aio, slot_done, s) != 0 ||
+		    nng_ctx_open(&s->ctx, ps.sock) != 0) {
+			rc = TF_ENOMEM;
+			break;
+		}
+		started++;
+		nng_ctx_recv(s->ctx, s->aio);
+	}
+	ps.last_request = now();
+	pthread_mutex_unlock(&ps.mu);
+	note(&ps, "ps %zu of %zu listening on %s", cfg->index, cfg->count,
+	     cfg->listen);
+	while (rc == TF_OK) {
+		struct timespec ts = {0, 20 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+		if (sink != NULL && sink->stop != NULL &&
+		    sink->stop(sink->ctx)) {
+			note(&ps, "ps %zu: stopped at step %llu", cfg->index,
+			     (unsigned long long)ps.step);
+			break;
+		}
+		pthread_mutex_lock(&ps.mu);
+		double t = now();
+		int quit = 0;
+		if (ps.finish) {
+			note(&ps,
+			     "ps %zu: the run is over at step %llu: exiting",
+			     cfg->index, (unsigned long long)ps.step);
+			quit = 1;
+		} else if (ps.init && ps.done == ps.trainers &&
+		           t - ps.all_done_at > DONE_GRACE) {
+			note(&ps,
+			     "ps %zu: every trainer is done and the chief is "
+			     "silent: exiting at step %llu",
+			     cfg->index, (unsigned long long)ps.step);
+			quit = 1;
+		} else if (cfg->idle_timeout > 0 &&
+		           t - ps.last_request > cfg->idle_timeout) {
+			note(&ps,
+			     "ps %zu: no request for %g s (--idle-timeout): "
+			     "exiting at step %llu",
+			     cfg->index, cfg->idle_timeout,
+			     (unsigned long long)ps.step);
+			quit = 1;
+		} else if (ps.init && lose_silent(&ps, t)) {
+			/* said in lose_silent() */
+		} else if (ps.init && ps.sync && ps.nhave > 0 &&
+		           t - ps.first > ps.peer_timeout) {
+			char missing[256] = "";
+			for (uint32_t k = 0; k < ps.trainers; k++) {
+				size_t l = strlen(missing);
+				if (!ps.have[k] && !ps.w[k].done &&
+				    l + 16 < sizeof missing) {
+					snprintf(missing + l,
+					         sizeof missing - l, "%s%u",
+					         l ? ", " : "", k);
+				}
+			}
+			note(&ps,
+			     "ps %zu: step %llu: %u of %u gradients after %g s "
+			     "(--peer-timeout); going on without trainer %s",
+			     cfg->index, (unsigned long long)ps.step, ps.nhave,
+			     needed(&ps), ps.peer_timeout, missing);
+			complete_step(&ps);
+		}
+		pthread_mutex_unlock(&ps.mu);
+		if (quit) {
+			/* The last replies (FINISH's) on their way out. */
+			struct timespec g = {0, 100 * 1000 * 1000};
+			nanosleep(&g, NULL);
+			break;
+		}
+	}
+	pthread_mutex_lock(&ps.mu);
+	ps.closing = 1;
+	pthread_mutex_unlock(&ps.mu);
+	nng_close(ps.sock);
+	for (size_t i = 0; i < started; i++) {
+		nng_aio_stop(ps.slots[i].aio);
+	}
+	for (size_t i = 0; i < ps.nslots; i++) {
+		if (ps.slots[i].aio != NULL) {
+			nng_aio_free(ps.slots[i].aio);
+		}
+	}
+	free(ps.slots);
+	free(ps.params);
+	free(ps.agg);
+	free(ps.mean);
+	free(ps.have);
+	free(ps.w);
+	tf_optim_free(ps.o);
+	tf_hparams_free(ps.h);
+	pthread_mutex_destroy(&ps.mu);
+	return rc;
+}
