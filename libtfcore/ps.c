@@ -97,7 +97,7 @@ note(struct ps *ps, const char *fmt, ...)
 	if (ps->sink == NULL || ps->sink->note == NULL) {
 		return;
 	}
-	char msg[512];
+	char msg[8192];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
@@ -397,6 +397,42 @@ push(struct ps *ps, struct slot *s, const Tfkit__Ps__Request *q)
 	}
 }
 
+/* The counters as one JSON object (the caller frees it). */
+static char *
+status_json(const struct ps *ps)
+{
+	json_t *o = json_pack(
+	    "{s:I,s:b,s:I,s:I,s:I,s:s,s:I}", "ps", (json_int_t)ps->cfg->index,
+	    "initialized", ps->init, "step", (json_int_t)ps->step, "lo",
+	    (json_int_t)ps->lo, "hi", (json_int_t)ps->hi, "mode",
+	    !ps->init  ? ""
+	    : ps->sync ? "sync"
+	               : "async",
+	    "workers_done", (json_int_t)ps->done);
+	json_t *a = json_array();
+	json_int_t seen = 0;
+	for (uint32_t t = 0; ps->init && t < ps->trainers; t++) {
+		const struct worker *w = &ps->w[t];
+		seen += w->seen;
+		json_array_append_new(
+		    a,
+		    json_pack(
+		        "{s:I,s:I,s:I,s:{s:I,s:I,s:I},s:I,s:I,s:b,s:b}",
+		        "worker", (json_int_t)t, "sent", (json_int_t)w->sent,
+		        "applied", (json_int_t)w->applied, "dropped", "stale",
+		        (json_int_t)w->stale, "backup", (json_int_t)w->backup,
+		        "invalid", (json_int_t)w->invalid, "bytes_in",
+		        (json_int_t)w->bytes_in, "bytes_out",
+		        (json_int_t)w->bytes_out, "done", w->done, "lost",
+		        w->lost));
+	}
+	json_object_set_new(o, "workers_seen", json_integer(seen));
+	json_object_set_new(o, "workers", a);
+	char *j = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	return j;
+}
+
 static void
 handle(struct ps *ps, struct slot *s, const uint8_t *d, size_t len)
 {
@@ -424,38 +460,7 @@ handle(struct ps *ps, struct slot *s, const uint8_t *d, size_t len)
 		reply_status(ps, s, TFKIT__PS__REPLY__STATUS__ERROR,
 		             "wrong token", UINT32_MAX);
 	} else if (q->kind == TFKIT__PS__REQUEST__KIND__STATUS) {
-		char *j = NULL;
-		json_t *o = json_pack("{s:I,s:b,s:I,s:I,s:I,s:s,s:I}", "ps",
-		                      (json_int_t)ps->cfg->index, "initialized",
-		                      ps->init, "step", (json_int_t)ps->step,
-		                      "lo", (json_int_t)ps->lo, "hi",
-		                      (json_int_t)ps->hi, "mode",
-		                      !ps->init  ? ""
-		                      : ps->sync ? "sync"
-		                                 : "async",
-		                      "workers_done", (json_int_t)ps->done);
-		json_t *a = json_array();
-		uint32_t seen = 0;
-		for (uint32_t t = 0; ps->init && t < ps->trainers; t++) {
-			const struct worker *w = &ps->w[t];
-			seen += w->seen;
-			json_array_append_new(
-			    a, json_pack("{s:I,s:I,s:I,s:{s:I,s:I,s:I},s:I,s:"
-			                 "I,s:b}",
-			                 "worker", (json_int_t)t, "sent",
-			                 (json_int_t)w->sent, "applied",
-			                 (json_int_t)w->applied, "dropped",
-			                 "stale", (json_int_t)w->stale,
-			                 "backup", (json_int_t)w->backup,
-			                 "invalid", (json_int_t)w->invalid,
-			                 "bytes_in", (json_int_t)w->bytes_in,
-			                 "bytes_out", (json_int_t)w->bytes_out,
-			                 "done", w->done));
-		}
-		json_object_set_new(o, "workers_seen", json_integer(seen));
-		json_object_set_new(o, "workers", a);
-		j = json_dumps(o, JSON_COMPACT);
-		json_decref(o);
+		char *j = status_json(ps);
 		Tfkit__Ps__Reply r = TFKIT__PS__REPLY__INIT;
 		r.message = "";
 		r.status_json = j ? j : "{}";
@@ -719,6 +724,9 @@ tf_ps_run(const struct tf_registry *reg, const struct tf_ps_config *cfg,
 	}
 	pthread_mutex_lock(&ps.mu);
 	ps.closing = 1;
+	char *counters = status_json(&ps);
+	note(&ps, "ps %zu: counters %s", cfg->index, counters ? counters : "");
+	free(counters);
 	pthread_mutex_unlock(&ps.mu);
 	nng_close(ps.sock);
 	for (size_t i = 0; i < started; i++) {

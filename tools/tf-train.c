@@ -474,6 +474,9 @@ resolve_cluster(struct dist *d)
 	if (d->f.job_name == NULL && (tfc == NULL || *tfc == '\0')) {
 		d->f.job_name = "ps";
 	}
+	if (d->status && d->f.task_index < 0) {
+		d->f.task_index = 0; /* any ps asks them all */
+	}
 #endif
 	if (tf_cluster_resolve(cl, &d->f, NULL) != TF_OK) {
 		usage_error("%s", tf_errmsg(cl));

@@ -1,0 +1,269 @@
+#!/usr/bin/env bats
+# tf-ps and distributed tf-train on loopback: the cluster from every
+# source, sync and async training to the single-process accuracy, a sync
+# run repeated bit for bit, backup workers, a worker killed mid-run, a
+# wrong token, --status, and the ps exiting when the run is over.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+setup_file() {
+	cd "$BATS_FILE_TMPDIR" || return 1
+	tf-csv2record "$TOP/share/data/breast_cancer.csv" -o bc.tfrecord
+	tf-records split -n 5 -o bc bc.tfrecord
+	cat bc-0000[0-3]-of-00005 > train.tfrecord
+	cp bc.schema.json train.tfrecord.schema.json
+	# the single-process reference
+	tf-train -q --epochs 20 --batch-size 32 --checkpoint-dir one train.tfrecord > /dev/null
+	tf-eval -d one bc-00004-of-00005 > one.json
+}
+
+setup() {
+	cd "$BATS_TEST_TMPDIR" || return 1
+	F=$BATS_FILE_TMPDIR
+	PIDS=
+}
+
+teardown() {
+	for p in $PIDS; do
+		kill -9 "$p" 2> /dev/null || true
+	done
+}
+
+# N free loopback ports, one a line.
+free_ports() {
+	/usr/bin/python3 -c '
+import socket, sys
+socks = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+print("\n".join(str(s.getsockname()[1]) for s in socks))' "$1"
+}
+
+# A cluster of P ps and W workers on free ports: sets C (the flags).
+cluster() {
+	mapfile -t ports < <(free_ports $(($1 + $2)))
+	local ps="" wk="" i
+	for ((i = 0; i < $1; i++)); do ps+="${ps:+,}localhost:${ports[i]}"; done
+	for ((i = $1; i < $1 + $2; i++)); do wk+="${wk:+,}localhost:${ports[i]}"; done
+	C="--ps-hosts $ps --worker-hosts $wk"
+}
+
+# Start the ps tasks of $C in the background (ps-N.log each).
+start_ps() {
+	local i
+	for ((i = 0; i < $1; i++)); do
+		tf-ps $C --task-index "$i" "${@:2}" 2> "ps-$i.log" 3>&- &
+		PIDS+=" $!"
+	done
+}
+
+# Wait for every started process; all must exit 0.
+wait_all() {
+	local p
+	for p in $PIDS; do
+		wait "$p" || { echo "pid $p exited $?"; cat ps-*.log; return 1; }
+	done
+	PIDS=
+}
+
+# Test accuracy of the checkpoint in DIR, against the single process.
+accuracy_near_one() {
+	tf-eval -d "$1" "$F/bc-00004-of-00005" > dist.json
+	/usr/bin/python3 -c '
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+assert a["examples"] == b["examples"] == 113, (a, b)
+assert a["accuracy"] >= b["accuracy"] - 0.03 and a["auc"] > 0.98, (a, b)' dist.json "$F/one.json"
+}
+
+@test "-h and --help print the same usage on stdout" {
+	run -0 --separate-stderr tf-ps --help
+	[[ "$output" == Usage:* ]]
+	[ -z "$stderr" ]
+	help=$output
+	run -0 tf-ps -h
+	[ "$output" = "$help" ]
+}
+
+@test "--version names the command and the library" {
+	run -0 tf-ps --version
+	[[ "$output" =~ ^tf-ps\ [0-9]+\.[0-9]+\.[0-9]+\ \(libtfcore ]]
+}
+
+@test "the man page documents exactly the options --help lists" {
+	diff <(help_options tf-ps) <(man_options tf-ps)
+}
+
+@test "--print-cluster: flags, TF_CONFIG, Slurm and MPI give the same cluster" {
+	flags=$(tf-train --ps-hosts 127.0.0.1:8888 --worker-hosts 127.0.0.1:8889,127.0.0.1:8890 \
+		--job-name worker --task-index 1 --print-cluster)
+	[ "$flags" = '{"cluster":{"ps":["127.0.0.1:8888"],"worker":["127.0.0.1:8889","127.0.0.1:8890"]},"task":{"type":"worker","index":1},"chief":"worker:0","source":"flags"}' ]
+	want=${flags%,\"source\"*}
+	got=$(TF_CONFIG='{"cluster": {"ps": ["127.0.0.1:8888"], "worker": ["127.0.0.1:8889", "127.0.0.1:8890"]}, "task": {"type": "worker", "index": 1}}' \
+		tf-train --print-cluster)
+	[ "${got%,\"source\"*}" = "$want" ] && [[ "$got" == *'"source":"TF_CONFIG"}' ]]
+	got=$(SLURM_PROCID=2 SLURM_NTASKS=3 SLURM_STEP_NODELIST=127.0.0.1 SLURM_STEP_TASKS_PER_NODE=3 \
+		tf-train --print-cluster)
+	[ "${got%,\"source\"*}" = "$want" ] && [[ "$got" == *'"source":"slurm"}' ]]
+	got=$(OMPI_COMM_WORLD_RANK=2 OMPI_COMM_WORLD_SIZE=3 tf-train --print-cluster)
+	[ "${got%,\"source\"*}" = "$want" ]
+	got=$(PMI_RANK=2 PMI_SIZE=3 tf-train --print-cluster)
+	[ "${got%,\"source\"*}" = "$want" ] && [[ "$got" == *'"source":"mpi"}' ]]
+	# tf-ps is the ps task of the same line; tf-train --job-name ps too
+	run -0 tf-ps --ps-hosts 127.0.0.1:8888 --worker-hosts 127.0.0.1:8889 --task-index 0 --print-cluster
+	[[ "$output" == *'"task":{"type":"ps","index":0}'* ]]
+	# one process: no cluster
+	run -0 tf-train --print-cluster
+	[ "$output" = '{"cluster":{},"source":"none"}' ]
+}
+
+@test "bad clusters and tasks: usage errors naming the problem" {
+	run -64 --separate-stderr tf-ps --print-cluster
+	[[ "$stderr" == "tf-ps: --job-name and --task-index need a cluster: --ps-hosts and --worker-hosts, TF_CONFIG, or a Slurm or MPI launcher"* ]]
+	run -64 --separate-stderr tf-train --ps-hosts localhost:99999 --worker-hosts localhost:1 --job-name worker --task-index 0
+	[[ "$stderr" == "tf-train: --ps-hosts: 'localhost:99999' is not HOST:PORT"* ]]
+	run -64 --separate-stderr tf-train --ps-hosts localhost:1 --worker-hosts localhost:2 --job-name worker --task-index 3
+	[[ "$stderr" == "tf-train: flags: there is no worker task 3 (the cluster has 1)"* ]]
+	TF_CONFIG='{"cluster": {"ps": ["localhost:1"], "worker": ["localhost:2"]}, "task": {"type": "worker", "index": 0}}' \
+		run -64 --separate-stderr tf-ps
+	[[ "$stderr" == "tf-ps: this task is worker 0 of the cluster (TF_CONFIG): tf-ps runs ps tasks"* ]]
+	run -64 --separate-stderr tf-train --sync-mode sometimes --ps-hosts localhost:1 --worker-hosts localhost:2 \
+		--job-name worker --task-index 0 "$F/train.tfrecord"
+	[[ "$stderr" == "tf-train: --sync-mode: 'sometimes' is neither sync nor async"* ]]
+	# a port in use
+	cluster 1 1
+	/usr/bin/python3 -c '
+import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(5)' "${ports[0]}" 3>&- &
+	PIDS+=" $!"
+	sleep 0.3
+	run -74 --separate-stderr tf-ps $C --task-index 0
+	[[ "$stderr" == *"cannot listen on tcp://127.0.0.1:${ports[0]}: Address in use"* ]]
+}
+
+@test "2 ps and 2 workers, sync: the single-process accuracy, bit for bit again, the ps exit 0" {
+	cluster 2 2
+	for run in a b; do
+		mkdir "$run" && cd "$run"
+		start_ps 2
+		tf-train $C --job-name worker --task-index 1 -q --epochs 20 --batch-size 32 \
+			--checkpoint-dir ck "$F/train.tfrecord" > w1.out 2> w1.err 3>&- &
+		PIDS+=" $!"
+		run -0 --separate-stderr tf-train $C --job-name worker --task-index 0 -q --epochs 20 \
+			--batch-size 32 --checkpoint-dir ck "$F/train.tfrecord"
+		wait_all
+		[ ! -s w1.out ] # the chief alone prints
+		cd ..
+	done
+	/usr/bin/python3 -c '
+import json, sys
+j = json.loads(sys.argv[1])
+assert j["final"] and j["cluster"] == {"trainers": 2, "ps": 2}, j
+assert j["exchange"]["stale"] == 0 and j["exchange"]["dropped"] == 0, j
+# each worker read half of the 456 rows an epoch: 20 epochs, 8 steps each
+assert j["step"] == 160 and j["examples"] == 20 * 228, j' "${lines[-1]}"
+	# the same seed and workers: the same checkpoint, byte for byte
+	cmp a/ck/model.ckpt-160 b/ck/model.ckpt-160
+	grep -q "ps 0: the run is over at step 160: exiting" a/ps-0.log
+	grep -q '"workers_done":2' a/ps-1.log
+	accuracy_near_one a/ck
+	# a distributed checkpoint is any checkpoint: it resumes in one process
+	run -0 tf-train -q --epochs 1 --batch-size 32 --checkpoint-dir a/ck "$F/train.tfrecord"
+	[[ "${lines[-1]}" == *'"step":175,'* ]]
+}
+
+@test "async, 1 ps and 2 workers: the single-process accuracy; --status while it runs" {
+	cluster 1 2
+	start_ps 1
+	tf-train $C --job-name worker --task-index 1 -q --epochs 20 --batch-size 32 --sync-mode async \
+		"$F/train.tfrecord" > w1.out 2> w1.err 3>&- &
+	PIDS+=" $!"
+	run -0 --separate-stderr tf-train $C --job-name worker --task-index 0 -q --epochs 20 \
+		--batch-size 32 --sync-mode async --checkpoint-dir ck "$F/train.tfrecord"
+	wait_all
+	/usr/bin/python3 -c '
+import json, sys
+j = json.loads(sys.argv[1])
+assert j["step"] == 320 and j["settings"]["sync-mode"] == "async", j' "${lines[-1]}"
+	grep -q "async (1 of 2 trainers a step)" ps-0.log
+	accuracy_near_one ck
+	# the ps's last counters: every gradient sent was applied or dropped
+	/usr/bin/python3 -c '
+import json, re, sys
+line = [l for l in open("ps-0.log") if "counters" in l][0]
+c = json.loads(line.split("counters ", 1)[1])
+for w in c["workers"]:
+    d = w["dropped"]
+    assert w["sent"] == w["applied"] + d["stale"] + d["backup"] + d["invalid"], w
+    assert w["done"] and w["bytes_in"] > 0 and w["bytes_out"] > 0, w
+assert sum(w["applied"] for w in c["workers"]) + sum(w["dropped"]["stale"] for w in c["workers"]) == 320 + sum(w["dropped"]["stale"] for w in c["workers"]), c'
+	# --status asks a running ps
+	cluster 1 1
+	start_ps 1
+	sleep 0.3
+	run -0 tf-ps $C --status
+	[[ "$output" == '{"ps":0,"initialized":false,"step":0,'* ]]
+	kill -TERM "${PIDS# }"
+	wait_all
+	grep -q "ps 0: stopped at step 0" ps-0.log
+	# no ps there: 69
+	kill -0 "${PIDS# }" 2> /dev/null || true
+	run -69 --separate-stderr tf-ps $C --status
+	[[ "$stderr" == *"ps 0 (tcp://localhost:${ports[0]})"* ]]
+}
+
+@test "sync with a backup worker: 2 of 3 gradients a step, the late ones dropped and counted" {
+	cluster 1 3
+	start_ps 1
+	for i in 1 2; do
+		tf-train $C --job-name worker --task-index $i -q --epochs 10 --batch-size 32 \
+			--replicas-to-aggregate 2 "$F/train.tfrecord" > w$i.out 2> w$i.err 3>&- &
+		PIDS+=" $!"
+	done
+	run -0 --separate-stderr tf-train $C --job-name worker --task-index 0 -q --epochs 10 \
+		--batch-size 32 --replicas-to-aggregate 2 --checkpoint-dir ck "$F/train.tfrecord"
+	wait_all
+	grep -q "sync (2 of 3 trainers a step)" ps-0.log
+	/usr/bin/python3 -c '
+import json
+line = [l for l in open("ps-0.log") if "counters" in l][0]
+c = json.loads(line.split("counters ", 1)[1])
+sent = sum(w["sent"] for w in c["workers"])
+applied = sum(w["applied"] for w in c["workers"])
+backup = sum(w["dropped"]["backup"] for w in c["workers"])
+assert sent == applied + backup and backup > 0, c
+# a step takes 2 gradients, 1 at the end when one trainer is left
+assert c["step"] < applied <= 2 * c["step"], c'
+	accuracy_near_one ck
+}
+
+@test "a worker killed mid-run: the others finish; the ps says so and exits" {
+	cluster 1 2
+	start_ps 1
+	tf-train $C --job-name worker --task-index 1 -q --epochs 0 --max-steps 100000 --batch-size 32 \
+		--peer-timeout 1 "$F/train.tfrecord" > w1.out 2> w1.err 3>&- &
+	victim=$!
+	( sleep 1; kill -9 $victim ) 3>&- &
+	run -0 --separate-stderr tf-train $C --job-name worker --task-index 0 -q --epochs 300 \
+		--batch-size 32 --peer-timeout 1 --checkpoint-dir ck "$F/train.tfrecord"
+	wait_all
+	grep -q "going on without" ps-0.log
+	[[ "${lines[-1]}" == '{"final":true,'* ]]
+	[ -e ck/checkpoint ]
+}
+
+@test "a wrong auth token is refused, and the ps says so" {
+	cluster 1 1
+	echo sesame > token
+	start_ps 1 --auth-token-file token --idle-timeout 3
+	run -64 --separate-stderr tf-train $C --job-name worker --task-index 0 -q --auth-token wrong \
+		"$F/train.tfrecord"
+	[[ "$stderr" == *"ps 0 (tcp://localhost:${ports[0]}): wrong token" ]]
+	run -0 --separate-stderr tf-train $C --job-name worker --task-index 0 -q --auth-token sesame \
+		--epochs 1 "$F/train.tfrecord"
+	wait_all
+	grep -q "a request with a wrong token (worker 0): refused" ps-0.log
+	# the token is never recorded
+	! grep -q sesame <<< "$output"
+}
