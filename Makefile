@@ -241,8 +241,10 @@ install: all
 	for m in $(MANPAGES); do s=$$(echo $$m | sed 's|.*\.||'); \
 	  install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
 	install -m 644 share/data/*.csv share/data/heart_scale share/data/README $(DESTDIR)$(DATADIR)/data/
-	install -m 755 share/examples/cron-retrain share/examples/sweep $(DESTDIR)$(DATADIR)/examples/
-	install -m 644 share/examples/leaky_relu.c share/examples/leaky.spec $(DESTDIR)$(DATADIR)/examples/
+	install -m 755 share/examples/cron-retrain share/examples/sweep share/examples/slurm-train \
+	  share/examples/mpi-train $(DESTDIR)$(DATADIR)/examples/
+	install -m 644 share/examples/leaky_relu.c share/examples/leaky.spec \
+	  share/examples/kubernetes.yaml $(DESTDIR)$(DATADIR)/examples/
 	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	for t in $(TOOLS); do install -m 644 share/bash-completion/tfkit \
 	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$t; done

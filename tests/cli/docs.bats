@@ -75,6 +75,12 @@ fixtures() {
 	run_examples tf-export
 }
 
+@test "the EXAMPLES of tf-ps(1) run" {
+	fixtures
+	run_examples tf-ps
+	[ -e ck/checkpoint ]
+}
+
 @test "the EXAMPLES of tf-serve(1) run" {
 	fixtures
 	run_examples tf-serve

@@ -28,6 +28,9 @@ teardown() {
 	for p in $PIDS; do
 		kill -9 "$p" 2> /dev/null || true
 	done
+	if declare -F slurm_down > /dev/null; then
+		slurm_down
+	fi
 }
 
 # N free loopback ports, one a line.
@@ -217,11 +220,11 @@ assert sum(w["applied"] for w in c["workers"]) + sum(w["dropped"]["stale"] for w
 	cluster 1 3
 	start_ps 1
 	for i in 1 2; do
-		tf-train $C --job-name worker --task-index $i -q --epochs 10 --batch-size 32 \
+		tf-train $C --job-name worker --task-index $i -q --epochs 30 --batch-size 32 \
 			--replicas-to-aggregate 2 "$F/train.tfrecord" > w$i.out 2> w$i.err 3>&- &
 		PIDS+=" $!"
 	done
-	run -0 --separate-stderr tf-train $C --job-name worker --task-index 0 -q --epochs 10 \
+	run -0 --separate-stderr tf-train $C --job-name worker --task-index 0 -q --epochs 30 \
 		--batch-size 32 --replicas-to-aggregate 2 --checkpoint-dir ck "$F/train.tfrecord"
 	wait_all
 	grep -q "sync (2 of 3 trainers a step)" ps-0.log
@@ -266,4 +269,76 @@ assert c["step"] < applied <= 2 * c["step"], c'
 	grep -q "a request with a wrong token (worker 0): refused" ps-0.log
 	# the token is never recorded
 	! grep -q sesame <<< "$output"
+}
+
+# A base port with the next n free too.
+free_base() {
+	/usr/bin/python3 -c '
+import random, socket, sys
+n = int(sys.argv[1])
+while True:
+    b = random.randrange(20000, 60000 - n)
+    try:
+        socks = []
+        for p in range(b, b + n):
+            s = socket.socket(); s.bind(("127.0.0.1", p)); socks.append(s)
+        print(b); break
+    except OSError:
+        pass' "$1"
+}
+
+@test "a real Slurm cluster: share/examples/slurm-train as a batch job, every task exits 0" {
+	[ "$(id -u)" = 0 ] || skip "starting slurmctld, slurmd and munged needs root"
+	load slurm
+	slurm_up 4
+	base=$(free_base 3)
+	run timeout 120 sbatch --wait -n 3 --output=job.out \
+		--export=ALL,PORT_BASE=$base "$TOP/share/examples/slurm-train" \
+		"$F/train.tfrecord" ck -q --epochs=20 --batch-size=32
+	slurm_down
+	cat job.out
+	[ "$status" -eq 0 ]
+	grep -q '"final":true,"step":160,' job.out
+	grep -q "ps 0: the run is over at step 160: exiting" job.out
+	accuracy_near_one ck
+}
+
+@test "MPI launchers: share/examples/mpi-train, one command line for every rank (Open MPI, MPICH)" {
+	PORT_BASE=$(free_base 3) run timeout 120 "$TOP/share/examples/mpi-train" 3 "$F/train.tfrecord" ck \
+		-q --epochs 20 --batch-size 32
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"final":true,"step":160,'* ]]
+	accuracy_near_one ck
+	# MPICH's launcher, the same cluster, seed and data: the same model
+	base=$(free_base 3)
+	run timeout 120 mpiexec.hydra -n 3 tf-train --port-base "$base" -q --epochs 20 --batch-size 32 \
+		--checkpoint-dir ck2 "$F/train.tfrecord"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	cmp <(tf-eval -d ck --predict "$F/bc-00004-of-00005") <(tf-eval -d ck2 --predict "$F/bc-00004-of-00005")
+}
+
+@test "share/examples/kubernetes.yaml: each pod's TF_CONFIG is the cluster the flags give" {
+	/usr/bin/python3 - "$TOP/share/examples/kubernetes.yaml" > pods <<'PY'
+import json, sys, yaml
+for doc in yaml.safe_load_all(open(sys.argv[1])):
+    if doc["kind"] != "Pod":
+        continue
+    c = doc["spec"]["containers"][0]
+    env = {e["name"]: e["value"] for e in c["env"]}
+    print(c["command"][0], env["TF_CONFIG"].replace(" ", ""), sep="\t")
+PY
+	[ "$(wc -l < pods)" = 3 ]
+	ps=tfkit-ps-0.tfkit.default.svc:2222
+	wk=tfkit-worker-0.tfkit.default.svc:2222,tfkit-worker-1.tfkit.default.svc:2222
+	while IFS=$'\t' read -r cmd tfc; do
+		type=$(jq -r .task.type <<< "$tfc")
+		index=$(jq -r .task.index <<< "$tfc")
+		got=$(TF_CONFIG=$tfc "$cmd" --print-cluster)
+		want=$("$cmd" --ps-hosts $ps --worker-hosts $wk --job-name "$type" --task-index "$index" --print-cluster)
+		[ "${got%,\"source\"*}" = "${want%,\"source\"*}" ]
+		# the ps pod runs tf-ps, the workers tf-train
+		[ "$cmd" = "$([ "$type" = ps ] && echo tf-ps || echo tf-train)" ]
+	done < pods
 }

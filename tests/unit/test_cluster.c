@@ -56,7 +56,8 @@ TEST(every_source_gives_the_same_cluster)
 	CHECK(rc == TF_OK && strcmp(a, want) == 0);
 	tf_cluster_flags_init(&f);
 	const char *tfc[] = {
-	    "TF_CONFIG={\"cluster\": {\"ps\": [\"127.0.0.1:8888\"], \"worker\": "
+	    "TF_CONFIG={\"cluster\": {\"ps\": [\"127.0.0.1:8888\"], "
+	    "\"worker\": "
 	    "[\"127.0.0.1:8889\", \"127.0.0.1:8890\"], \"evaluator\": "
 	    "[\"127.0.0.1:9999\"]}, \"task\": {\"type\": \"worker\", "
 	    "\"index\": 1}, \"environment\": \"cloud\"}",
@@ -177,8 +178,7 @@ TEST(clusters_that_do_not_hold_together)
 	     "TF_CONFIG: no task.type"},
 	    {NULL, NULL, NULL, -1, "PMI_RANK=0",
 	     NULL}, /* no size: not MPI, one process */
-	    {NULL, NULL, NULL, -1, "OMPI_COMM_WORLD_RANK=0",
-	     NULL},
+	    {NULL, NULL, NULL, -1, "OMPI_COMM_WORLD_RANK=0", NULL},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct tf_cluster_flags f;
