@@ -222,6 +222,7 @@ bench: all
 	@B=$(B) sh bench/train
 		@B=$(B) sh bench/serve
 	@B=$(B) sh bench/accuracy
+	@B=$(B) sh bench/distributed
 
 lint:
 	@sh mk/deps.sh lint

@@ -464,7 +464,9 @@ cluster_option(struct dist *d, int c)
 static struct tf_cluster *
 resolve_cluster(struct dist *d)
 {
-	struct tf_cluster *cl = tf_cluster_new();
+	/* static: still reachable when a usage error exits */
+	static struct tf_cluster *cl;
+	cl = tf_cluster_new();
 	if (cl == NULL) {
 		die(EX_OSERR, "out of memory");
 	}
@@ -488,6 +490,7 @@ resolve_cluster(struct dist *d)
 		}
 		puts(j);
 		free(j);
+		tf_cluster_free(cl);
 		exit(fflush(stdout) == 0 ? 0 : EX_IOERR);
 	}
 	return cl;
@@ -596,8 +599,7 @@ main(int argc, char **argv)
 	static struct tf_trainer *tr;
 	set = tf_settings_new();
 	reg = tf_registry_new();
-	tr = tf_trainer_new();
-	if (set == NULL || reg == NULL || tr == NULL) {
+	if (set == NULL || reg == NULL) {
 		die(EX_OSERR, "out of memory");
 	}
 	/* Values from flags and --config files; the library knows each
@@ -649,7 +651,12 @@ main(int argc, char **argv)
 	cl = resolve_cluster(&d);
 	if (tf_cluster_distributed(cl) &&
 	    strcmp(tf_cluster_job(cl), "ps") == 0) {
-		return ps_main(reg, set, cl, &d);
+		int st = ps_main(reg, set, cl, &d);
+		tf_cluster_free(cl);
+		tf_settings_free(set);
+		tf_registry_free(reg);
+		free(d.token);
+		return st;
 	}
 #ifdef TFKIT_PS
 	usage_error("this task is %s %zu of the cluster (%s): tf-ps runs ps "
@@ -715,6 +722,9 @@ main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	if (!quiet) {
 		progress_update(0, 0, 0); /* start the clock */
+	}
+	if ((tr = tf_trainer_new()) == NULL) {
+		die(EX_OSERR, "out of memory");
 	}
 	int rc = tf_trainer_run(tr, reg, &cfg, &sink);
 	progress_done();
