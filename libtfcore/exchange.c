@@ -136,75 +136,129 @@ shard(const struct tf_ps_client *cl, size_t k, uint64_t *lo, uint64_t *hi)
 	*hi = (k + 1) * cl->nparams / cl->n;
 }
 
+/* Send q to ps k, packed anew (a resend keeps its sequence number). */
+static int
+send_one(struct tf_ps_client *cl, size_t k, const Tfkit__Ps__Request *q,
+         nng_duration ms)
+{
+	struct conn *c = &cl->c[k];
+	size_t len = tfkit__ps__request__get_packed_size(q);
+	nng_msg *m;
+	if (nng_msg_alloc(&m, len) != 0) {
+		return tfi_set_error(cl, TF_ENOMEM, "out of memory");
+	}
+	tfkit__ps__request__pack(q, nng_msg_body(m));
+	cl->bytes += len;
+	nng_aio_set_msg(c->aio, m);
+	nng_aio_set_timeout(c->aio, ms);
+	nng_ctx_send(c->ctx, c->aio);
+	return TF_OK;
+}
+
+/* A connection that broke (a ps that died and is starting again): the
+ * request is sent again once it is back. */
+static int
+retryable(int rv)
+{
+	return rv == NNG_ECONNRESET || rv == NNG_ECONNSHUT ||
+	       rv == NNG_ECONNREFUSED || rv == NNG_ECONNABORTED;
+}
+
 /*
  * One round: q[k] to every ps, all sent before any reply is awaited;
- * each reply in cl->c[k].reply.  TF_EUNAVAIL naming the ps that failed.
+ * each reply in cl->c[k].reply.  A ps whose connection breaks is asked
+ * again, with the same sequence number, until it answers or the timeout
+ * passes.  TF_EUNAVAIL naming the ps that failed.
  */
 static int
 round_trip(struct tf_ps_client *cl, Tfkit__Ps__Request *q)
 {
 	drop_replies(cl);
-	double t0 = now();
+	double t0 = now(), deadline = t0 + cl->timeout;
 	nng_duration ms = (nng_duration)(cl->timeout * 1000);
+	unsigned char *todo = malloc(cl->n ? cl->n : 1);
+	if (todo == NULL) {
+		return tfi_set_error(cl, TF_ENOMEM, "out of memory");
+	}
 	for (size_t k = 0; k < cl->n; k++) {
-		struct conn *c = &cl->c[k];
 		q[k].version = TF_PS_PROTOCOL;
 		q[k].token = cl->token;
 		q[k].worker = cl->rank;
 		q[k].n = cl->nparams;
-		q[k].seq = ++c->seq;
-		size_t len = tfkit__ps__request__get_packed_size(&q[k]);
-		nng_msg *m;
-		if (nng_msg_alloc(&m, len) != 0) {
-			return tfi_set_error(cl, TF_ENOMEM, "out of memory");
-		}
-		tfkit__ps__request__pack(&q[k], nng_msg_body(m));
-		cl->bytes += len;
-		nng_aio_set_msg(c->aio, m);
-		nng_aio_set_timeout(c->aio, ms);
-		nng_ctx_send(c->ctx, c->aio);
+		q[k].seq = ++cl->c[k].seq;
+		todo[k] = 1;
 	}
 	int rc = TF_OK;
-	for (size_t k = 0; k < cl->n; k++) {
-		struct conn *c = &cl->c[k];
-		nng_aio_wait(c->aio);
-		int rv = nng_aio_result(c->aio);
-		if (rv != 0) {
-			nng_msg_free(nng_aio_get_msg(c->aio));
-			rc = rc ? rc
-			        : tfi_set_error(cl, TF_EUNAVAIL,
-			                        "ps %zu (%s): %s", k, c->url,
-			                        nng_strerror(rv));
-			continue;
+	for (size_t left = cl->n; left > 0 && rc == TF_OK;) {
+		int failed = 0, last = 0;
+		size_t where = 0;
+		for (size_t k = 0; k < cl->n && rc == TF_OK; k++) {
+			if (todo[k]) {
+				rc = send_one(cl, k, &q[k], ms);
+			}
 		}
-		nng_aio_set_timeout(c->aio, ms);
-		nng_ctx_recv(c->ctx, c->aio);
+		for (size_t k = 0; k < cl->n && rc == TF_OK; k++) {
+			struct conn *c = &cl->c[k];
+			if (!todo[k]) {
+				continue;
+			}
+			nng_aio_wait(c->aio);
+			int rv = nng_aio_result(c->aio);
+			if (rv != 0) {
+				nng_msg_free(nng_aio_get_msg(c->aio));
+				todo[k] = 2; /* not sent */
+				failed = failed ? failed : rv;
+				where = failed == rv ? k : where;
+				continue;
+			}
+			nng_aio_set_timeout(c->aio, ms);
+			nng_ctx_recv(c->ctx, c->aio);
+		}
+		for (size_t k = 0; k < cl->n && rc == TF_OK; k++) {
+			struct conn *c = &cl->c[k];
+			if (todo[k] != 1) {
+				todo[k] = todo[k] == 2;
+				continue;
+			}
+			nng_aio_wait(c->aio);
+			int rv = nng_aio_result(c->aio);
+			if (rv != 0) {
+				failed = failed ? failed : rv;
+				where = failed == rv ? k : where;
+				last = !retryable(rv);
+				continue;
+			}
+			nng_msg *m = nng_aio_get_msg(c->aio);
+			cl->bytes += nng_msg_len(m);
+			c->reply = tfkit__ps__reply__unpack(
+			    NULL, nng_msg_len(m), nng_msg_body(m));
+			nng_msg_free(m);
+			todo[k] = 0;
+			left--;
+			if (c->reply == NULL) {
+				rc = tfi_set_error(
+				    cl, TF_EUNAVAIL,
+				    "ps %zu (%s): a malformed reply", k,
+				    c->url);
+			} else if (c->reply->status ==
+			           TFKIT__PS__REPLY__STATUS__ERROR) {
+				rc = tfi_set_error(cl, TF_EINVAL,
+				                   "ps %zu (%s): %s", k, c->url,
+				                   c->reply->message);
+			}
+		}
+		if (rc == TF_OK && failed != 0 &&
+		    (last || !retryable(failed) || now() > deadline)) {
+			rc = tfi_set_error(
+			    cl, TF_EUNAVAIL, "ps %zu (%s) did not answer: %s",
+			    where, cl->c[where].url, nng_strerror(failed));
+		}
+		if (rc == TF_OK && failed != 0) {
+			struct timespec ts = {0, 50 * 1000 * 1000};
+			nanosleep(&ts, NULL); /* it may be starting again */
+		}
 	}
-	for (size_t k = 0; k < cl->n && rc == TF_OK; k++) {
-		struct conn *c = &cl->c[k];
-		nng_aio_wait(c->aio);
-		int rv = nng_aio_result(c->aio);
-		if (rv != 0) {
-			rc = tfi_set_error(cl, TF_EUNAVAIL,
-			                   "ps %zu (%s) did not answer: %s", k,
-			                   c->url, nng_strerror(rv));
-			break;
-		}
-		nng_msg *m = nng_aio_get_msg(c->aio);
-		cl->bytes += nng_msg_len(m);
-		c->reply = tfkit__ps__reply__unpack(NULL, nng_msg_len(m),
-		                                    nng_msg_body(m));
-		nng_msg_free(m);
-		if (c->reply == NULL) {
-			rc = tfi_set_error(cl, TF_EUNAVAIL,
-			                   "ps %zu (%s): a malformed reply", k,
-			                   c->url);
-		} else if (c->reply->status ==
-		           TFKIT__PS__REPLY__STATUS__ERROR) {
-			rc = tfi_set_error(cl, TF_EINVAL, "ps %zu (%s): %s", k,
-			                   c->url, c->reply->message);
-		}
-	}
+	free(todo);
 	/* A failed round leaves receives in flight: stop them. */
 	for (size_t k = 0; rc != TF_OK && k < cl->n; k++) {
 		nng_aio_stop(cl->c[k].aio);

@@ -199,6 +199,11 @@ int tfi_evaluate(struct tf_graph *g, const char *prediction,
                  struct tf_dataset *ds, struct tf_batch *b,
                  struct tf_metrics *mt, void *errh);
 
+/* An optimizer's settings as "key=value,..." (optim.c; the ps tasks are
+ * sent them so); the caller frees it. */
+struct tf_hparams;
+char *tfi_hparams_text(const struct tf_hparams *h);
+
 /* A setting's default text (settings.c), NULL when it has none. */
 const char *tfi_settings_default(const char *name);
 

@@ -276,3 +276,22 @@ tf_lr_decay(double lr, uint64_t step, double rate, uint64_t decay_steps,
 	}
 	return lr * pow(rate, p);
 }
+
+char *
+tfi_hparams_text(const struct tf_hparams *h)
+{
+	struct tfi_buf b = {0};
+	int rc = tfi_json_put(&b, "", 0);
+	for (size_t i = 0; rc == 0 && i < tf_hparams_count(h); i++) {
+		double v;
+		const char *k = tf_hparams_get(h, i, &v);
+		char item[160];
+		snprintf(item, sizeof item, "%s%s=%.17g", i ? "," : "", k, v);
+		rc = tfi_json_put(&b, item, strlen(item));
+	}
+	if (rc != 0) {
+		tfi_buf_free(&b);
+		return NULL;
+	}
+	return (char *)b.data;
+}

@@ -18,6 +18,7 @@
 
 #include "internal.h"
 #include "ps.pb-c.h"
+#include "tf/checkpoint.h"
 #include "tf/optim.h"
 #include "tf/ps.h"
 
@@ -351,7 +352,7 @@ push(struct ps *ps, struct slot *s, const Tfkit__Ps__Request *q)
 	w->seq = q->seq;
 	w->sent++;
 	w->examples += q->examples;
-	if (q->values.len != wd * sizeof(float) || q->step > ps->step ||
+	if (q->values.len != wd * sizeof(float) ||
 	    !isfinite(q->learning_rate)) {
 		w->invalid++;
 		char msg[160];
@@ -364,8 +365,11 @@ push(struct ps *ps, struct slot *s, const Tfkit__Ps__Request *q)
 		return;
 	}
 	const float *g = (const float *)q->values.data;
+	/* Values newer than this shard's: it was restored from the last
+	 * checkpoint after a restart; the gradient is of now. */
+	uint64_t t = q->step > ps->step ? ps->step : q->step;
 	if (!ps->sync) {
-		if (ps->step - q->step > ps->staleness) {
+		if (ps->step - t > ps->staleness) {
 			w->stale++;
 			reply_values(ps, s, TFKIT__PS__REPLY__STATUS__STALE, 0,
 			             wk);
@@ -379,7 +383,7 @@ push(struct ps *ps, struct slot *s, const Tfkit__Ps__Request *q)
 		answer_snapshots(ps);
 		return;
 	}
-	if (q->step < ps->step || ps->have[wk]) {
+	if (t < ps->step || ps->have[wk]) {
 		w->backup++; /* the step had its share */
 		reply_values(ps, s, TFKIT__PS__REPLY__STATUS__DROPPED, 0, wk);
 		return;
@@ -610,6 +614,85 @@ lose_silent(struct ps *ps, double t)
 	return any;
 }
 
+/* A ps started again where the chief checkpoints: its shard, slots,
+ * step and optimizer from the latest checkpoint, as the chief's INIT
+ * would give them.  0 when there is none. */
+static int
+restore_shard(struct ps *ps)
+{
+	char path[4096], err[256];
+	const struct tf_ps_config *cfg = ps->cfg;
+	if (cfg->checkpoint_dir == NULL ||
+	    tf_ckpt_latest(cfg->checkpoint_dir, path, sizeof path) != TF_OK) {
+		return 0;
+	}
+	struct tf_ckpt *ck = tf_ckpt_new();
+	struct tf_ckpt_header h;
+	tf_ckpt_header_init(&h);
+	int rc = ck == NULL ? TF_ENOMEM : tf_ckpt_load(ck, path);
+	rc = rc ? rc : tf_ckpt_get_header(ck, &h);
+	size_t n = 0;
+	const float *params = rc ? NULL : tf_ckpt_get(ck, "params", &n);
+	char *hp = rc ? NULL : tfi_hparams_text(h.hparams);
+	uint8_t *slots = NULL;
+	if (rc == TF_OK && (params == NULL || hp == NULL)) {
+		rc = TF_EFORMAT;
+	}
+	uint64_t P = cfg->count, k = cfg->index;
+	uint64_t lo = k * n / P, hi = (k + 1) * n / P, wd = hi - lo;
+	unsigned ns = 0;
+	for (; rc == TF_OK; ns++) {
+		char name[32];
+		size_t got;
+		snprintf(name, sizeof name, "slot%u", ns);
+		const float *sl = tf_ckpt_get(ck, name, &got);
+		if (sl == NULL || got != n) {
+			break;
+		}
+		uint8_t *more =
+		    realloc(slots, (ns + 1) * wd * sizeof(float) + 1);
+		if (more == NULL) {
+			rc = TF_ENOMEM;
+			break;
+		}
+		slots = more;
+		memcpy(slots + ns * wd * sizeof(float), sl + lo,
+		       wd * sizeof(float));
+	}
+	if (rc == TF_OK) {
+		Tfkit__Ps__Request q = TFKIT__PS__REQUEST__INIT;
+		q.n = n;
+		q.step = h.step;
+		q.values.data = (uint8_t *)(params + lo);
+		q.values.len = wd * sizeof(float);
+		q.slots.data = slots;
+		q.slots.len = ns * wd * sizeof(float);
+		q.optimizer = h.optimizer;
+		q.hparams = hp;
+		q.sync = cfg->sync;
+		q.replicas_to_aggregate = cfg->replicas_to_aggregate;
+		q.total_replicas = (uint32_t)cfg->trainers;
+		q.staleness = cfg->staleness;
+		q.peer_timeout = cfg->peer_timeout;
+		if (init_shard(ps, &q, err, sizeof err) != 0) {
+			note(ps, "ps %zu: cannot take its shard from %s: %s",
+			     cfg->index, path, err);
+		} else {
+			note(ps, "ps %zu: shard restored from %s", cfg->index,
+			     path);
+		}
+	} else {
+		note(ps, "ps %zu: cannot take its shard from %s: %s",
+		     cfg->index, path,
+		     ck ? tf_errmsg(ck) : tf_strerror(TF_ENOMEM));
+	}
+	free(slots);
+	free(hp);
+	tf_ckpt_header_release(&h);
+	tf_ckpt_free(ck);
+	return ps->init;
+}
+
 /* ---- the server ---------------------------------------------------------- */
 
 int
@@ -658,6 +741,7 @@ tf_ps_run(const struct tf_registry *reg, const struct tf_ps_config *cfg,
 		nng_ctx_recv(s->ctx, s->aio);
 	}
 	ps.last_request = now();
+	restore_shard(&ps);
 	pthread_mutex_unlock(&ps.mu);
 	note(&ps, "ps %zu of %zu listening on %s", cfg->index, cfg->count,
 	     cfg->listen);

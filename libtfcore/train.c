@@ -1134,24 +1134,6 @@ start_reading(struct run *r, const char *ckpt)
 	return rc == TF_OK ? TF_OK : fail(r, rc, "%s", tf_errmsg(r->ds));
 }
 
-/* The optimizer's settings as "key=value,..." for the ps tasks. */
-static char *
-hparams_text(const struct tf_hparams *h)
-{
-	struct tfi_buf b = {0};
-	int rc = tfi_json_put(&b, "", 0);
-	for (size_t i = 0; rc == 0 && i < tf_hparams_count(h); i++) {
-		double v;
-		const char *k = tf_hparams_get(h, i, &v);
-		rc = put_line(&b, "%s%s=%.17g", i ? "," : "", k, v);
-	}
-	if (rc != 0) {
-		tfi_buf_free(&b);
-		return NULL;
-	}
-	return (char *)b.data;
-}
-
 /*
  * A trainer of a distributed run: its shard of the inputs (rank of
  * trainers), and the model's values from the ps tasks; the chief gives
@@ -1201,7 +1183,7 @@ join_cluster(struct run *r)
 		struct tfi_ps_mode mode = {cfg->sync,
 		                           cfg->replicas_to_aggregate,
 		                           r->trainers, cfg->staleness, pt};
-		char *hp = hparams_text(r->h.hparams);
+		char *hp = tfi_hparams_text(r->h.hparams);
 		rc = hp == NULL
 		         ? TF_ENOMEM
 		         : tfi_ps_init(r->cl, tf_graph_params(r->g), r->o,

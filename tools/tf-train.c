@@ -161,7 +161,11 @@ ps_usage(void)
 	       "it does not use, so one line serves every task.\n\n"
 	       "      --auth-token=TOKEN     required in every message\n"
 	       "      --auth-token-file=F    ... read from F\n"
+	       "      --checkpoint-dir=DIR   take the shard from the latest "
+	       "checkpoint there\n"
 	       "      --chief-hosts=H:P      a chief task\n"
+	       "      --from-scratch         do not take the shard from a "
+	       "checkpoint\n"
 	       "      --idle-timeout=S       exit after S seconds without a "
 	       "request (0: never)\n"
 	       "      --job-name=NAME        ps (the default)\n"
@@ -545,14 +549,27 @@ ps_main(struct tf_registry *reg, struct tf_settings *set,
 	snprintf(url, sizeof url, "tcp://%s%s", loop ? "127.0.0.1" : "0.0.0.0",
 	         colon ? colon : ":0");
 	const char *tr = tf_settings_get(set, "total-replicas");
-	struct tf_ps_config pc = {url,
-	                          d->token,
-	                          tf_cluster_index(cl),
-	                          nps,
-	                          tr ? (size_t)strtoul(tr, NULL, 10)
-	                             : tf_cluster_trainers(cl),
-	                          d->idle_timeout,
-	                          0};
+	/* The run's settings a ps restarted where the chief checkpoints
+	 * needs (the same command line's). */
+	if (tf_settings_resolve(set) != TF_OK) {
+		die_status(tf_errcode(set), tf_errmsg(set));
+	}
+	struct tf_train_config tc;
+	tf_settings_config(set, &tc);
+	struct tf_ps_config pc = {
+	    .listen = url,
+	    .token = d->token,
+	    .index = tf_cluster_index(cl),
+	    .count = nps,
+	    .trainers =
+	        tr ? (size_t)strtoul(tr, NULL, 10) : tf_cluster_trainers(cl),
+	    .idle_timeout = d->idle_timeout,
+	    .checkpoint_dir = tc.from_scratch ? NULL : tc.checkpoint_dir,
+	    .sync = tc.sync,
+	    .replicas_to_aggregate = tc.replicas_to_aggregate,
+	    .staleness = tc.staleness,
+	    .peer_timeout = tc.peer_timeout,
+	};
 	struct tf_ps_sink sink = {NULL, ps_note, should_stop};
 	struct sigaction sa = {.sa_handler = on_stop_signal};
 	sigemptyset(&sa.sa_mask);

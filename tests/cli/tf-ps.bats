@@ -256,6 +256,30 @@ assert c["step"] < applied <= 2 * c["step"], c'
 	[ -e ck/checkpoint ]
 }
 
+@test "the ps killed and started again: it takes its shard from the last checkpoint, training goes on" {
+	cluster 1 2
+	args="-q --epochs 300 --batch-size 32 --save-every 50 --checkpoint-dir ck"
+	start_ps 1 $args
+	first=${PIDS# }
+	tf-train $C --job-name worker --task-index 1 $args "$F/train.tfrecord" > w1.out 2> w1.err 3>&- &
+	PIDS+=" $!"
+	(
+		while [ ! -e ck/model.ckpt-100 ]; do sleep 0.05; done
+		kill -9 "$first"
+		tf-ps $C --task-index 0 $args 2> ps-again.log
+		date +%s.%N > again.end
+	) 3>&- &
+	again=$!
+	run -0 --separate-stderr tf-train $C --job-name worker --task-index 0 $args "$F/train.tfrecord"
+	wait "$again"
+	PIDS=${PIDS/ $first/}
+	wait_all
+	grep -q "ps 0: shard restored from ck/model.ckpt-" ps-again.log
+	grep -q "ps 0: the run is over at step" ps-again.log
+	[[ "${lines[-1]}" == '{"final":true,'* ]]
+	accuracy_near_one ck
+}
+
 @test "a wrong auth token is refused, and the ps says so" {
 	cluster 1 1
 	echo sesame > token

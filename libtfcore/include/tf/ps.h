@@ -45,6 +45,13 @@ struct tf_ps_config {
 	size_t trainers;     /* trainers that will report done */
 	double idle_timeout; /* seconds without a request: exit (0: never) */
 	size_t max_message;  /* the receive limit in bytes (0: 1 GiB) */
+	/* A ps that (re)starts where the chief checkpoints takes its shard
+	 * from the latest checkpoint there, so the trainers go on: with
+	 * these settings of the run (the same command line's). */
+	const char *checkpoint_dir; /* or NULL */
+	int sync;
+	unsigned replicas_to_aggregate, staleness;
+	double peer_timeout;
 };
 
 /* What a ps says while it runs (one line each), and whether to stop
