@@ -92,6 +92,7 @@ tf_ckpt_header_release(struct tf_ckpt_header *h)
 		free(strs[i]);
 	}
 	tf_hparams_free(h->hparams);
+	free(h->trainers);
 	tf_ckpt_header_init(h);
 }
 
@@ -156,6 +157,16 @@ tf_ckpt_put_header(struct tf_ckpt *c, const struct tf_ckpt_header *h)
 		                              inputs, "first_epoch",
 		                              (json_int_t)h->run_first_epoch,
 		                              "finished", h->run_finished));
+	}
+	if (o != NULL && h->trainers != NULL) {
+		json_t *a = json_array();
+		for (size_t i = 0; a != NULL && i < h->ntrainers; i++) {
+			json_array_append_new(
+			    a,
+			    json_pack("[I,I]", (json_int_t)h->trainers[2 * i],
+			              (json_int_t)h->trainers[2 * i + 1]));
+		}
+		json_object_set_new(o, "trainers", a);
 	}
 	json_decref(inputs);
 	json_decref(val);
@@ -253,6 +264,19 @@ tf_ckpt_get_header(struct tf_ckpt *c, struct tf_ckpt_header *h)
 		    json_object_get(run, "first_epoch"));
 		h->run_finished =
 		    json_is_true(json_object_get(run, "finished"));
+	}
+	json_t *tr = json_object_get(o, "trainers");
+	if (json_is_array(tr) && json_array_size(tr) > 0 && !bad) {
+		h->ntrainers = json_array_size(tr);
+		h->trainers = calloc(2 * h->ntrainers, sizeof *h->trainers);
+		bad = h->trainers == NULL;
+		for (size_t i = 0; !bad && i < h->ntrainers; i++) {
+			json_t *e = json_array_get(tr, i);
+			h->trainers[2 * i] =
+			    (uint64_t)json_integer_value(json_array_get(e, 0));
+			h->trainers[2 * i + 1] =
+			    (uint64_t)json_integer_value(json_array_get(e, 1));
+		}
 	}
 	const char *rs = json_string_value(json_object_get(o, "rng"));
 	if (rs != NULL && strlen(rs) == 64) {

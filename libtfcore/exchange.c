@@ -413,7 +413,8 @@ tfi_ps_pull(struct tf_ps_client *cl, float *params, uint64_t *step, double wait)
 
 int
 tfi_ps_push(struct tf_ps_client *cl, float *params, const float *grads,
-            float lr, uint64_t rows, uint64_t *step)
+            float lr, uint64_t rows, uint64_t epoch, uint64_t done,
+            uint64_t *step)
 {
 	Tfkit__Ps__Request *q = requests(cl, TFKIT__PS__REQUEST__KIND__PUSH);
 	if (q == NULL) {
@@ -427,6 +428,8 @@ tfi_ps_push(struct tf_ps_client *cl, float *params, const float *grads,
 		q[k].values.len = (hi - lo) * sizeof(float);
 		q[k].learning_rate = lr;
 		q[k].examples = rows;
+		q[k].epoch = epoch;
+		q[k].done = done;
 	}
 	int rc = round_trip(cl, q);
 	free(q);
@@ -449,7 +452,7 @@ tfi_ps_push(struct tf_ps_client *cl, float *params, const float *grads,
 
 int
 tfi_ps_snapshot(struct tf_ps_client *cl, float *params, struct tf_optim *o,
-                uint64_t *step)
+                uint64_t *step, uint64_t **positions, size_t *npositions)
 {
 	uint64_t want = 0;
 	for (size_t k = 0; k < cl->n; k++) {
@@ -500,6 +503,20 @@ tfi_ps_snapshot(struct tf_ps_client *cl, float *params, struct tf_optim *o,
 		}
 		*step = cl->c[0].step;
 		tf_optim_set_steps(o, *step);
+		const Tfkit__Ps__Reply *r0 = cl->c[0].reply;
+		if (positions != NULL && r0->n_positions >= 2) {
+			uint64_t *p =
+			    malloc(r0->n_positions * sizeof *r0->positions);
+			if (p == NULL) {
+				return tfi_set_error(cl, TF_ENOMEM,
+				                     "out of memory");
+			}
+			memcpy(p, r0->positions,
+			       r0->n_positions * sizeof *r0->positions);
+			free(*positions);
+			*positions = p;
+			*npositions = r0->n_positions / 2;
+		}
 		return TF_OK;
 	}
 	return tfi_set_error(cl, TF_EUNAVAIL,

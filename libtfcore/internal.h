@@ -212,8 +212,9 @@ const char *tfi_settings_default(const char *name);
  * client): the chief's INIT of every shard (its values, slots, step and
  * optimizer; a ps that has its shard already answers with it, taken into
  * params and *step), a PULL of every shard (waiting up to wait seconds
- * for the chief's INIT), a PUSH of a gradient with the new values back,
- * a SNAPSHOT of values and slots at one step for a checkpoint, DONE, a
+ * for the chief's INIT), a PUSH of a gradient (with the trainer's input
+ * position) and the new values back, a SNAPSHOT of values and slots at
+ * one step for a checkpoint, with every trainer's position, DONE, a
  * wait for every trainer's DONE, FINISH, and the exchange's cost as
  * JSON members (the caller frees them).
  */
@@ -232,9 +233,10 @@ int tfi_ps_init(struct tf_ps_client *cl, float *params, struct tf_optim *o,
 int tfi_ps_pull(struct tf_ps_client *cl, float *params, uint64_t *step,
                 double wait);
 int tfi_ps_push(struct tf_ps_client *cl, float *params, const float *grads,
-                float lr, uint64_t rows, uint64_t *step);
+                float lr, uint64_t rows, uint64_t epoch, uint64_t done,
+                uint64_t *step);
 int tfi_ps_snapshot(struct tf_ps_client *cl, float *params, struct tf_optim *o,
-                    uint64_t *step);
+                    uint64_t *step, uint64_t **positions, size_t *npositions);
 int tfi_ps_done(struct tf_ps_client *cl);
 int tfi_ps_wait_done(struct tf_ps_client *cl, uint32_t trainers, double wait);
 int tfi_ps_finish(struct tf_ps_client *cl);

@@ -47,6 +47,7 @@ struct worker {
 	int seen, done;
 	int lost;    /* silent past the peer timeout: counted as done */
 	double last; /* its last request */
+	uint64_t epoch, done_rows; /* its input position, from its pushes */
 };
 
 struct ps {
@@ -166,10 +167,21 @@ reply_values(struct ps *ps, struct slot *s, int status, int slots, uint32_t wk)
 	r.values.len = width(ps) * sizeof(float);
 	unsigned ns = slots ? tf_optim_nslots(ps->o) : 0;
 	uint8_t *buf = NULL;
+	uint64_t *pos =
+	    slots ? calloc(2 * (size_t)ps->trainers + 1, sizeof *pos) : NULL;
+	for (uint32_t t = 0; pos != NULL && t < ps->trainers; t++) {
+		pos[2 * t] = ps->w[t].epoch;
+		pos[2 * t + 1] = ps->w[t].done_rows;
+	}
+	if (pos != NULL) {
+		r.positions = pos;
+		r.n_positions = 2 * (size_t)ps->trainers;
+	}
 	if (ns > 0) {
 		size_t one = width(ps) * sizeof(float);
 		buf = malloc(ns * one);
 		if (buf == NULL) {
+			free(pos);
 			reply_status(ps, s, TFKIT__PS__REPLY__STATUS__ERROR,
 			             "out of memory", wk);
 			return;
@@ -182,6 +194,7 @@ reply_values(struct ps *ps, struct slot *s, int status, int slots, uint32_t wk)
 	}
 	send_reply(ps, s, &r, wk);
 	free(buf);
+	free(pos);
 }
 
 /* Every snapshot waiting for this step. */
@@ -352,6 +365,8 @@ push(struct ps *ps, struct slot *s, const Tfkit__Ps__Request *q)
 	w->seq = q->seq;
 	w->sent++;
 	w->examples += q->examples;
+	w->epoch = q->epoch;
+	w->done_rows = q->done;
 	if (q->values.len != wd * sizeof(float) ||
 	    !isfinite(q->learning_rate)) {
 		w->invalid++;

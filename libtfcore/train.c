@@ -503,8 +503,9 @@ save(struct run *r)
 	}
 	/* A distributed run's chief: every shard's values and slots at one
 	 * step. */
-	if (r->cl != NULL && tfi_ps_snapshot(r->cl, tf_graph_params(r->g), r->o,
-	                                     &r->h.step) != TF_OK) {
+	if (r->cl != NULL &&
+	    tfi_ps_snapshot(r->cl, tf_graph_params(r->g), r->o, &r->h.step,
+	                    &r->h.trainers, &r->h.ntrainers) != TF_OK) {
 		return fail(r, tf_errcode(r->cl), "%s", tf_errmsg(r->cl));
 	}
 	/* The generator of dropout masks, to continue where it stood. */
@@ -1162,6 +1163,12 @@ join_cluster(struct run *r)
 	if (rc != TF_OK) {
 		return fail(r, rc, "%s", tf_errmsg(r->ds));
 	}
+	/* Resumed with as many trainers: each where it stood in its share
+	 * (with another count the shares differ: the chief's position). */
+	if (r->h.trainers != NULL && r->h.ntrainers == r->trainers) {
+		r->h.epoch = r->h.trainers[2 * r->rank];
+		r->h.done = r->h.trainers[2 * r->rank + 1];
+	}
 	size_t nps = tf_cluster_count(c, "ps");
 	const char **addrs = calloc(nps, sizeof *addrs);
 	r->cl = tf_ps_client_new();
@@ -1616,7 +1623,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		 * gradient to the ps tasks and their values back. */
 		if (r.cl != NULL) {
 			rc = tfi_ps_push(r.cl, params, grads, (float)lr, rows,
-			                 &r.h.step);
+			                 b->epoch, b->done, &r.h.step);
 			if (rc != TF_OK) {
 				rc = fail(&r, tf_errcode(r.cl), "%s",
 				          tf_errmsg(r.cl));
@@ -1706,8 +1713,10 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		    (r.chief && !stopped &&
 		     (rc = tfi_ps_wait_done(r.cl, r.trainers, 4 * pt + 60)) !=
 		         TF_OK) ||
-		    (r.chief && (rc = tfi_ps_snapshot(r.cl, params, r.o,
-		                                      &r.h.step)) != TF_OK)) {
+		    (r.chief &&
+		     (rc = tfi_ps_snapshot(r.cl, params, r.o, &r.h.step,
+		                           &r.h.trainers, &r.h.ntrainers)) !=
+		         TF_OK)) {
 			rc = fail(&r, tf_errcode(r.cl), "%s", tf_errmsg(r.cl));
 			goto out;
 		}

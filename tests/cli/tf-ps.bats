@@ -176,6 +176,27 @@ assert j["step"] == 160 and j["examples"] == 20 * 228, j' "${lines[-1]}"
 	[[ "${lines[-1]}" == *'"step":175,'* ]]
 }
 
+# A whole sync job of 1 ps and 2 workers to --max-steps $1 in ck.
+sync_job() {
+	cluster 1 2
+	local args="-q --epochs 0 --max-steps $1 --batch-size 32 --checkpoint-dir ck"
+	start_ps 1 $args
+	tf-train $C --job-name worker --task-index 1 $args "$F/train.tfrecord" > /dev/null 2> w1.err 3>&- &
+	PIDS+=" $!"
+	tf-train $C --job-name worker --task-index 0 $args "$F/train.tfrecord" > chief.json
+	wait_all
+}
+
+@test "a distributed run stopped and resumed ends as one uninterrupted run: each trainer where it stood" {
+	mkdir whole parts
+	(cd whole && sync_job 160)
+	(cd parts && sync_job 80 && sync_job 160)
+	# each trainer's position is in the checkpoint
+	grep -aq '"trainers":\[\[' parts/ck/model.ckpt-80
+	cmp <(tf-eval -d whole/ck --predict "$F/bc-00004-of-00005") \
+		<(tf-eval -d parts/ck --predict "$F/bc-00004-of-00005")
+}
+
 @test "async, 1 ps and 2 workers: the single-process accuracy; --status while it runs" {
 	cluster 1 2
 	start_ps 1

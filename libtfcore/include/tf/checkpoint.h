@@ -61,6 +61,10 @@ struct tf_ckpt_header {
 	char *run_inputs;
 	uint64_t run_first_epoch;
 	int run_finished;
+	/* A distributed run: each trainer's input position in its share
+	 * (epoch, rows in it), in trainer order; NULL for one process. */
+	uint64_t *trainers; /* 2 * ntrainers values */
+	size_t ntrainers;
 };
 
 TF_API void tf_ckpt_header_init(struct tf_ckpt_header *h);
