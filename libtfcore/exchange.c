@@ -7,6 +7,8 @@
 #include <jansson.h>
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
+#include <nng/supplemental/tls/tls.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +34,7 @@ struct tf_ps_client {
 	struct conn *c;
 	size_t n;
 	char *token;
+	char *ca_file; /* TLS: the CAs of the ps tasks' certificates */
 	double timeout;
 	uint32_t rank;
 	uint64_t nparams;
@@ -84,8 +87,42 @@ tf_ps_client_free(struct tf_ps_client *cl)
 	}
 	free(cl->c);
 	free(cl->token);
+	free(cl->ca_file);
 	free(cl->ms);
 	free(cl);
+}
+
+int
+tf_ps_client_set_tls(struct tf_ps_client *cl, const char *ca_file)
+{
+	free(cl->ca_file);
+	cl->ca_file = ca_file ? strdup(ca_file) : NULL;
+	return ca_file == NULL || cl->ca_file != NULL
+	           ? TF_OK
+	           : tfi_set_error(cl, TF_ENOMEM, "out of memory");
+}
+
+/* Dial a ps: plain tcp, or TLS checking its certificate against the CA
+ * file and its host name. */
+static int
+dial(struct tf_ps_client *cl, struct conn *c, const char *host)
+{
+	if (cl->ca_file == NULL) {
+		return nng_dial(c->sock, c->url, NULL, NNG_FLAG_NONBLOCK);
+	}
+	nng_dialer d;
+	nng_tls_config *tc = NULL;
+	int rv = nng_dialer_create(&d, c->sock, c->url);
+	rv = rv ? rv : nng_tls_config_alloc(&tc, NNG_TLS_MODE_CLIENT);
+	rv = rv ? rv : nng_tls_config_ca_file(tc, cl->ca_file);
+	rv = rv ? rv : nng_tls_config_server_name(tc, host);
+	rv = rv ? rv : nng_tls_config_auth_mode(tc, NNG_TLS_AUTH_MODE_REQUIRED);
+	rv = rv ? rv : nng_dialer_set_ptr(d, NNG_OPT_TLS_CONFIG, tc);
+	rv = rv ? rv : nng_dialer_start(d, NNG_FLAG_NONBLOCK);
+	if (tc != NULL) {
+		nng_tls_config_free(tc); /* the dialer holds it */
+	}
+	return rv;
 }
 
 int
@@ -102,7 +139,16 @@ tf_ps_client_connect(struct tf_ps_client *cl, const char *const *addrs,
 	for (size_t i = 0; i < n; i++) {
 		struct conn *c = &cl->c[i];
 		snprintf(c->url, sizeof c->url, "%s%.300s",
-		         strstr(addrs[i], "://") ? "" : "tcp://", addrs[i]);
+		         strstr(addrs[i], "://") ? ""
+		         : cl->ca_file           ? "tls+tcp://"
+		                                 : "tcp://",
+		         addrs[i]);
+		/* The host, for the TLS server name. */
+		char host[300];
+		const char *h = strstr(c->url, "://") + 3;
+		const char *colon = strrchr(h, ':');
+		snprintf(host, sizeof host, "%.*s",
+		         (int)(colon ? colon - h : (ptrdiff_t)strlen(h)), h);
 		int rv = nng_req0_open(&c->sock);
 		if (rv != 0) {
 			return tfi_set_error(cl, TF_EUNAVAIL, "%s: %s", c->url,
@@ -119,8 +165,7 @@ tf_ps_client_connect(struct tf_ps_client *cl, const char *const *addrs,
 		                    (size_t)1 << 30);
 		if ((rv = nng_ctx_open(&c->ctx, c->sock)) != 0 ||
 		    (rv = nng_aio_alloc(&c->aio, NULL, NULL)) != 0 ||
-		    (rv = nng_dial(c->sock, c->url, NULL, NNG_FLAG_NONBLOCK)) !=
-		        0) {
+		    (rv = dial(cl, c, host)) != 0) {
 			return tfi_set_error(cl, TF_EUNAVAIL, "%s: %s", c->url,
 			                     nng_strerror(rv));
 		}
@@ -250,8 +295,13 @@ round_trip(struct tf_ps_client *cl, Tfkit__Ps__Request *q)
 		if (rc == TF_OK && failed != 0 &&
 		    (last || !retryable(failed) || now() > deadline)) {
 			rc = tfi_set_error(
-			    cl, TF_EUNAVAIL, "ps %zu (%s) did not answer: %s",
-			    where, cl->c[where].url, nng_strerror(failed));
+			    cl, TF_EUNAVAIL, "ps %zu (%s) did not answer: %s%s",
+			    where, cl->c[where].url, nng_strerror(failed),
+			    failed != NNG_ETIMEDOUT ? ""
+			    : cl->ca_file != NULL
+			        ? " (is it running, with a certificate "
+			          "--tls-ca trusts?)"
+			        : " (is it running, and without TLS?)");
 		}
 		if (rc == TF_OK && failed != 0) {
 			struct timespec ts = {0, 50 * 1000 * 1000};

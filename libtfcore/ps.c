@@ -9,6 +9,7 @@
 #include <math.h>
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
+#include <nng/supplemental/tls/tls.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -710,6 +711,38 @@ restore_shard(struct ps *ps)
 
 /* ---- the server ---------------------------------------------------------- */
 
+/* Listen on the configured address: plain tcp, or TLS with this ps's
+ * certificate (tls+tcp://). */
+static int
+listen_on(struct ps *ps)
+{
+	const struct tf_ps_config *cfg = ps->cfg;
+	if (cfg->tls_cert_key == NULL) {
+		return nng_listen(ps->sock, cfg->listen, NULL, 0);
+	}
+	nng_listener l;
+	nng_tls_config *tc = NULL;
+	int rv = nng_listener_create(&l, ps->sock, cfg->listen);
+	if (rv == 0) {
+		rv = nng_tls_config_alloc(&tc, NNG_TLS_MODE_SERVER);
+	}
+	if (rv == 0 && (rv = nng_tls_config_cert_key_file(tc, cfg->tls_cert_key,
+	                                                  NULL)) != 0) {
+		note(ps, "%s: not a PEM certificate and key: %s",
+		     cfg->tls_cert_key, nng_strerror(rv));
+	}
+	if (rv == 0) {
+		rv = nng_listener_set_ptr(l, NNG_OPT_TLS_CONFIG, tc);
+	}
+	if (rv == 0) {
+		rv = nng_listener_start(l, 0);
+	}
+	if (tc != NULL) {
+		nng_tls_config_free(tc); /* the listener holds it */
+	}
+	return rv;
+}
+
 int
 tf_ps_run(const struct tf_registry *reg, const struct tf_ps_config *cfg,
           const struct tf_ps_sink *sink)
@@ -727,7 +760,7 @@ tf_ps_run(const struct tf_registry *reg, const struct tf_ps_config *cfg,
 	}
 	nng_socket_set_size(ps.sock, NNG_OPT_RECVMAXSZ,
 	                    cfg->max_message ? cfg->max_message : 1u << 30);
-	if ((rv = nng_listen(ps.sock, cfg->listen, NULL, 0)) != 0) {
+	if ((rv = listen_on(&ps)) != 0) {
 		note(&ps, "cannot listen on %s: %s", cfg->listen,
 		     nng_strerror(rv));
 		nng_close(ps.sock);

@@ -1180,7 +1180,10 @@ join_cluster(struct run *r)
 		addrs[i] = tf_cluster_host(c, "ps", i);
 	}
 	double pt = cfg->peer_timeout > 0 ? cfg->peer_timeout : 60;
-	rc = tf_ps_client_connect(r->cl, addrs, nps, cfg->auth_token, pt + 30);
+	rc = tf_ps_client_set_tls(r->cl, cfg->tls_ca);
+	rc = rc ? rc
+	        : tf_ps_client_connect(r->cl, addrs, nps, cfg->auth_token,
+	                               pt + 5);
 	free(addrs);
 	if (rc != TF_OK) {
 		return fail(r, rc, "%s", tf_errmsg(r->cl));

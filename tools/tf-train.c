@@ -138,6 +138,10 @@ usage(void)
 	    "in steps (16)\n"
 	    "      --sync-mode=MODE       sync (default) or async\n"
 	    "      --task-index=N         this task's index in its job\n"
+	    "      --tls-ca=FILE          TLS to the ps tasks: their CAs "
+	    "(PEM)\n"
+	    "      --tls-cert-key=FILE    a ps's TLS certificate and key "
+	    "(PEM)\n"
 	    "      --total-replicas=N     trainers (default: the cluster's)\n"
 	    "      --worker-hosts=H:P,... the workers\n\n"
 	    "Exit status: 0 success, 64 usage, 65 bad data or checkpoint, "
@@ -181,6 +185,10 @@ ps_usage(void)
 	       "      --status               print each ps's counters as JSON "
 	       "and exit\n"
 	       "      --task-index=N         this task's index among the ps\n"
+	       "      --tls-ca=FILE          --status: the CAs of the ps "
+	       "certificates (PEM)\n"
+	       "      --tls-cert-key=FILE    speak TLS with this certificate "
+	       "and key (PEM)\n"
 	       "      --total-replicas=N     trainers (default: the "
 	       "cluster's)\n"
 	       "      --worker-hosts=H:P,... the workers\n"
@@ -209,6 +217,8 @@ enum {
 	OPT_STATUS,
 	OPT_TASK_INDEX,
 	OPT_WORKER_HOSTS,
+	OPT_TLS_CA,
+	OPT_TLS_CERT_KEY,
 	OPT_SETTING, /* a setting with no code of its own */
 	OPT_ALLOW_MISSING,
 	OPT_CONFIG,
@@ -309,6 +319,8 @@ static const struct option options[] = {
     {"task", required_argument, NULL, OPT_TASK},
     {"task-index", required_argument, NULL, OPT_TASK_INDEX},
     {"threads", required_argument, NULL, 'j'},
+    {"tls-ca", required_argument, NULL, OPT_TLS_CA},
+    {"tls-cert-key", required_argument, NULL, OPT_TLS_CERT_KEY},
     {"total-replicas", required_argument, NULL, OPT_SETTING},
     {"validate", required_argument, NULL, OPT_VALIDATE},
     {"version", no_argument, NULL, 'V'},
@@ -397,6 +409,7 @@ list_plugins(const struct tf_registry *r)
 struct dist {
 	struct tf_cluster_flags f;
 	char *token;
+	const char *tls_ca, *tls_cert_key;
 	double idle_timeout;
 	int print_cluster, status;
 };
@@ -433,6 +446,12 @@ cluster_option(struct dist *d, int c)
 		return 1;
 	case OPT_STATUS:
 		d->status = 1;
+		return 1;
+	case OPT_TLS_CA:
+		d->tls_ca = optarg;
+		return 1;
+	case OPT_TLS_CERT_KEY:
+		d->tls_cert_key = optarg;
 		return 1;
 	case OPT_IDLE_TIMEOUT:
 		d->idle_timeout = opt_double("--idle-timeout", optarg);
@@ -520,7 +539,7 @@ ps_main(struct tf_registry *reg, struct tf_settings *set,
 		}
 		struct tf_ps_client *c = tf_ps_client_new();
 		char *json = NULL;
-		if (c == NULL ||
+		if (c == NULL || tf_ps_client_set_tls(c, d->tls_ca) != TF_OK ||
 		    tf_ps_client_connect(c, addrs, nps, d->token, 5) != TF_OK ||
 		    tf_ps_client_status(c, &json) != TF_OK) {
 			die_status(c ? tf_errcode(c) : TF_ENOMEM, tf_errmsg(c));
@@ -546,8 +565,9 @@ ps_main(struct tf_registry *reg, struct tf_settings *set,
 	 * a loopback host stays on loopback. */
 	int loop =
 	    strncmp(me, "localhost:", 10) == 0 || strncmp(me, "127.", 4) == 0;
-	snprintf(url, sizeof url, "tcp://%s%s", loop ? "127.0.0.1" : "0.0.0.0",
-	         colon ? colon : ":0");
+	snprintf(url, sizeof url, "%s://%s%s",
+	         d->tls_cert_key ? "tls+tcp" : "tcp",
+	         loop ? "127.0.0.1" : "0.0.0.0", colon ? colon : ":0");
 	const char *tr = tf_settings_get(set, "total-replicas");
 	/* The run's settings a ps restarted where the chief checkpoints
 	 * needs (the same command line's). */
@@ -565,6 +585,7 @@ ps_main(struct tf_registry *reg, struct tf_settings *set,
 	        tr ? (size_t)strtoul(tr, NULL, 10) : tf_cluster_trainers(cl),
 	    .idle_timeout = d->idle_timeout,
 	    .checkpoint_dir = tc.from_scratch ? NULL : tc.checkpoint_dir,
+	    .tls_cert_key = d->tls_cert_key,
 	    .sync = tc.sync,
 	    .replicas_to_aggregate = tc.replicas_to_aggregate,
 	    .staleness = tc.staleness,
@@ -724,6 +745,7 @@ main(int argc, char **argv)
 	if (tf_cluster_distributed(cl)) {
 		cfg.cluster = cl;
 		cfg.auth_token = d.token;
+		cfg.tls_ca = d.tls_ca;
 	}
 	int nin;
 	cfg.inputs = (const char *const *)input_files(argc - optind,

@@ -387,3 +387,27 @@ PY
 		[ "$cmd" = "$([ "$type" = ps ] && echo tf-ps || echo tf-train)" ]
 	done < pods
 }
+
+@test "TLS: a ps with a certificate, trainers that check it; a trainer that does not trust it gets nothing" {
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout key.pem -out cert.pem -days 2 \
+		-subj /CN=localhost -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" 2> /dev/null
+	cat cert.pem key.pem > ps.pem
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout other-key.pem -out other.pem -days 2 \
+		-subj /CN=localhost 2> /dev/null
+	cluster 1 1
+	tls="--tls-cert-key ps.pem --tls-ca cert.pem"
+	start_ps 1 $tls --idle-timeout 20
+	run -0 --separate-stderr tf-train $C $tls --job-name worker --task-index 0 -q --epochs 5 \
+		--checkpoint-dir ck "$F/train.tfrecord"
+	wait_all
+	grep -q "listening on tls+tcp://127.0.0.1:${ports[0]}" ps-0.log
+	[[ "${lines[-1]}" == '{"final":true,"step":20,'* ]]
+	[ -e ck/checkpoint ]
+	# another CA, or no TLS at all: no answer, said so, 69
+	start_ps 1 $tls --idle-timeout 20
+	run -69 --separate-stderr tf-train $C --tls-ca other.pem --job-name worker --task-index 0 -q \
+		--peer-timeout 1 "$F/train.tfrecord"
+	[[ "$stderr" == *"(tls+tcp://localhost:${ports[0]}) did not answer: Timed out (is it running, with a certificate --tls-ca trusts?)" ]]
+	run -69 --separate-stderr tf-train $C --job-name worker --task-index 0 -q --peer-timeout 1 "$F/train.tfrecord"
+	[[ "$stderr" == *"did not answer: Timed out (is it running, and without TLS?)" ]]
+}

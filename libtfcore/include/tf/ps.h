@@ -49,6 +49,8 @@ struct tf_ps_config {
 	 * from the latest checkpoint there, so the trainers go on: with
 	 * these settings of the run (the same command line's). */
 	const char *checkpoint_dir; /* or NULL */
+	/* TLS (tls+tcp): this ps's certificate and key, PEM, one file */
+	const char *tls_cert_key; /* or NULL: plain tcp */
 	int sync;
 	unsigned replicas_to_aggregate, staleness;
 	double peer_timeout;
@@ -82,6 +84,9 @@ TF_API int tf_ps_run(const struct tf_registry *reg,
 struct tf_ps_client;
 TF_API struct tf_ps_client *tf_ps_client_new(void);
 TF_API void tf_ps_client_free(struct tf_ps_client *cl);
+/* Speak TLS to the ps tasks, verifying their certificates against the
+ * CAs of this PEM file (before connecting). */
+TF_API int tf_ps_client_set_tls(struct tf_ps_client *cl, const char *ca_file);
 /* addrs: "host:port" or nng URLs; timeout: seconds a reply may take. */
 TF_API int tf_ps_client_connect(struct tf_ps_client *cl,
                                 const char *const *addrs, size_t n,

@@ -86,6 +86,7 @@ struct tf_train_config {
 	unsigned staleness;             /* async: the bound */
 	double peer_timeout;            /* seconds a peer may be silent */
 	const char *auth_token;         /* in every request, or NULL */
+	const char *tls_ca; /* TLS to the ps tasks: their CAs (PEM), or NULL */
 };
 
 /* The defaults (settings.c's table); optimizer NULL and learning_rate 0
