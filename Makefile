@@ -139,11 +139,23 @@ $(B)/bin/%: $(B)/tools/%.o $(TOOL_COMMON) $(SOLIB) $(B)/lib/libtfcore.so
 	@mkdir -p $(@D)
 	$(Q)$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $< $(TOOL_COMMON) -L$(B)/lib -ltfcore -Wl,-rpath,'$$ORIGIN/../lib' -ljansson $(TOOL_LIBS) -lm
 
-# tf-ps is tf-train's source built as the ps task (one command line for
-# every task of a cluster).
-$(B)/tools/tf-ps.o: tools/tf-train.c | deps
+# tf-train and tf-ps are one command line (tools/train/, train.h): the
+# same sources, built a second time with TFKIT_PS for the ps task.
+TRAIN_SRC := $(wildcard tools/train/*.c)
+TRAIN_OBJ := $(patsubst tools/train/%.c,$(B)/tools/train/%.o,$(TRAIN_SRC))
+TRAIN_PS_OBJ := $(patsubst tools/train/%.c,$(B)/tools/train-ps/%.o,$(TRAIN_SRC))
+$(B)/tools/train/%.o: tools/train/%.c | deps
 	@mkdir -p $(@D)
-	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -DTFKIT_PS -MF $(B)/tools/tf-ps.d -c -o $@ $<
+	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) -Itools $(CFLAGS) -c -o $@ $<
+$(B)/tools/train-ps/%.o: tools/train/%.c | deps
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC-PS,$<)$(CC) $(CPPFLAGS) -Itools $(CFLAGS) -DTFKIT_PS -c -o $@ $<
+$(B)/bin/tf-train: $(TRAIN_OBJ) $(TOOL_COMMON) $(SOLIB) $(B)/lib/libtfcore.so
+	@mkdir -p $(@D)
+	$(Q)$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $(TRAIN_OBJ) $(TOOL_COMMON) -L$(B)/lib -ltfcore -Wl,-rpath,'$$ORIGIN/../lib' -ljansson -lm
+$(B)/bin/tf-ps: $(TRAIN_PS_OBJ) $(TOOL_COMMON) $(SOLIB) $(B)/lib/libtfcore.so
+	@mkdir -p $(@D)
+	$(Q)$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $(TRAIN_PS_OBJ) $(TOOL_COMMON) -L$(B)/lib -ltfcore -Wl,-rpath,'$$ORIGIN/../lib' -ljansson -lm
 
 # tf-serve is one file per concern under tools/serve/ (serve.h), with
 # the server's own libraries: HTTP and nng.
