@@ -480,6 +480,7 @@ tfi_ps_push(struct tf_ps_client *cl, float *params, const float *grads,
 		q[k].examples = rows;
 		q[k].epoch = epoch;
 		q[k].done = done;
+		q[k].last_ms = cl->nms > 0 ? (float)cl->ms[cl->nms - 1] : 0;
 	}
 	int rc = round_trip(cl, q);
 	free(q);

@@ -49,6 +49,8 @@ struct worker {
 	int lost;    /* silent past the peer timeout: counted as done */
 	double last; /* its last request */
 	uint64_t epoch, done_rows; /* its input position, from its pushes */
+	double ms;                 /* its rounds' time, as it reports it */
+	uint64_t nms;
 };
 
 struct ps {
@@ -368,6 +370,10 @@ push(struct ps *ps, struct slot *s, const Tfkit__Ps__Request *q)
 	w->examples += q->examples;
 	w->epoch = q->epoch;
 	w->done_rows = q->done;
+	if (q->last_ms > 0 && isfinite(q->last_ms)) {
+		w->ms += q->last_ms;
+		w->nms++;
+	}
 	if (q->values.len != wd * sizeof(float) ||
 	    !isfinite(q->learning_rate)) {
 		w->invalid++;
@@ -445,6 +451,9 @@ status_json(const struct ps *ps)
 		        (json_int_t)w->bytes_in, "bytes_out",
 		        (json_int_t)w->bytes_out, "done", w->done, "lost",
 		        w->lost));
+		json_object_set_new(
+		    json_array_get(a, t), "exchange_ms",
+		    json_real(w->nms ? w->ms / (double)w->nms : 0.0));
 	}
 	json_object_set_new(o, "workers_seen", json_integer(seen));
 	json_object_set_new(o, "workers", a);

@@ -171,9 +171,23 @@ assert j["step"] == 160 and j["examples"] == 20 * 228, j' "${lines[-1]}"
 	grep -q "ps 0: the run is over at step 160: exiting" a/ps-0.log
 	grep -q '"workers_done":2' a/ps-1.log
 	accuracy_near_one a/ck
-	# a distributed checkpoint is any checkpoint: it resumes in one process
+	# a distributed checkpoint is any checkpoint: it resumes in one
+	# process, and with three workers
 	run -0 tf-train -q --epochs 1 --batch-size 32 --checkpoint-dir a/ck "$F/train.tfrecord"
 	[[ "${lines[-1]}" == *'"step":175,'* ]]
+	cluster 1 3
+	start_ps 1 --checkpoint-dir a/ck
+	for i in 1 2; do
+		tf-train $C --job-name worker --task-index $i -q --epochs 1 --batch-size 32 \
+			--checkpoint-dir a/ck "$F/train.tfrecord" > /dev/null 2> w$i.err 3>&- &
+		PIDS+=" $!"
+	done
+	run -0 --separate-stderr tf-train $C --job-name worker --task-index 0 -q --epochs 1 \
+		--batch-size 32 --checkpoint-dir a/ck "$F/train.tfrecord"
+	wait_all
+	# 456 rows in three shares of 152: 5 steps of 32
+	[[ "${lines[-1]}" == *'"step":180,'* ]]
+	accuracy_near_one a/ck
 }
 
 # A whole sync job of 1 ps and 2 workers to --max-steps $1 in ck.
@@ -221,6 +235,7 @@ for w in c["workers"]:
     d = w["dropped"]
     assert w["sent"] == w["applied"] + d["stale"] + d["backup"] + d["invalid"], w
     assert w["done"] and w["bytes_in"] > 0 and w["bytes_out"] > 0, w
+    assert 0 < w["exchange_ms"] < 1000, w
 assert sum(w["applied"] for w in c["workers"]) + sum(w["dropped"]["stale"] for w in c["workers"]) == 320 + sum(w["dropped"]["stale"] for w in c["workers"]), c'
 	# --status asks a running ps
 	cluster 1 1
