@@ -94,8 +94,8 @@ TF_API int tf_ps_client_connect(struct tf_ps_client *cl,
 /*
  * Each ps's counters as JSON, one object a line: step, workers seen and
  * done, and per worker the gradients sent, applied and dropped (stale,
- * backup, invalid), the bytes each way and its exchanges' mean time.  The caller frees *json.
- * TF_EIO when a ps does not answer.
+ * backup, invalid), the bytes each way and its exchanges' mean time.  The
+ * caller frees *json. TF_EIO when a ps does not answer.
  */
 TF_API int tf_ps_client_status(struct tf_ps_client *cl, char **json);
 
