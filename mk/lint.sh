@@ -15,7 +15,7 @@ fi
 if command -v cppcheck >/dev/null 2>&1; then
 	if ! cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
 		--std=c11 --inline-suppr --library=mk/cppcheck.cfg -D_GNU_SOURCE -DTF_BUILDING_LIBRARY \
-		-Ilibtfcore/include -Ilibtfcore -I. \
+		-Ilibtfcore/include -Ilibtfcore -I. -Itools \
 		--suppress=missingIncludeSystem \
 		$(echo "$files" | grep -v '^tests/'); then
 		echo "lint: cppcheck found problems" >&2
