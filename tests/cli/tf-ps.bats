@@ -300,7 +300,11 @@ assert c["step"] < applied <= 2 * c["step"], c'
 	tf-train $C --job-name worker --task-index 1 $args "$F/train.tfrecord" > w1.out 2> w1.err 3>&- &
 	PIDS+=" $!"
 	(
-		while [ ! -e ck/model.ckpt-100 ]; do sleep 0.05; done
+		# the first checkpoint, then the ps dies (within 20 s)
+		for _ in $(seq 400); do
+			ls ck/model.ckpt-* > /dev/null 2>&1 && break
+			sleep 0.05
+		done
 		kill -9 "$first"
 		tf-ps $C --task-index 0 $args 2> ps-again.log
 		date +%s.%N > again.end
