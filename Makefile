@@ -206,9 +206,15 @@ $(B)/tests/nngreq: tests/cli/nngreq.c
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -lnng $(LDFLAGS)
 
+# A client of tf-ps's protocol for the command tests (its own copy of
+# the generated message code: the library keeps its symbols hidden).
+$(B)/tests/psreq: tests/cli/psreq.c $(B)/gen/ps.pb-c.c $(B)/gen/ps.pb-c.h
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-unused-parameter -o $@ $< $(B)/gen/ps.pb-c.c -lprotobuf-c -lnng $(LDFLAGS)
+
 # The export checks' JavaScript libraries too (mk/node.sh; they skip,
 # saying so, where npm cannot be had).
-check: deps-check all $(UNIT_BIN) $(FUZZ_RUN) $(B)/tests/nngreq
+check: deps-check all $(UNIT_BIN) $(FUZZ_RUN) $(B)/tests/nngreq $(B)/tests/psreq
 	@sh mk/node.sh
 	@B=$(B) SANITIZE=$(SANITIZE) sh tests/run
 

@@ -430,3 +430,50 @@ PY
 	run -69 --separate-stderr tf-train $C --job-name worker --task-index 0 -q --peer-timeout 1 "$F/train.tfrecord"
 	[[ "$stderr" == *"did not answer: Timed out (is it running, and without TLS?)" ]]
 }
+
+@test "the protocol: not ready before INIT, a resent push applied once, staleness, bad requests refused and counted" {
+	cluster 1 2
+	start_ps 1
+	u=tcp://127.0.0.1:${ports[0]}
+	run -0 "$TFKIT_BUILD/tests/psreq" "$u" \
+		"pull worker=0 n=4" \
+		"init n=4 values=1,2,3,4 optimizer=sgd total=2 sync=0 staleness=1" \
+		"push worker=0 seq=1 n=4 step=0 values=1,1,1,1 lr=0.5" \
+		"push worker=0 seq=1 n=4 step=0 values=1,1,1,1 lr=0.5" \
+		"push worker=1 seq=1 n=4 step=0 values=1,1,1,1 lr=0.5" \
+		"push worker=1 seq=2 n=4 step=0 values=1,1,1,1 lr=0.5" \
+		"push worker=0 seq=2 n=4 step=2 values=1,1 lr=0.5" \
+		"pull worker=5 n=4" \
+		"pull version=2 n=4" \
+		"pull token=x worker=0 n=4" \
+		"raw hex=ffffffff" \
+		"init n=4 values=9,9,9,9 optimizer=sgd total=2"
+	[ "${lines[0]}" = "NOT_READY 0 not initialised yet" ]
+	[ "${lines[1]}" = "OK 0 - 1 2 3 4" ]
+	# w -= lr * g, once: the resend (same sequence number) is answered
+	[ "${lines[2]}" = "OK 1 - 0.5 1.5 2.5 3.5" ]
+	[ "${lines[3]}" = "OK 1 - 0.5 1.5 2.5 3.5" ]
+	# one step old is within the bound of 1, two are not
+	[ "${lines[4]}" = "OK 2 - 0 1 2 3" ]
+	[ "${lines[5]}" = "STALE 2 - 0 1 2 3" ]
+	[ "${lines[6]}" = "ERROR 2 a gradient of 8 bytes computed at step 2: this shard has 4 values and is at step 2" ]
+	[ "${lines[7]}" = "ERROR 2 trainer 5 of a model of 4 values: this ps serves 2 trainers and 4 values" ]
+	[ "${lines[8]}" = "ERROR 2 protocol version 2; this ps speaks 1" ]
+	[ "${lines[9]}" = "OK 2 - 0 1 2 3" ] # no --auth-token: any token
+	[ "${lines[10]}" = "ERROR 2 malformed request" ]
+	# a second INIT (a chief started again) changes nothing
+	[ "${lines[11]}" = "OK 2 - 0 1 2 3" ]
+	run -0 "$TFKIT_BUILD/tests/psreq" "$u" "status"
+	/usr/bin/python3 -c '
+import json, sys
+c = json.loads(sys.argv[1].split(" ", 2)[2])
+w0, w1 = c["workers"]
+assert (w0["sent"], w0["applied"], w0["dropped"]["invalid"]) == (2, 1, 1), w0
+assert (w1["sent"], w1["applied"], w1["dropped"]["stale"]) == (2, 1, 1), w1
+assert c["step"] == 2 and c["mode"] == "async", c' "$output"
+	run -0 "$TFKIT_BUILD/tests/psreq" "$u" "done worker=0 n=4" "done worker=1 n=4" "finish worker=0 n=4"
+	wait_all
+	grep -q "a malformed request of 4 bytes: refused" ps-0.log
+	grep -q "a request of protocol version 2; this ps speaks 1: refused" ps-0.log
+	grep -q "ps 0: the run is over at step 2: exiting" ps-0.log
+}
