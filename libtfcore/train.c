@@ -236,7 +236,10 @@ custom_line(struct tfi_buf *b, const char *line, size_t len, int no,
 			    origin, no, (int)wl[1], w[1]);
 			return TF_EFORMAT;
 		}
-		if (n >= 3 && !word_is(w[2], wl[2], "int64")) {
+		/* A width given must be the data's; a dtype word is not a
+		 * width ("input x float32"). */
+		if (n >= 3 && !word_is(w[2], wl[2], "int64") &&
+		    !word_is(w[2], wl[2], "float32")) {
 			char *e;
 			long long given = strtoll(w[2], &e, 10);
 			if (e != w[2] + wl[2] || given != want) {

@@ -669,6 +669,9 @@ assert j["task"] == "multiclass" and j["accuracy"] > 0.9, j' "$output"
 	printf 'loss l\n' >> nologits.spec
 	run -65 --separate-stderr tf-train --model-file nologits.spec iris.tfrecord
 	[[ "$stderr" == "tf-train: nologits.spec:7: the loss is tf-train's"* ]]
+	# a dtype word is not a width
+	sed 's/^input x$/input x float32/' tanh.spec > typed.spec
+	run -0 tf-train -q --model-file typed.spec --epochs 1 iris.tfrecord
 	printf 'input y\n' > y.spec
 	run -65 --separate-stderr tf-train --model-file y.spec iris.tfrecord
 	[[ "$stderr" == "tf-train: y.spec:1: input 'y': tf-train feeds x"* ]]
