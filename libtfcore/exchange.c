@@ -35,6 +35,10 @@ struct tf_ps_client {
 	size_t n;
 	char *token;
 	char *ca_file; /* TLS: the CAs of the ps tasks' certificates */
+	/* a round's requests and what is left of it, one per ps: made once,
+	 * not each step */
+	Tfkit__Ps__Request *q;
+	unsigned char *todo;
 	double timeout;
 	uint32_t rank;
 	uint64_t nparams;
@@ -86,6 +90,8 @@ tf_ps_client_free(struct tf_ps_client *cl)
 		}
 	}
 	free(cl->c);
+	free(cl->q);
+	free(cl->todo);
 	free(cl->token);
 	free(cl->ca_file);
 	free(cl->ms);
@@ -130,8 +136,11 @@ tf_ps_client_connect(struct tf_ps_client *cl, const char *const *addrs,
                      size_t n, const char *token, double timeout)
 {
 	cl->c = calloc(n ? n : 1, sizeof *cl->c);
+	cl->q = calloc(n ? n : 1, sizeof *cl->q);
+	cl->todo = calloc(n ? n : 1, 1);
 	cl->token = strdup(token ? token : "");
-	if (cl->c == NULL || cl->token == NULL) {
+	if (cl->c == NULL || cl->q == NULL || cl->todo == NULL ||
+	    cl->token == NULL) {
 		return tfi_set_error(cl, TF_ENOMEM, "out of memory");
 	}
 	cl->n = n;
@@ -221,10 +230,7 @@ round_trip(struct tf_ps_client *cl, Tfkit__Ps__Request *q)
 	drop_replies(cl);
 	double t0 = now(), deadline = t0 + cl->timeout;
 	nng_duration ms = (nng_duration)(cl->timeout * 1000);
-	unsigned char *todo = malloc(cl->n ? cl->n : 1);
-	if (todo == NULL) {
-		return tfi_set_error(cl, TF_ENOMEM, "out of memory");
-	}
+	unsigned char *todo = cl->todo;
 	for (size_t k = 0; k < cl->n; k++) {
 		q[k].version = TF_PS_PROTOCOL;
 		q[k].token = cl->token;
@@ -308,7 +314,6 @@ round_trip(struct tf_ps_client *cl, Tfkit__Ps__Request *q)
 			nanosleep(&ts, NULL); /* it may be starting again */
 		}
 	}
-	free(todo);
 	/* A failed round leaves receives in flight: stop them. */
 	for (size_t k = 0; rc != TF_OK && k < cl->n; k++) {
 		nng_aio_stop(cl->c[k].aio);
@@ -353,17 +358,15 @@ take_values(struct tf_ps_client *cl, float *params)
 	return TF_OK;
 }
 
+/* The client's requests, one per ps, made empty requests of kind. */
 static Tfkit__Ps__Request *
 requests(struct tf_ps_client *cl, int kind)
 {
-	Tfkit__Ps__Request *q = calloc(cl->n, sizeof *q);
-	for (size_t k = 0; q != NULL && k < cl->n; k++) {
+	Tfkit__Ps__Request *q = cl->q;
+	for (size_t k = 0; k < cl->n; k++) {
 		Tfkit__Ps__Request z = TFKIT__PS__REQUEST__INIT;
 		q[k] = z;
 		q[k].kind = kind;
-	}
-	if (q == NULL) {
-		tfi_set_error(cl, TF_ENOMEM, "out of memory");
 	}
 	return q;
 }
@@ -383,9 +386,8 @@ tfi_ps_init(struct tf_ps_client *cl, float *params, struct tf_optim *o,
 	Tfkit__Ps__Request *q = requests(cl, TFKIT__PS__REQUEST__KIND__INIT);
 	unsigned ns = tf_optim_nslots(o);
 	uint8_t **slots = calloc(cl->n, sizeof *slots);
-	int rc = q == NULL || slots == NULL
-	             ? tfi_set_error(cl, TF_ENOMEM, "out of memory")
-	             : TF_OK;
+	int rc = slots == NULL ? tfi_set_error(cl, TF_ENOMEM, "out of memory")
+	                       : TF_OK;
 	for (size_t k = 0; rc == TF_OK && k < cl->n; k++) {
 		uint64_t lo, hi;
 		shard(cl, k, &lo, &hi);
@@ -423,7 +425,6 @@ tfi_ps_init(struct tf_ps_client *cl, float *params, struct tf_optim *o,
 		free(slots[k]);
 	}
 	free(slots);
-	free(q);
 	return rc;
 }
 
@@ -434,8 +435,7 @@ tfi_ps_pull(struct tf_ps_client *cl, float *params, uint64_t *step, double wait)
 	for (;;) {
 		Tfkit__Ps__Request *q =
 		    requests(cl, TFKIT__PS__REQUEST__KIND__PULL);
-		int rc = q ? round_trip(cl, q) : TF_ENOMEM;
-		free(q);
+		int rc = round_trip(cl, q);
 		if (rc != TF_OK) {
 			return rc;
 		}
@@ -467,9 +467,6 @@ tfi_ps_push(struct tf_ps_client *cl, float *params, const float *grads,
             uint64_t *step)
 {
 	Tfkit__Ps__Request *q = requests(cl, TFKIT__PS__REQUEST__KIND__PUSH);
-	if (q == NULL) {
-		return TF_ENOMEM;
-	}
 	for (size_t k = 0; k < cl->n; k++) {
 		uint64_t lo, hi;
 		shard(cl, k, &lo, &hi);
@@ -483,7 +480,6 @@ tfi_ps_push(struct tf_ps_client *cl, float *params, const float *grads,
 		q[k].last_ms = cl->nms > 0 ? (float)cl->ms[cl->nms - 1] : 0;
 	}
 	int rc = round_trip(cl, q);
-	free(q);
 	for (size_t k = 0; rc == TF_OK && k < cl->n; k++) {
 		int st = cl->c[k].reply->status;
 		if (st == TFKIT__PS__REPLY__STATUS__NOT_READY) {
@@ -513,14 +509,10 @@ tfi_ps_snapshot(struct tf_ps_client *cl, float *params, struct tf_optim *o,
 	for (int tries = 0; tries < 20; tries++) {
 		Tfkit__Ps__Request *q =
 		    requests(cl, TFKIT__PS__REQUEST__KIND__SNAPSHOT);
-		if (q == NULL) {
-			return TF_ENOMEM;
-		}
 		for (size_t k = 0; k < cl->n; k++) {
 			q[k].step = want;
 		}
 		int rc = round_trip(cl, q);
-		free(q);
 		if (rc == TF_OK) {
 			rc = take_values(cl, params);
 		}
@@ -580,8 +572,7 @@ static int
 tell(struct tf_ps_client *cl, int kind, uint32_t *done)
 {
 	Tfkit__Ps__Request *q = requests(cl, kind);
-	int rc = q ? round_trip(cl, q) : TF_ENOMEM;
-	free(q);
+	int rc = round_trip(cl, q);
 	if (rc == TF_OK && done != NULL) {
 		*done = cl->c[0].reply->workers_done;
 	}
@@ -600,7 +591,9 @@ tfi_ps_wait_done(struct tf_ps_client *cl, uint32_t trainers, double wait)
 	double t0 = now();
 	for (;;) {
 		uint32_t done = 0;
-		int rc = tell(cl, TFKIT__PS__REQUEST__KIND__STATUS, &done);
+		/* DONE again: counted once, answered with the count
+		 * (STATUS would have the ps build all its counters). */
+		int rc = tell(cl, TFKIT__PS__REQUEST__KIND__DONE, &done);
 		if (rc != TF_OK || done >= trainers) {
 			return rc;
 		}
