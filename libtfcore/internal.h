@@ -204,6 +204,11 @@ int tfi_evaluate(struct tf_graph *g, const char *prediction,
 struct tf_hparams;
 char *tfi_hparams_text(const struct tf_hparams *h);
 
+/* Class k's label as a JSON string (model.c, escaped when the model was
+ * loaded), for response rows; "" for no such class. */
+struct tf_model;
+const char *tfi_model_label_json(const struct tf_model *m, int64_t k);
+
 /* A setting's default text (settings.c), NULL when it has none. */
 const char *tfi_settings_default(const char *name);
 

@@ -28,9 +28,10 @@ struct tf_model {
 	int task;
 	int64_t classes;
 	int normalize;
-	int has_label; /* the graph has a label input (a checkpoint's) */
-	char **labels; /* class labels */
-	float *zeros;  /* label rows fed when predicting */
+	int has_label;      /* the graph has a label input (a checkpoint's) */
+	char **labels;      /* class labels */
+	char **labels_json; /* ... as JSON strings, for responses */
+	float *zeros;       /* label rows fed when predicting */
 	size_t nzeros;
 	char prediction[32];
 	char path[4096];
@@ -51,8 +52,11 @@ reset(struct tf_model *m)
 	json_decref(m->info);
 	for (int64_t k = 0; m->labels != NULL && k < m->classes; k++) {
 		free(m->labels[k]);
+		free(m->labels_json ? m->labels_json[k] : NULL);
 	}
 	free(m->labels);
+	free(m->labels_json);
+	m->labels_json = NULL;
 	free(m->zeros);
 	m->g = NULL;
 	m->ds = NULL;
@@ -77,7 +81,8 @@ make_labels(struct tf_model *m)
 {
 	int64_t n = m->task == TF_TASK_REGRESSION ? 0 : m->classes;
 	m->labels = calloc((size_t)n + 1, sizeof *m->labels);
-	if (m->labels == NULL) {
+	m->labels_json = calloc((size_t)n + 1, sizeof *m->labels_json);
+	if (m->labels == NULL || m->labels_json == NULL) {
 		return TF_ENOMEM;
 	}
 	for (int64_t k = 0; k < n; k++) {
@@ -85,7 +90,12 @@ make_labels(struct tf_model *m)
 		if (tf_dataset_class_name(m->ds, k, buf, sizeof buf) != TF_OK) {
 			snprintf(buf, sizeof buf, "%lld", (long long)k);
 		}
-		if ((m->labels[k] = strdup(buf)) == NULL) {
+		/* Escaped once: every response row carries one. */
+		json_t *j = json_string(buf);
+		m->labels_json[k] = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+		json_decref(j);
+		if ((m->labels[k] = strdup(buf)) == NULL ||
+		    m->labels_json[k] == NULL) {
 			return TF_ENOMEM;
 		}
 	}
@@ -539,6 +549,15 @@ tf_model_label(const struct tf_model *m, int64_t k)
 	               k < m->classes
 	           ? m->labels[k]
 	           : "";
+}
+
+const char *
+tfi_model_label_json(const struct tf_model *m, int64_t k)
+{
+	return m->labels_json != NULL && m->task != TF_TASK_REGRESSION &&
+	               k >= 0 && k < m->classes
+	           ? m->labels_json[k]
+	           : "\"\"";
 }
 
 char *

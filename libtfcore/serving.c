@@ -651,16 +651,11 @@ put_probs(struct tfi_buf *b, const float *p, int64_t n)
 	return rc || put(b, "]");
 }
 
-/* A class's label as a JSON string. */
+/* A class's label as a JSON string (escaped once, by the model). */
 static int
 put_label(struct tfi_buf *b, const struct tf_model *m, int64_t k)
 {
-	json_t *l = json_string(tf_model_label(m, k));
-	char *lt = l ? json_dumps(l, JSON_ENCODE_ANY) : NULL;
-	int rc = lt == NULL || put(b, lt);
-	free(lt);
-	json_decref(l);
-	return rc;
+	return put(b, tfi_model_label_json(m, k));
 }
 
 /* One row's prediction in row format: the value of a regression; the
