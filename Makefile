@@ -127,7 +127,7 @@ $(ALIB): $(LIB_OBJ)
 	$(Q)$(call say,AR,$@)rm -f $@ && ar rcs $@ $^
 
 $(B)/libtfcore.pc: mk/libtfcore.pc.in Makefile
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|; s|@PLUGINDIR@|$(PLUGINDIR)|' $< > $@
+	$(Q)mkdir -p $(@D) && sed -e 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|; s|@PLUGINDIR@|$(PLUGINDIR)|' $< > $@
 
 $(B)/tools/%.o: tools/%.c | deps
 	@mkdir -p $(@D)
@@ -241,6 +241,7 @@ bench: all
 		@B=$(B) sh bench/serve
 	@B=$(B) sh bench/accuracy
 	@B=$(B) sh bench/distributed
+	@B=$(B) sh bench/resume
 
 lint:
 	@sh mk/deps.sh lint

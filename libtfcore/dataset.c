@@ -134,10 +134,23 @@ struct tf_dataset {
 	int64_t nids; /* ncat + ncross */
 	int64_t
 	    cat_ids; /* ids of all vocabularies, out-of-vocabulary included */
-	int64_t buckets;   /* hash buckets of the crosses */
-	int fast;          /* the packed layout's fast path may be used */
-	size_t xlen, ylen; /* its feature's and label's name lengths */
-	int no_fast;       /* tests: never */
+	int64_t buckets; /* hash buckets of the crosses */
+	/* fast_record(): whether it may be used, the label's and each
+	 * input's name length, the record that last saw each input and the
+	 * input guessed at each entry's place (-1 the label) */
+	int fast;
+	size_t ylen, *fnlen;
+	uint32_t *fseen, fgen;
+	int64_t *fslot;
+	/* For checkpoints that seek (tfi_dataset_state): each buffered
+	 * row's record, the log of rows taken, whether every input read so
+	 * far is a plain file (not standard input, not compressed). */
+	struct tfi_ds_pos *spos;
+	struct tfi_ds_pos *log;
+	size_t nlog, log_cap;
+	int unseekable;
+	int no_fast;        /* tests: never */
+	uint64_t fast_hits; /* tests: records it read */
 };
 
 const char *
@@ -221,6 +234,10 @@ tf_dataset_free(struct tf_dataset *ds)
 	free(ds->crosses);
 	free(ds->in);
 	free(ds->by_name);
+	free(ds->spos);
+	free(ds->fnlen);
+	free(ds->fseen);
+	free(ds->fslot);
 	free(ds->label);
 	tf_schema_free(ds->schema);
 	tf_reader_free(ds->pre);
@@ -333,7 +350,7 @@ mapped_class(const struct tf_dataset *ds, int64_t v)
 			hi = mid;
 		}
 	}
-	return -1;
+	return -3;
 }
 
 static int64_t
@@ -582,7 +599,7 @@ tf_dataset_find_column(const struct tf_dataset *ds, const char *name)
 			hi = mid;
 		}
 	}
-	return -1;
+	return -3;
 }
 
 const char *
@@ -879,11 +896,28 @@ tf_dataset_open(struct tf_dataset *ds, const char *const *files, size_t nfiles,
 	if (ds->nin == 0 && !ds->sparse) {
 		return tfi_set_error(ds, TF_EINVAL, "no features to read");
 	}
-	ds->fast = !ds->no_fast && ds->nin == 1 && !ds->sparse &&
-	           ds->ncat == 0 && ds->key == NULL && ds->lmap == LMAP_NONE &&
-	           ds->in[0].col == 0 && ds->in[0].width == ds->width;
-	ds->xlen = ds->nin > 0 ? strlen(ds->in[0].name) : 0;
+	int64_t covered = 0; /* the inputs fill every column of a row */
+	for (size_t i = 0; i < ds->nin; i++) {
+		covered += ds->in[i].width;
+	}
+	ds->fast = !ds->no_fast && !ds->sparse && ds->ncat == 0 &&
+	           ds->key == NULL && ds->lmap == LMAP_NONE &&
+	           covered == ds->width;
 	ds->ylen = ds->label ? strlen(ds->label) : 0;
+	free(ds->fnlen);
+	free(ds->fseen);
+	free(ds->fslot);
+	ds->fnlen = malloc((ds->nin + 1) * sizeof *ds->fnlen);
+	ds->fseen = calloc(ds->nin + 1, sizeof *ds->fseen);
+	ds->fslot = malloc((ds->nin + 1) * sizeof *ds->fslot);
+	if (!ds->fnlen || !ds->fseen || !ds->fslot) {
+		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < ds->nin; i++) {
+		ds->fnlen[i] = strlen(ds->in[i].name);
+		ds->fslot[i] = -2;
+	}
+	ds->fslot[ds->nin] = -2;
 	close_files(ds);
 	ds->files = calloc(nfiles + 1, sizeof *ds->files);
 	if (ds->files == NULL) {
@@ -907,6 +941,12 @@ tf_dataset_open(struct tf_dataset *ds, const char *const *files, size_t nfiles,
 	ds->buf = malloc(ds->shuffle * (size_t)(ds->width + 1) * sizeof(float));
 	free(ds->ibuf);
 	ds->ibuf = malloc(ds->shuffle * (size_t)ds->nids * sizeof(int64_t) + 1);
+	free(ds->spos);
+	ds->spos = calloc(ds->shuffle, sizeof *ds->spos);
+	if (ds->spos == NULL) {
+		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
+	}
+	ds->unseekable = 0;
 	free(ds->kbuf);
 	ds->kbuf = ds->key ? calloc(ds->shuffle, KEYLEN) : NULL;
 	if (ds->key != NULL && ds->kbuf == NULL) {
@@ -1068,27 +1108,147 @@ is_class(const struct tf_dataset *ds, float v)
 	       (v >= 0 && v < (float)ds->classes && v == floorf(v));
 }
 
+/* A label's value (a Feature's list of kind 0x12 floats or 0x1a int64s
+ * in [ls, le)): one number, packed or not, into *label; 0 otherwise. */
+static inline __attribute__((always_inline)) int
+fast_label(const uint8_t *ls, const uint8_t *le, uint8_t kind, float *label)
+{
+	if (kind == 0x12) { /* one float, packed or not */
+		if (le - ls == 7 && ls[0] == 0x0a && ls[1] == 4) {
+			ls += 2;
+		} else if (le - ls == 5 && ls[0] == 0x0d) {
+			ls += 1;
+		} else {
+			return 0;
+		}
+		uint32_t u = tfi_get_le32(ls);
+		memcpy(label, &u, 4);
+		return 1;
+	}
+	uint64_t v; /* one int64, packed or not */
+	if (ls < le && ls[0] == 0x0a) {
+		const uint8_t *s, *e;
+		if (!fast_len(&ls, le, 0x0a, &s, &e) || ls != le ||
+		    !fast_varint(&s, e, &v) || s != e) {
+			return 0;
+		}
+	} else if (ls < le && ls[0] == 0x08) {
+		ls++;
+		if (!fast_varint(&ls, le, &v) || ls != le) {
+			return 0;
+		}
+	} else {
+		return 0;
+	}
+	*label = (float)(int64_t)v;
+	return 1;
+}
+
+/* An input's values (a Feature's list in [ls, le)): exactly width
+ * floats, packed or not, or width int64s, packed or not, into dst,
+ * standardised as the general path does; 0 otherwise. */
+static inline __attribute__((always_inline)) int
+fast_values(const struct tf_dataset *ds, const struct input *in,
+            const uint8_t *ls, const uint8_t *le, uint8_t kind, float *dst)
+{
+	const float *mu = ds->normalize ? in->mean : NULL;
+	const float *is = in->inv_std;
+	int64_t w = in->width;
+	const uint8_t *xs, *xe;
+	if (kind == 0x12 && ls < le && ls[0] == 0x0a) { /* packed floats */
+		if (!fast_len(&ls, le, 0x0a, &xs, &xe) || ls != le ||
+		    xe - xs != 4 * w) {
+			return 0;
+		}
+		put_floats(dst, xs, w, mu, is);
+		return 1;
+	}
+	int packed = kind == 0x1a && ls < le && ls[0] == 0x0a;
+	if (packed) { /* int64s, packed: their varints in one field */
+		if (!fast_len(&ls, le, 0x0a, &xs, &xe) || ls != le) {
+			return 0;
+		}
+		ls = xs;
+		le = xe;
+	}
+	for (int64_t j = 0; j < w; j++) {
+		float v;
+		if (kind == 0x12) { /* floats, unpacked: tag 0x0d, 4 bytes */
+			if (le - ls < 5 || ls[0] != 0x0d) {
+				return 0;
+			}
+			uint32_t u = tfi_get_le32(ls + 1);
+			memcpy(&v, &u, 4);
+			ls += 5;
+		} else {
+			uint64_t u;
+			if (!packed && (ls >= le || *ls++ != 0x08)) {
+				return 0; /* unpacked: a tag before each */
+			}
+			if (!fast_varint(&ls, le, &u)) {
+				return 0;
+			}
+			v = (float)(int64_t)u;
+		}
+		dst[j] = mu != NULL ? (v - mu[j]) * is[j] : v;
+	}
+	return ls == le;
+}
+
+/* The input named by [ks, ks + klen), found by bisecting the names;
+ * -3 when the model has none of that name. */
+static int64_t
+find_input(const struct tf_dataset *ds, const uint8_t *ks, size_t klen)
+{
+	size_t lo = 0, hi = ds->nin;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		size_t i = ds->by_name[mid];
+		size_t n = ds->fnlen[i] < klen ? ds->fnlen[i] : klen;
+		int c = memcmp(ds->in[i].name, ks, n);
+		if (c == 0) {
+			c = ds->fnlen[i] < klen ? -1 : ds->fnlen[i] > klen;
+		}
+		if (c == 0) {
+			return (int64_t)i;
+		}
+		if (c < 0) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	return -3;
+}
+
 /*
- * The packed layout's records as tf-csv2record writes them, read without
- * the general parser: one Features message holding exactly the packed
- * float list (packed encoding, the right count) and the label (one
- * number, packed or not), nothing else.  Returns 1 when it filled row
- * and label; 0 sends the record to the general parser, which decides
- * about anything unusual (other encodings, other features, damage).
+ * The records tf-csv2record writes, packed or one feature per column,
+ * read without the general parser: one Features message holding each of
+ * the model's numeric inputs once (the right count of floats or int64s,
+ * packed or not) and the label (one number) once, nothing else.  Records
+ * of one file hold their features in one order, so the input at each
+ * entry's place is guessed from the record before and checked by name;
+ * a wrong guess bisects the names.  Returns 1 when it filled row and
+ * label; 0 sends the record to the general parser, which decides about
+ * anything unusual (other features, one given twice, damage).
  */
 static int
-fast_packed(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
+fast_record(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
             float *label)
 {
-	const struct input *in = &ds->in[0];
 	const uint8_t *p = d, *end = d + n, *fs, *fe;
-	size_t xlen = ds->xlen, ylen = ds->ylen;
+	size_t ylen = ds->ylen, found = 0, place = 0;
 	if (!fast_len(&p, end, 0x0a, &fs, &fe) || p != end) {
 		return 0;
 	}
-	int have_x = 0, have_y = ds->label == NULL;
+	uint32_t gen = ++ds->fgen;
+	if (gen == 0) { /* wrapped: forget every mark */
+		memset(ds->fseen, 0, ds->nin * sizeof *ds->fseen);
+		gen = ds->fgen = 1;
+	}
+	int have_y = ds->label == NULL;
 	while (fs < fe) {
-		const uint8_t *es, *ee, *ks, *ke, *vs, *ve, *ls, *le, *xs, *xe;
+		const uint8_t *es, *ee, *ks, *ke, *vs, *ve, *ls, *le;
 		if (!fast_len(&fs, fe, 0x0a, &es, &ee) ||
 		    !fast_len(&es, ee, 0x0a, &ks, &ke) ||
 		    !fast_len(&es, ee, 0x12, &vs, &ve) || es != ee) {
@@ -1100,60 +1260,47 @@ fast_packed(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		    (kind != 0x12 && kind != 0x1a)) {
 			return 0;
 		}
-		if (!have_x && klen == xlen &&
-		    memcmp(ks, in->name, klen) == 0) {
-			if (kind != 0x12 ||
-			    !fast_len(&ls, le, 0x0a, &xs, &xe) || ls != le ||
-			    xe - xs != 4 * in->width) {
+		int64_t i = place <= ds->nin ? ds->fslot[place] : -2;
+		if (i >= 0 && !(ds->fnlen[i] == klen &&
+		                memcmp(ds->in[i].name, ks, klen) == 0)) {
+			i = -2;
+		} else if (i == -1 && !(ylen == klen && ds->label != NULL &&
+		                        memcmp(ds->label, ks, klen) == 0)) {
+			i = -2;
+		}
+		if (i == -2) {
+			i = ds->label != NULL && ylen == klen &&
+			            memcmp(ds->label, ks, klen) == 0
+			        ? -1
+			        : find_input(ds, ks, klen);
+			if (i == -3) {
+				return 0; /* not one of the model's */
+			}
+			if (place <= ds->nin) {
+				ds->fslot[place] = i;
+			}
+		}
+		place++;
+		if (i == -1) {
+			if (have_y || !fast_label(ls, le, kind, label)) {
 				return 0;
 			}
-			put_floats(row + in->col, xs, in->width,
-			           ds->normalize ? in->mean : NULL,
-			           in->inv_std);
-			have_x = 1;
-		} else if (!have_y && klen == ylen &&
-		           memcmp(ks, ds->label, klen) == 0) {
-			if (kind == 0x12) { /* one float, packed or not */
-				if (le - ls == 7 && ls[0] == 0x0a &&
-				    ls[1] == 4) {
-					ls += 2;
-				} else if (le - ls == 5 && ls[0] == 0x0d) {
-					ls += 1;
-				} else {
-					return 0;
-				}
-				uint32_t u = tfi_get_le32(ls);
-				memcpy(label, &u, 4);
-			} else { /* one int64, packed or not */
-				uint64_t v;
-				if (ls < le && ls[0] == 0x0a) {
-					const uint8_t *s, *e;
-					if (!fast_len(&ls, le, 0x0a, &s, &e) ||
-					    ls != le ||
-					    !fast_varint(&s, e, &v) || s != e) {
-						return 0;
-					}
-				} else if (ls < le && ls[0] == 0x08) {
-					ls++;
-					if (!fast_varint(&ls, le, &v) ||
-					    ls != le) {
-						return 0;
-					}
-				} else {
-					return 0;
-				}
-				*label = (float)(int64_t)v;
-			}
 			have_y = 1;
-		} else {
-			return 0; /* another feature, or one given twice */
+			continue;
 		}
+		const struct input *in = &ds->in[i];
+		if (ds->fseen[i] == gen ||
+		    !fast_values(ds, in, ls, le, kind, row + in->col)) {
+			return 0;
+		}
+		ds->fseen[i] = gen;
+		found++;
 	}
 	/* A label that is not a class: the general path says so. */
 	if (have_y && ds->label != NULL && !is_class(ds, *label)) {
 		return 0;
 	}
-	return have_x && have_y;
+	return found == ds->nin && have_y;
 }
 
 /* A record's label feature as the model's class (or value) in *label;
@@ -1226,7 +1373,8 @@ static int
 decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
        int64_t *ids, float *label, char *key)
 {
-	if (ds->fast && key == NULL && fast_packed(ds, d, n, row, label)) {
+	if (ds->fast && key == NULL && fast_record(ds, d, n, row, label)) {
+		ds->fast_hits++;
 		return TF_OK;
 	}
 	const char *file = ds->files[ds->file];
@@ -1494,6 +1642,14 @@ read_one(struct tf_dataset *ds, size_t i)
 			continue; /* another trainer's record */
 		}
 		if (rc == TF_OK) {
+			if (ds->on_pre ||
+			    tf_reader_compression(r) != TF_COMPRESS_NONE) {
+				ds->unseekable = 1;
+			} else {
+				ds->spos[i] = (struct tfi_ds_pos){
+				    tf_reader_offset(r), tf_reader_count(r) - 1,
+				    (uint32_t)ds->file, 0, 0};
+			}
 			return decode(ds, d, n, row, ids, row + ds->width, key);
 		}
 		if (rc != TF_EOF) {
@@ -1540,11 +1696,21 @@ next_example(struct tf_dataset *ds, float *x, int64_t *ids, float *label,
 		memcpy(key, ds->kbuf[i], KEYLEN);
 	}
 	ds->done++;
+	struct tfi_ds_pos *lg = NULL;
+	if (ds->log != NULL && ds->nlog < ds->log_cap) {
+		lg = &ds->log[ds->nlog++];
+		*lg = ds->spos[i];
+		lg->slot = (uint32_t)i;
+		lg->refilled = 0;
+	}
 	/* The next record takes the freed place, as TensorFlow's shuffle
 	 * buffer does; at the end of the input the last row does. */
 	if (!ds->at_end && ds->shuffle > 1) {
 		int rc = read_one(ds, i);
 		if (rc == TF_OK) {
+			if (lg != NULL) {
+				lg->refilled = 1;
+			}
 			return TF_OK;
 		}
 		if (rc != TF_EOF) {
@@ -1554,6 +1720,7 @@ next_example(struct tf_dataset *ds, float *x, int64_t *ids, float *label,
 	}
 	ds->nbuf--;
 	if (i != ds->nbuf) {
+		ds->spos[i] = ds->spos[ds->nbuf];
 		memcpy(ds->buf + i * w, ds->buf + ds->nbuf * w,
 		       w * sizeof(float));
 		if (ni > 0) {
@@ -1565,6 +1732,264 @@ next_example(struct tf_dataset *ds, float *x, int64_t *ids, float *label,
 		}
 	}
 	return TF_OK;
+}
+
+void
+tfi_dataset_log(struct tf_dataset *ds, struct tfi_ds_pos *log, size_t cap)
+{
+	ds->log = log;
+	ds->log_cap = cap;
+	ds->nlog = 0;
+}
+
+size_t
+tfi_dataset_logged(const struct tf_dataset *ds)
+{
+	return ds->nlog;
+}
+
+void
+tfi_dataset_mark(const struct tf_dataset *ds, struct tfi_ds_mark *m)
+{
+	memset(m, 0, sizeof *m);
+	memcpy(m->s, ds->rng.s, sizeof m->s);
+	m->epoch = ds->epoch;
+	m->done = ds->done;
+	m->seen = ds->seen;
+	m->file = ds->file;
+	m->nbuf = ds->nbuf;
+	m->at_end = ds->at_end;
+	m->reading = ds->reading && !ds->on_pre;
+	m->seekable = !ds->unseekable && !ds->stdin_used;
+	if (m->reading) {
+		m->off = tf_reader_tell(ds->r);
+		m->count = tf_reader_count(ds->r);
+	}
+}
+
+int
+tfi_dataset_state(struct tf_dataset *ds, const struct tfi_ds_mark *m,
+                  const struct tfi_ds_pos *const *logs, const size_t *nlogs,
+                  const uint64_t *epochs, size_t n, char **json)
+{
+	*json = NULL;
+	if (!m->seekable || ds->unseekable || m->done == 0) {
+		return TF_OK; /* replayed, or nothing to replay */
+	}
+	/* The live buffer, or an empty one where the reader has gone on to
+	 * the next epoch (an epoch ends with its buffer empty).  Without a
+	 * shuffle (a buffer of one) rows go straight through: none held. */
+	size_t nbuf = ds->epoch == m->epoch ? ds->nbuf : 0;
+	if (ds->shuffle == 1) {
+		nbuf = 0;
+		n = 0;
+	}
+	struct tfi_ds_pos *slot = malloc((ds->shuffle + 1) * sizeof *slot);
+	if (slot == NULL) {
+		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
+	}
+	memcpy(slot, ds->spos, nbuf * sizeof *slot);
+	for (size_t b = n; b-- > 0;) {
+		if (epochs[b] != m->epoch) {
+			continue; /* the next epoch's */
+		}
+		for (size_t k = nlogs[b]; k-- > 0;) {
+			const struct tfi_ds_pos *e = &logs[b][k];
+			size_t i = e->slot;
+			if (!e->refilled) { /* the last row had moved to i */
+				if (nbuf >= ds->shuffle || i > nbuf) {
+					nbuf = SIZE_MAX;
+					break;
+				}
+				slot[nbuf] = slot[i];
+				nbuf++;
+			}
+			if (i >= nbuf) {
+				nbuf = SIZE_MAX;
+				break;
+			}
+			slot[i] = *e;
+		}
+		if (nbuf == SIZE_MAX) {
+			break;
+		}
+	}
+	if (nbuf != m->nbuf) {
+		free(slot);
+		return TF_OK; /* not what the mark says: replay instead */
+	}
+	json_t *o = json_object(), *a = json_array();
+	char rs[80];
+	snprintf(rs, sizeof rs, "%016llx%016llx%016llx%016llx",
+	         (unsigned long long)m->s[0], (unsigned long long)m->s[1],
+	         (unsigned long long)m->s[2], (unsigned long long)m->s[3]);
+	int bad =
+	    o == NULL || a == NULL ||
+	    json_object_set_new(o, "shuffle",
+	                        json_integer((json_int_t)ds->shuffle)) ||
+	    json_object_set_new(o, "rng", json_string(rs)) ||
+	    json_object_set_new(o, "file", json_integer((json_int_t)m->file)) ||
+	    json_object_set_new(o, "reading", json_boolean(m->reading)) ||
+	    json_object_set_new(o, "offset",
+	                        json_integer((json_int_t)m->off)) ||
+	    json_object_set_new(o, "record",
+	                        json_integer((json_int_t)m->count)) ||
+	    json_object_set_new(o, "seen", json_integer((json_int_t)m->seen)) ||
+	    json_object_set_new(o, "at_end", json_boolean(m->at_end));
+	for (size_t j = 0; !bad && j < nbuf; j++) {
+		bad = json_array_append_new(a, json_integer(slot[j].file)) ||
+		      json_array_append_new(
+		          a, json_integer((json_int_t)slot[j].off)) ||
+		      json_array_append_new(
+		          a, json_integer((json_int_t)slot[j].rec));
+	}
+	free(slot);
+	if (!bad) {
+		bad = json_object_set(o, "buffer", a);
+	}
+	*json = bad ? NULL : json_dumps(o, JSON_COMPACT);
+	json_decref(a);
+	json_decref(o);
+	return *json != NULL ? TF_OK
+	                     : tfi_set_error(ds, TF_ENOMEM, "out of memory");
+}
+
+/* Open file f of the epoch on ds->r (the one open stays). */
+static int
+open_file(struct tf_dataset *ds, size_t f, size_t *open)
+{
+	if (*open == f) {
+		return TF_OK;
+	}
+	if (tf_reader_open(ds->r, ds->files[f], TF_COMPRESS_AUTO) != TF_OK) {
+		return tfi_set_error(ds, tf_errcode(ds->r), "%s",
+		                     tf_errmsg(ds->r));
+	}
+	*open = f;
+	return TF_OK;
+}
+
+static int
+by_place(const void *a, const void *b, void *ctx)
+{
+	const struct tfi_ds_pos *s = ctx;
+	const struct tfi_ds_pos *x = &s[*(const size_t *)a];
+	const struct tfi_ds_pos *y = &s[*(const size_t *)b];
+	if (x->file != y->file) {
+		return x->file < y->file ? -1 : 1;
+	}
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static int
+get_u64(json_t *o, const char *key, uint64_t *v)
+{
+	json_t *j = json_object_get(o, key);
+	if (!json_is_integer(j) || json_integer_value(j) < 0) {
+		return -1;
+	}
+	*v = (uint64_t)json_integer_value(j);
+	return 0;
+}
+
+int
+tfi_dataset_restore(struct tf_dataset *ds, uint64_t epoch, uint64_t done,
+                    const char *json)
+{
+	json_error_t je;
+	json_t *o = json_loads(json, 0, &je);
+	json_t *a = json_object_get(o, "buffer");
+	const char *rs = json_string_value(json_object_get(o, "rng"));
+	uint64_t file, off, rec, seen, shuffle;
+	size_t nbuf = json_array_size(a) / 3;
+	if (o == NULL || !json_is_array(a) || json_array_size(a) % 3 != 0 ||
+	    nbuf > ds->shuffle || rs == NULL || strlen(rs) != 64 ||
+	    get_u64(o, "file", &file) || get_u64(o, "offset", &off) ||
+	    get_u64(o, "record", &rec) || get_u64(o, "seen", &seen) ||
+	    get_u64(o, "shuffle", &shuffle) || shuffle != ds->shuffle ||
+	    file > ds->nfiles || ds->stdin_used || done == 0) {
+		json_decref(o);
+		return tfi_set_error(ds, TF_EINVAL,
+		                     "the checkpoint's input position is not "
+		                     "for these inputs and buffer");
+	}
+	epoch_start(ds, epoch);
+	size_t *order = malloc(nbuf * sizeof *order);
+	int rc = order ? TF_OK : tfi_set_error(ds, TF_ENOMEM, "out of memory");
+	for (size_t j = 0; rc == TF_OK && j < nbuf; j++) {
+		json_int_t f = json_integer_value(json_array_get(a, 3 * j));
+		json_int_t p = json_integer_value(json_array_get(a, 3 * j + 1));
+		json_int_t k = json_integer_value(json_array_get(a, 3 * j + 2));
+		if (f < 0 || (uint64_t)f >= ds->nfiles || p < 0 || k < 0) {
+			rc = tfi_set_error(ds, TF_EFORMAT,
+			                   "not a dataset state");
+			break;
+		}
+		ds->spos[j] = (struct tfi_ds_pos){(uint64_t)p, (uint64_t)k,
+		                                  (uint32_t)f, 0, 0};
+		order[j] = j;
+	}
+	/* The buffer's records in file order: mostly near one another,
+	 * read through one window with small reads between. */
+	size_t open = SIZE_MAX;
+	if (rc == TF_OK) {
+		qsort_r(order, nbuf, sizeof *order, by_place, ds->spos);
+		tfi_reader_set_readahead(ds->r, 64 << 10);
+	}
+	for (size_t k = 0; rc == TF_OK && k < nbuf; k++) {
+		size_t j = order[k];
+		const struct tfi_ds_pos *p = &ds->spos[j];
+		const uint8_t *d;
+		size_t n;
+		ds->file = p->file; /* decode()'s messages name it */
+		if ((rc = open_file(ds, p->file, &open)) != TF_OK) {
+			break;
+		}
+		if (tf_reader_seek(ds->r, p->off, p->rec) != TF_OK ||
+		    tf_reader_next(ds->r, &d, &n) != TF_OK ||
+		    tf_reader_compression(ds->r) != TF_COMPRESS_NONE) {
+			rc = tfi_set_error(ds, TF_EFORMAT, "%s",
+			                   tf_errmsg(ds->r)[0]
+			                       ? tf_errmsg(ds->r)
+			                       : "the input changed");
+			break;
+		}
+		float *row = ds->buf + j * (size_t)(ds->width + 1);
+		rc = decode(ds, d, n, row, ds->ibuf + j * (size_t)ds->nids,
+		            row + ds->width, ds->kbuf ? ds->kbuf[j] : NULL);
+	}
+	tfi_reader_set_readahead(ds->r, 0);
+	free(order);
+	ds->reading = 0;
+	if (rc == TF_OK) {
+		ds->file = (size_t)file;
+		if (json_is_true(json_object_get(o, "reading")) &&
+		    file < ds->nfiles) {
+			if ((rc = open_file(ds, file, &open)) == TF_OK &&
+			    tf_reader_seek(ds->r, off, rec) != TF_OK) {
+				rc = tfi_set_error(ds, TF_EFORMAT, "%s",
+				                   tf_errmsg(ds->r));
+			}
+			ds->reading = rc == TF_OK;
+		}
+	}
+	if (rc != TF_OK) {
+		epoch_start(ds, epoch);
+	} else {
+		for (int i = 0; i < 4; i++) {
+			char part[17];
+			memcpy(part, rs + 16 * i, 16);
+			part[16] = '\0';
+			ds->rng.s[i] = strtoull(part, NULL, 16);
+		}
+		ds->nbuf = nbuf;
+		ds->at_end = json_is_true(json_object_get(o, "at_end"));
+		ds->seen = seen;
+		ds->epoch = epoch;
+		ds->done = done;
+	}
+	json_decref(o);
+	return rc;
 }
 
 int
@@ -1869,6 +2294,12 @@ tf_dataset_category(const struct tf_dataset *ds, int64_t col, const char *s,
 	int64_t k = col - ds->width;
 	return k >= 0 && k < (int64_t)ds->ncat ? category_id(&ds->cats[k], s, n)
 	                                       : -1;
+}
+
+uint64_t
+tfi_dataset_fast_hits(const struct tf_dataset *ds)
+{
+	return ds->fast_hits;
 }
 
 void

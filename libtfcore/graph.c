@@ -75,6 +75,7 @@ struct tf_graph {
 	struct tf_device *dev;
 	float *params, *grads, *state;
 	size_t nparams, nstate;
+	int shares_params; /* a tower's: another graph's (not freed here) */
 	struct block *blocks;
 	int nblocks, cur;
 	int64_t rows;
@@ -114,7 +115,9 @@ tf_graph_free(struct tf_graph *g)
 	free(g->blocks);
 	free(g->nodes);
 	free(g->loss_name);
-	free(g->params);
+	if (!g->shares_params) {
+		free(g->params);
+	}
 	free(g->grads);
 	free(g->state);
 	tfi_buf_free(&g->spec);
@@ -757,6 +760,33 @@ tf_graph_build(struct tf_graph *g, const struct tf_registry *r,
 		}
 	}
 	g->built = 1;
+	return TF_OK;
+}
+
+/* Towers (train.c): t, the same model built again, trains on g's
+ * parameters; its gradients, state and step memory stay its own (the
+ * state starts as a copy of g's). */
+int
+tfi_graph_share_params(struct tf_graph *t, struct tf_graph *g)
+{
+	if (!t->built || !g->built || t->nparams != g->nparams ||
+	    t->nstate != g->nstate || t->shares_params) {
+		return tfi_set_error(t, TF_EINVAL,
+		                     "towers: not the same model");
+	}
+	free(t->params);
+	t->params = g->params;
+	t->shares_params = 1;
+	for (int i = 0; i < t->n; i++) {
+		struct tf_node *nd = &t->nodes[i];
+		for (int k = 0; k < nd->nparams; k++) {
+			struct pdecl *p = &nd->params[k];
+			if (!p->state) {
+				p->t.data = g->params + p->off;
+			}
+		}
+	}
+	memcpy(t->state, g->state, t->nstate * sizeof *t->state);
 	return TF_OK;
 }
 

@@ -114,7 +114,50 @@ tfi_get_le64(const uint8_t *p)
 /* Read every record with the general Example parser (tests of the
  * packed layout's fast path, dataset.c). */
 struct tf_dataset;
+/*
+ * A dataset's position for a checkpoint that resumes by seeking (rather
+ * than replaying the epoch): where each row in the shuffle buffer came
+ * from, and where the reader is.  A reader thread runs ahead of
+ * training, so each batch carries its mark (the position after it) and a
+ * log of the rows it took from the buffer; the state at a batch is the
+ * live buffer with the later batches' logs undone.
+ */
+struct tfi_ds_pos {
+	uint64_t off, rec; /* the record's byte offset and number in file */
+	uint32_t file;     /* index in the dataset's files */
+	uint32_t slot;     /* logs: the buffer slot it was taken from */
+	int refilled;      /* logs: a new record took the slot */
+};
+struct tfi_ds_mark {
+	uint64_t s[4];              /* the shuffle's generator */
+	uint64_t epoch, done, seen; /* position; records seen (shards) */
+	uint64_t off, count;        /* the reader: next record, its number */
+	size_t file, nbuf;
+	int reading, at_end, seekable;
+};
+/* Log each row a read takes into log (at most cap; NULL: stop). */
+void tfi_dataset_log(struct tf_dataset *ds, struct tfi_ds_pos *log, size_t cap);
+size_t tfi_dataset_logged(const struct tf_dataset *ds);
+void tfi_dataset_mark(const struct tf_dataset *ds, struct tfi_ds_mark *m);
+/* The state at mark m (a JSON object's text in *json, malloc'd; NULL
+ * when the inputs cannot seek), from the live buffer and the logs of the
+ * n batches read after m, in order.  The reader must be between
+ * batches. */
+int tfi_dataset_state(struct tf_dataset *ds, const struct tfi_ds_mark *m,
+                      const struct tfi_ds_pos *const *logs, const size_t *nlogs,
+                      const uint64_t *epochs, size_t n, char **json);
+/* Resume at a state tfi_dataset_state() gave, by seeking: TF_OK, or an
+ * error (the caller then replays with tf_dataset_seek()). */
+int tfi_dataset_restore(struct tf_dataset *ds, uint64_t epoch, uint64_t done,
+                        const char *json);
+
+/* Reads after a seek ask for the record and this many bytes more, not
+ * the usual megabyte (random access to records: a dataset's restore). */
+struct tf_reader;
+void tfi_reader_set_readahead(struct tf_reader *r, size_t bytes);
 void tfi_dataset_no_fast(struct tf_dataset *ds);
+
+uint64_t tfi_dataset_fast_hits(const struct tf_dataset *ds);
 
 /*
  * An output being published (file.c): tfi_out_open() makes PATH.tmp.XXXXXX
@@ -193,6 +236,7 @@ const struct tfi_vocab *tfi_schema_vocab(const struct tf_schema *s,
  * are set on errh.
  */
 struct tf_graph;
+int tfi_graph_share_params(struct tf_graph *t, struct tf_graph *g);
 struct tf_batch;
 struct tf_metrics;
 int tfi_evaluate(struct tf_graph *g, const char *prediction,

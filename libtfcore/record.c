@@ -97,6 +97,7 @@ struct tf_reader {
 	uint64_t offset; /* offset of the record last returned */
 	uint64_t count, skipped;
 	size_t max_record;
+	size_t readahead; /* bytes a read asks for beyond a record (0: CHUNK) */
 	int skip_corrupt;
 	int resyncing;
 	int failed;
@@ -373,6 +374,10 @@ fill(struct tf_reader *r, size_t need)
 		if (room > CHUNK && r->end - r->start + CHUNK >= need) {
 			room = CHUNK;
 		}
+		if (r->readahead > 0 &&
+		    room > need - (r->end - r->start) + r->readahead) {
+			room = need - (r->end - r->start) + r->readahead;
+		}
 		ssize_t k = stream_read(r, r->buf + r->end, room);
 		if (k < 0) {
 			return -1;
@@ -473,6 +478,59 @@ consume(struct tf_reader *r, size_t n)
 {
 	r->start += n;
 	r->pos += n;
+}
+
+int
+tf_reader_seek(struct tf_reader *r, uint64_t offset, uint64_t count)
+{
+	if (r->buf == NULL) {
+		return tfi_set_error(r, TF_EINVAL, "reader is not open");
+	}
+	if (!r->detected && detect(r) != TF_OK) {
+		r->failed = 1;
+		return r->err.code;
+	}
+	if (r->compression != TF_COMPRESS_NONE) {
+		return tfi_set_error(r, TF_EINVAL,
+		                     "%s: a compressed file is read from its "
+		                     "start",
+		                     r->name);
+	}
+	if (offset >= r->pos && offset - r->pos <= r->end - r->start) {
+		consume(r, (size_t)(offset - r->pos)); /* in the window */
+		r->count = count;
+		return TF_OK;
+	}
+	if (r->mem != NULL) {
+		if (offset > r->mem_len) {
+			return tfi_set_error(
+			    r, TF_EINVAL, "%s: offset %llu is past the end",
+			    r->name, (unsigned long long)offset);
+		}
+		r->mem_pos = (size_t)offset;
+	} else if (lseek(r->fd, (off_t)offset, SEEK_SET) < 0) {
+		return tfi_set_errno(r, TF_EINVAL, errno, "%s: cannot seek",
+		                     r->name);
+	}
+	r->start = r->end = 0;
+	r->pos = offset;
+	r->count = count;
+	r->src_eof = 0;
+	r->resyncing = 0;
+	r->failed = 0;
+	return TF_OK;
+}
+
+void
+tfi_reader_set_readahead(struct tf_reader *r, size_t bytes)
+{
+	r->readahead = bytes;
+}
+
+uint64_t
+tf_reader_tell(const struct tf_reader *r)
+{
+	return r->pos;
 }
 
 int

@@ -865,6 +865,7 @@ fill(const struct tf_settings *s, struct tf_train_config *cfg)
 	cfg->save_every_secs = real(s, "save-every-secs");
 	cfg->keep = (int)num(s, "keep");
 	cfg->from_scratch = flag(s, "from-scratch");
+	cfg->threads = (int)num(s, "threads");
 	cfg->task = text(s, "task");
 	cfg->schema = text(s, "schema");
 	cfg->label = text(s, "label");

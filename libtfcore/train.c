@@ -475,7 +475,12 @@ struct run {
 	uint32_t rank, trainers;
 	int chief;
 	uint64_t val_step; /* the step they were measured at */
+	/* the reader thread and the batch trained last (input_state()) */
+	struct prefetch *pf;
+	struct batch *cur;
 };
+
+static int input_state(struct run *r);
 
 static int fail(struct run *r, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -514,6 +519,10 @@ save(struct run *r)
 	/* The generator of dropout masks, to continue where it stood. */
 	memcpy(r->h.rng, tf_graph_rng(r->g)->s, sizeof r->h.rng);
 	r->h.has_rng = 1;
+	int rc0 = input_state(r);
+	if (rc0 != TF_OK) {
+		return rc0;
+	}
 	tf_ckpt_clear(r->ck);
 	int rc = tf_ckpt_put_header(r->ck, &r->h);
 	rc = rc ? rc
@@ -1132,7 +1141,13 @@ start_reading(struct run *r, const char *ckpt)
 	r->h.done = done;
 	int rc = tf_dataset_open(r->ds, cfg->inputs, cfg->ninputs, epochs,
 	                         cfg->shuffle_buffer, cfg->seed);
-	if (rc == TF_OK) {
+	/* Seek to the checkpoint's place where it says what the shuffle
+	 * buffer held; else (pipes, compressed files, older checkpoints)
+	 * read the epoch again up to it. */
+	if (rc == TF_OK &&
+	    !(done > 0 && r->h.input_state != NULL && cfg->cluster == NULL &&
+	      tfi_dataset_restore(r->ds, epoch, done, r->h.input_state) ==
+	          TF_OK)) {
 		rc = tf_dataset_seek(r->ds, epoch, done);
 	}
 	return rc == TF_OK ? TF_OK : fail(r, rc, "%s", tf_errmsg(r->ds));
@@ -1407,6 +1422,11 @@ struct batch {
 	int rc;
 	char msg[TFI_MSG_MAX];
 	int full;
+	/* for a checkpoint's input_state: the position after the batch,
+	 * and where its rows came from */
+	struct tfi_ds_mark mark;
+	struct tfi_ds_pos *log;
+	size_t nlog;
 };
 
 struct prefetch {
@@ -1418,6 +1438,7 @@ struct prefetch {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int stop, started;
+	int pause, idle; /* input_state(): hold the thread between batches */
 };
 
 static void *
@@ -1426,16 +1447,23 @@ prefetch_main(void *arg)
 	struct prefetch *p = arg;
 	for (;;) {
 		pthread_mutex_lock(&p->mu);
-		while (p->b[p->tail].full && !p->stop) {
+		while ((p->b[p->tail].full || p->pause) && !p->stop) {
+			p->idle = 1;
+			pthread_cond_broadcast(&p->cv);
 			pthread_cond_wait(&p->cv, &p->mu);
 		}
+		p->idle = 0;
 		if (p->stop) {
 			pthread_mutex_unlock(&p->mu);
 			break;
 		}
 		struct batch *b = &p->b[p->tail];
 		pthread_mutex_unlock(&p->mu);
+		tfi_dataset_log(p->ds, b->log, p->bs);
 		b->rc = tf_dataset_read(p->ds, &b->b);
+		b->nlog = tfi_dataset_logged(p->ds);
+		tfi_dataset_log(p->ds, NULL, 0);
+		tfi_dataset_mark(p->ds, &b->mark);
 		b->epoch = tf_dataset_epoch(p->ds);
 		b->done = tf_dataset_done(p->ds);
 		if (b->rc != TF_OK && b->rc != TF_EOF) {
@@ -1450,6 +1478,10 @@ prefetch_main(void *arg)
 			break; /* the end, or an error: nothing more to read */
 		}
 	}
+	pthread_mutex_lock(&p->mu);
+	p->idle = 1; /* for good */
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
 	return NULL;
 }
 
@@ -1460,7 +1492,8 @@ prefetch_start(struct prefetch *p, struct tf_dataset *ds, size_t bs)
 	p->ds = ds;
 	p->bs = bs;
 	for (int i = 0; i < AHEAD; i++) {
-		if (tf_dataset_batch(ds, &p->b[i].b, bs) != TF_OK) {
+		if (tf_dataset_batch(ds, &p->b[i].b, bs) != TF_OK ||
+		    (p->b[i].log = malloc(bs * sizeof *p->b[i].log)) == NULL) {
 			return TF_ENOMEM;
 		}
 	}
@@ -1510,8 +1543,274 @@ prefetch_stop(struct prefetch *p)
 	}
 	for (int i = 0; i < AHEAD; i++) {
 		tf_batch_release(&p->b[i].b);
+		free(p->b[i].log);
+		p->b[i].log = NULL;
 	}
 	p->started = 0;
+}
+
+/*
+ * The checkpoint's input_state: the dataset's state after the batch
+ * trained last.  The reader thread is held between batches while the
+ * state is worked out from the live shuffle buffer and the logs of the
+ * batches it read ahead; NULL where the inputs cannot seek (a resume
+ * then replays the epoch), in a distributed run (each trainer keeps its
+ * own place) and where the batch held is not the header's position.
+ */
+static int
+input_state(struct run *r)
+{
+	free(r->h.input_state);
+	r->h.input_state = NULL;
+	struct prefetch *p = r->pf;
+	struct batch *cur = r->cur;
+	if (p == NULL || !p->started || cur == NULL || r->cl != NULL ||
+	    cur->rc != TF_OK || cur->mark.epoch != r->h.epoch ||
+	    cur->mark.done != r->h.done) {
+		return TF_OK;
+	}
+	pthread_mutex_lock(&p->mu);
+	p->pause = 1;
+	while (!p->idle) {
+		pthread_cond_wait(&p->cv, &p->mu);
+	}
+	pthread_mutex_unlock(&p->mu);
+	const struct tfi_ds_pos *logs[AHEAD];
+	size_t nlogs[AHEAD], n = 0;
+	uint64_t epochs[AHEAD];
+	uint64_t before = cur->mark.epoch; /* each batch's rows' epoch */
+	for (size_t k = 1; k < AHEAD; k++) {
+		struct batch *a = &p->b[(p->head + k) % AHEAD];
+		if (!a->full) {
+			break;
+		}
+		logs[n] = a->log;
+		nlogs[n] = a->nlog;
+		epochs[n] = before;
+		before = a->mark.epoch;
+		n++;
+	}
+	int rc = tfi_dataset_state(r->ds, &cur->mark, logs, nlogs, epochs, n,
+	                           &r->h.input_state);
+	pthread_mutex_lock(&p->mu);
+	p->pause = 0;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	return rc == TF_OK ? TF_OK : fail(r, rc, "%s", tf_errmsg(r->ds));
+}
+
+/*
+ * Towers (--threads N): each step's batch split in N parts of nearly
+ * equal rows, one per thread, each through its own copy of the graph
+ * (its own activations and gradient; the parameters are the model's
+ * one copy), then one gradient: the parts' weighted by their rows and
+ * summed in tower order, so a run is repeatable for its (seed, thread
+ * count).  The first tower is the run's graph, on the calling thread.
+ * As in TensorFlow's multi-tower training, batch normalisation takes
+ * each part's statistics and keeps the first tower's moving averages;
+ * the other towers' random numbers (dropout) are seeded from the first
+ * tower's at each step, so a checkpoint's generator resumes them all.
+ */
+struct tower {
+	struct tf_graph *g;
+	struct tf_batch b; /* its part: a view of the step's batch */
+	int rc;
+	pthread_t thread;
+	struct towers *all;
+};
+
+struct towers {
+	int n; /* towers (1: none) */
+	struct tower *t;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint64_t gen;     /* the step the threads are asked to run */
+	int active, busy; /* towers of this step; those still running */
+	int stop, threads;
+};
+
+static int
+tower_step(struct tower *t)
+{
+	int rc = tf_graph_feed_batch(t->g, &t->b);
+	rc = rc ? rc : tf_graph_forward(t->g, 1);
+	return rc ? rc : tf_graph_backward(t->g);
+}
+
+static void *
+tower_main(void *arg)
+{
+	struct tower *t = arg;
+	struct towers *w = t->all;
+	int me = (int)(t - w->t);
+	uint64_t seen = 0;
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		while (!w->stop && (w->gen == seen || me >= w->active)) {
+			if (w->gen != seen) {
+				seen = w->gen; /* a step without this tower */
+			}
+			pthread_cond_wait(&w->cv, &w->mu);
+		}
+		if (w->stop) {
+			break;
+		}
+		seen = w->gen;
+		pthread_mutex_unlock(&w->mu);
+		t->rc = tower_step(t);
+		pthread_mutex_lock(&w->mu);
+		if (--w->busy == 0) {
+			pthread_cond_broadcast(&w->cv);
+		}
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+static void
+towers_stop(struct towers *w)
+{
+	if (w->threads > 0) {
+		pthread_mutex_lock(&w->mu);
+		w->stop = 1;
+		pthread_cond_broadcast(&w->cv);
+		pthread_mutex_unlock(&w->mu);
+	}
+	for (int k = 1; k < w->n; k++) {
+		if (k <= w->threads) {
+			pthread_join(w->t[k].thread, NULL);
+		}
+		tf_graph_free(w->t[k].g);
+	}
+	if (w->threads > 0) {
+		pthread_mutex_destroy(&w->mu);
+		pthread_cond_destroy(&w->cv);
+	}
+	free(w->t);
+	memset(w, 0, sizeof *w);
+}
+
+/* n towers on the run's graph g (built, its parameters set). */
+static int
+towers_start(struct run *r, struct towers *w, const struct tf_registry *reg,
+             int n)
+{
+	memset(w, 0, sizeof *w);
+	w->n = 1;
+	if (n <= 1) {
+		return TF_OK;
+	}
+	w->t = calloc((size_t)n, sizeof *w->t);
+	if (w->t == NULL) {
+		return fail(r, TF_ENOMEM, "out of memory");
+	}
+	w->t[0].g = r->g;
+	for (int k = 1; k < n; k++) {
+		struct tf_graph *g = tf_graph_new();
+		w->t[k].g = g;
+		w->n = k + 1;
+		if (g == NULL) {
+			return fail(r, TF_ENOMEM, "out of memory");
+		}
+		if (tf_graph_parse(g, r->h.model_spec) != TF_OK ||
+		    tf_graph_build(g, reg, tf_device_cpu(), r->cfg->seed) !=
+		        TF_OK ||
+		    tfi_graph_share_params(g, r->g) != TF_OK) {
+			return fail(r, tf_errcode(g), "tower %d: %s", k,
+			            tf_errmsg(g));
+		}
+	}
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	for (int k = 1; k < n; k++) {
+		w->t[k].all = w;
+		if (pthread_create(&w->t[k].thread, NULL, tower_main,
+		                   &w->t[k]) != 0) {
+			return fail(r, TF_EINTERNAL, "cannot start a thread");
+		}
+		w->threads = k;
+	}
+	return TF_OK;
+}
+
+/* One step's forward and backward over batch b on every tower; the
+ * gradient in the run's graph, the loss (the rows' mean) in *loss and
+ * each part's predictions added to m. */
+static int
+towers_run(struct run *r, struct towers *w, const struct tf_batch *b,
+           struct tf_metrics *m, double *loss)
+{
+	const char *pred = prediction_node(r->task);
+	size_t rows = b->rows;
+	int parts = w->n < (int)rows ? w->n : (int)rows;
+	if (parts <= 1) {
+		int rc = tf_graph_feed_batch(r->g, b);
+		rc = rc ? rc : tf_graph_forward(r->g, 1);
+		rc = rc ? rc : tf_graph_backward(r->g);
+		if (rc != TF_OK) {
+			return fail(r, rc, "%s", tf_errmsg(r->g));
+		}
+		*loss = tf_graph_loss(r->g);
+		tf_metrics_add(m, tf_tensor_f32(tf_graph_value(r->g, pred)),
+		               b->y, rows, *loss);
+		return TF_OK;
+	}
+	for (int k = 0; k < parts; k++) {
+		size_t lo = rows * (size_t)k / (size_t)parts;
+		size_t hi = rows * (size_t)(k + 1) / (size_t)parts;
+		struct tf_batch *v = &w->t[k].b;
+		*v = *b;
+		v->x = b->x + lo * (size_t)b->width;
+		v->ids = b->ids ? b->ids + lo * (size_t)b->id_width : NULL;
+		v->y = b->y + lo;
+		v->rows = hi - lo;
+		v->capacity = hi - lo;
+		if (k > 0) {
+			tf_rng_seed(tf_graph_rng(w->t[k].g),
+			            tf_rng_next(tf_graph_rng(r->g)));
+		}
+	}
+	pthread_mutex_lock(&w->mu);
+	w->active = parts;
+	w->busy = parts - 1;
+	w->gen++;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	w->t[0].rc = tower_step(&w->t[0]);
+	pthread_mutex_lock(&w->mu);
+	while (w->busy > 0) {
+		pthread_cond_wait(&w->cv, &w->mu);
+	}
+	pthread_mutex_unlock(&w->mu);
+	for (int k = 0; k < parts; k++) {
+		if (w->t[k].rc != TF_OK) {
+			return fail(r, w->t[k].rc, "%s", tf_errmsg(w->t[k].g));
+		}
+	}
+	/* The batch's mean: each part's weighted by its share of rows. */
+	size_t np = tf_graph_nparams(r->g);
+	float *g0 = tf_graph_grads(r->g);
+	float a = (float)w->t[0].b.rows / (float)rows;
+	for (size_t i = 0; i < np; i++) {
+		g0[i] *= a;
+	}
+	*loss = 0;
+	for (int k = 0; k < parts; k++) {
+		const struct tf_batch *v = &w->t[k].b;
+		double lk = tf_graph_loss(w->t[k].g);
+		*loss += lk * (double)v->rows / (double)rows;
+		tf_metrics_add(m,
+		               tf_tensor_f32(tf_graph_value(w->t[k].g, pred)),
+		               v->y, v->rows, lk);
+		if (k > 0) {
+			const float *gk = tf_graph_grads(w->t[k].g);
+			float c = (float)v->rows / (float)rows;
+			for (size_t i = 0; i < np; i++) {
+				g0[i] += c * gk[i];
+			}
+		}
+	}
+	return TF_OK;
 }
 
 int
@@ -1530,6 +1829,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 	r.ck = tf_ckpt_new();
 	struct tf_metrics *m = NULL;
 	struct prefetch pf = {0};
+	struct towers tw = {0};
 	struct batch *b = NULL;
 	int rc, resumed;
 	if (!r.ds || !r.g || !r.o || !r.ck) {
@@ -1563,6 +1863,10 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 	uint64_t ex_mark = r.h.examples, saved_step = r.h.step;
 	uint64_t ex_mark0 = r.h.examples;
 	double lr = r.h.learning_rate;
+	if ((rc = towers_start(&r, &tw, reg, cfg->threads)) != TF_OK) {
+		goto out;
+	}
+	r.pf = &pf;
 	if ((rc = prefetch_start(&pf, r.ds, bs)) != TF_OK) {
 		rc = fail(&r, rc, "cannot start the reader thread");
 		goto out;
@@ -1590,6 +1894,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			prefetch_release(&pf);
 		}
 		b = prefetch_next(&pf);
+		r.cur = b;
 		size_t rows = b->b.rows;
 		rc = b->rc;
 		if (rc == TF_EOF) {
@@ -1601,13 +1906,10 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			rc = fail(&r, rc, "%s", b->msg);
 			goto out;
 		}
-		if ((rc = tf_graph_feed_batch(r.g, &b->b)) != TF_OK ||
-		    (rc = tf_graph_forward(r.g, 1)) != TF_OK ||
-		    (rc = tf_graph_backward(r.g)) != TF_OK) {
-			rc = fail(&r, rc, "%s", tf_errmsg(r.g));
+		double loss = NAN;
+		if ((rc = towers_run(&r, &tw, &b->b, m, &loss)) != TF_OK) {
 			goto out;
 		}
-		double loss = tf_graph_loss(r.g);
 		if (!isfinite(loss)) {
 			rc = fail(
 			    &r, TF_EINTERNAL,
@@ -1617,10 +1919,6 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			    (unsigned long long)r.h.step + 1, loss);
 			goto out;
 		}
-		tf_metrics_add(
-		    m,
-		    tf_tensor_f32(tf_graph_value(r.g, prediction_node(r.task))),
-		    b->b.y, rows, loss);
 		regularize_weights(r.g, cfg->l1, cfg->l2);
 		lr =
 		    tf_lr_decay(r.h.learning_rate, r.h.step, cfg->lr_decay_rate,
@@ -1749,6 +2047,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 	}
 out:
 	prefetch_stop(&pf);
+	towers_stop(&tw);
 	tf_metrics_free(m);
 	tf_metrics_free(r.vm);
 	tf_dataset_free(r.vd);

@@ -29,12 +29,14 @@ put(struct tf_writer *w, struct tf_example *ex)
 
 /* Read path with the fast path on or off: rows and labels, and the
  * status at the end. */
+static uint64_t fast_hits; /* records the last read_with() read fast */
+
 static int
-read_all(const char *path, int fast, float *x, float *y, size_t *rows,
-         char *msg, size_t msglen)
+read_with(const char *sch, const char *path, int fast, float *x, float *y,
+          size_t *rows, char *msg, size_t msglen)
 {
 	struct tf_dataset *ds = tf_dataset_new();
-	int rc = tf_dataset_parse_schema(ds, schema, "schema");
+	int rc = tf_dataset_parse_schema(ds, sch, "schema");
 	if (!fast) {
 		tfi_dataset_no_fast(ds);
 	}
@@ -49,8 +51,16 @@ read_all(const char *path, int fast, float *x, float *y, size_t *rows,
 		*rows += got;
 	}
 	snprintf(msg, msglen, "%s", tf_errmsg(ds));
+	fast_hits = tfi_dataset_fast_hits(ds);
 	tf_dataset_free(ds);
 	return rc;
+}
+
+static int
+read_all(const char *path, int fast, float *x, float *y, size_t *rows,
+         char *msg, size_t msglen)
+{
+	return read_with(schema, path, fast, x, y, rows, msg, msglen);
 }
 
 TEST(fast_path_reads_what_the_parser_reads)
@@ -115,6 +125,7 @@ TEST(fast_path_reads_what_the_parser_reads)
 	size_t ra, rb;
 	char ma[512], mb[512];
 	int a = read_all(path, 1, xa, ya, &ra, ma, sizeof ma);
+	CHECK(fast_hits >= 100);
 	int b = read_all(path, 0, xb, yb, &rb, mb, sizeof mb);
 	CHECK_EQ_INT(a, TF_EOF);
 	CHECK_EQ_INT(b, TF_EOF);
@@ -153,6 +164,148 @@ TEST(fast_path_reads_what_the_parser_reads)
 		CHECK_EQ_INT(a, TF_EFORMAT);
 		CHECK_EQ_INT(a, b);
 		CHECK(strcmp(ma, mb) == 0);
+	}
+	unlink(path);
+	tf_example_free(ex);
+	tf_writer_free(w);
+}
+
+/* One feature per column (tf-csv2record's default layout): a, b, c,
+ * standardised, and a label y. */
+static const char *col_schema =
+    "{\"format\":\"tfkit-schema\",\"version\":1,\"layout\":\"columns\","
+    "\"label\":{\"name\":\"y\",\"type\":\"int64\",\"classes\":[0,1]},"
+    "\"features\":[{\"name\":\"a\",\"type\":\"float\",\"mean\":1,"
+    "\"std\":2},{\"name\":\"bb\",\"type\":\"int64\",\"mean\":0,"
+    "\"std\":1},{\"name\":\"c\",\"type\":\"float\",\"mean\":-1,"
+    "\"std\":0.5}]}";
+
+/* The same fast path on one feature per column: rows, labels and errors
+ * as the general parser reads them, whatever the features' order, their
+ * encodings (floats or int64s, packed or not), extra, missing or
+ * repeated features and damaged records. */
+TEST(fast_path_reads_columns_as_the_parser_does)
+{
+	char path[] = "/tmp/tfkit-test-dataset-XXXXXX";
+	int fd = mkstemp(path);
+	REQUIRE(fd >= 0);
+	close(fd);
+	struct tf_writer *w = tf_writer_new();
+	struct tf_example *ex = tf_example_new();
+	REQUIRE(tf_writer_open(w, path, TF_COMPRESS_NONE, 0) == TF_OK);
+	srand(5);
+	for (int i = 0; i < 300; i++) {
+		tf_example_clear(ex);
+		float a = (float)rand() / RAND_MAX, c = (float)(i % 9) - 4;
+		int64_t bb = (int64_t)(i % 13) - 6, l = i % 2;
+		float fb = (float)bb, two[2] = {1, 2};
+		int shape = i % 12;
+		/* Variants: bb as floats, an extra feature, a float label,
+		 * no label; and errors: c missing, two values of a, a label
+		 * of 7 (no class). */
+		tf_example_add_floats(ex, "a", shape == 5 ? two : &a,
+		                      shape == 5 ? 2 : 1);
+		if (shape == 1) {
+			tf_example_add_floats(ex, "bb", &fb, 1);
+		} else {
+			tf_example_add_int64s(ex, "bb", &bb, 1);
+		}
+		if (shape != 4) {
+			tf_example_add_floats(ex, "c", &c, 1);
+		}
+		if (shape == 2) {
+			tf_example_add_floats(ex, "zz", &c, 1);
+		}
+		if (shape == 3) {
+			float fl = (float)l;
+			tf_example_add_floats(ex, "y", &fl, 1);
+		} else if (shape == 6) {
+			/* no label */
+		} else if (shape == 7) {
+			int64_t seven = 7;
+			tf_example_add_int64s(ex, "y", &seven, 1);
+		} else {
+			tf_example_add_int64s(ex, "y", &l, 1);
+		}
+		if (shape == 4 || shape == 5 || shape == 7) {
+			continue; /* errors: below, one at a time */
+		}
+		put(w, ex);
+	}
+	/* Hand-made: the entries in reverse order, c unpacked, bb an
+	 * unpacked int64, y a packed int64 (values a 3, bb 2, c 1, y 1). */
+	static const uint8_t odd[] = {
+	    0x0a, 0x35, 0x0a, 0x0a, 0x0a, 0x01, 'y',  0x12, 0x05, 0x1a, 0x03,
+	    0x0a, 0x01, 0x01, 0x0a, 0x0c, 0x0a, 0x01, 'c',  0x12, 0x07, 0x12,
+	    0x05, 0x0d, 0x00, 0x00, 0x80, 0x3f, 0x0a, 0x0a, 0x0a, 0x02, 'b',
+	    'b',  0x12, 0x04, 0x1a, 0x02, 0x08, 0x02, 0x0a, 0x0d, 0x0a, 0x01,
+	    'a',  0x12, 0x08, 0x12, 0x06, 0x0a, 0x04, 0x00, 0x00, 0x40, 0x40};
+	REQUIRE(tf_writer_write(w, odd, sizeof odd) == TF_OK);
+	REQUIRE(tf_writer_close(w) == TF_OK);
+	float xa[1024], ya[400], xb[1024], yb[400];
+	size_t ra, rb;
+	char ma[512], mb[512];
+	int ka = read_with(col_schema, path, 1, xa, ya, &ra, ma, sizeof ma);
+	CHECK(fast_hits >= 150); /* the usual records, and the hand-made */
+	int kb = read_with(col_schema, path, 0, xb, yb, &rb, mb, sizeof mb);
+	CHECK_EQ_INT(ka, TF_EOF);
+	CHECK_EQ_INT(kb, TF_EOF);
+	if (ka != TF_EOF) {
+		printf("# %s\n", ma);
+	}
+	CHECK_EQ_INT(ra, 226);
+	CHECK_EQ_INT(ra, rb);
+	CHECK_MEM(xa, xb, ra * 3 * sizeof(float));
+	for (size_t i = 0; i < ra; i++) {
+		CHECK(ya[i] == yb[i] || (isnan(ya[i]) && isnan(yb[i])));
+	}
+	float want[3] = {1.0f, 2.0f, 4.0f}; /* (3-1)/2, 2, (1+1)/0.5 */
+	CHECK_MEM(xa + (ra - 1) * 3, want, sizeof want);
+	CHECK(ya[ra - 1] == 1.0f);
+
+	/* Errors name the same record either way: two values of a, a
+	 * label that is no class, a missing feature (the label required),
+	 * a damaged record after a good one. */
+	for (int bad = 0; bad < 4; bad++) {
+		REQUIRE(tf_writer_open(w, path, TF_COMPRESS_NONE, 0) == TF_OK);
+		tf_example_clear(ex);
+		float a[2] = {1, 2}, c = 3;
+		int64_t bb = 1, y = bad == 1 ? 7 : 1;
+		tf_example_add_floats(ex, "a", a, bad == 0 ? 2 : 1);
+		tf_example_add_int64s(ex, "bb", &bb, 1);
+		if (bad != 2) {
+			tf_example_add_floats(ex, "c", &c, 1);
+		}
+		tf_example_add_int64s(ex, "y", &y, 1);
+		put(w, ex);
+		if (bad == 3) {
+			static const uint8_t cut[] = {0x0a, 0x2d, 0x0a, 0x1d};
+			REQUIRE(tf_writer_write(w, cut, sizeof cut) == TF_OK);
+		}
+		REQUIRE(tf_writer_close(w) == TF_OK);
+		struct tf_dataset *ds[2];
+		int rc[2];
+		for (int k = 0; k < 2; k++) {
+			ds[k] = tf_dataset_new();
+			REQUIRE(tf_dataset_parse_schema(ds[k], col_schema,
+			                                "schema") == TF_OK);
+			if (k == 1) {
+				tfi_dataset_no_fast(ds[k]);
+			}
+			const char *files[] = {path};
+			REQUIRE(tf_dataset_open(ds[k], files, 1, 1, 1, 0) ==
+			        TF_OK);
+			size_t got;
+			while ((rc[k] = tf_dataset_next(ds[k], xa, NULL, ya, 4,
+			                                &got)) == TF_OK) {
+			}
+		}
+		CHECK_EQ_INT(rc[0], TF_EFORMAT);
+		CHECK_EQ_INT(rc[0], rc[1]);
+		CHECK(strcmp(tf_errmsg(ds[0]), tf_errmsg(ds[1])) == 0);
+		CHECK(strstr(tf_errmsg(ds[0]), "record") != NULL);
+		tf_dataset_free(ds[0]);
+		tf_dataset_free(ds[1]);
 	}
 	unlink(path);
 	tf_example_free(ex);
@@ -395,6 +548,7 @@ int
 main(void)
 {
 	RUN(fast_path_reads_what_the_parser_reads);
+	RUN(fast_path_reads_columns_as_the_parser_does);
 	RUN(categorical_ids_are_int64);
 	RUN(features_without_vocabulary_are_hashed);
 	RUN(labels_are_classes_in_order);

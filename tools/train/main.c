@@ -112,8 +112,8 @@ usage(void)
 	    "and exit\n"
 	    "      --plugin-dir=DIR       look for plugins in DIR first\n"
 	    "  -q, --quiet                no progress line\n"
-	    "  -j, --threads=N            threads for matrix products "
-	    "(default 1)\n"
+	    "  -j, --threads=N            split each batch across N "
+	    "threads (default 1)\n"
 	    "  -h, --help                 show this help and exit\n"
 	    "  -V, --version              show the version and exit\n\n"
 	    "Distributed (tf-ps(1)):\n"
@@ -492,7 +492,7 @@ main(int argc, char **argv)
 	cfg.inputs = (const char *const *)input_files(argc - optind,
 	                                              argv + optind, &nin);
 	cfg.ninputs = (size_t)nin;
-	tf_set_threads((int)strtol(tf_settings_get(set, "threads"), NULL, 10));
+	tf_set_threads(1); /* --threads: towers (cfg.threads), one each */
 	int quiet = strcmp(tf_settings_get(set, "quiet"), "true") == 0;
 	struct tf_train_sink sink = {NULL, print_line, quiet ? NULL : on_step,
 	                             print_note, should_stop};

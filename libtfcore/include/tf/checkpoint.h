@@ -65,6 +65,10 @@ struct tf_ckpt_header {
 	 * (epoch, rows in it), in trainer order; NULL for one process. */
 	uint64_t *trainers; /* 2 * ntrainers values */
 	size_t ntrainers;
+	/* Where the input stands (JSON object text, or NULL): the records
+	 * in the shuffle buffer and the reader's place, so a resume seeks
+	 * instead of replaying the epoch (plain files only). */
+	char *input_state;
 };
 
 TF_API void tf_ckpt_header_init(struct tf_ckpt_header *h);

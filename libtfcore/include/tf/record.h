@@ -80,6 +80,13 @@ TF_API int tf_reader_next(struct tf_reader *r, const uint8_t **data,
 
 /* Byte offset (uncompressed) of the record last returned. */
 TF_API uint64_t tf_reader_offset(const struct tf_reader *r);
+/* The offset of the next record (the end of the last one returned). */
+TF_API uint64_t tf_reader_tell(const struct tf_reader *r);
+/* Continue reading at offset, a record's start that an earlier reading
+ * of the same file gave by tf_reader_tell() or tf_reader_offset(), as
+ * record number count.  TF_EINVAL for compressed files and pipes, which
+ * read from their start only. */
+TF_API int tf_reader_seek(struct tf_reader *r, uint64_t offset, uint64_t count);
 /* Records returned so far. */
 TF_API uint64_t tf_reader_count(const struct tf_reader *r);
 /* Damaged records skipped so far (with skip_corrupt on). */

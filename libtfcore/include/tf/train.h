@@ -87,6 +87,10 @@ struct tf_train_config {
 	double peer_timeout;            /* seconds a peer may be silent */
 	const char *auth_token;         /* in every request, or NULL */
 	const char *tls_ca; /* TLS to the ps tasks: their CAs (PEM), or NULL */
+	/* Towers: each step's batch split across this many threads, one
+	 * copy of the graph each, their gradients summed in order (1 or 0:
+	 * one thread; the kernels then run single-threaded). */
+	int threads;
 };
 
 /* The defaults (settings.c's table); optimizer NULL and learning_rate 0
