@@ -61,6 +61,7 @@ struct cross {
 
 struct tf_dataset;
 static int cat_index(const struct tf_dataset *ds, const char *name);
+static int build_templates(struct tf_dataset *ds);
 
 enum { LMAP_NONE, LMAP_INTS, LMAP_VOCAB };
 static int64_t category_id(const struct cat *c, const void *s, size_t n);
@@ -142,6 +143,12 @@ struct tf_dataset {
 	size_t ylen, *fnlen;
 	uint32_t *fseen, fgen;
 	int64_t *fslot;
+	/* ... and the bytes of each input's entry before its floats, as
+	 * tf-csv2record writes it (packed floats), and of the label's
+	 * before its value (one int64 under 128; one float) */
+	uint8_t *ftpl;
+	size_t *ftoff, *ftlen;
+	size_t ytoff[2], ytlen[2];
 	/* For checkpoints that seek (tfi_dataset_state): each buffered
 	 * row's record, the log of rows taken, whether every input read so
 	 * far is a plain file (not standard input, not compressed). */
@@ -235,6 +242,9 @@ tf_dataset_free(struct tf_dataset *ds)
 	free(ds->in);
 	free(ds->by_name);
 	free(ds->spos);
+	free(ds->ftpl);
+	free(ds->ftoff);
+	free(ds->ftlen);
 	free(ds->fnlen);
 	free(ds->fseen);
 	free(ds->fslot);
@@ -918,6 +928,9 @@ tf_dataset_open(struct tf_dataset *ds, const char *const *files, size_t nfiles,
 		ds->fslot[i] = -2;
 	}
 	ds->fslot[ds->nin] = -2;
+	if (build_templates(ds) != TF_OK) {
+		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
+	}
 	close_files(ds);
 	ds->files = calloc(nfiles + 1, sizeof *ds->files);
 	if (ds->files == NULL) {
@@ -1221,6 +1234,104 @@ find_input(const struct tf_dataset *ds, const uint8_t *ks, size_t klen)
 	return -3;
 }
 
+static size_t
+put_varint(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+	do {
+		uint8_t b = v & 0x7f;
+		v >>= 7;
+		p[n++] = b | (v ? 0x80 : 0);
+	} while (v);
+	return n;
+}
+
+static size_t
+varint_len(uint64_t v)
+{
+	uint8_t t[10];
+	return put_varint(t, v);
+}
+
+/* A map entry's bytes up to its value's last vlen bytes: key, then a
+ * Feature of list kind (0x12 floats, 0x1a int64s) holding one packed
+ * field of vlen bytes.  Returns the length; out has room for it. */
+static size_t
+entry_template(uint8_t *out, const char *key, size_t klen, uint8_t kind,
+               size_t vlen)
+{
+	size_t l1 = 1 + varint_len(vlen) + vlen; /* the list */
+	size_t l2 = 1 + varint_len(l1) + l1;     /* the Feature */
+	size_t l3 = 1 + varint_len(klen) + klen + 1 + varint_len(l2) + l2;
+	size_t n = 0;
+	out[n++] = 0x0a;
+	n += put_varint(out + n, l3);
+	out[n++] = 0x0a;
+	n += put_varint(out + n, klen);
+	memcpy(out + n, key, klen);
+	n += klen;
+	out[n++] = 0x12;
+	n += put_varint(out + n, l2);
+	out[n++] = kind;
+	n += put_varint(out + n, l1);
+	out[n++] = 0x0a;
+	n += put_varint(out + n, vlen);
+	return n;
+}
+
+static int
+build_templates(struct tf_dataset *ds)
+{
+	size_t room = 2 * (ds->ylen + 32);
+	for (size_t i = 0; i < ds->nin; i++) {
+		room += ds->fnlen[i] + 32;
+	}
+	free(ds->ftpl);
+	free(ds->ftoff);
+	free(ds->ftlen);
+	ds->ftpl = malloc(room);
+	ds->ftoff = malloc((ds->nin + 1) * sizeof *ds->ftoff);
+	ds->ftlen = malloc((ds->nin + 1) * sizeof *ds->ftlen);
+	if (!ds->ftpl || !ds->ftoff || !ds->ftlen) {
+		return TF_ENOMEM;
+	}
+	size_t at = 0;
+	for (size_t i = 0; i < ds->nin; i++) {
+		ds->ftoff[i] = at;
+		ds->ftlen[i] =
+		    entry_template(ds->ftpl + at, ds->in[i].name, ds->fnlen[i],
+		                   0x12, 4 * (size_t)ds->in[i].width);
+		at += ds->ftlen[i];
+	}
+	for (int k = 0; k < 2; k++) {
+		ds->ytoff[k] = at;
+		ds->ytlen[k] =
+		    ds->label == NULL
+		        ? 0
+		        : entry_template(ds->ftpl + at, ds->label, ds->ylen,
+		                         k == 0 ? 0x1a : 0x12, k == 0 ? 1 : 4);
+		at += ds->ytlen[k];
+	}
+	return TF_OK;
+}
+
+/* Whether the n bytes at p are those of the template t. */
+static inline __attribute__((always_inline)) int
+same_bytes(const uint8_t *p, const uint8_t *t, size_t n)
+{
+	uint64_t x = 0, a, b;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&a, p + i, 8);
+		memcpy(&b, t + i, 8);
+		x |= a ^ b;
+	}
+	for (; i < n; i++) {
+		x |= (uint64_t)(p[i] ^ t[i]);
+	}
+	return x == 0;
+}
+
 /*
  * The records tf-csv2record writes, packed or one feature per column,
  * read without the general parser: one Features message holding each of
@@ -1248,6 +1359,44 @@ fast_record(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 	}
 	int have_y = ds->label == NULL;
 	while (fs < fe) {
+		/* The entry as tf-csv2record writes the input guessed here:
+		 * its bytes before the values are the template's. */
+		int64_t g = place <= ds->nin ? ds->fslot[place] : -2;
+		size_t left = (size_t)(fe - fs);
+		if (g >= 0 && ds->fseen[g] != gen) {
+			const struct input *in = &ds->in[g];
+			size_t tl = ds->ftlen[g], vl = 4 * (size_t)in->width;
+			if (left >= tl + vl &&
+			    same_bytes(fs, ds->ftpl + ds->ftoff[g], tl)) {
+				put_floats(row + in->col, fs + tl, in->width,
+				           ds->normalize ? in->mean : NULL,
+				           in->inv_std);
+				ds->fseen[g] = gen;
+				found++;
+				place++;
+				fs += tl + vl;
+				continue;
+			}
+		} else if (g == -1 && !have_y) {
+			size_t t0 = ds->ytlen[0], t1 = ds->ytlen[1];
+			if (left > t0 && fs[t0] < 0x80 &&
+			    same_bytes(fs, ds->ftpl + ds->ytoff[0], t0)) {
+				*label = (float)fs[t0];
+				have_y = 1;
+				place++;
+				fs += t0 + 1;
+				continue;
+			}
+			if (left >= t1 + 4 &&
+			    same_bytes(fs, ds->ftpl + ds->ytoff[1], t1)) {
+				uint32_t u = tfi_get_le32(fs + t1);
+				memcpy(label, &u, 4);
+				have_y = 1;
+				place++;
+				fs += t1 + 4;
+				continue;
+			}
+		}
 		const uint8_t *es, *ee, *ks, *ke, *vs, *ve, *ls, *le;
 		if (!fast_len(&fs, fe, 0x0a, &es, &ee) ||
 		    !fast_len(&es, ee, 0x0a, &ks, &ke) ||
