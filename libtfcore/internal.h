@@ -156,6 +156,9 @@ int tfi_dataset_restore(struct tf_dataset *ds, uint64_t epoch, uint64_t done,
 struct tf_reader;
 void tfi_reader_set_readahead(struct tf_reader *r, size_t bytes);
 void tfi_dataset_no_fast(struct tf_dataset *ds);
+struct tf_request;
+void tfi_request_no_quick(struct tf_request *q, int on);
+uint64_t tfi_request_quick_hits(const struct tf_request *q);
 
 uint64_t tfi_dataset_fast_hits(const struct tf_dataset *ds);
 

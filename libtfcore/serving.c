@@ -3,6 +3,7 @@
  * into standardised rows, responses and metadata written in TF Serving's
  * shapes.
  */
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -26,7 +27,21 @@ struct tf_request {
 	unsigned char *seen; /* the columns an example set */
 	size_t nseen;
 	struct tfi_buf out;
+	int no_quick;        /* tests: every body through jansson */
+	uint64_t quick_hits; /* tests: bodies the scan read */
 };
+
+uint64_t
+tfi_request_quick_hits(const struct tf_request *q)
+{
+	return q->quick_hits;
+}
+
+void
+tfi_request_no_quick(struct tf_request *q, int on)
+{
+	q->no_quick = on;
+}
 
 struct tf_request *
 tf_request_new(void)
@@ -206,6 +221,22 @@ value(struct tf_request *q, const struct tf_model *m, int64_t c, json_t *v,
 	return TF_OK;
 }
 
+/* value()'s usual case, with no message to prepare: a number for a
+ * numeric column.  0 when it is not that (value() then says what). */
+static inline int
+quick_value(struct tf_request *q, const struct tf_model *m, int64_t c,
+            json_t *v, size_t r)
+{
+	if (!json_is_number(v) ||
+	    tf_dataset_column_kind(tf_model_dataset((struct tf_model *)m), c) ==
+	        TF_COLUMN_CATEGORICAL) {
+		return 0;
+	}
+	q->in.x[r * (size_t)q->in.width + (size_t)c] =
+	    (float)json_number_value(v);
+	return 1;
+}
+
 /* A list of every input in signature order into row r. */
 static int
 dense_row(struct tf_request *q, const struct tf_model *m, json_t *v,
@@ -219,9 +250,12 @@ dense_row(struct tf_request *q, const struct tf_model *m, json_t *v,
 		           what, (long long)n);
 	}
 	for (int64_t c = 0; c < n; c++) {
+		json_t *e = json_array_get(v, (size_t)c);
+		if (quick_value(q, m, c, e, r)) {
+			continue;
+		}
 		char w2[96];
 		snprintf(w2, sizeof w2, "%s: element %lld", what, (long long)c);
-		json_t *e = json_array_get(v, (size_t)c);
 		if (json_is_array(e) || value(q, m, c, e, 0, w2, r) != TF_OK) {
 			return json_is_array(e)
 			           ? bad(q, "%s is not a number", w2)
@@ -269,10 +303,12 @@ instance(struct tf_request *q, const struct tf_model *m, json_t *v, size_t i)
 		if (c < 0) {
 			return bad(q, "%s: unknown input '%s'", what, key);
 		}
-		char w2[160];
-		snprintf(w2, sizeof w2, "%s: input '%s'", what, key);
-		if (value(q, m, c, val, 0, w2, i) != TF_OK) {
-			return TF_EINVAL;
+		if (!quick_value(q, m, c, val, i)) {
+			char w2[160];
+			snprintf(w2, sizeof w2, "%s: input '%s'", what, key);
+			if (value(q, m, c, val, 0, w2, i) != TF_OK) {
+				return TF_EINVAL;
+			}
 		}
 		seen++;
 	}
@@ -360,11 +396,14 @@ columnar(struct tf_request *q, const struct tf_model *m, json_t *in,
 			    key, k, n);
 		}
 		for (size_t r = 0; r < n; r++) {
+			json_t *e =
+			    json_is_array(val) ? json_array_get(val, r) : val;
+			if (quick_value(q, m, c, e, r)) {
+				continue;
+			}
 			char what[160];
 			snprintf(what, sizeof what,
 			         "'inputs': input '%s' row %zu", key, r);
-			json_t *e =
-			    json_is_array(val) ? json_array_get(val, r) : val;
 			if (value(q, m, c, e, 0, what, r) != TF_OK) {
 				return TF_EINVAL;
 			}
@@ -536,12 +575,219 @@ tf_request_set_rows(struct tf_request *q, const struct tf_model *m,
 	return TF_OK;
 }
 
+/* ---- the usual :predict body, read without building a JSON tree --------
+ *
+ * {"instances": [[n, n, ...], ...]} with every row a list of the model's
+ * numeric inputs: most requests are this, and jansson spends most of a
+ * one-row request's time allocating the tree.  The scan accepts only
+ * that shape in strict JSON (RFC 8259 numbers, whitespace anywhere
+ * between tokens) and reads each number as jansson does (strtod, then to
+ * float); anything else, including every error, goes to jansson.
+ */
+struct scan {
+	const char *p, *end;
+};
+
+static void
+skip_ws(struct scan *s)
+{
+	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' ||
+	                         *s->p == '\n' || *s->p == '\r')) {
+		s->p++;
+	}
+}
+
+static int
+take(struct scan *s, char c)
+{
+	skip_ws(s);
+	if (s->p < s->end && *s->p == c) {
+		s->p++;
+		return 1;
+	}
+	return 0;
+}
+
+static int
+is_digit(const struct scan *s, const char *p)
+{
+	return p < s->end && *p >= '0' && *p <= '9';
+}
+
+/* A JSON number: its value as jansson gives it, as a float. */
+static int
+scan_number(struct scan *s, float *out)
+{
+	skip_ws(s);
+	const char *p = s->p;
+	if (p < s->end && *p == '-') {
+		p++;
+	}
+	if (!is_digit(s, p)) {
+		return 0;
+	}
+	const char *digits = p;
+	if (*p == '0') {
+		p++;
+	} else {
+		while (is_digit(s, p)) {
+			p++;
+		}
+	}
+	int real = 0;
+	if (p < s->end && *p == '.') {
+		real = 1;
+		if (!is_digit(s, ++p)) {
+			return 0;
+		}
+		while (is_digit(s, p)) {
+			p++;
+		}
+	}
+	if (p < s->end && (*p == 'e' || *p == 'E')) {
+		real = 1;
+		p++;
+		if (p < s->end && (*p == '+' || *p == '-')) {
+			p++;
+		}
+		if (!is_digit(s, p)) {
+			return 0;
+		}
+		while (is_digit(s, p)) {
+			p++;
+		}
+	}
+	/* a number ends before a delimiter the scan checks next; strtod
+	 * stops there too */
+	if (p >= s->end || (*p != ',' && *p != ']' && *p != ' ' && *p != '\t' &&
+	                    *p != '\n' && *p != '\r')) {
+		return 0;
+	}
+	if (!real && p - digits > 18) {
+		return 0; /* jansson's integers are int64: let it decide */
+	}
+	/* Clinger's fast path: a mantissa under 2^53 times or over a
+	 * power of ten up to 1e22 is one correctly rounded operation, so
+	 * exactly what strtod gives; other numbers go to strtod. */
+	static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,
+	                               1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+	                               1e12, 1e13, 1e14, 1e15, 1e16, 1e17,
+	                               1e18, 1e19, 1e20, 1e21, 1e22};
+	uint64_t mant = 0;
+	int nd = 0, e10 = 0, ok = 1;
+	const char *q = digits;
+	for (; q < p && *q >= '0' && *q <= '9'; q++) {
+		if (nd > 0 || *q != '0') {
+			nd++;
+		}
+		mant = mant * 10 + (uint64_t)(*q - '0');
+	}
+	if (q < p && *q == '.') {
+		for (q++; q < p && *q >= '0' && *q <= '9'; q++) {
+			if (nd > 0 || *q != '0') {
+				nd++;
+			}
+			mant = mant * 10 + (uint64_t)(*q - '0');
+			e10--;
+		}
+	}
+	if (q < p) { /* the exponent */
+		q++;
+		int neg = *q == '-';
+		q += *q == '-' || *q == '+';
+		int x = 0;
+		for (; q < p; q++) {
+			x = x < 10000 ? x * 10 + (*q - '0') : x;
+		}
+		e10 += neg ? -x : x;
+	}
+	ok = nd <= 15 && mant < ((uint64_t)1 << 53) && e10 >= -22 && e10 <= 22;
+	if (ok) {
+		double v = (double)mant;
+		v = e10 >= 0 ? v * pow10[e10] : v / pow10[-e10];
+		*out = (float)(*s->p == '-' ? -v : v);
+		s->p = p;
+		return 1;
+	}
+	char *e;
+	errno = 0;
+	double v = strtod(s->p, &e);
+	if (e != p || errno == ERANGE || !isfinite(v)) {
+		return 0;
+	}
+	*out = (float)v;
+	s->p = p;
+	return 1;
+}
+
+/* Rows of the usual body into q; 0 when the body is anything else. */
+static int
+quick_instances(struct tf_request *q, const struct tf_model *m,
+                const char *body, size_t len, size_t max_rows)
+{
+	static const char key[] = "\"instances\"";
+	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
+	int64_t n = ninputs(m);
+	for (int64_t c = 0; c < n; c++) {
+		if (tf_dataset_column_kind(ds, c) == TF_COLUMN_CATEGORICAL) {
+			return 0;
+		}
+	}
+	struct scan s = {body, body + len};
+	if (!take(&s, '{')) {
+		return 0;
+	}
+	skip_ws(&s);
+	if ((size_t)(s.end - s.p) < sizeof key - 1 ||
+	    memcmp(s.p, key, sizeof key - 1) != 0) {
+		return 0;
+	}
+	s.p += sizeof key - 1;
+	if (!take(&s, ':') || !take(&s, '[')) {
+		return 0;
+	}
+	size_t r = 0;
+	do {
+		if ((max_rows && r >= max_rows) || grow(q, r + 1) != TF_OK ||
+		    !take(&s, '[')) {
+			return 0;
+		}
+		float *x = q->in.x + r * (size_t)q->in.width;
+		for (int64_t c = 0; c < n; c++) {
+			if ((c > 0 && !take(&s, ',')) ||
+			    !scan_number(&s, &x[c])) {
+				return 0;
+			}
+		}
+		if (!take(&s, ']')) {
+			return 0;
+		}
+		r++;
+	} while (take(&s, ','));
+	if (!take(&s, ']') || !take(&s, '}')) {
+		return 0;
+	}
+	skip_ws(&s);
+	if (s.p != s.end) {
+		return 0;
+	}
+	q->in.rows = r;
+	return 1;
+}
+
 int
 tf_request_parse(struct tf_request *q, const struct tf_model *m, int method,
                  const char *body, size_t len, size_t max_rows)
 {
 	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
 	start(q, m, method);
+	if (method == TF_METHOD_PREDICT && !q->no_quick &&
+	    quick_instances(q, m, body, len, max_rows)) {
+		q->quick_hits++;
+		tf_dataset_standardize(ds, q->in.x, q->in.ids, q->in.rows);
+		return TF_OK;
+	}
+	q->in.rows = 0;
 	json_error_t je;
 	json_t *root = json_loadb(body, len, 0, &je);
 	if (root == NULL) {

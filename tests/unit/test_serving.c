@@ -1,6 +1,7 @@
 /*
- * test_serving.c - numbers as TF Serving prints them, and the SHA-256
- * that export manifests hold.
+ * test_serving.c - numbers as TF Serving prints them, the SHA-256 that
+ * export manifests hold, and :predict bodies read without jansson exactly
+ * as jansson reads them.
  */
 #include <math.h>
 #include <string.h>
@@ -102,11 +103,97 @@ TEST(urls_route_as_tf_serving_reads_them)
 	free(body);
 }
 
+/* The usual body's scan and jansson agree: the same rows, bit for bit,
+ * or the same error, whatever the numbers, spacing and shape. */
+TEST(predict_bodies_read_as_jansson_reads_them)
+{
+	static const char *bodies[] = {
+	    "{\"instances\":[[1,2,3]]}",
+	    " {\n\t\"instances\" : [ [ 1.5 , -2 , 3e2 ] ,[0,-0,0.0] ] }\r\n",
+	    "{\"instances\":[[1e-3,-0.5E-2,1E+2],[123456789,3.4028235e38,"
+	    "1e-320]]}",
+	    "{\"instances\":[[0.1,0.2,0.30000000000000004]]}",
+	    "{\"instances\":[[1.17549435e-38,1.4e-45,3.5e38]]}",
+	    "{\"instances\":[[123.456,-9007199254740993,1e22]]}",
+	    "{\"instances\":[[1e23,0.000001234,-1234567890.12345]]}",
+	    "{\"instances\":[[2.2250738585072014e-308,9007199254740992,"
+	    "0.1e1]]}",
+	    "{\"instances\":[[12345678901234567890,2,3]]}",
+	    "{\"instances\":[[123456789012345678,2,3]]}",
+	    "{\"instances\":[[1e400,2,3]]}",
+	    "{\"instances\":[[01,2,3]]}",
+	    "{\"instances\":[[1.,2,3]]}",
+	    "{\"instances\":[[.5,2,3]]}",
+	    "{\"instances\":[[+1,2,3]]}",
+	    "{\"instances\":[[1,2]]}",
+	    "{\"instances\":[[1,2,3,4]]}",
+	    "{\"instances\":[[1,2,3],]}",
+	    "{\"instances\":[[1,2,3]],}",
+	    "{\"instances\":[]}",
+	    "{\"instances\":[[1,2,3]]} x",
+	    "{\"instances\":[[1,2,3]]",
+	    "{\"instances\":[[true,2,3]]}",
+	    "{\"instances\":[[\"1\",2,3]]}",
+	    "{\"instances\":[[[1],2,3]]}",
+	    "{\"instances\":[[NaN,2,3]]}",
+	    "{\"instances\":[[1,2,3]],\"signature_name\":\"serving_default\"}",
+	    "{\"signature_name\":\"x\",\"instances\":[[1,2,3]]}",
+	    "{\"instances\":[{\"a\":1,\"b\":2,\"c\":3}]}",
+	    "{\"instances\":[[1,2,3]],\"instances\":[[4,5,6]]}",
+	    "{\"instances\":[[1,2,3],[4,5,6],[7,8,9],[1,1,1],[2,2,2]]}",
+	    "{\"instances\":[[1,2,3]\u00a0]}",
+	    "{\"instances\":[[1,2,3e]]}",
+	    "{\"instances\":[[1,2,-]]}",
+	    "",
+	};
+	struct tf_registry *reg = tf_registry_new();
+	struct tf_model *m = tf_model_new();
+	REQUIRE(reg && m && tf_registry_load(reg) == TF_OK);
+	REQUIRE(tf_model_load(m, reg, "tests/fuzz/model") == TF_OK);
+	struct tf_request *q[2] = {tf_request_new(), tf_request_new()};
+	REQUIRE(q[0] && q[1]);
+	tfi_request_no_quick(q[1], 1);
+	int ok = 0;
+	for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++) {
+		int rc[2];
+		for (int k = 0; k < 2; k++) {
+			rc[k] =
+			    tf_request_parse(q[k], m, TF_METHOD_PREDICT,
+			                     bodies[i], strlen(bodies[i]), 4);
+		}
+		if (rc[0] != rc[1]) {
+			FAILF("body %zu: %d against jansson's %d (%s)", i,
+			      rc[0], rc[1], tf_errmsg(q[1]));
+			continue;
+		}
+		if (rc[0] != TF_OK) {
+			CHECK(strcmp(tf_errmsg(q[0]), tf_errmsg(q[1])) == 0);
+			continue;
+		}
+		ok++;
+		const struct tf_batch *a = tf_request_batch(q[0]);
+		const struct tf_batch *b = tf_request_batch(q[1]);
+		CHECK_EQ_INT(a->rows, b->rows);
+		CHECK_MEM(a->x, b->x,
+		          a->rows * (size_t)a->width * sizeof(float));
+	}
+	CHECK_EQ_INT(ok, 12); /* the valid ones; the rest, errors */
+	/* the scan read the plain ones (0, 1, 3-7, 9), jansson the others
+	 * (2 holds an underflow, which strtod flags and jansson takes) */
+	CHECK_EQ_INT(tfi_request_quick_hits(q[0]), 8);
+	CHECK_EQ_INT(tfi_request_quick_hits(q[1]), 0);
+	tf_request_free(q[0]);
+	tf_request_free(q[1]);
+	tf_model_free(m);
+	tf_registry_free(reg);
+}
+
 int
 main(void)
 {
 	RUN(floats_print_like_tf_serving);
 	RUN(sha256_of_the_standard_vectors);
 	RUN(urls_route_as_tf_serving_reads_them);
+	RUN(predict_bodies_read_as_jansson_reads_them);
 	DONE();
 }
