@@ -27,6 +27,13 @@ struct conn {
 	char url[320];
 	uint64_t seq, lo, hi, step;
 	Tfkit__Ps__Reply *reply; /* the last round's */
+	/* a row-sparse push: its ranges of this shard (pairs), the
+	 * gradient's values there, the ranges whose values come back */
+	uint64_t *blocks, *want;
+	size_t nblocks, nwant, capblocks, capwant;
+	int some; /* the last reply holds only the ranges want names */
+	float *vals;
+	size_t capvals;
 };
 
 struct tf_ps_client {
@@ -44,6 +51,7 @@ struct tf_ps_client {
 	uint64_t nparams;
 	/* what the exchange cost */
 	uint64_t bytes, rounds, stale, dropped;
+	uint64_t steps, step_bytes; /* of the pushes alone */
 	double *ms;
 	size_t nms, capms;
 };
@@ -88,6 +96,9 @@ tf_ps_client_free(struct tf_ps_client *cl)
 		if (c->aio != NULL) {
 			nng_aio_free(c->aio);
 		}
+		free(c->blocks);
+		free(c->want);
+		free(c->vals);
 	}
 	free(cl->c);
 	free(cl->q);
@@ -229,6 +240,7 @@ round_trip(struct tf_ps_client *cl, Tfkit__Ps__Request *q)
 {
 	drop_replies(cl);
 	double t0 = now(), deadline = t0 + cl->timeout;
+	uint64_t bytes0 = cl->bytes;
 	nng_duration ms = (nng_duration)(cl->timeout * 1000);
 	unsigned char *todo = cl->todo;
 	for (size_t k = 0; k < cl->n; k++) {
@@ -319,6 +331,10 @@ round_trip(struct tf_ps_client *cl, Tfkit__Ps__Request *q)
 		nng_aio_stop(cl->c[k].aio);
 	}
 	cl->rounds++;
+	if (cl->n > 0 && q[0].kind == TFKIT__PS__REQUEST__KIND__PUSH) {
+		cl->steps++;
+		cl->step_bytes += cl->bytes - bytes0;
+	}
 	if (cl->nms == cl->capms && cl->capms < (1u << 20)) {
 		size_t cap = cl->capms ? cl->capms * 2 : 1024;
 		double *v = realloc(cl->ms, cap * sizeof *v);
@@ -342,8 +358,15 @@ take_values(struct tf_ps_client *cl, float *params)
 		uint64_t lo, hi;
 		shard(cl, k, &lo, &hi);
 		const Tfkit__Ps__Reply *r = c->reply;
+		uint64_t expect = hi - lo;
+		if (c->some) {
+			expect = 0;
+			for (size_t i = 0; i < c->nwant; i += 2) {
+				expect += c->want[i + 1];
+			}
+		}
 		if (r->lo != lo || r->hi != hi ||
-		    r->values.len != (hi - lo) * sizeof(float)) {
+		    r->values.len != expect * sizeof(float)) {
 			return tfi_set_error(
 			    cl, TF_EINVAL,
 			    "ps %zu (%s) holds values %llu to %llu, not %llu "
@@ -352,7 +375,14 @@ take_values(struct tf_ps_client *cl, float *params)
 			    (unsigned long long)r->hi, (unsigned long long)lo,
 			    (unsigned long long)hi);
 		}
-		memcpy(params + lo, r->values.data, r->values.len);
+		if (!c->some) {
+			memcpy(params + lo, r->values.data, r->values.len);
+		}
+		for (size_t i = 0, at = 0; i < c->nwant; i += 2) {
+			memcpy(params + lo + c->want[i], r->values.data + at,
+			       c->want[i + 1] * sizeof(float));
+			at += c->want[i + 1] * sizeof(float);
+		}
 		c->step = r->step;
 	}
 	return TF_OK;
@@ -367,6 +397,8 @@ requests(struct tf_ps_client *cl, int kind)
 		Tfkit__Ps__Request z = TFKIT__PS__REQUEST__INIT;
 		q[k] = z;
 		q[k].kind = kind;
+		cl->c[k].nwant = 0;
+		cl->c[k].some = 0;
 	}
 	return q;
 }
@@ -461,10 +493,82 @@ tfi_ps_pull(struct tf_ps_client *cl, float *params, uint64_t *step, double wait)
 	}
 }
 
+/* The part of ranges r (pairs over the whole vector) in [lo, hi), made
+ * relative to lo, into *out (grown as needed); -1 out of memory. */
+static int
+clip(const struct tfi_ranges *r, uint64_t lo, uint64_t hi, uint64_t **out,
+     size_t *n, size_t *cap)
+{
+	*n = 0;
+	for (size_t i = 0; i < r->n; i += 2) {
+		uint64_t a = r->v[i], b = r->v[i] + r->v[i + 1];
+		a = a < lo ? lo : a;
+		b = b > hi ? hi : b;
+		if (a >= b) {
+			continue;
+		}
+		if (*n + 2 > *cap) {
+			size_t c = *cap ? *cap * 2 : 64;
+			uint64_t *p = realloc(*out, c * sizeof *p);
+			if (p == NULL) {
+				return -1;
+			}
+			*out = p;
+			*cap = c;
+		}
+		(*out)[(*n)++] = a - lo;
+		(*out)[(*n)++] = b - a;
+	}
+	return 0;
+}
+
+/* Push k's row-sparse request: its ranges, their gradient gathered. */
+static int
+sparse_push(struct tf_ps_client *cl, size_t k, Tfkit__Ps__Request *q,
+            const float *grads, const struct tfi_ranges *grad,
+            const struct tfi_ranges *want)
+{
+	struct conn *c = &cl->c[k];
+	uint64_t lo, hi;
+	shard(cl, k, &lo, &hi);
+	c->some = 1;
+	if ((want != NULL &&
+	     clip(want, lo, hi, &c->want, &c->nwant, &c->capwant) != 0) ||
+	    clip(grad, lo, hi, &c->blocks, &c->nblocks, &c->capblocks) != 0) {
+		return tfi_set_error(cl, TF_ENOMEM, "out of memory");
+	}
+	size_t total = 0;
+	for (size_t i = 0; i < c->nblocks; i += 2) {
+		total += c->blocks[i + 1];
+	}
+	if (total > c->capvals) {
+		float *p = realloc(c->vals, total * sizeof *p);
+		if (p == NULL) {
+			return tfi_set_error(cl, TF_ENOMEM, "out of memory");
+		}
+		c->vals = p;
+		c->capvals = total;
+	}
+	for (size_t i = 0, at = 0; i < c->nblocks; i += 2) {
+		memcpy(c->vals + at, grads + lo + c->blocks[i],
+		       c->blocks[i + 1] * sizeof(float));
+		at += c->blocks[i + 1];
+	}
+	q->sparse = 1;
+	q->blocks = c->blocks;
+	q->n_blocks = c->nblocks;
+	q->want = c->want;
+	q->n_want = c->nwant;
+	q->values.data = (uint8_t *)c->vals;
+	q->values.len = total * sizeof(float);
+	return TF_OK;
+}
+
 int
 tfi_ps_push(struct tf_ps_client *cl, float *params, const float *grads,
             float lr, uint64_t rows, uint64_t epoch, uint64_t done,
-            uint64_t *step)
+            uint64_t *step, const struct tfi_ranges *grad,
+            const struct tfi_ranges *want)
 {
 	Tfkit__Ps__Request *q = requests(cl, TFKIT__PS__REQUEST__KIND__PUSH);
 	for (size_t k = 0; k < cl->n; k++) {
@@ -473,6 +577,10 @@ tfi_ps_push(struct tf_ps_client *cl, float *params, const float *grads,
 		q[k].step = cl->c[k].step;
 		q[k].values.data = (uint8_t *)(grads + lo);
 		q[k].values.len = (hi - lo) * sizeof(float);
+		if (grad != NULL &&
+		    sparse_push(cl, k, &q[k], grads, grad, want) != TF_OK) {
+			return cl->err.code;
+		}
 		q[k].learning_rate = lr;
 		q[k].examples = rows;
 		q[k].epoch = epoch;
@@ -630,9 +738,10 @@ tfi_ps_stats(struct tf_ps_client *cl)
 		p50 = cl->ms[cl->nms / 2];
 	}
 	json_t *o = json_pack(
-	    "{s:I,s:f,s:I,s:I,s:I}", "rounds", (json_int_t)cl->rounds, "p50_ms",
-	    p50, "bytes", (json_int_t)cl->bytes, "stale", (json_int_t)cl->stale,
-	    "dropped", (json_int_t)cl->dropped);
+	    "{s:I,s:f,s:I,s:I,s:I,s:I,s:I}", "rounds", (json_int_t)cl->rounds,
+	    "p50_ms", p50, "bytes", (json_int_t)cl->bytes, "steps",
+	    (json_int_t)cl->steps, "step_bytes", (json_int_t)cl->step_bytes,
+	    "stale", (json_int_t)cl->stale, "dropped", (json_int_t)cl->dropped);
 	char *t =
 	    o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(4)) : NULL;
 	json_decref(o);

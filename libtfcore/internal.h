@@ -284,9 +284,19 @@ int tfi_ps_init(struct tf_ps_client *cl, float *params, struct tf_optim *o,
                 const struct tfi_ps_mode *mode);
 int tfi_ps_pull(struct tf_ps_client *cl, float *params, uint64_t *step,
                 double wait);
+/* Ranges of the parameter vector: (start, length) pairs, ascending and
+ * apart (a row-sparse push: the dense parameters and the rows of the
+ * embedding tables a batch touches). */
+struct tfi_ranges {
+	uint64_t *v;
+	size_t n, cap;
+};
+/* grad: the ranges the gradient is sent for (the rest is zero), want:
+ * those whose new values come back (NULL, NULL: all of both). */
 int tfi_ps_push(struct tf_ps_client *cl, float *params, const float *grads,
                 float lr, uint64_t rows, uint64_t epoch, uint64_t done,
-                uint64_t *step);
+                uint64_t *step, const struct tfi_ranges *grad,
+                const struct tfi_ranges *want);
 int tfi_ps_snapshot(struct tf_ps_client *cl, float *params, struct tf_optim *o,
                     uint64_t *step, uint64_t **positions, size_t *npositions);
 int tfi_ps_done(struct tf_ps_client *cl);

@@ -38,6 +38,11 @@ struct slot {
 	int sending;
 	int parked;    /* PARK_* */
 	uint64_t want; /* PARK_SNAPSHOT: the step */
+	/* the ranges of the shard the reply's values hold (pairs; none:
+	 * all), as the request asked */
+	uint64_t *ranges;
+	size_t nranges, cap;
+	int some; /* only those ranges */
 };
 
 enum { PARK_NONE, PARK_PUSH, PARK_SNAPSHOT };
@@ -168,6 +173,27 @@ reply_values(struct ps *ps, struct slot *s, int status, int slots, uint32_t wk)
 	r.workers_done = ps->done;
 	r.values.data = (uint8_t *)ps->params;
 	r.values.len = width(ps) * sizeof(float);
+	uint8_t *vals = NULL;
+	if (!slots && s->some) { /* only the ranges asked for */
+		size_t total = 0;
+		for (size_t i = 0; i < s->nranges; i += 2) {
+			total += s->ranges[i + 1];
+		}
+		vals = malloc(total * sizeof(float) + 1);
+		if (vals == NULL) {
+			reply_status(ps, s, TFKIT__PS__REPLY__STATUS__ERROR,
+			             "out of memory", wk);
+			return;
+		}
+		size_t at = 0;
+		for (size_t i = 0; i < s->nranges; i += 2) {
+			memcpy(vals + at, ps->params + s->ranges[i],
+			       s->ranges[i + 1] * sizeof(float));
+			at += s->ranges[i + 1] * sizeof(float);
+		}
+		r.values.data = vals;
+		r.values.len = at;
+	}
 	unsigned ns = slots ? tf_optim_nslots(ps->o) : 0;
 	uint8_t *buf = NULL;
 	uint64_t *pos =
@@ -185,6 +211,7 @@ reply_values(struct ps *ps, struct slot *s, int status, int slots, uint32_t wk)
 		buf = malloc(ns * one);
 		if (buf == NULL) {
 			free(pos);
+			free(vals);
 			reply_status(ps, s, TFKIT__PS__REPLY__STATUS__ERROR,
 			             "out of memory", wk);
 			return;
@@ -198,6 +225,74 @@ reply_values(struct ps *ps, struct slot *s, int status, int slots, uint32_t wk)
 	send_reply(ps, s, &r, wk);
 	free(buf);
 	free(pos);
+	free(vals);
+}
+
+/*
+ * Ranges of the shard from a request (pairs: start, length), checked:
+ * ascending, apart, inside the shard.  Kept in the slot for the reply
+ * (want) or added up into *total (blocks).  -1 when they are not.
+ */
+static int
+take_ranges(struct ps *ps, const uint64_t *v, size_t n, uint64_t *total)
+{
+	uint64_t wd = width(ps), end = 0;
+	*total = 0;
+	if (n % 2 != 0) {
+		return -1;
+	}
+	for (size_t i = 0; i < n; i += 2) {
+		if (v[i] < end || v[i + 1] == 0 || v[i] > wd ||
+		    v[i + 1] > wd - v[i]) {
+			return -1;
+		}
+		end = v[i] + v[i + 1];
+		*total += v[i + 1];
+	}
+	return 0;
+}
+
+static int
+keep_want(struct ps *ps, struct slot *s, const Tfkit__Ps__Request *q)
+{
+	uint64_t total;
+	s->nranges = 0;
+	s->some = q->sparse;
+	if (take_ranges(ps, q->want, q->n_want, &total) != 0) {
+		return -1;
+	}
+	if (q->n_want > s->cap) {
+		uint64_t *p = realloc(s->ranges, q->n_want * sizeof *p);
+		if (p == NULL) {
+			return -1;
+		}
+		s->ranges = p;
+		s->cap = q->n_want;
+	}
+	if (q->n_want > 0) {
+		memcpy(s->ranges, q->want, q->n_want * sizeof *s->ranges);
+	}
+	s->nranges = q->n_want;
+	return 0;
+}
+
+/* A push's gradient as the shard's dense vector in out: its values, or
+ * its blocks scattered over zeros. */
+static void
+dense_gradient(struct ps *ps, const Tfkit__Ps__Request *q, float *out)
+{
+	/* values.data need not be aligned: copied, never cast */
+	if (!q->sparse) {
+		memcpy(out, q->values.data, width(ps) * sizeof(float));
+		return;
+	}
+	memset(out, 0, width(ps) * sizeof(float));
+	size_t at = 0;
+	for (size_t i = 0; i < q->n_blocks; i += 2) {
+		memcpy(out + q->blocks[i], q->values.data + at,
+		       q->blocks[i + 1] * sizeof(float));
+		at += q->blocks[i + 1] * sizeof(float);
+	}
 }
 
 /* Every snapshot waiting for this step. */
@@ -374,7 +469,11 @@ push(struct ps *ps, struct slot *s, const Tfkit__Ps__Request *q)
 		w->ms += q->last_ms;
 		w->nms++;
 	}
-	if (q->values.len != wd * sizeof(float) ||
+	uint64_t sent = wd;
+	if (q->sparse && take_ranges(ps, q->blocks, q->n_blocks, &sent) != 0) {
+		sent = UINT64_MAX; /* refused below */
+	}
+	if (q->values.len != sent * sizeof(float) ||
 	    !isfinite(q->learning_rate)) {
 		w->invalid++;
 		char msg[160];
@@ -386,7 +485,6 @@ push(struct ps *ps, struct slot *s, const Tfkit__Ps__Request *q)
 		reply_status(ps, s, TFKIT__PS__REPLY__STATUS__ERROR, msg, wk);
 		return;
 	}
-	const float *g = (const float *)q->values.data;
 	/* Values newer than this shard's: it was restored from the last
 	 * checkpoint after a restart; the gradient is of now. */
 	uint64_t t = q->step > ps->step ? ps->step : q->step;
@@ -397,8 +495,7 @@ push(struct ps *ps, struct slot *s, const Tfkit__Ps__Request *q)
 			             wk);
 			return;
 		}
-		/* values.data need not be aligned: copy first. */
-		memcpy(ps->mean, g, wd * sizeof(float));
+		dense_gradient(ps, q, ps->mean);
 		apply(ps, ps->mean, q->learning_rate);
 		w->applied++;
 		reply_values(ps, s, TFKIT__PS__REPLY__STATUS__OK, 0, wk);
@@ -410,7 +507,7 @@ push(struct ps *ps, struct slot *s, const Tfkit__Ps__Request *q)
 		reply_values(ps, s, TFKIT__PS__REPLY__STATUS__DROPPED, 0, wk);
 		return;
 	}
-	memcpy(ps->agg + (size_t)wk * wd, g, wd * sizeof(float));
+	dense_gradient(ps, q, ps->agg + (size_t)wk * wd);
 	if (ps->nhave == 0) {
 		ps->first = now();
 		ps->lr = q->learning_rate;
@@ -467,6 +564,8 @@ handle(struct ps *ps, struct slot *s, const uint8_t *d, size_t len)
 {
 	Tfkit__Ps__Request *q = tfkit__ps__request__unpack(NULL, len, d);
 	ps->last_request = now();
+	s->nranges = 0; /* replies hold the whole shard unless asked */
+	s->some = 0;
 	if (q == NULL) {
 		note(ps, "a malformed request of %zu bytes: refused", len);
 		reply_status(ps, s, TFKIT__PS__REPLY__STATUS__ERROR,
@@ -532,6 +631,19 @@ handle(struct ps *ps, struct slot *s, const uint8_t *d, size_t len)
 			ps->done--;
 			note(ps, "ps %zu: trainer %u is back", ps->cfg->index,
 			     wk);
+		}
+		if ((q->kind == TFKIT__PS__REQUEST__KIND__PULL ||
+		     q->kind == TFKIT__PS__REQUEST__KIND__PUSH) &&
+		    keep_want(ps, s, q) != 0) {
+			w->invalid++;
+			note(ps,
+			     "a request for ranges outside the shard "
+			     "(worker %u): refused",
+			     wk);
+			reply_status(ps, s, TFKIT__PS__REPLY__STATUS__ERROR,
+			             "ranges outside the shard", wk);
+			tfkit__ps__request__free_unpacked(q, NULL);
+			return;
 		}
 		switch (q->kind) {
 		case TFKIT__PS__REQUEST__KIND__PULL:
@@ -877,6 +989,7 @@ tf_ps_run(const struct tf_registry *reg, const struct tf_ps_config *cfg,
 		if (ps.slots[i].aio != NULL) {
 			nng_aio_free(ps.slots[i].aio);
 		}
+		free(ps.slots[i].ranges);
 	}
 	free(ps.slots);
 	free(ps.params);

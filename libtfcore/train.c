@@ -478,6 +478,7 @@ struct run {
 	/* the reader thread and the batch trained last (input_state()) */
 	struct prefetch *pf;
 	struct batch *cur;
+	struct sparse *sp; /* row-sparse exchange, or NULL */
 };
 
 static int input_state(struct run *r);
@@ -558,6 +559,217 @@ restore(struct run *r, const char *name, float *dst, size_t n)
 		            tf_ckpt_path(r->ck), name);
 	}
 	memcpy(dst, src, n * sizeof(float));
+	return TF_OK;
+}
+
+/*
+ * Row-sparse exchange: in a distributed run of a model with embedding
+ * tables (and no L1/L2, which touches every row), a step sends the
+ * gradient of the dense parameters and of the table rows its batch's
+ * ids name, and asks back the dense parameters and the rows the next
+ * batch names: bytes follow the rows touched, not the tables' size.  A
+ * trainer's copy of the other rows is stale, and never read: the chief
+ * takes every value from the ps tasks before it validates or saves.
+ */
+struct table {
+	uint64_t off;                    /* its first value in the parameters */
+	int64_t vocab, dim, begin, size; /* the ids' columns it reads */
+	uint32_t *stamp; /* per row: the last pass that took it */
+};
+
+struct sparse {
+	struct table *t;
+	size_t nt;
+	struct tfi_ranges dense; /* the parameters outside the tables */
+	struct tfi_ranges grad, want;
+	uint64_t *rows; /* a pass's ranges before sorting */
+	size_t nrows, caprows;
+	uint32_t pass;
+	int64_t idw; /* ids a row */
+};
+
+static void
+sparse_free(struct sparse *sp)
+{
+	if (sp == NULL) {
+		return;
+	}
+	for (size_t i = 0; i < sp->nt; i++) {
+		free(sp->t[i].stamp);
+	}
+	free(sp->t);
+	free(sp->dense.v);
+	free(sp->grad.v);
+	free(sp->want.v);
+	free(sp->rows);
+	free(sp);
+}
+
+static int
+add_range(uint64_t **v, size_t *n, size_t *cap, uint64_t a, uint64_t len)
+{
+	if (*n >= 2 && (*v)[*n - 2] + (*v)[*n - 1] == a) {
+		(*v)[*n - 1] += len; /* adjoins the last: one range */
+		return 0;
+	}
+	if (*n + 2 > *cap) {
+		size_t c = *cap ? *cap * 2 : 256;
+		uint64_t *p = realloc(*v, c * sizeof *p);
+		if (p == NULL) {
+			return -1;
+		}
+		*v = p;
+		*cap = c;
+	}
+	(*v)[(*n)++] = a;
+	(*v)[(*n)++] = len;
+	return 0;
+}
+
+/* The embedding tables of g, or NULL (none, or no memory: dense). */
+static struct sparse *
+sparse_plan(struct tf_graph *g)
+{
+	struct sparse *sp = calloc(1, sizeof *sp);
+	if (sp == NULL) {
+		return NULL;
+	}
+	float *params = tf_graph_params(g);
+	sp->idw = tf_graph_ids_width(g);
+	for (int i = 0; i < tf_graph_nnodes(g); i++) {
+		const char *op = tf_graph_node_op(g, i);
+		if (op == NULL || strcmp(op, "embedding") != 0) {
+			continue;
+		}
+		const char *name, *b = tf_graph_node_attr(g, i, "begin"),
+		                  *z = tf_graph_node_attr(g, i, "size");
+		int64_t rows, cols;
+		int state;
+		float *w =
+		    tf_graph_node_param(g, i, 0, &name, &rows, &cols, &state);
+		struct table *t =
+		    w ? realloc(sp->t, (sp->nt + 1) * sizeof *t) : NULL;
+		if (t == NULL) {
+			sparse_free(sp);
+			return NULL;
+		}
+		sp->t = t;
+		t = &sp->t[sp->nt];
+		t->off = (uint64_t)(w - params);
+		t->vocab = rows;
+		t->dim = cols;
+		t->begin = b ? strtoll(b, NULL, 10) : 0;
+		t->size = z ? strtoll(z, NULL, 10) : sp->idw - t->begin;
+		t->stamp = calloc((size_t)rows, sizeof *t->stamp);
+		sp->nt++;
+		if (t->stamp == NULL) {
+			sparse_free(sp);
+			return NULL;
+		}
+	}
+	if (sp->nt == 0) {
+		sparse_free(sp);
+		return NULL;
+	}
+	/* the dense parameters: everything between the tables */
+	uint64_t at = 0, n = tf_graph_nparams(g);
+	for (;;) {
+		uint64_t next = n, end = n;
+		for (size_t k = 0; k < sp->nt; k++) {
+			if (sp->t[k].off >= at && sp->t[k].off < next) {
+				next = sp->t[k].off;
+				end = next +
+				      (uint64_t)(sp->t[k].vocab * sp->t[k].dim);
+			}
+		}
+		if (next > at &&
+		    add_range(&sp->dense.v, &sp->dense.n, &sp->dense.cap, at,
+		              next - at) != 0) {
+			sparse_free(sp);
+			return NULL;
+		}
+		if (next == n) {
+			break;
+		}
+		at = end;
+	}
+	return sp;
+}
+
+static int
+by_start(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* One range (start, length) more in sp->rows. */
+static int
+take_row(struct sparse *sp, uint64_t start, uint64_t len)
+{
+	if (sp->nrows + 2 > sp->caprows) {
+		size_t cap = sp->caprows ? sp->caprows * 2 : 1024;
+		uint64_t *p = realloc(sp->rows, cap * sizeof *p);
+		if (p == NULL) {
+			return -1;
+		}
+		sp->rows = p;
+		sp->caprows = cap;
+	}
+	sp->rows[sp->nrows++] = start;
+	sp->rows[sp->nrows++] = len;
+	return 0;
+}
+
+/* The ranges of a batch: the dense parameters and the rows its ids
+ * name, ascending, adjoining ones joined. */
+static int
+sparse_ranges(struct sparse *sp, const struct tf_batch *b,
+              struct tfi_ranges *out)
+{
+	if (++sp->pass == 0) {
+		for (size_t k = 0; k < sp->nt; k++) {
+			memset(sp->t[k].stamp, 0,
+			       (size_t)sp->t[k].vocab * sizeof(uint32_t));
+		}
+		sp->pass = 1;
+	}
+	sp->nrows = 0;
+	for (size_t k = 0; k < sp->nt; k++) {
+		struct table *t = &sp->t[k];
+		int64_t end = t->begin + t->size;
+		for (size_t r = 0; b != NULL && b->ids != NULL && r < b->rows;
+		     r++) {
+			const int64_t *ids = b->ids + r * (size_t)b->id_width;
+			for (int64_t c = t->begin; c < end && c < b->id_width;
+			     c++) {
+				int64_t id = ids[c];
+				if (id < 0 || id >= t->vocab ||
+				    t->stamp[id] == sp->pass) {
+					continue;
+				}
+				t->stamp[id] = sp->pass;
+				if (take_row(sp,
+				             t->off + (uint64_t)(id * t->dim),
+				             (uint64_t)t->dim) != 0) {
+					return TF_ENOMEM;
+				}
+			}
+		}
+	}
+	for (size_t i = 0; i < sp->dense.n; i += 2) {
+		if (take_row(sp, sp->dense.v[i], sp->dense.v[i + 1]) != 0) {
+			return TF_ENOMEM;
+		}
+	}
+	qsort(sp->rows, sp->nrows / 2, 2 * sizeof *sp->rows, by_start);
+	out->n = 0;
+	for (size_t i = 0; i < sp->nrows; i += 2) {
+		if (add_range(&out->v, &out->n, &out->cap, sp->rows[i],
+		              sp->rows[i + 1]) != 0) {
+			return TF_ENOMEM;
+		}
+	}
 	return TF_OK;
 }
 
@@ -649,6 +861,15 @@ validate(struct run *r)
 {
 	if (r->val_text != NULL && r->val_step == r->h.step) {
 		return TF_OK;
+	}
+	/* Row-sparse: this trainer's copy of the rows it did not touch
+	 * lately is stale; take every value first. */
+	uint64_t at;
+	if (r->sp != NULL &&
+	    tfi_ps_pull(r->cl, tf_graph_params(r->g), &at,
+	                r->cfg->peer_timeout > 0 ? r->cfg->peer_timeout : 60) !=
+	        TF_OK) {
+		return fail(r, tf_errcode(r->cl), "%s", tf_errmsg(r->cl));
 	}
 	int rc = evaluate(r, r->cfg->validate, r->vm);
 	free(r->val_text);
@@ -1506,6 +1727,20 @@ prefetch_start(struct prefetch *p, struct tf_dataset *ds, size_t bs)
 	return TF_OK;
 }
 
+/* The batch after the one held (waiting for it): a look ahead, the
+ * next prefetch_next() returns it. */
+static struct batch *
+prefetch_peek(struct prefetch *p)
+{
+	struct batch *b = &p->b[(p->head + 1) % AHEAD];
+	pthread_mutex_lock(&p->mu);
+	while (!b->full) {
+		pthread_cond_wait(&p->cv, &p->mu);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return b;
+}
+
 /* The next batch in order; prefetch_release() hands it back. */
 static struct batch *
 prefetch_next(struct prefetch *p)
@@ -1866,6 +2101,9 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 	if ((rc = towers_start(&r, &tw, reg, cfg->threads)) != TF_OK) {
 		goto out;
 	}
+	if (r.cl != NULL && cfg->l1 == 0 && cfg->l2 == 0) {
+		r.sp = sparse_plan(r.g); /* NULL: no tables, dense */
+	}
 	r.pf = &pf;
 	if ((rc = prefetch_start(&pf, r.ds, bs)) != TF_OK) {
 		rc = fail(&r, rc, "cannot start the reader thread");
@@ -1926,8 +2164,21 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		/* The one exchange of a step: the optimizer here, or the
 		 * gradient to the ps tasks and their values back. */
 		if (r.cl != NULL) {
+			if (r.sp != NULL) {
+				struct batch *nb = prefetch_peek(&pf);
+				if (sparse_ranges(r.sp, &b->b, &r.sp->grad) ||
+				    sparse_ranges(
+				        r.sp, nb->rc == TF_OK ? &nb->b : NULL,
+				        &r.sp->want)) {
+					rc = fail(&r, TF_ENOMEM,
+					          "out of memory");
+					goto out;
+				}
+			}
 			rc = tfi_ps_push(r.cl, params, grads, (float)lr, rows,
-			                 b->epoch, b->done, &r.h.step);
+			                 b->epoch, b->done, &r.h.step,
+			                 r.sp ? &r.sp->grad : NULL,
+			                 r.sp ? &r.sp->want : NULL);
 			if (rc != TF_OK) {
 				rc = fail(&r, tf_errcode(r.cl), "%s",
 				          tf_errmsg(r.cl));
@@ -2048,6 +2299,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 out:
 	prefetch_stop(&pf);
 	towers_stop(&tw);
+	sparse_free(r.sp);
 	tf_metrics_free(m);
 	tf_metrics_free(r.vm);
 	tf_dataset_free(r.vd);

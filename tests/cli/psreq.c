@@ -5,9 +5,10 @@
  * KIND is pull, init, push, snapshot, done, status or finish, or "raw"
  * with hex=BYTES (sent as they are).  Keys: version (default 1), token,
  * worker, step, seq, n, values (comma floats), optimizer, hparams, sync,
- * k, total, staleness, lr.  Prints one line per reply: STATUS STEP
- * MESSAGE-OR-STATUS-JSON VALUES...; exits 1 when a reply does not come
- * within 5 seconds.
+ * k, total, staleness, lr, and for a row-sparse request blocks and want
+ * (comma start,length pairs; either sets sparse).  Prints one line per reply:
+ *STATUS STEP MESSAGE-OR-STATUS-JSON VALUES...; exits 1 when a reply does not
+ *come within 5 seconds.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,18 @@ static const char *const kinds[] = {"pull", "init",   "push",  "snapshot",
                                     "done", "status", "finish"};
 
 static float values[4096];
+static uint64_t blocks[512], want[512];
+
+/* Comma numbers of v into out (at most 512); their count. */
+static size_t
+numbers(char *v, uint64_t *out)
+{
+	size_t n = 0;
+	for (char *f = strtok(v, ","); f && n < 512; f = strtok(NULL, ",")) {
+		out[n++] = strtoull(f, NULL, 10);
+	}
+	return n;
+}
 
 int
 main(int argc, char **argv)
@@ -89,6 +102,14 @@ main(int argc, char **argv)
 				q.staleness = (uint32_t)atoi(v);
 			} else if (strcmp(kv, "lr") == 0) {
 				q.learning_rate = strtof(v, NULL);
+			} else if (strcmp(kv, "blocks") == 0) {
+				q.sparse = 1;
+				q.n_blocks = numbers(v, blocks);
+				q.blocks = blocks;
+			} else if (strcmp(kv, "want") == 0) {
+				q.sparse = 1;
+				q.n_want = numbers(v, want);
+				q.want = want;
 			} else if (strcmp(kv, "values") == 0) {
 				for (char *f = strtok(v, ","); f && nv < 4096;
 				     f = strtok(NULL, ",")) {
