@@ -1800,9 +1800,9 @@ input_state(struct run *r)
 	struct prefetch *p = r->pf;
 	struct batch *cur = r->cur;
 	if (p == NULL || !p->started || cur == NULL || r->cl != NULL ||
-	    cur->rc != TF_OK || cur->mark.epoch != r->h.epoch ||
-	    cur->mark.done != r->h.done) {
-		return TF_OK;
+	    cur->rc != TF_OK || !cur->mark.seekable ||
+	    cur->mark.epoch != r->h.epoch || cur->mark.done != r->h.done) {
+		return TF_OK; /* (a pipe's reader may wait long: not held) */
 	}
 	pthread_mutex_lock(&p->mu);
 	p->pause = 1;

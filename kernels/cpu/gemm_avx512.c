@@ -12,6 +12,7 @@
  * OpenBLAS's generic kernels, which is what it picks on CPUs it does not
  * know.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,21 +119,56 @@ static const tile_fn tiles[4][4] = {
     {tile_4_1, tile_4_2, tile_4_3, tile_4_4},
 };
 
-/* Scratch memory of this thread (a transposed operand or product). */
+/* Scratch memory of this thread (a transposed operand or product),
+ * freed when the thread ends (training's towers are threads). */
+struct scratch {
+	float *buf;
+	size_t cap;
+};
+
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+
+static void
+scratch_free(void *p)
+{
+	struct scratch *s = p;
+	free(s->buf);
+	free(s);
+}
+
+static void
+scratch_init(void)
+{
+	if (pthread_key_create(&scratch_key, scratch_free) != 0) {
+		scratch_key = (pthread_key_t)-1;
+	}
+}
+
 static float *
 scratch(size_t floats)
 {
-	static _Thread_local float *buf;
-	static _Thread_local size_t cap;
-	if (floats > cap) {
-		float *p = realloc(buf, floats * sizeof *p);
+	pthread_once(&scratch_once, scratch_init);
+	if (scratch_key == (pthread_key_t)-1) {
+		return NULL; /* the caller falls back on CBLAS */
+	}
+	struct scratch *s = pthread_getspecific(scratch_key);
+	if (s == NULL) {
+		s = calloc(1, sizeof *s);
+		if (s == NULL || pthread_setspecific(scratch_key, s) != 0) {
+			free(s);
+			return NULL;
+		}
+	}
+	if (floats > s->cap) {
+		float *p = realloc(s->buf, floats * sizeof *p);
 		if (p == NULL) {
 			return NULL;
 		}
-		buf = p;
-		cap = floats;
+		s->buf = p;
+		s->cap = floats;
 	}
-	return buf;
+	return s->buf;
 }
 
 /* B^T of a (n x k) matrix into a k x n scratch buffer. */
