@@ -707,18 +707,7 @@ by_start(const void *a, const void *b)
 static int
 take_row(struct sparse *sp, uint64_t start, uint64_t len)
 {
-	if (sp->nrows + 2 > sp->caprows) {
-		size_t cap = sp->caprows ? sp->caprows * 2 : 1024;
-		uint64_t *p = realloc(sp->rows, cap * sizeof *p);
-		if (p == NULL) {
-			return -1;
-		}
-		sp->rows = p;
-		sp->caprows = cap;
-	}
-	sp->rows[sp->nrows++] = start;
-	sp->rows[sp->nrows++] = len;
-	return 0;
+	return add_range(&sp->rows, &sp->nrows, &sp->caprows, start, len);
 }
 
 /* The ranges of a batch: the dense parameters and the rows its ids

@@ -27,6 +27,25 @@ put(struct tf_writer *w, struct tf_example *ex)
 	REQUIRE(tf_writer_write(w, p, n) == TF_OK);
 }
 
+/* A writer on a new temporary file named into path (a mkstemp
+ * template). */
+static struct tf_writer *
+temp_writer(char *path)
+{
+	int fd = mkstemp(path);
+	if (fd < 0) {
+		return NULL;
+	}
+	close(fd);
+	struct tf_writer *w = tf_writer_new();
+	if (w != NULL &&
+	    tf_writer_open(w, path, TF_COMPRESS_NONE, 0) != TF_OK) {
+		tf_writer_free(w);
+		w = NULL;
+	}
+	return w;
+}
+
 /* Read path with the fast path on or off: rows and labels, and the
  * status at the end. */
 static uint64_t fast_hits; /* records the last read_with() read fast */
@@ -66,12 +85,9 @@ read_all(const char *path, int fast, float *x, float *y, size_t *rows,
 TEST(fast_path_reads_what_the_parser_reads)
 {
 	char path[] = "/tmp/tfkit-test-dataset-XXXXXX";
-	int fd = mkstemp(path);
-	REQUIRE(fd >= 0);
-	close(fd);
-	struct tf_writer *w = tf_writer_new();
+	struct tf_writer *w = temp_writer(path);
 	struct tf_example *ex = tf_example_new();
-	REQUIRE(tf_writer_open(w, path, TF_COMPRESS_NONE, 0) == TF_OK);
+	REQUIRE(w != NULL && ex != NULL);
 	srand(3);
 	for (int i = 0; i < 200; i++) {
 		tf_example_clear(ex);
@@ -187,12 +203,9 @@ static const char *col_schema =
 TEST(fast_path_reads_columns_as_the_parser_does)
 {
 	char path[] = "/tmp/tfkit-test-dataset-XXXXXX";
-	int fd = mkstemp(path);
-	REQUIRE(fd >= 0);
-	close(fd);
-	struct tf_writer *w = tf_writer_new();
+	struct tf_writer *w = temp_writer(path);
 	struct tf_example *ex = tf_example_new();
-	REQUIRE(tf_writer_open(w, path, TF_COMPRESS_NONE, 0) == TF_OK);
+	REQUIRE(w != NULL && ex != NULL);
 	srand(5);
 	for (int i = 0; i < 300; i++) {
 		tf_example_clear(ex);
