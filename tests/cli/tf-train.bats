@@ -739,3 +739,19 @@ import json, sys
 assert json.load(open(sys.argv[1]))["accuracy"] >= 0.95, sys.argv[1]' $ck.json
 	done
 }
+
+@test "resume seeks exactly from any step: epoch ends, read-ahead across epochs, buffers of 1 to more than the data" {
+	split_bc
+	for sb in 1 7 50 1000; do
+		args="-q --schema bc.tfrecord.schema.json --model lr --batch-size 16 --shuffle-buffer $sb --seed 7 --epochs 3"
+		rm -rf whole
+		tf-train $args --checkpoint-dir whole $TRAIN > /dev/null
+		# 455 rows: 29 steps an epoch; stop before, at and after its ends
+		for s in 1 27 28 29 30 57 58 86; do
+			rm -rf part
+			tf-train $args --max-steps $s --checkpoint-dir part $TRAIN > /dev/null
+			tf-train $args --checkpoint-dir part $TRAIN > /dev/null 2>&1
+			same_state whole/model.ckpt-87 part/model.ckpt-87 || { echo "buffer $sb, step $s"; return 1; }
+		done
+	done
+}
