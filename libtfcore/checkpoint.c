@@ -129,12 +129,8 @@ tf_ckpt_put_header(struct tf_ckpt *c, const struct tf_ckpt_header *h)
 	    "library", h->library ? h->library : tf_version(), "normalize",
 	    h->normalize);
 	if (o != NULL && h->has_rng) {
-		char rs[80];
-		snprintf(rs, sizeof rs, "%016llx%016llx%016llx%016llx",
-		         (unsigned long long)h->rng[0],
-		         (unsigned long long)h->rng[1],
-		         (unsigned long long)h->rng[2],
-		         (unsigned long long)h->rng[3]);
+		char rs[65];
+		tfi_rng_text(h->rng, rs);
 		json_object_set_new(o, "rng", json_string(rs));
 	}
 	json_t *val = object_of(h->validation), *cfg = object_of(h->config);
@@ -287,16 +283,8 @@ tf_ckpt_get_header(struct tf_ckpt *c, struct tf_ckpt_header *h)
 			    (uint64_t)json_integer_value(json_array_get(e, 1));
 		}
 	}
-	const char *rs = json_string_value(json_object_get(o, "rng"));
-	if (rs != NULL && strlen(rs) == 64) {
-		for (int i = 0; i < 4; i++) {
-			char part[17];
-			memcpy(part, rs + 16 * i, 16);
-			part[16] = '\0';
-			h->rng[i] = strtoull(part, NULL, 16);
-		}
-		h->has_rng = 1;
-	}
+	h->has_rng = tfi_rng_parse(json_string_value(json_object_get(o, "rng")),
+	                           h->rng) == 0;
 	json_decref(o);
 	if (bad) {
 		tf_ckpt_header_release(h);

@@ -1968,10 +1968,8 @@ tfi_dataset_state(struct tf_dataset *ds, const struct tfi_ds_mark *m,
 		return TF_OK; /* not what the mark says: replay instead */
 	}
 	json_t *o = json_object(), *a = json_array();
-	char rs[80];
-	snprintf(rs, sizeof rs, "%016llx%016llx%016llx%016llx",
-	         (unsigned long long)m->s[0], (unsigned long long)m->s[1],
-	         (unsigned long long)m->s[2], (unsigned long long)m->s[3]);
+	char rs[65];
+	tfi_rng_text(m->s, rs);
 	int bad =
 	    o == NULL || a == NULL ||
 	    json_object_set_new(o, "shuffle",
@@ -2049,10 +2047,10 @@ tfi_dataset_restore(struct tf_dataset *ds, uint64_t epoch, uint64_t done,
 	json_t *o = json_loads(json, 0, &je);
 	json_t *a = json_object_get(o, "buffer");
 	const char *rs = json_string_value(json_object_get(o, "rng"));
-	uint64_t file, off, rec, seen, shuffle;
+	uint64_t file, off, rec, seen, shuffle, rng[4];
 	size_t nbuf = json_array_size(a) / 3;
 	if (o == NULL || !json_is_array(a) || json_array_size(a) % 3 != 0 ||
-	    nbuf > ds->shuffle || rs == NULL || strlen(rs) != 64 ||
+	    nbuf > ds->shuffle || tfi_rng_parse(rs, rng) != 0 ||
 	    get_u64(o, "file", &file) || get_u64(o, "offset", &off) ||
 	    get_u64(o, "record", &rec) || get_u64(o, "seen", &seen) ||
 	    get_u64(o, "shuffle", &shuffle) || shuffle != ds->shuffle ||
@@ -2125,12 +2123,7 @@ tfi_dataset_restore(struct tf_dataset *ds, uint64_t epoch, uint64_t done,
 	if (rc != TF_OK) {
 		epoch_start(ds, epoch);
 	} else {
-		for (int i = 0; i < 4; i++) {
-			char part[17];
-			memcpy(part, rs + 16 * i, 16);
-			part[16] = '\0';
-			ds->rng.s[i] = strtoull(part, NULL, 16);
-		}
+		memcpy(ds->rng.s, rng, sizeof rng);
 		ds->nbuf = nbuf;
 		ds->at_end = json_is_true(json_object_get(o, "at_end"));
 		ds->seen = seen;

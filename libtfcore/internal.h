@@ -155,6 +155,10 @@ int tfi_dataset_restore(struct tf_dataset *ds, uint64_t epoch, uint64_t done,
  * the usual megabyte (random access to records: a dataset's restore). */
 struct tf_reader;
 void tfi_reader_set_readahead(struct tf_reader *r, size_t bytes);
+/* A generator's state as 64 hex digits (checkpoints), and back (-1:
+ * not that). */
+void tfi_rng_text(const uint64_t s[4], char out[65]);
+int tfi_rng_parse(const char *text, uint64_t s[4]);
 void tfi_dataset_no_fast(struct tf_dataset *ds);
 struct tf_request;
 void tfi_request_no_quick(struct tf_request *q, int on);

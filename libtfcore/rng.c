@@ -2,6 +2,9 @@
  * rng.c - xoshiro256** (Blackman and Vigna) seeded through splitmix64.
  */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 #include "tf/rng.h"
@@ -59,4 +62,29 @@ tf_rng_normal(struct tf_rng *r)
 {
 	double u = tf_rng_uniform(r), v = tf_rng_uniform(r);
 	return sqrt(-2.0 * log(1.0 - u)) * cos(2.0 * M_PI * v);
+}
+
+/* A generator's state as text (checkpoints): 64 hex digits, and back. */
+void
+tfi_rng_text(const uint64_t s[4], char out[65])
+{
+	snprintf(out, 65, "%016llx%016llx%016llx%016llx",
+	         (unsigned long long)s[0], (unsigned long long)s[1],
+	         (unsigned long long)s[2], (unsigned long long)s[3]);
+}
+
+int
+tfi_rng_parse(const char *text, uint64_t s[4])
+{
+	if (text == NULL || strlen(text) != 64 ||
+	    strspn(text, "0123456789abcdefABCDEF") != 64) {
+		return -1;
+	}
+	for (int i = 0; i < 4; i++) {
+		char part[17];
+		memcpy(part, text + 16 * i, 16);
+		part[16] = '\0';
+		s[i] = strtoull(part, NULL, 16);
+	}
+	return 0;
 }
