@@ -1234,25 +1234,6 @@ find_input(const struct tf_dataset *ds, const uint8_t *ks, size_t klen)
 	return -3;
 }
 
-static size_t
-put_varint(uint8_t *p, uint64_t v)
-{
-	size_t n = 0;
-	do {
-		uint8_t b = v & 0x7f;
-		v >>= 7;
-		p[n++] = b | (v ? 0x80 : 0);
-	} while (v);
-	return n;
-}
-
-static size_t
-varint_len(uint64_t v)
-{
-	uint8_t t[10];
-	return put_varint(t, v);
-}
-
 /* A map entry's bytes up to its value's last vlen bytes: key, then a
  * Feature of list kind (0x12 floats, 0x1a int64s) holding one packed
  * field of vlen bytes.  Returns the length; out has room for it. */
@@ -1260,23 +1241,24 @@ static size_t
 entry_template(uint8_t *out, const char *key, size_t klen, uint8_t kind,
                size_t vlen)
 {
-	size_t l1 = 1 + varint_len(vlen) + vlen; /* the list */
-	size_t l2 = 1 + varint_len(l1) + l1;     /* the Feature */
-	size_t l3 = 1 + varint_len(klen) + klen + 1 + varint_len(l2) + l2;
-	size_t n = 0;
-	out[n++] = 0x0a;
-	n += put_varint(out + n, l3);
-	out[n++] = 0x0a;
-	n += put_varint(out + n, klen);
-	memcpy(out + n, key, klen);
-	n += klen;
-	out[n++] = 0x12;
-	n += put_varint(out + n, l2);
-	out[n++] = kind;
-	n += put_varint(out + n, l1);
-	out[n++] = 0x0a;
-	n += put_varint(out + n, vlen);
-	return n;
+	size_t l1 = 1 + tfi_varint_size(vlen) + vlen; /* the list */
+	size_t l2 = 1 + tfi_varint_size(l1) + l1;     /* the Feature */
+	size_t l3 =
+	    1 + tfi_varint_size(klen) + klen + 1 + tfi_varint_size(l2) + l2;
+	uint8_t *p = out;
+	*p++ = 0x0a;
+	p = tfi_put_varint(p, l3);
+	*p++ = 0x0a;
+	p = tfi_put_varint(p, klen);
+	memcpy(p, key, klen);
+	p += klen;
+	*p++ = 0x12;
+	p = tfi_put_varint(p, l2);
+	*p++ = kind;
+	p = tfi_put_varint(p, l1);
+	*p++ = 0x0a;
+	p = tfi_put_varint(p, vlen);
+	return (size_t)(p - out);
 }
 
 static int
