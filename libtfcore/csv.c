@@ -1201,9 +1201,12 @@ entry_bytes(size_t klen, int kind, size_t payload, size_t *es, size_t *fs,
 	return 1 + tfi_varint_size(*es) + *es;
 }
 
-/* Write an entry's bytes up to its payload; returns the payload start. */
-static uint8_t *
-entry_head(uint8_t *p, const char *key, size_t klen, int kind, size_t payload)
+/* Write an entry's bytes up to its payload; returns the payload start.
+ * The dataset's fast reader matches records against these bytes
+ * (dataset.c's build_templates()). */
+uint8_t *
+tfi_entry_head(uint8_t *p, const char *key, size_t klen, int kind,
+               size_t payload)
 {
 	size_t es, fs, ls;
 	entry_bytes(klen, kind, payload, &es, &fs, &ls);
@@ -1239,8 +1242,8 @@ make_prefixes(struct tf_csv *c)
 		if (o->prefix == NULL) {
 			return tfi_set_error(c, TF_ENOMEM, "out of memory");
 		}
-		o->prefix_len = (size_t)(entry_head(o->prefix, o->name, klen,
-		                                    TF_COL_FLOAT, n) -
+		o->prefix_len = (size_t)(tfi_entry_head(o->prefix, o->name,
+		                                        klen, TF_COL_FLOAT, n) -
 		                         o->prefix);
 	}
 	return TF_OK;
@@ -1343,13 +1346,13 @@ emit_row(struct worker *w)
 			p = put_floats(p + o->prefix_len, &w->row.f[i], 1);
 		} else if (k->type == TF_COL_INT64) {
 			uint64_t v = (uint64_t)w->row.i[i];
-			p = entry_head(p, k->name, strlen(k->name),
-			               TF_COL_INT64, tfi_varint_size(v));
+			p = tfi_entry_head(p, k->name, strlen(k->name),
+			                   TF_COL_INT64, tfi_varint_size(v));
 			p = tfi_put_varint(p, v);
 		} else {
 			size_t bl = w->row.blen[i];
-			p = entry_head(p, k->name, strlen(k->name),
-			               TF_COL_BYTES, bl);
+			p = tfi_entry_head(p, k->name, strlen(k->name),
+			                   TF_COL_BYTES, bl);
 			memcpy(p, w->row.chars.data + w->row.boff[i], bl);
 			p += bl;
 		}

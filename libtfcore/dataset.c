@@ -1234,33 +1234,6 @@ find_input(const struct tf_dataset *ds, const uint8_t *ks, size_t klen)
 	return -3;
 }
 
-/* A map entry's bytes up to its value's last vlen bytes: key, then a
- * Feature of list kind (0x12 floats, 0x1a int64s) holding one packed
- * field of vlen bytes.  Returns the length; out has room for it. */
-static size_t
-entry_template(uint8_t *out, const char *key, size_t klen, uint8_t kind,
-               size_t vlen)
-{
-	size_t l1 = 1 + tfi_varint_size(vlen) + vlen; /* the list */
-	size_t l2 = 1 + tfi_varint_size(l1) + l1;     /* the Feature */
-	size_t l3 =
-	    1 + tfi_varint_size(klen) + klen + 1 + tfi_varint_size(l2) + l2;
-	uint8_t *p = out;
-	*p++ = 0x0a;
-	p = tfi_put_varint(p, l3);
-	*p++ = 0x0a;
-	p = tfi_put_varint(p, klen);
-	memcpy(p, key, klen);
-	p += klen;
-	*p++ = 0x12;
-	p = tfi_put_varint(p, l2);
-	*p++ = kind;
-	p = tfi_put_varint(p, l1);
-	*p++ = 0x0a;
-	p = tfi_put_varint(p, vlen);
-	return (size_t)(p - out);
-}
-
 static int
 build_templates(struct tf_dataset *ds)
 {
@@ -1281,8 +1254,10 @@ build_templates(struct tf_dataset *ds)
 	for (size_t i = 0; i < ds->nin; i++) {
 		ds->ftoff[i] = at;
 		ds->ftlen[i] =
-		    entry_template(ds->ftpl + at, ds->in[i].name, ds->fnlen[i],
-		                   0x12, 4 * (size_t)ds->in[i].width);
+		    (size_t)(tfi_entry_head(ds->ftpl + at, ds->in[i].name,
+		                            ds->fnlen[i], TF_COL_FLOAT,
+		                            4 * (size_t)ds->in[i].width) -
+		             (ds->ftpl + at));
 		at += ds->ftlen[i];
 	}
 	for (int k = 0; k < 2; k++) {
@@ -1290,8 +1265,11 @@ build_templates(struct tf_dataset *ds)
 		ds->ytlen[k] =
 		    ds->label == NULL
 		        ? 0
-		        : entry_template(ds->ftpl + at, ds->label, ds->ylen,
-		                         k == 0 ? 0x1a : 0x12, k == 0 ? 1 : 4);
+		        : (size_t)(tfi_entry_head(
+		                       ds->ftpl + at, ds->label, ds->ylen,
+		                       k == 0 ? TF_COL_INT64 : TF_COL_FLOAT,
+		                       k == 0 ? 1 : 4) -
+		                   (ds->ftpl + at));
 		at += ds->ytlen[k];
 	}
 	return TF_OK;

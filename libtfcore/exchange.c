@@ -29,8 +29,7 @@ struct conn {
 	Tfkit__Ps__Reply *reply; /* the last round's */
 	/* a row-sparse push: its ranges of this shard (pairs), the
 	 * gradient's values there, the ranges whose values come back */
-	uint64_t *blocks, *want;
-	size_t nblocks, nwant, capblocks, capwant;
+	struct tfi_ranges blocks, want;
 	int some; /* the last reply holds only the ranges want names */
 	float *vals;
 	size_t capvals;
@@ -96,8 +95,8 @@ tf_ps_client_free(struct tf_ps_client *cl)
 		if (c->aio != NULL) {
 			nng_aio_free(c->aio);
 		}
-		free(c->blocks);
-		free(c->want);
+		free(c->blocks.v);
+		free(c->want.v);
 		free(c->vals);
 	}
 	free(cl->c);
@@ -361,8 +360,8 @@ take_values(struct tf_ps_client *cl, float *params)
 		uint64_t expect = hi - lo;
 		if (c->some) {
 			expect = 0;
-			for (size_t i = 0; i < c->nwant; i += 2) {
-				expect += c->want[i + 1];
+			for (size_t i = 0; i < c->want.n; i += 2) {
+				expect += c->want.v[i + 1];
 			}
 		}
 		if (r->lo != lo || r->hi != hi ||
@@ -378,10 +377,10 @@ take_values(struct tf_ps_client *cl, float *params)
 		if (!c->some) {
 			memcpy(params + lo, r->values.data, r->values.len);
 		}
-		for (size_t i = 0, at = 0; i < c->nwant; i += 2) {
-			memcpy(params + lo + c->want[i], r->values.data + at,
-			       c->want[i + 1] * sizeof(float));
-			at += c->want[i + 1] * sizeof(float);
+		for (size_t i = 0, at = 0; i < c->want.n; i += 2) {
+			memcpy(params + lo + c->want.v[i], r->values.data + at,
+			       c->want.v[i + 1] * sizeof(float));
+			at += c->want.v[i + 1] * sizeof(float);
 		}
 		c->step = r->step;
 	}
@@ -397,7 +396,7 @@ requests(struct tf_ps_client *cl, int kind)
 		Tfkit__Ps__Request z = TFKIT__PS__REQUEST__INIT;
 		q[k] = z;
 		q[k].kind = kind;
-		cl->c[k].nwant = 0;
+		cl->c[k].want.n = 0;
 		cl->c[k].some = 0;
 	}
 	return q;
@@ -493,31 +492,41 @@ tfi_ps_pull(struct tf_ps_client *cl, float *params, uint64_t *step, double wait)
 	}
 }
 
-/* The part of ranges r (pairs over the whole vector) in [lo, hi), made
- * relative to lo, into *out (grown as needed); -1 out of memory. */
-static int
-clip(const struct tfi_ranges *r, uint64_t lo, uint64_t hi, uint64_t **out,
-     size_t *n, size_t *cap)
+int
+tfi_ranges_add(struct tfi_ranges *r, uint64_t start, uint64_t len)
 {
-	*n = 0;
+	if (r->n >= 2 && r->v[r->n - 2] + r->v[r->n - 1] == start) {
+		r->v[r->n - 1] += len; /* adjoins the last: one range */
+		return 0;
+	}
+	if (r->n + 2 > r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 256;
+		uint64_t *p = realloc(r->v, cap * sizeof *p);
+		if (p == NULL) {
+			return -1;
+		}
+		r->v = p;
+		r->cap = cap;
+	}
+	r->v[r->n++] = start;
+	r->v[r->n++] = len;
+	return 0;
+}
+
+/* The part of ranges r (over the whole vector) in [lo, hi), made
+ * relative to lo, into out; -1 out of memory. */
+static int
+clip(const struct tfi_ranges *r, uint64_t lo, uint64_t hi,
+     struct tfi_ranges *out)
+{
+	out->n = 0;
 	for (size_t i = 0; i < r->n; i += 2) {
 		uint64_t a = r->v[i], b = r->v[i] + r->v[i + 1];
 		a = a < lo ? lo : a;
 		b = b > hi ? hi : b;
-		if (a >= b) {
-			continue;
+		if (a < b && tfi_ranges_add(out, a - lo, b - a) != 0) {
+			return -1;
 		}
-		if (*n + 2 > *cap) {
-			size_t c = *cap ? *cap * 2 : 64;
-			uint64_t *p = realloc(*out, c * sizeof *p);
-			if (p == NULL) {
-				return -1;
-			}
-			*out = p;
-			*cap = c;
-		}
-		(*out)[(*n)++] = a - lo;
-		(*out)[(*n)++] = b - a;
 	}
 	return 0;
 }
@@ -532,14 +541,13 @@ sparse_push(struct tf_ps_client *cl, size_t k, Tfkit__Ps__Request *q,
 	uint64_t lo, hi;
 	shard(cl, k, &lo, &hi);
 	c->some = 1;
-	if ((want != NULL &&
-	     clip(want, lo, hi, &c->want, &c->nwant, &c->capwant) != 0) ||
-	    clip(grad, lo, hi, &c->blocks, &c->nblocks, &c->capblocks) != 0) {
+	if ((want != NULL && clip(want, lo, hi, &c->want) != 0) ||
+	    clip(grad, lo, hi, &c->blocks) != 0) {
 		return tfi_set_error(cl, TF_ENOMEM, "out of memory");
 	}
 	size_t total = 0;
-	for (size_t i = 0; i < c->nblocks; i += 2) {
-		total += c->blocks[i + 1];
+	for (size_t i = 0; i < c->blocks.n; i += 2) {
+		total += c->blocks.v[i + 1];
 	}
 	if (total > c->capvals) {
 		float *p = realloc(c->vals, total * sizeof *p);
@@ -549,16 +557,16 @@ sparse_push(struct tf_ps_client *cl, size_t k, Tfkit__Ps__Request *q,
 		c->vals = p;
 		c->capvals = total;
 	}
-	for (size_t i = 0, at = 0; i < c->nblocks; i += 2) {
-		memcpy(c->vals + at, grads + lo + c->blocks[i],
-		       c->blocks[i + 1] * sizeof(float));
-		at += c->blocks[i + 1];
+	for (size_t i = 0, at = 0; i < c->blocks.n; i += 2) {
+		memcpy(c->vals + at, grads + lo + c->blocks.v[i],
+		       c->blocks.v[i + 1] * sizeof(float));
+		at += c->blocks.v[i + 1];
 	}
 	q->sparse = 1;
-	q->blocks = c->blocks;
-	q->n_blocks = c->nblocks;
-	q->want = c->want;
-	q->n_want = c->nwant;
+	q->blocks = c->blocks.v;
+	q->n_blocks = c->blocks.n;
+	q->want = c->want.v;
+	q->n_want = c->want.n;
 	q->values.data = (uint8_t *)c->vals;
 	q->values.len = total * sizeof(float);
 	return TF_OK;

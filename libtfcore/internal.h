@@ -159,6 +159,11 @@ void tfi_reader_set_readahead(struct tf_reader *r, size_t bytes);
  * not that). */
 void tfi_rng_text(const uint64_t s[4], char out[65]);
 int tfi_rng_parse(const char *text, uint64_t s[4]);
+/* A Features map entry as tf-csv2record writes it, up to its payload
+ * (kind TF_COL_FLOAT, TF_COL_INT64 or TF_COL_BYTES; payload bytes of the
+ * packed values); returns the end.  csv.c. */
+uint8_t *tfi_entry_head(uint8_t *p, const char *key, size_t klen, int kind,
+                        size_t payload);
 void tfi_dataset_no_fast(struct tf_dataset *ds);
 struct tf_request;
 void tfi_request_no_quick(struct tf_request *q, int on);
@@ -295,6 +300,9 @@ struct tfi_ranges {
 	uint64_t *v;
 	size_t n, cap;
 };
+/* One range more at the end (joined to the last when they adjoin); -1
+ * out of memory. */
+int tfi_ranges_add(struct tfi_ranges *r, uint64_t start, uint64_t len);
 /* grad: the ranges the gradient is sent for (the rest is zero), want:
  * those whose new values come back (NULL, NULL: all of both). */
 int tfi_ps_push(struct tf_ps_client *cl, float *params, const float *grads,

@@ -582,8 +582,7 @@ struct sparse {
 	size_t nt;
 	struct tfi_ranges dense; /* the parameters outside the tables */
 	struct tfi_ranges grad, want;
-	uint64_t *rows; /* a pass's ranges before sorting */
-	size_t nrows, caprows;
+	struct tfi_ranges rows; /* a pass's ranges before sorting */
 	uint32_t pass;
 	int64_t idw; /* ids a row */
 };
@@ -601,29 +600,8 @@ sparse_free(struct sparse *sp)
 	free(sp->dense.v);
 	free(sp->grad.v);
 	free(sp->want.v);
-	free(sp->rows);
+	free(sp->rows.v);
 	free(sp);
-}
-
-static int
-add_range(uint64_t **v, size_t *n, size_t *cap, uint64_t a, uint64_t len)
-{
-	if (*n >= 2 && (*v)[*n - 2] + (*v)[*n - 1] == a) {
-		(*v)[*n - 1] += len; /* adjoins the last: one range */
-		return 0;
-	}
-	if (*n + 2 > *cap) {
-		size_t c = *cap ? *cap * 2 : 256;
-		uint64_t *p = realloc(*v, c * sizeof *p);
-		if (p == NULL) {
-			return -1;
-		}
-		*v = p;
-		*cap = c;
-	}
-	(*v)[(*n)++] = a;
-	(*v)[(*n)++] = len;
-	return 0;
 }
 
 /* The embedding tables of g, or NULL (none, or no memory: dense). */
@@ -683,8 +661,7 @@ sparse_plan(struct tf_graph *g)
 			}
 		}
 		if (next > at &&
-		    add_range(&sp->dense.v, &sp->dense.n, &sp->dense.cap, at,
-		              next - at) != 0) {
+		    tfi_ranges_add(&sp->dense, at, next - at) != 0) {
 			sparse_free(sp);
 			return NULL;
 		}
@@ -703,13 +680,6 @@ by_start(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* One range (start, length) more in sp->rows. */
-static int
-take_row(struct sparse *sp, uint64_t start, uint64_t len)
-{
-	return add_range(&sp->rows, &sp->nrows, &sp->caprows, start, len);
-}
-
 /* The ranges of a batch: the dense parameters and the rows its ids
  * name, ascending, adjoining ones joined. */
 static int
@@ -723,7 +693,7 @@ sparse_ranges(struct sparse *sp, const struct tf_batch *b,
 		}
 		sp->pass = 1;
 	}
-	sp->nrows = 0;
+	sp->rows.n = 0;
 	for (size_t k = 0; k < sp->nt; k++) {
 		struct table *t = &sp->t[k];
 		int64_t end = t->begin + t->size;
@@ -738,24 +708,26 @@ sparse_ranges(struct sparse *sp, const struct tf_batch *b,
 					continue;
 				}
 				t->stamp[id] = sp->pass;
-				if (take_row(sp,
-				             t->off + (uint64_t)(id * t->dim),
-				             (uint64_t)t->dim) != 0) {
+				if (tfi_ranges_add(&sp->rows,
+				                   t->off +
+				                       (uint64_t)(id * t->dim),
+				                   (uint64_t)t->dim) != 0) {
 					return TF_ENOMEM;
 				}
 			}
 		}
 	}
 	for (size_t i = 0; i < sp->dense.n; i += 2) {
-		if (take_row(sp, sp->dense.v[i], sp->dense.v[i + 1]) != 0) {
+		if (tfi_ranges_add(&sp->rows, sp->dense.v[i],
+		                   sp->dense.v[i + 1]) != 0) {
 			return TF_ENOMEM;
 		}
 	}
-	qsort(sp->rows, sp->nrows / 2, 2 * sizeof *sp->rows, by_start);
+	qsort(sp->rows.v, sp->rows.n / 2, 2 * sizeof *sp->rows.v, by_start);
 	out->n = 0;
-	for (size_t i = 0; i < sp->nrows; i += 2) {
-		if (add_range(&out->v, &out->n, &out->cap, sp->rows[i],
-		              sp->rows[i + 1]) != 0) {
+	for (size_t i = 0; i < sp->rows.n; i += 2) {
+		if (tfi_ranges_add(out, sp->rows.v[i], sp->rows.v[i + 1]) !=
+		    0) {
 			return TF_ENOMEM;
 		}
 	}

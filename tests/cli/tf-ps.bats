@@ -223,7 +223,9 @@ sync_job() {
 	/usr/bin/python3 -c '
 import json, sys
 j = json.loads(sys.argv[1])
-assert j["step"] == 320 and j["settings"]["sync-mode"] == "async", j' "${lines[-1]}"
+# 2 x 160 gradients, each applied unless staler than the bound (a
+# worker that falls behind on a loaded machine): a step each
+assert 300 <= j["step"] <= 320 and j["settings"]["sync-mode"] == "async", j' "${lines[-1]}"
 	grep -q "async (1 of 2 trainers a step)" ps-0.log
 	accuracy_near_one ck
 	# the ps's last counters: every gradient sent was applied or dropped
@@ -236,7 +238,8 @@ for w in c["workers"]:
     assert w["sent"] == w["applied"] + d["stale"] + d["backup"] + d["invalid"], w
     assert w["done"] and w["bytes_in"] > 0 and w["bytes_out"] > 0, w
     assert 0 < w["exchange_ms"] < 1000, w
-assert sum(w["applied"] for w in c["workers"]) + sum(w["dropped"]["stale"] for w in c["workers"]) == 320 + sum(w["dropped"]["stale"] for w in c["workers"]), c'
+assert sum(w["sent"] for w in c["workers"]) == 320, c
+assert sum(w["applied"] for w in c["workers"]) == c["step"], c'
 	# --status asks a running ps
 	cluster 1 1
 	start_ps 1
