@@ -96,10 +96,18 @@ tf_example_count(const struct tf_example *ex)
 	return ex->n;
 }
 
+/* Element k of size bytes in b: NULL while b holds nothing (an empty
+ * name or list), never arithmetic on a null pointer. */
+static inline void *
+buf_at(const struct tfi_buf *b, size_t k, size_t size)
+{
+	return b->data != NULL ? b->data + k * size : NULL;
+}
+
 static const char *
 name_at(const struct tf_example *ex, const struct feat *f)
 {
-	return (const char *)ex->chars.data + f->name_off;
+	return buf_at(&ex->chars, f->name_off, 1);
 }
 
 /* Append a feature record with its name; values are added by the caller. */
@@ -237,7 +245,7 @@ refresh_views(struct tf_example *ex)
 	const struct boff *b = (const struct boff *)ex->boffs.data;
 	struct tf_bytes *v = (struct tf_bytes *)ex->bviews.data;
 	for (size_t i = 0; i < nb; i++) {
-		v[i].data = ex->chars.data + b[i].off;
+		v[i].data = buf_at(&ex->chars, b[i].off, 1);
 		v[i].len = b[i].len;
 	}
 	ex->bviews.len = nb * sizeof(struct tf_bytes);
@@ -263,12 +271,12 @@ tf_example_get(struct tf_example *ex, size_t i, struct tf_feature *out)
 	out->count = f->count;
 	if (f->kind == TF_KIND_FLOAT) {
 		// cppcheck-suppress invalidPointerCast
-		out->floats = (const float *)ex->floats.data + f->val_off;
+		out->floats = buf_at(&ex->floats, f->val_off, sizeof(float));
 	} else if (f->kind == TF_KIND_INT64) {
-		out->ints = (const int64_t *)ex->ints.data + f->val_off;
+		out->ints = buf_at(&ex->ints, f->val_off, sizeof(int64_t));
 	} else if (f->kind == TF_KIND_BYTES) {
 		out->bytes =
-		    (const struct tf_bytes *)ex->bviews.data + f->val_off;
+		    buf_at(&ex->bviews, f->val_off, sizeof *out->bytes);
 	}
 	return TF_OK;
 }
@@ -334,13 +342,13 @@ list_size(const struct tf_example *ex, const struct feat *f)
 	if (f->kind == TF_KIND_FLOAT) {
 		payload = f->count * 4;
 	} else if (f->kind == TF_KIND_INT64) {
-		const int64_t *v = (const int64_t *)ex->ints.data + f->val_off;
+		const int64_t *v = buf_at(&ex->ints, f->val_off, sizeof *v);
 		for (size_t i = 0; i < f->count; i++) {
 			payload += tfi_varint_size((uint64_t)v[i]);
 		}
 	} else if (f->kind == TF_KIND_BYTES) {
 		const struct boff *b =
-		    (const struct boff *)ex->boffs.data + f->val_off;
+		    buf_at(&ex->boffs, f->val_off, sizeof *b);
 		for (size_t i = 0; i < f->count; i++) {
 			payload += 1 + tfi_varint_size(b[i].len) + b[i].len;
 		}
@@ -407,7 +415,7 @@ encode_feature(const struct tf_example *ex, const struct feat *f, uint8_t *p)
 	p = tfi_put_varint(p, list);
 	if (f->kind == TF_KIND_BYTES) {
 		const struct boff *b =
-		    (const struct boff *)ex->boffs.data + f->val_off;
+		    buf_at(&ex->boffs, f->val_off, sizeof *b);
 		for (size_t i = 0; i < f->count; i++) {
 			*p++ = 0x0a;
 			p = tfi_put_varint(p, b[i].len);
@@ -421,8 +429,7 @@ encode_feature(const struct tf_example *ex, const struct feat *f, uint8_t *p)
 	}
 	*p++ = 0x0a; /* one packed run */
 	if (f->kind == TF_KIND_FLOAT) {
-		// cppcheck-suppress invalidPointerCast
-		const float *v = (const float *)ex->floats.data + f->val_off;
+		const float *v = buf_at(&ex->floats, f->val_off, sizeof *v);
 		p = tfi_put_varint(p, f->count * 4);
 		for (size_t i = 0; i < f->count; i++) {
 			uint32_t u;
@@ -431,7 +438,7 @@ encode_feature(const struct tf_example *ex, const struct feat *f, uint8_t *p)
 			p += 4;
 		}
 	} else {
-		const int64_t *v = (const int64_t *)ex->ints.data + f->val_off;
+		const int64_t *v = buf_at(&ex->ints, f->val_off, sizeof *v);
 		size_t payload = 0;
 		for (size_t i = 0; i < f->count; i++) {
 			payload += tfi_varint_size((uint64_t)v[i]);
@@ -658,9 +665,7 @@ parse_list(struct tf_example *ex, struct feat *f, int kind, struct cur *c)
 				return tfi_set_error(ex, TF_ENOMEM,
 				                     "out of memory");
 			}
-			float *dst =
-			    // cppcheck-suppress invalidPointerCast
-			    (float *)(ex->floats.data + ex->floats.len);
+			float *dst = buf_at(&ex->floats, ex->floats.len, 1);
 			for (size_t i = 0; i < n / 4; i++) {
 				uint32_t u = tfi_get_le32(sub.p + 4 * i);
 				memcpy(&dst[i], &u, 4);
