@@ -229,7 +229,7 @@ fuzz: $(ALIB) $(PLUGIN_SO)
 	@mkdir -p $(B)/fuzz
 	@for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \
 	  echo "  FUZZ    $(B)/fuzz/$$n"; \
-	  clang $(CPPFLAGS) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -rdynamic \
+	  clang $(CPPFLAGS) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -rdynamic \
 	    -Ilibtfcore -I. -DTF_BUILDING_LIBRARY -o $(B)/fuzz/$$n $$f $(LIB_SRC) $(KERN_SRC) $(patsubst %,$(B)/gen/%.pb-c.c,$(PROTOS)) \
 	    $(LIBS) -pthread || exit 1; done
 	@echo "run e.g.: $(B)/fuzz/fuzz_record -max_total_time=60 tests/fuzz/corpus/record"
