@@ -360,7 +360,7 @@ mapped_class(const struct tf_dataset *ds, int64_t v)
 			hi = mid;
 		}
 	}
-	return -3;
+	return -1;
 }
 
 static int64_t
@@ -609,7 +609,7 @@ tf_dataset_find_column(const struct tf_dataset *ds, const char *name)
 			hi = mid;
 		}
 	}
-	return -3;
+	return -1;
 }
 
 const char *
