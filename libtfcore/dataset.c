@@ -1369,7 +1369,7 @@ fast_record(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		    (kind != 0x12 && kind != 0x1a)) {
 			return 0;
 		}
-		int64_t i = place <= ds->nin ? ds->fslot[place] : -2;
+		int64_t i = g; /* the guess, checked by name */
 		if (i >= 0 && !(ds->fnlen[i] == klen &&
 		                memcmp(ds->in[i].name, ks, klen) == 0)) {
 			i = -2;

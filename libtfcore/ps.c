@@ -80,6 +80,9 @@ struct ps {
 	double peer_timeout;
 	/* sync: the step's gradients, one buffer per trainer */
 	float *agg, *mean;
+	/* a row-sparse reply's values, gathered (kept between replies) */
+	uint8_t *vals;
+	size_t capvals;
 	unsigned char *have;
 	uint32_t nhave;
 	float lr;
@@ -173,25 +176,29 @@ reply_values(struct ps *ps, struct slot *s, int status, int slots, uint32_t wk)
 	r.workers_done = ps->done;
 	r.values.data = (uint8_t *)ps->params;
 	r.values.len = width(ps) * sizeof(float);
-	uint8_t *vals = NULL;
 	if (!slots && s->some) { /* only the ranges asked for */
 		size_t total = 0;
 		for (size_t i = 0; i < s->nranges; i += 2) {
-			total += s->ranges[i + 1];
+			total += s->ranges[i + 1] * sizeof(float);
 		}
-		vals = malloc(total * sizeof(float) + 1);
-		if (vals == NULL) {
-			reply_status(ps, s, TFKIT__PS__REPLY__STATUS__ERROR,
-			             "out of memory", wk);
-			return;
+		if (total > ps->capvals) {
+			uint8_t *p = realloc(ps->vals, total);
+			if (p == NULL) {
+				reply_status(ps, s,
+				             TFKIT__PS__REPLY__STATUS__ERROR,
+				             "out of memory", wk);
+				return;
+			}
+			ps->vals = p;
+			ps->capvals = total;
 		}
 		size_t at = 0;
 		for (size_t i = 0; i < s->nranges; i += 2) {
-			memcpy(vals + at, ps->params + s->ranges[i],
+			memcpy(ps->vals + at, ps->params + s->ranges[i],
 			       s->ranges[i + 1] * sizeof(float));
 			at += s->ranges[i + 1] * sizeof(float);
 		}
-		r.values.data = vals;
+		r.values.data = ps->vals;
 		r.values.len = at;
 	}
 	unsigned ns = slots ? tf_optim_nslots(ps->o) : 0;
@@ -211,7 +218,6 @@ reply_values(struct ps *ps, struct slot *s, int status, int slots, uint32_t wk)
 		buf = malloc(ns * one);
 		if (buf == NULL) {
 			free(pos);
-			free(vals);
 			reply_status(ps, s, TFKIT__PS__REPLY__STATUS__ERROR,
 			             "out of memory", wk);
 			return;
@@ -225,7 +231,6 @@ reply_values(struct ps *ps, struct slot *s, int status, int slots, uint32_t wk)
 	send_reply(ps, s, &r, wk);
 	free(buf);
 	free(pos);
-	free(vals);
 }
 
 /*
@@ -993,6 +998,7 @@ tf_ps_run(const struct tf_registry *reg, const struct tf_ps_config *cfg,
 	}
 	free(ps.slots);
 	free(ps.params);
+	free(ps.vals);
 	free(ps.agg);
 	free(ps.mean);
 	free(ps.have);

@@ -1939,10 +1939,9 @@ towers_run(struct run *r, struct towers *w, const struct tf_batch *b,
 	const char *pred = prediction_node(r->task);
 	size_t rows = b->rows;
 	int parts = w->n < (int)rows ? w->n : (int)rows;
-	if (parts <= 1) {
-		int rc = tf_graph_feed_batch(r->g, b);
-		rc = rc ? rc : tf_graph_forward(r->g, 1);
-		rc = rc ? rc : tf_graph_backward(r->g);
+	if (parts <= 1) { /* the whole batch on the run's graph */
+		struct tower one = {.g = r->g, .b = *b};
+		int rc = tower_step(&one);
 		if (rc != TF_OK) {
 			return fail(r, rc, "%s", tf_errmsg(r->g));
 		}
