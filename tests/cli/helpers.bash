@@ -75,3 +75,13 @@ for i in range(int(sys.argv[1])):
     print(f"{size:.3f},{w:.3f},{c},{s},{int(((c, s) in good) != (size > 1.2))}")
 PY
 }
+
+# N free loopback ports, one a line.
+free_ports() {
+	/usr/bin/python3 -c '
+import socket, sys
+socks = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+print("\n".join(str(s.getsockname()[1]) for s in socks))' "$1"
+}

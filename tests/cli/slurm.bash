@@ -35,11 +35,7 @@ slurm_up() {
 		--socket="$m/socket" --pid-file="$m/pid" --log-file="$m/log" \
 		--seed-file="$m/seed" || return 1
 	local ctl node
-	read -r ctl node < <(/usr/bin/python3 -c '
-import socket
-s = [socket.socket() for _ in range(2)]
-for x in s: x.bind(("127.0.0.1", 0))
-print(*(x.getsockname()[1] for x in s))')
+	read -r ctl node < <(free_ports 2 | paste -sd ' ')
 	cat > "$d/slurm.conf" <<EOF
 ClusterName=tfkit
 SlurmctldHost=localhost

@@ -33,16 +33,6 @@ teardown() {
 	fi
 }
 
-# N free loopback ports, one a line.
-free_ports() {
-	/usr/bin/python3 -c '
-import socket, sys
-socks = [socket.socket() for _ in range(int(sys.argv[1]))]
-for s in socks:
-    s.bind(("127.0.0.1", 0))
-print("\n".join(str(s.getsockname()[1]) for s in socks))' "$1"
-}
-
 # A cluster of P ps and W workers on free ports: sets C (the flags).
 cluster() {
 	mapfile -t ports < <(free_ports $(($1 + $2)))
