@@ -63,7 +63,14 @@ endif
 
 LIB_SRC   := $(wildcard libtfcore/*.c)
 KERN_SRC  := $(wildcard kernels/cpu/*.c)
-PROTOS    := example onnx ps
+# The wire formats: tf.train.Example, ONNX, tf-ps's messages, and TF
+# Serving's gRPC API (the upstream paths, with two of protobuf's own).
+SERVING_PROTOS := $(patsubst libtfcore/proto/%.proto,%,$(wildcard libtfcore/proto/tensorflow/*/*/*.proto \
+                  libtfcore/proto/tensorflow_serving/*/*.proto))
+SERVICE_PROTOS := tensorflow_serving/apis/prediction_service tensorflow_serving/apis/model_service
+PROTOS    := example onnx ps google/protobuf/wrappers google/protobuf/any \
+             $(filter-out $(SERVICE_PROTOS),$(SERVING_PROTOS))
+PROTO_INC ?= /usr/include
 LIB_OBJ   := $(patsubst libtfcore/%.c,$(B)/lib/%.o,$(LIB_SRC)) $(patsubst %,$(B)/lib/%.pb-c.o,$(PROTOS)) \
              $(patsubst kernels/cpu/%.c,$(B)/lib/kernels/%.o,$(KERN_SRC))
 PLUGIN_SRC := $(wildcard plugins/ops/*.c plugins/optimizers/*.c)
@@ -104,7 +111,10 @@ plugins: $(PLUGIN_SO)
 
 $(B)/gen/%.pb-c.c $(B)/gen/%.pb-c.h: libtfcore/proto/%.proto | deps
 	@mkdir -p $(B)/gen
-	$(Q)$(call say,PROTOC,$<)protoc-c --c_out=$(B)/gen -Ilibtfcore/proto $<
+	$(Q)$(call say,PROTOC,$<)protoc-c --c_out=$(B)/gen -Ilibtfcore/proto -I$(PROTO_INC) $<
+$(B)/gen/google/protobuf/%.pb-c.c $(B)/gen/google/protobuf/%.pb-c.h: | deps
+	@mkdir -p $(B)/gen
+	$(Q)$(call say,PROTOC,$*.proto)protoc-c --c_out=$(B)/gen -I$(PROTO_INC) $(PROTO_INC)/google/protobuf/$*.proto
 
 $(B)/lib/%.pb-c.o: $(B)/gen/%.pb-c.c
 	@mkdir -p $(@D)
@@ -158,7 +168,7 @@ $(B)/bin/tf-ps: $(TRAIN_PS_OBJ) $(TOOL_COMMON) $(SOLIB) $(B)/lib/libtfcore.so
 	$(Q)$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $(TRAIN_PS_OBJ) $(TOOL_COMMON) -L$(B)/lib -ltfcore -Wl,-rpath,'$$ORIGIN/../lib' -ljansson -lm
 
 # tf-serve is one file per concern under tools/serve/ (serve.h), with
-# the server's own libraries: HTTP and nng.
+# the server's own libraries: HTTP, the gRPC C core and nng.
 SERVE_SRC := $(wildcard tools/serve/*.c)
 SERVE_OBJ := $(patsubst tools/serve/%.c,$(B)/tools/serve/%.o,$(SERVE_SRC))
 $(B)/tools/serve/%.o: tools/serve/%.c | deps
@@ -166,7 +176,7 @@ $(B)/tools/serve/%.o: tools/serve/%.c | deps
 	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 $(B)/bin/tf-serve: $(SERVE_OBJ) $(TOOL_COMMON) $(SOLIB) $(B)/lib/libtfcore.so
 	@mkdir -p $(@D)
-	$(Q)$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $(SERVE_OBJ) $(TOOL_COMMON) -L$(B)/lib -ltfcore -Wl,-rpath,'$$ORIGIN/../lib' -ljansson -lmicrohttpd -lnng -lm
+	$(Q)$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $(SERVE_OBJ) $(TOOL_COMMON) -L$(B)/lib -ltfcore -Wl,-rpath,'$$ORIGIN/../lib' -ljansson -lmicrohttpd -lnng $$(pkg-config --libs grpc) -lm
 
 # Plugins: one shared object each, exporting only tf_plugin_entry, linked
 # to libtfcore.so two directories up ($ORIGIN/../..).
@@ -262,7 +272,9 @@ install: all
 	  install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
 	install -m 644 share/data/*.csv share/data/heart_scale share/data/README $(DESTDIR)$(DATADIR)/data/
 	install -m 755 share/examples/cron-retrain share/examples/sweep share/examples/slurm-train \
-	  share/examples/mpi-train $(DESTDIR)$(DATADIR)/examples/
+	  share/examples/mpi-train share/examples/predict_client.py $(DESTDIR)$(DATADIR)/examples/
+	cd libtfcore/proto && for f in example.proto tensorflow/*/*/*.proto tensorflow_serving/*/*.proto; do \
+	  install -D -m 644 $$f $(DESTDIR)$(DATADIR)/proto/$$f; done
 	install -m 644 share/examples/leaky_relu.c share/examples/leaky.spec \
 	  share/examples/kubernetes.yaml $(DESTDIR)$(DATADIR)/examples/
 	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions

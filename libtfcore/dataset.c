@@ -2340,6 +2340,70 @@ tf_dataset_layout(const struct tf_dataset *ds, struct tf_layout *l)
 	l->buckets = ds->buckets;
 }
 
+size_t
+tfi_dataset_inputs(const struct tf_dataset *ds, struct tfi_input *out,
+                   size_t cap)
+{
+	int is_int;
+	float mean, inv;
+	if (ds->width > 0 && tf_dataset_column(ds, 0, &is_int, &mean, &inv) ==
+	                         NULL) { /* libsvm rows: one dense input */
+		if (cap > 0) {
+			out[0] = (struct tfi_input){"x", 0, ds->width, 0, 0, 1};
+		}
+		return 1;
+	}
+	size_t n = 0;
+	int64_t inputs = ds->width + (int64_t)ds->ncat;
+	for (int64_t c = 0; c < inputs; c++) {
+		const struct input *in =
+		    c < ds->width ? column_input(ds, c) : NULL;
+		struct tfi_input e = {0};
+		if (in != NULL && in->width > 1) {
+			e = (struct tfi_input){in->name, in->col, in->width,
+			                       0,        0,       1};
+			c = in->col + in->width - 1;
+		} else {
+			e.name =
+			    tf_dataset_column(ds, c, &e.is_int, &mean, &inv);
+			e.col = c;
+			e.width = 1;
+			e.categorical = c >= ds->width;
+		}
+		if (n < cap) {
+			out[n] = e;
+		}
+		n++;
+	}
+	return n;
+}
+
+int
+tfi_dataset_input(const struct tf_dataset *ds, const char *name,
+                  struct tfi_input *in)
+{
+	for (size_t k = 0; k < ds->nin; k++) {
+		if (ds->in[k].width > 1 && strcmp(ds->in[k].name, name) == 0) {
+			*in = (struct tfi_input){ds->in[k].name,
+			                         ds->in[k].col,
+			                         ds->in[k].width,
+			                         0,
+			                         0,
+			                         1};
+			return 1;
+		}
+	}
+	int64_t c = tf_dataset_find_column(ds, name);
+	if (c < 0 || c >= ds->width + (int64_t)ds->ncat) {
+		return 0;
+	}
+	int is_int;
+	float mean, inv;
+	tf_dataset_column(ds, c, &is_int, &mean, &inv);
+	*in = (struct tfi_input){name, c, 1, c >= ds->width, is_int, 0};
+	return 1;
+}
+
 int
 tf_dataset_column_kind(const struct tf_dataset *ds, int64_t c)
 {

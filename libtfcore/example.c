@@ -891,7 +891,8 @@ tf_example_parse_pb(struct tf_example *ex, const void *data, size_t n)
 	int rc = TF_OK;
 	size_t nf = m->features ? m->features->n_feature : 0;
 	for (size_t i = 0; i < nf && rc == TF_OK; i++) {
-		const Tensorflow__FeatureEntry *e = m->features->feature[i];
+		const Tensorflow__Features__FeatureEntry *e =
+		    m->features->feature[i];
 		const char *key = e->key ? e->key : "";
 		const Tensorflow__Feature *v = e->value;
 		int kind = v ? (int)v->kind_case : TF_KIND_NONE;
@@ -935,8 +936,8 @@ tf_example_serialize_pb(struct tf_example *ex, uint8_t **out, size_t *n)
 		return tfi_set_error(ex, TF_ENOMEM, "out of memory");
 	}
 	size_t k = ex->n;
-	Tensorflow__FeatureEntry *ent = calloc(k + 1, sizeof *ent);
-	Tensorflow__FeatureEntry **ptr = calloc(k + 1, sizeof *ptr);
+	Tensorflow__Features__FeatureEntry *ent = calloc(k + 1, sizeof *ent);
+	Tensorflow__Features__FeatureEntry **ptr = calloc(k + 1, sizeof *ptr);
 	Tensorflow__Feature *fe = calloc(k + 1, sizeof *fe);
 	Tensorflow__FloatList *fl = calloc(k + 1, sizeof *fl);
 	Tensorflow__Int64List *il = calloc(k + 1, sizeof *il);
@@ -954,7 +955,7 @@ tf_example_serialize_pb(struct tf_example *ex, uint8_t **out, size_t *n)
 	for (size_t i = 0; i < k; i++) {
 		struct tf_feature v;
 		tf_example_get(ex, ex->order[i], &v);
-		tensorflow__feature_entry__init(&ent[i]);
+		tensorflow__features__feature_entry__init(&ent[i]);
 		tensorflow__feature__init(&fe[i]);
 		ent[i].key = (char *)v.name;
 		ent[i].value = &fe[i];

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tf/batch.h"
 #include "tf/error.h"
 
 #define TFI_MSG_MAX 512
@@ -264,6 +265,61 @@ char *tfi_hparams_text(const struct tf_hparams *h);
  * loaded), for response rows; "" for no such class. */
 struct tf_model;
 const char *tfi_model_label_json(const struct tf_model *m, int64_t k);
+
+/*
+ * A serving request (serving.c parses REST's JSON bodies into it,
+ * serving_pb.c gRPC's protobuf messages): the rows asked about and the
+ * predictions, for one model at a time.
+ */
+struct tf_request {
+	struct tfi_handle err;
+	int method;
+	int columnar;        /* "inputs" rather than "instances" */
+	struct tf_batch in;  /* the rows asked about, standardised */
+	int64_t nout;        /* values a prediction */
+	float *pred;         /* in.capacity x nout predictions */
+	int allow_missing;   /* examples may lack features: their mean */
+	unsigned char *seen; /* the columns an example set */
+	size_t nseen;
+	struct tfi_buf out;
+	void *pb;            /* the gRPC request decoded (serving_pb.c) */
+	int no_quick;        /* tests: every body through jansson */
+	uint64_t quick_hits; /* tests: bodies the scan read */
+};
+/* Start q for model m and method (buffers of m's widths, no rows). */
+void tfi_request_start(struct tf_request *q, const struct tf_model *m,
+                       int method);
+/* Room for rows rows and their predictions. */
+int tfi_request_grow(struct tf_request *q, size_t rows);
+/* A client's mistake: TF_EINVAL with the message. */
+int tfi_request_bad(struct tf_request *q, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* q->seen for every column, cleared. */
+int tfi_request_seen(struct tf_request *q);
+void tfi_request_free_pb(struct tf_request *q);
+/* The row column of a signature input named name, or -1; the number of
+ * inputs (numeric and categorical columns, not the derived crosses). */
+int64_t tfi_serving_column(const struct tf_model *m, const char *name);
+int64_t tfi_serving_ninputs(const struct tf_model *m);
+
+/*
+ * The serving signature's inputs (dataset.c): one a numeric or
+ * categorical column, or one for a list of several columns (a packed
+ * list such as tf-csv2record --pack-features writes, or the dense "x" of
+ * libsvm rows), in column order.  Returns how many; the first cap fill
+ * out.  tfi_dataset_input() finds one by name (1) or not (0).
+ */
+struct tfi_input {
+	const char *name;
+	int64_t col, width;
+	int categorical, is_int;
+	int list; /* a [-1, width] tensor (else [-1]) */
+};
+struct tf_dataset;
+size_t tfi_dataset_inputs(const struct tf_dataset *ds, struct tfi_input *out,
+                          size_t cap);
+int tfi_dataset_input(const struct tf_dataset *ds, const char *name,
+                      struct tfi_input *in);
 
 /* A setting's default text (settings.c), NULL when it has none. */
 const char *tfi_settings_default(const char *name);

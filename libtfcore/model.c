@@ -565,29 +565,30 @@ tf_model_signature(const struct tf_model *m)
 {
 	json_t *s = json_object();
 	json_t *in = json_array(), *out = json_array(), *labels = json_array();
-	int64_t w = tf_dataset_width(m->ds);
-	for (int64_t c = 0; c < tf_dataset_columns(m->ds); c++) {
-		int is_int;
-		float mean, inv;
-		const char *name =
-		    tf_dataset_column(m->ds, c, &is_int, &mean, &inv);
-		if (name == NULL) { /* libsvm rows: one dense input */
-			json_array_clear(in);
-			json_array_append_new(
-			    in, json_pack("{s:s,s:s,s:I}", "name", "x", "dtype",
-			                  "DT_FLOAT", "width", (json_int_t)w));
-			break;
-		}
-		int kind = tf_dataset_column_kind(m->ds, c);
-		if (kind == TF_COLUMN_DERIVED) {
-			continue; /* a cross: computed from the inputs */
-		}
-		json_array_append_new(
-		    in, json_pack("{s:s,s:s}", "name", name, "dtype",
-		                  kind == TF_COLUMN_CATEGORICAL ? "DT_STRING"
-		                  : is_int                      ? "DT_INT64"
-		                                                : "DT_FLOAT"));
+	size_t n = tfi_dataset_inputs(m->ds, NULL, 0);
+	struct tfi_input *ins = calloc(n ? n : 1, sizeof *ins);
+	if (ins == NULL) {
+		json_decref(s);
+		json_decref(in);
+		json_decref(out);
+		json_decref(labels);
+		return NULL;
 	}
+	tfi_dataset_inputs(m->ds, ins, n);
+	for (size_t i = 0; i < n; i++) {
+		/* A list of several columns (packed, or libsvm's "x") is one
+		 * [-1, width] input. */
+		json_t *e = json_pack("{s:s,s:s}", "name", ins[i].name, "dtype",
+		                      ins[i].categorical ? "DT_STRING"
+		                      : ins[i].is_int    ? "DT_INT64"
+		                                         : "DT_FLOAT");
+		if (ins[i].list) {
+			json_object_set_new(
+			    e, "width", json_integer((json_int_t)ins[i].width));
+		}
+		json_array_append_new(in, e);
+	}
+	free(ins);
 	if (m->task == TF_TASK_REGRESSION) {
 		json_array_append_new(out, json_pack("{s:s,s:s,s:[i]}", "name",
 		                                     "predictions", "dtype",
@@ -600,6 +601,9 @@ tf_model_signature(const struct tf_model *m)
 		json_array_append_new(out, json_pack("{s:s,s:s,s:[i]}", "name",
 		                                     "class_ids", "dtype",
 		                                     "DT_INT64", "shape", -1));
+		json_array_append_new(out, json_pack("{s:s,s:s,s:[i]}", "name",
+		                                     "classes", "dtype",
+		                                     "DT_STRING", "shape", -1));
 		for (int64_t k = 0; k < m->classes; k++) {
 			json_array_append_new(labels,
 			                      json_string(m->labels[k]));

@@ -16,21 +16,6 @@
 #include "tf/export.h"
 #include "tf/serving.h"
 
-struct tf_request {
-	struct tfi_handle err;
-	int method;
-	int columnar;        /* "inputs" rather than "instances" */
-	struct tf_batch in;  /* the rows asked about, standardised */
-	int64_t nout;        /* values a prediction */
-	float *pred;         /* in.capacity x nout predictions */
-	int allow_missing;   /* examples may lack features: their mean */
-	unsigned char *seen; /* the columns an example set */
-	size_t nseen;
-	struct tfi_buf out;
-	int no_quick;        /* tests: every body through jansson */
-	uint64_t quick_hits; /* tests: bodies the scan read */
-};
-
 uint64_t
 tfi_request_quick_hits(const struct tf_request *q)
 {
@@ -57,6 +42,7 @@ tf_request_free(struct tf_request *q)
 		free(q->pred);
 		free(q->seen);
 		tfi_buf_free(&q->out);
+		tfi_request_free_pb(q);
 		free(q);
 	}
 }
@@ -109,11 +95,8 @@ tf_format_serving_float(char *buf, size_t size, float v)
 /* ---- parsing --------------------------------------------------------------
  */
 
-static int bad(struct tf_request *q, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static int
-bad(struct tf_request *q, const char *fmt, ...)
+int
+tfi_request_bad(struct tf_request *q, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -122,8 +105,8 @@ bad(struct tf_request *q, const char *fmt, ...)
 	return TF_EINVAL;
 }
 
-static int
-grow(struct tf_request *q, size_t rows)
+int
+tfi_request_grow(struct tf_request *q, size_t rows)
 {
 	if (rows <= q->in.capacity && q->pred != NULL) {
 		return TF_OK;
@@ -143,8 +126,8 @@ grow(struct tf_request *q, size_t rows)
 }
 
 /* The column of a signature input, or -1. */
-static int64_t
-column(const struct tf_model *m, const char *name)
+int64_t
+tfi_serving_column(const struct tf_model *m, const char *name)
 {
 	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
 	int64_t c = tf_dataset_find_column(ds, name);
@@ -155,8 +138,8 @@ column(const struct tf_model *m, const char *name)
 
 /* Inputs of the signature: the row's columns but the derived ones (the
  * last). */
-static int64_t
-ninputs(const struct tf_model *m)
+int64_t
+tfi_serving_ninputs(const struct tf_model *m)
 {
 	struct tf_layout l;
 	tf_dataset_layout(tf_model_dataset((struct tf_model *)m), &l);
@@ -189,12 +172,12 @@ number(struct tf_request *q, json_t *v, int bools, const char *what, float *out)
 		*out = json_is_true(v) ? 1.0f : 0.0f;
 		return TF_OK;
 	}
-	return bad(q, "%s: expected a number, got %s", what,
-	           json_is_string(v)   ? "a string"
-	           : json_is_array(v)  ? "a list"
-	           : json_is_object(v) ? "an object"
-	           : json_is_null(v)   ? "null"
-	                               : "a boolean");
+	return tfi_request_bad(q, "%s: expected a number, got %s", what,
+	                       json_is_string(v)   ? "a string"
+	                       : json_is_array(v)  ? "a list"
+	                       : json_is_object(v) ? "an object"
+	                       : json_is_null(v)   ? "null"
+	                                           : "a boolean");
 }
 
 /* The value of input column c of row r: a number, or for a categorical
@@ -212,8 +195,8 @@ value(struct tf_request *q, const struct tf_model *m, int64_t c, json_t *v,
 		v = json_array_get(v, 0);
 	}
 	if (!json_is_string(v)) {
-		return bad(q, "%s: expected a string (a categorical feature)",
-		           what);
+		return tfi_request_bad(
+		    q, "%s: expected a string (a categorical feature)", what);
 	}
 	q->in.ids[r * (size_t)q->in.id_width + (size_t)(c - q->in.width)] =
 	    tf_dataset_category(ds, c, json_string_value(v),
@@ -237,17 +220,57 @@ quick_value(struct tf_request *q, const struct tf_model *m, int64_t c,
 	return 1;
 }
 
+/* An input that is a list of several columns (the packed features of a
+ * model trained on tf-csv2record --pack-features records) named key:
+ * its list of numbers into row r.  0 when key is no such input; else
+ * *rc says whether the list was good. */
+static int
+list_input(struct tf_request *q, const struct tf_model *m, const char *key,
+           json_t *v, const char *what, size_t r, int *rc)
+{
+	struct tfi_input in;
+	if (!tfi_dataset_input(tf_model_dataset((struct tf_model *)m), key,
+	                       &in) ||
+	    !in.list) {
+		return 0;
+	}
+	if (!json_is_array(v) || json_array_size(v) != (size_t)in.width) {
+		*rc = tfi_request_bad(q,
+		                      "%s: input '%s' takes a list of %lld "
+		                      "numbers",
+		                      what, key, (long long)in.width);
+		return 1;
+	}
+	float *x = q->in.x + r * (size_t)q->in.width + (size_t)in.col;
+	for (int64_t k = 0; k < in.width; k++) {
+		json_t *e = json_array_get(v, (size_t)k);
+		if (!json_is_number(e)) {
+			*rc = tfi_request_bad(
+			    q, "%s: input '%s' element %lld is not a number",
+			    what, key, (long long)k);
+			return 1;
+		}
+		x[k] = (float)json_number_value(e);
+	}
+	if (q->nseen >= (size_t)(in.col + in.width)) { /* examples() */
+		memset(q->seen + in.col, 1, (size_t)in.width);
+	}
+	*rc = TF_OK;
+	return 1;
+}
+
 /* A list of every input in signature order into row r. */
 static int
 dense_row(struct tf_request *q, const struct tf_model *m, json_t *v,
           const char *what, size_t r)
 {
-	int64_t n = ninputs(m);
+	int64_t n = tfi_serving_ninputs(m);
 	if (!json_is_array(v) || (int64_t)json_array_size(v) != n) {
-		return bad(q,
-		           "%s: expected a list of %lld numbers (every feature "
-		           "in signature order)",
-		           what, (long long)n);
+		return tfi_request_bad(
+		    q,
+		    "%s: expected a list of %lld numbers (every feature "
+		    "in signature order)",
+		    what, (long long)n);
 	}
 	for (int64_t c = 0; c < n; c++) {
 		json_t *e = json_array_get(v, (size_t)c);
@@ -258,7 +281,8 @@ dense_row(struct tf_request *q, const struct tf_model *m, json_t *v,
 		snprintf(w2, sizeof w2, "%s: element %lld", what, (long long)c);
 		if (json_is_array(e) || value(q, m, c, e, 0, w2, r) != TF_OK) {
 			return json_is_array(e)
-			           ? bad(q, "%s is not a number", w2)
+			           ? tfi_request_bad(q, "%s is not a number",
+			                             w2)
 			           : TF_EINVAL;
 		}
 	}
@@ -272,7 +296,7 @@ instance(struct tf_request *q, const struct tf_model *m, json_t *v, size_t i)
 {
 	char what[64];
 	snprintf(what, sizeof what, "instance %zu", i);
-	int64_t n = ninputs(m);
+	int64_t n = tfi_serving_ninputs(m);
 	if (json_is_array(v) && (n > 1 || json_array_size(v) != 1 ||
 	                         json_is_number(json_array_get(v, 0)))) {
 		return dense_row(q, m, v, what, i);
@@ -282,15 +306,17 @@ instance(struct tf_request *q, const struct tf_model *m, json_t *v, size_t i)
 		return TF_OK;
 	}
 	if (!json_is_object(v)) {
-		return bad(q,
-		           "%s: expected an object of named inputs or a list "
-		           "of %lld values",
-		           what, (long long)n);
+		return tfi_request_bad(
+		    q,
+		    "%s: expected an object of named inputs or a list "
+		    "of %lld values",
+		    what, (long long)n);
 	}
 	if (dense_input(m)) {
 		json_t *x = json_object_get(v, "x");
 		if (x == NULL || json_object_size(v) != 1) {
-			return bad(q, "%s: expected the one input 'x'", what);
+			return tfi_request_bad(
+			    q, "%s: expected the one input 'x'", what);
 		}
 		return dense_row(q, m, x, what, i);
 	}
@@ -299,9 +325,18 @@ instance(struct tf_request *q, const struct tf_model *m, json_t *v, size_t i)
 	size_t seen = 0;
 	json_object_foreach(v, key, val)
 	{
-		int64_t c = column(m, key);
+		int64_t c = tfi_serving_column(m, key);
+		int rc;
+		if (c < 0 && list_input(q, m, key, val, what, i, &rc)) {
+			if (rc != TF_OK) {
+				return rc;
+			}
+			seen += (size_t)json_array_size(val);
+			continue;
+		}
 		if (c < 0) {
-			return bad(q, "%s: unknown input '%s'", what, key);
+			return tfi_request_bad(q, "%s: unknown input '%s'",
+			                       what, key);
 		}
 		if (!quick_value(q, m, c, val, i)) {
 			char w2[160];
@@ -312,19 +347,21 @@ instance(struct tf_request *q, const struct tf_model *m, json_t *v, size_t i)
 		}
 		seen++;
 	}
-	if ((int64_t)seen != ninputs(m)) {
+	if ((int64_t)seen != tfi_serving_ninputs(m)) {
 		/* Name the first missing input. */
 		struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
-		for (int64_t c = 0; c < ninputs(m); c++) {
+		for (int64_t c = 0; c < tfi_serving_ninputs(m); c++) {
 			int is_int;
 			float mean, inv;
 			const char *cn =
 			    tf_dataset_column(ds, c, &is_int, &mean, &inv);
 			if (json_object_get(v, cn) == NULL) {
-				return bad(q,
-				           "%s: missing input '%s' (the "
-				           "signature has %lld)",
-				           what, cn, (long long)ninputs(m));
+				return tfi_request_bad(
+				    q,
+				    "%s: missing input '%s' (the "
+				    "signature has %lld)",
+				    what, cn,
+				    (long long)tfi_serving_ninputs(m));
 			}
 		}
 	}
@@ -341,17 +378,19 @@ columnar(struct tf_request *q, const struct tf_model *m, json_t *in,
 		    json_is_object(in) ? json_object_get(in, "x") : in;
 		if (!json_is_array(rows) ||
 		    (json_is_object(in) && json_object_size(in) != 1)) {
-			return bad(q, "'inputs': expected a list of rows");
+			return tfi_request_bad(
+			    q, "'inputs': expected a list of rows");
 		}
 		size_t n = json_array_size(rows);
 		if (n == 0) {
-			return bad(q, "'inputs' holds no rows");
+			return tfi_request_bad(q, "'inputs' holds no rows");
 		}
 		if (max_rows && n > max_rows) {
-			return bad(q, "%zu rows, more than the limit of %zu", n,
-			           max_rows);
+			return tfi_request_bad(
+			    q, "%zu rows, more than the limit of %zu", n,
+			    max_rows);
 		}
-		if (grow(q, n) != TF_OK) {
+		if (tfi_request_grow(q, n) != TF_OK) {
 			return TF_ENOMEM;
 		}
 		for (size_t r = 0; r < n; r++) {
@@ -366,34 +405,61 @@ columnar(struct tf_request *q, const struct tf_model *m, json_t *in,
 		return TF_OK;
 	}
 	if (!json_is_object(in)) {
-		return bad(q, "'inputs': expected an object of named inputs");
+		return tfi_request_bad(
+		    q, "'inputs': expected an object of named inputs");
 	}
 	const char *key;
 	json_t *val;
 	size_t n = 0, seen = 0;
 	json_object_foreach(in, key, val)
 	{
-		int64_t c = column(m, key);
-		if (c < 0) {
-			return bad(q, "'inputs': unknown input '%s'", key);
-		}
+		int64_t c = tfi_serving_column(m, key);
 		size_t k = json_is_array(val) ? json_array_size(val) : 1;
 		if (seen == 0) {
 			n = k;
 			if (max_rows && n > max_rows) {
-				return bad(
+				return tfi_request_bad(
 				    q, "%zu rows, more than the limit of %zu",
 				    n, max_rows);
 			}
-			if (grow(q, n) != TF_OK) {
+			if (tfi_request_grow(q, n) != TF_OK) {
 				return TF_ENOMEM;
 			}
 		} else if (k != n) {
-			return bad(
+			return tfi_request_bad(
 			    q,
 			    "'inputs': input '%s' has %zu values, others "
 			    "%zu (all inputs must share the batch size)",
 			    key, k, n);
+		}
+		struct tfi_input li;
+		if (c < 0 &&
+		    tfi_dataset_input(tf_model_dataset((struct tf_model *)m),
+		                      key, &li) &&
+		    li.list) {
+			if (!json_is_array(val)) {
+				return tfi_request_bad(
+				    q,
+				    "'inputs': input '%s' takes a list of rows",
+				    key);
+			}
+			for (size_t r = 0; r < n; r++) {
+				char what[48];
+				snprintf(what, sizeof what, "'inputs' row %zu",
+				         r);
+				int rc;
+				list_input(q, m, key, json_array_get(val, r),
+				           what, r, &rc);
+				if (rc != TF_OK) {
+					return rc;
+				}
+			}
+			seen += (size_t)li.width;
+			continue;
+		}
+		if (c < 0) {
+			return tfi_request_bad(
+			    q, "'inputs': unknown input '%s'", key);
 		}
 		for (size_t r = 0; r < n; r++) {
 			json_t *e =
@@ -410,13 +476,13 @@ columnar(struct tf_request *q, const struct tf_model *m, json_t *in,
 		}
 		seen++;
 	}
-	if ((int64_t)seen != ninputs(m)) {
-		return bad(q,
-		           "'inputs': %zu of the signature's %lld inputs given",
-		           seen, (long long)ninputs(m));
+	if ((int64_t)seen != tfi_serving_ninputs(m)) {
+		return tfi_request_bad(
+		    q, "'inputs': %zu of the signature's %lld inputs given",
+		    seen, (long long)tfi_serving_ninputs(m));
 	}
 	if (n == 0) {
-		return bad(q, "'inputs' holds no rows");
+		return tfi_request_bad(q, "'inputs' holds no rows");
 	}
 	q->in.rows = n;
 	return TF_OK;
@@ -426,6 +492,22 @@ void
 tf_request_set_allow_missing(struct tf_request *q, int on)
 {
 	q->allow_missing = on;
+}
+
+int
+tfi_request_seen(struct tf_request *q)
+{
+	size_t cols = (size_t)(q->in.width + q->in.id_width) + 1;
+	if (q->nseen < cols) {
+		unsigned char *s = realloc(q->seen, cols);
+		if (s == NULL) {
+			return tfi_set_error(q, TF_ENOMEM, "out of memory");
+		}
+		q->seen = s;
+		q->nseen = cols;
+	}
+	memset(q->seen, 0, cols);
+	return TF_OK;
 }
 
 /* The first numeric feature an example did not set, or -1. */
@@ -451,40 +533,37 @@ examples(struct tf_request *q, const struct tf_model *m, json_t *root,
 	json_t *ex = json_object_get(root, "examples");
 	json_t *ctx = json_object_get(root, "context");
 	if (!json_is_array(ex) || json_array_size(ex) == 0) {
-		return bad(q, "'examples' must be a non-empty list");
+		return tfi_request_bad(q,
+		                       "'examples' must be a non-empty list");
 	}
 	if (ctx != NULL && !json_is_object(ctx)) {
-		return bad(q, "'context' must be an object of features");
+		return tfi_request_bad(
+		    q, "'context' must be an object of features");
 	}
 	size_t n = json_array_size(ex);
 	if (max_rows && n > max_rows) {
-		return bad(q, "%zu examples, more than the limit of %zu", n,
-		           max_rows);
+		return tfi_request_bad(
+		    q, "%zu examples, more than the limit of %zu", n, max_rows);
 	}
-	if (grow(q, n) != TF_OK) {
+	if (tfi_request_grow(q, n) != TF_OK) {
 		return TF_ENOMEM;
 	}
 	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
 	int dense = dense_input(m);
 	size_t cols = (size_t)(q->in.width + q->in.id_width) + 1;
-	if (q->nseen < cols) {
-		unsigned char *s = realloc(q->seen, cols);
-		if (s == NULL) {
-			return tfi_set_error(q, TF_ENOMEM, "out of memory");
-		}
-		q->seen = s;
-		q->nseen = cols;
-	}
 	for (size_t r = 0; r < n; r++) {
 		json_t *e = json_array_get(ex, r);
-		memset(q->seen, 0, cols);
+		if (tfi_request_seen(q) != TF_OK) {
+			return TF_ENOMEM;
+		}
 		float *row = q->in.x + r * (size_t)q->in.width;
 		int64_t *ids = q->in.ids + r * (size_t)q->in.id_width;
 		if (!json_is_object(e)) {
-			return bad(q,
-			           "example %zu: expected an object of "
-			           "features",
-			           r);
+			return tfi_request_bad(
+			    q,
+			    "example %zu: expected an object of "
+			    "features",
+			    r);
 		}
 		for (int64_t c = 0; c < q->in.width; c++) {
 			int is_int;
@@ -511,7 +590,16 @@ examples(struct tf_request *q, const struct tf_model *m, json_t *root,
 					memset(q->seen, 1, cols);
 					continue;
 				}
-				int64_t c = dense ? -1 : column(m, key);
+				int rc;
+				if (!dense &&
+				    list_input(q, m, key, val, what, r, &rc)) {
+					if (rc != TF_OK) {
+						return rc;
+					}
+					continue;
+				}
+				int64_t c =
+				    dense ? -1 : tfi_serving_column(m, key);
 				if (c >= 0 &&
 				    value(q, m, c, val, 1, what, r) != TF_OK) {
 					return TF_EINVAL;
@@ -525,7 +613,7 @@ examples(struct tf_request *q, const struct tf_model *m, json_t *root,
 		if (c >= 0) {
 			int is_int;
 			float mean, inv;
-			return bad(
+			return tfi_request_bad(
 			    q,
 			    "example %zu: no feature '%s' (tf-serve "
 			    "--allow-missing counts a missing feature "
@@ -538,8 +626,8 @@ examples(struct tf_request *q, const struct tf_model *m, json_t *root,
 }
 
 /* Start a request for model m: buffers of its shape. */
-static void
-start(struct tf_request *q, const struct tf_model *m, int method)
+void
+tfi_request_start(struct tf_request *q, const struct tf_model *m, int method)
 {
 	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
 	tf_errclear(q);
@@ -564,8 +652,8 @@ int
 tf_request_set_rows(struct tf_request *q, const struct tf_model *m,
                     const struct tf_batch *b)
 {
-	start(q, m, TF_METHOD_LINES);
-	if (grow(q, b->rows) != TF_OK) {
+	tfi_request_start(q, m, TF_METHOD_LINES);
+	if (tfi_request_grow(q, b->rows) != TF_OK) {
 		return TF_ENOMEM;
 	}
 	if (tf_batch_append(&q->in, b) != TF_OK) {
@@ -727,7 +815,7 @@ quick_instances(struct tf_request *q, const struct tf_model *m,
 {
 	static const char key[] = "\"instances\"";
 	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
-	int64_t n = ninputs(m);
+	int64_t n = tfi_serving_ninputs(m);
 	for (int64_t c = 0; c < n; c++) {
 		if (tf_dataset_column_kind(ds, c) == TF_COLUMN_CATEGORICAL) {
 			return 0;
@@ -748,8 +836,8 @@ quick_instances(struct tf_request *q, const struct tf_model *m,
 	}
 	size_t r = 0;
 	do {
-		if ((max_rows && r >= max_rows) || grow(q, r + 1) != TF_OK ||
-		    !take(&s, '[')) {
+		if ((max_rows && r >= max_rows) ||
+		    tfi_request_grow(q, r + 1) != TF_OK || !take(&s, '[')) {
 			return 0;
 		}
 		float *x = q->in.x + r * (size_t)q->in.width;
@@ -780,7 +868,7 @@ tf_request_parse(struct tf_request *q, const struct tf_model *m, int method,
                  const char *body, size_t len, size_t max_rows)
 {
 	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
-	start(q, m, method);
+	tfi_request_start(q, m, method);
 	if (method == TF_METHOD_PREDICT && !q->no_quick &&
 	    quick_instances(q, m, body, len, max_rows)) {
 		q->quick_hits++;
@@ -791,18 +879,20 @@ tf_request_parse(struct tf_request *q, const struct tf_model *m, int method,
 	json_error_t je;
 	json_t *root = json_loadb(body, len, 0, &je);
 	if (root == NULL) {
-		return bad(q, "JSON Parse error: %s (line %d, column %d)",
-		           je.text, je.line, je.column);
+		return tfi_request_bad(
+		    q, "JSON Parse error: %s (line %d, column %d)", je.text,
+		    je.line, je.column);
 	}
 	int rc = TF_OK;
 	if (method == TF_METHOD_INSTANCE) {
-		rc = grow(q, 1);
+		rc = tfi_request_grow(q, 1);
 		rc = rc ? rc : instance(q, m, root, 0);
 		q->in.rows = rc == TF_OK ? 1 : 0;
 		goto out;
 	}
 	if (!json_is_object(root)) {
-		rc = bad(q, "the request body must be a JSON object");
+		rc = tfi_request_bad(q,
+		                     "the request body must be a JSON object");
 		goto out;
 	}
 	json_t *sig = json_object_get(root, "signature_name");
@@ -813,11 +903,11 @@ tf_request_parse(struct tf_request *q, const struct tf_model *m, int method,
 	      strcmp(sn, method == TF_METHOD_REGRESS
 	                     ? "regression"
 	                     : "classification") != 0))) {
-		rc =
-		    bad(q,
-		        "Serving signature name: \"%s\" not found in signature "
-		        "def",
-		        sn ? sn : "(not a string)");
+		rc = tfi_request_bad(
+		    q,
+		    "Serving signature name: \"%s\" not found in signature "
+		    "def",
+		    sn ? sn : "(not a string)");
 		goto out;
 	}
 	if (method != TF_METHOD_PREDICT) {
@@ -827,19 +917,21 @@ tf_request_parse(struct tf_request *q, const struct tf_model *m, int method,
 	json_t *inst = json_object_get(root, "instances");
 	json_t *in = json_object_get(root, "inputs");
 	if (inst != NULL && in != NULL) {
-		rc = bad(q, "Only one of 'instances' or 'inputs' may be "
-		            "specified");
+		rc = tfi_request_bad(
+		    q, "Only one of 'instances' or 'inputs' may be "
+		       "specified");
 	} else if (inst == NULL && in == NULL) {
-		rc = bad(q, "Missing 'inputs' or 'instances' key");
+		rc = tfi_request_bad(q, "Missing 'inputs' or 'instances' key");
 	} else if (in != NULL) {
 		q->columnar = 1;
 		rc = columnar(q, m, in, max_rows);
 	} else if (!json_is_array(inst) || json_array_size(inst) == 0) {
-		rc = bad(q, "'instances' must be a non-empty list");
+		rc = tfi_request_bad(q, "'instances' must be a non-empty list");
 	} else if (max_rows && json_array_size(inst) > max_rows) {
-		rc = bad(q, "%zu instances, more than the limit of %zu",
-		         json_array_size(inst), max_rows);
-	} else if ((rc = grow(q, json_array_size(inst))) == TF_OK) {
+		rc = tfi_request_bad(
+		    q, "%zu instances, more than the limit of %zu",
+		    json_array_size(inst), max_rows);
+	} else if ((rc = tfi_request_grow(q, json_array_size(inst))) == TF_OK) {
 		size_t i;
 		json_t *v;
 		json_array_foreach(inst, i, v)
@@ -957,9 +1049,10 @@ tf_request_respond(struct tf_request *q, const struct tf_model *m,
 		}
 	} else if (q->method == TF_METHOD_CLASSIFY) {
 		if (reg) {
-			return bad(q, "this model is a regression: it has no "
-			              "classification signature (use "
-			              ":regress or :predict)");
+			return tfi_request_bad(
+			    q, "this model is a regression: it has no "
+			       "classification signature (use "
+			       ":regress or :predict)");
 		}
 		rc = put(b, "{\"results\":[");
 		for (size_t r = 0; r < q->in.rows && rc == 0; r++) {
@@ -975,10 +1068,10 @@ tf_request_respond(struct tf_request *q, const struct tf_model *m,
 		rc = rc || put(b, "]}");
 	} else if (q->method == TF_METHOD_REGRESS) {
 		if (task == TF_TASK_MULTICLASS) {
-			return bad(q,
-			           "this model is a multiclass classifier: it "
-			           "has no regression signature (use "
-			           ":classify or :predict)");
+			return tfi_request_bad(
+			    q, "this model is a multiclass classifier: it "
+			       "has no regression signature (use "
+			       ":classify or :predict)");
 		}
 		rc = put(b, "{\"results\":[");
 		for (size_t r = 0; r < q->in.rows && rc == 0; r++) {

@@ -10,10 +10,10 @@ set -e
 mode=${1:-build}
 pkgs="gcc make pkg-config libcsv-dev zlib1g-dev libarchive-dev libprotobuf-c-dev
       protobuf-c-compiler libnng-dev libopenblas-dev libjansson-dev
-      nettle-dev libmicrohttpd-dev curl"
+      nettle-dev libmicrohttpd-dev libgrpc-dev libprotobuf-dev curl"
 if [ "$mode" = bench ]; then
 	pkgs="$pkgs python3 python3-protobuf protobuf-compiler python3-crc32c wrk
-	      python3-sklearn python3-torch"
+	      python3-sklearn python3-torch nghttp2-client python3-grpc-tools"
 fi
 if [ "$mode" = lint ]; then
 	pkgs="clang-format cppcheck"
@@ -21,7 +21,7 @@ fi
 if [ "$mode" = check ]; then
 	pkgs="$pkgs bats python3 python3-protobuf protobuf-compiler mandoc gzip
 	      binutils jq slurmctld slurmd slurm-client munge openmpi-bin mpich
-	      python3-yaml openssl"
+	      python3-yaml openssl python3-grpcio python3-grpc-tools nghttp2-client"
 fi
 if ! command -v dpkg-query >/dev/null 2>&1; then
 	echo "tfkit: not a Debian system; make sure these are installed: $pkgs" >&2

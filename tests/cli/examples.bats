@@ -31,7 +31,7 @@ teardown() {
 	[[ "$output" == *'"exported":true'* ]]
 	[ -d models/1 ] && [ -e in/done/a.tfrecord ] && [ ! -e in/a.tfrecord ]
 	# a server on the export base, asked all along
-	tf-serve --rest-api-port 0 --listen-address 127.0.0.1 --poll-interval 0.2 \
+	tf-serve --rest-api-port 0 --grpc-port 0 --listen-address 127.0.0.1 --poll-interval 0.2 \
 		--model-base models --model-name bc 2> serve.log 3>&- &
 	SPID=$!
 	for _ in $(seq 100); do

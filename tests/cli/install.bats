@@ -261,7 +261,7 @@ assert j["accuracy"] > 0.93 and j["auc"] > 0.98, j' "$output"
 	tf-records head -n 1 --raw bc-00004-of-00005 > one.tfrecord
 	want=$(tf-eval --plugin-dir ops -d models/1 --predict one.tfrecord)
 	tf-records head -n 1 bc-00004-of-00005 | jq -c '{instances: [del(.label)]}' > req.json
-	tf-serve --plugin-dir ops --model-base models --model-name bc --rest-api-port 0 \
+	tf-serve --plugin-dir ops --model-base models --model-name bc --rest-api-port 0 --grpc-port 0 \
 		--listen-address 127.0.0.1 2> serve.log 3>&- &
 	spid=$!
 	for _ in $(seq 100); do

@@ -78,6 +78,9 @@ def main():
                 cmd = cmd.replace("localhost:8501", "localhost:%d" % port)
                 if cmd.startswith("tf-serve "):
                     cmd = cmd.replace("tf-serve ", "tf-serve --rest-api-port %d " % port, 1)
+            if cmd.startswith("tf-serve ") and not free(8500):
+                # the gRPC port is someone else's: any free one
+                cmd = cmd.replace("tf-serve ", "tf-serve --grpc-port 0 ", 1)
             print("# $ " + cmd)
             if cmd.endswith("&"):
                 servers.append(subprocess.Popen(["bash", "-c", "exec " + cmd[:-1]]))

@@ -46,7 +46,7 @@ teardown() {
 
 # Start tf-serve on a free loopback port; sets URL and SPID.
 start_server() {
-	tf-serve --rest-api-port 0 --listen-address 127.0.0.1 "$@" 2> serve.log 3>&- &
+	tf-serve --rest-api-port 0 --grpc-port 0 --listen-address 127.0.0.1 "$@" 2> serve.log 3>&- &
 	SPID=$!
 	for _ in $(seq 100); do
 		port=$(sed -n 's|.*REST API on http://[0-9.]*:\([0-9]*\)/.*|\1|p' serve.log)
@@ -390,7 +390,7 @@ for text in sys.argv[1], sys.argv[2]:
 	run -69 --separate-stderr tf-serve --model-base empty --stdin < /dev/null
 	[[ "$stderr" == *"no valid version"* ]]
 	start_server --model-base "$F/models"
-	run -69 --separate-stderr tf-serve --model-base "$F/models" --listen-address 127.0.0.1 --rest-api-port "$port"
+	run -69 --separate-stderr tf-serve --model-base "$F/models" --listen-address 127.0.0.1 --rest-api-port "$port" --grpc-port off
 	# the port is named, and taken before any model loads
 	[ "$stderr" = "tf-serve: cannot listen on 127.0.0.1:$port: Address already in use" ]
 	printf '{"models": [{"name": "a"}]}' > bad.conf

@@ -1,11 +1,14 @@
 /*
  * test_serving.c - numbers as TF Serving prints them, the SHA-256 that
  * export manifests hold, and :predict bodies read without jansson exactly
- * as jansson reads them.
+ * as jansson reads them, and gRPC's messages (serving_pb.c) answered as
+ * the REST bodies of the same rows are.
  */
 #include <math.h>
 #include <string.h>
 
+#include "tensorflow_serving/apis/get_model_status.pb-c.h"
+#include "tensorflow_serving/apis/predict.pb-c.h"
 #include "test.h"
 
 #define CHECK_STR(a, b) CHECK_CONTAINS_EXACT(a, b)
@@ -188,6 +191,173 @@ TEST(predict_bodies_read_as_jansson_reads_them)
 	tf_registry_free(reg);
 }
 
+/* A PredictRequest of the fixture model (inputs a, b, c) for rows. */
+static size_t
+predict_request(uint8_t *buf, const float (*rows)[3], size_t n, int content,
+                const char *signature)
+{
+	static const char *const names[] = {"a", "b", "c"};
+	Tensorflow__TensorProto t[3];
+	Tensorflow__TensorShapeProto sh[3];
+	Tensorflow__TensorShapeProto__Dim dim[3], *dp[3];
+	Tensorflow__Serving__PredictRequest__InputsEntry e[3], *ep[3];
+	float col[3][8];
+	for (int k = 0; k < 3; k++) {
+		for (size_t r = 0; r < n; r++) {
+			col[k][r] = rows[r][k];
+		}
+		tensorflow__tensor_proto__init(&t[k]);
+		tensorflow__tensor_shape_proto__init(&sh[k]);
+		tensorflow__tensor_shape_proto__dim__init(&dim[k]);
+		dim[k].size = (int64_t)n;
+		dp[k] = &dim[k];
+		sh[k].n_dim = 1;
+		sh[k].dim = &dp[k];
+		t[k].tensor_shape = &sh[k];
+		t[k].dtype = TENSORFLOW__DATA_TYPE__DT_FLOAT;
+		if (content) {
+			t[k].tensor_content.data = (uint8_t *)col[k];
+			t[k].tensor_content.len = n * sizeof(float);
+		} else {
+			t[k].n_float_val = n;
+			t[k].float_val = col[k];
+		}
+		tensorflow__serving__predict_request__inputs_entry__init(&e[k]);
+		e[k].key = (char *)names[k];
+		e[k].value = &t[k];
+		ep[k] = &e[k];
+	}
+	Tensorflow__Serving__ModelSpec spec =
+	    TENSORFLOW__SERVING__MODEL_SPEC__INIT;
+	spec.name = "m";
+	spec.signature_name = (char *)signature;
+	Tensorflow__Serving__PredictRequest req =
+	    TENSORFLOW__SERVING__PREDICT_REQUEST__INIT;
+	req.model_spec = &spec;
+	req.n_inputs = 3;
+	req.inputs = ep;
+	return tensorflow__serving__predict_request__pack(&req, buf);
+}
+
+TEST(grpc_predict_answers_as_rest_does)
+{
+	struct tf_registry *reg = tf_registry_new();
+	struct tf_model *m = tf_model_new();
+	REQUIRE(reg && m && tf_registry_load(reg) == TF_OK);
+	REQUIRE(tf_model_load(m, reg, "tests/fuzz/model") == TF_OK);
+	struct tf_request *q = tf_request_new(), *j = tf_request_new();
+	REQUIRE(q && j);
+	static const float rows[2][3] = {{0.5f, -1.25f, 3}, {2, 0.125f, -7}};
+	const char *body = "{\"instances\":[[0.5,-1.25,3],[2,0.125,-7]]}";
+	REQUIRE(tf_request_parse(j, m, TF_METHOD_PREDICT, body, strlen(body),
+	                         0) == TF_OK);
+	REQUIRE(tf_request_predict(j, m) == TF_OK);
+	const float *want = tf_request_outputs(j);
+	uint8_t buf[1024];
+	for (int content = 0; content < 2; content++) {
+		size_t len = predict_request(buf, rows, 2, content, "");
+		struct tf_model_spec spec;
+		CHECK_EQ_INT(
+		    tf_request_decode_pb(q, TF_METHOD_PREDICT, buf, len, &spec),
+		    TF_OK);
+		CHECK(strcmp(spec.name, "m") == 0 && spec.version == -1);
+		CHECK_EQ_INT(tf_request_parse_pb(q, m, 0), TF_OK);
+		CHECK_EQ_INT(tf_request_rows(q), 2);
+		CHECK_MEM(tf_request_batch(q)->x, tf_request_batch(j)->x,
+		          6 * sizeof(float));
+		REQUIRE(tf_request_predict(q, m) == TF_OK);
+		const void *out;
+		size_t olen;
+		REQUIRE(tf_request_respond_pb(q, m, "m", 3, &out, &olen) ==
+		        TF_OK);
+		Tensorflow__Serving__PredictResponse *r =
+		    tensorflow__serving__predict_response__unpack(NULL, olen,
+		                                                  out);
+		REQUIRE(r != NULL);
+		CHECK(r->model_spec && r->model_spec->version &&
+		      r->model_spec->version->value == 3);
+		int seen = 0;
+		for (size_t i = 0; i < r->n_outputs; i++) {
+			const Tensorflow__TensorProto *t = r->outputs[i]->value;
+			if (strcmp(r->outputs[i]->key, "probabilities") == 0) {
+				CHECK_EQ_INT(t->n_float_val, 4);
+				CHECK_MEM(t->float_val, want,
+				          4 * sizeof(float));
+				CHECK(t->tensor_shape->n_dim == 2 &&
+				      t->tensor_shape->dim[1]->size == 2);
+				seen++;
+			} else if (strcmp(r->outputs[i]->key, "class_ids") ==
+			           0) {
+				CHECK_EQ_INT(t->n_int64_val, 2);
+				CHECK_EQ_INT(t->int64_val[0],
+				             want[1] > want[0]);
+				seen++;
+			} else if (strcmp(r->outputs[i]->key, "classes") == 0) {
+				CHECK_EQ_INT(t->n_string_val, 2);
+				seen++;
+			}
+		}
+		CHECK_EQ_INT(seen, 3);
+		tensorflow__serving__predict_response__free_unpacked(r, NULL);
+	}
+	/* every prefix of a request: decoded and read, or refused with a
+	 * message; never anything else */
+	size_t len = predict_request(buf, rows, 2, 1, "serving_default");
+	int refused = 0;
+	for (size_t n = 0; n < len; n++) {
+		struct tf_model_spec spec;
+		int rc =
+		    tf_request_decode_pb(q, TF_METHOD_PREDICT, buf, n, &spec);
+		rc = rc ? rc : tf_request_parse_pb(q, m, 0);
+		CHECK(rc == TF_OK || (rc == TF_EINVAL && *tf_errmsg(q)));
+		refused += rc != TF_OK;
+	}
+	CHECK(refused == (int)len); /* a prefix lacks an input or a value */
+	/* another signature is TF Serving's error */
+	len = predict_request(buf, rows, 2, 0, "classify_x");
+	struct tf_model_spec spec;
+	REQUIRE(tf_request_decode_pb(q, TF_METHOD_PREDICT, buf, len, &spec) ==
+	        TF_OK);
+	CHECK_EQ_INT(tf_request_parse_pb(q, m, 0), TF_EINVAL);
+	CHECK(strstr(tf_errmsg(q), "\"classify_x\" not found") != NULL);
+	/* more rows than the limit */
+	len = predict_request(buf, rows, 2, 0, "");
+	REQUIRE(tf_request_decode_pb(q, TF_METHOD_PREDICT, buf, len, &spec) ==
+	        TF_OK);
+	CHECK_EQ_INT(tf_request_parse_pb(q, m, 1), TF_EINVAL);
+	tf_request_free(q);
+	tf_request_free(j);
+	tf_model_free(m);
+	tf_registry_free(reg);
+}
+
+TEST(grpc_model_status_names_states_and_codes)
+{
+	struct tf_request *q = tf_request_new();
+	REQUIRE(q != NULL);
+	const struct tf_version_state v[] = {
+	    {3, "AVAILABLE", "OK", ""},
+	    {2, "END", "DATA_LOSS", "variables.bin: sha256 mismatch"},
+	};
+	const void *out;
+	size_t len;
+	REQUIRE(tf_serving_status_pb(q, v, 2, &out, &len) == TF_OK);
+	Tensorflow__Serving__GetModelStatusResponse *r =
+	    tensorflow__serving__get_model_status_response__unpack(NULL, len,
+	                                                           out);
+	REQUIRE(r != NULL && r->n_model_version_status == 2);
+	CHECK_EQ_INT(r->model_version_status[0]->version, 3);
+	CHECK_EQ_INT(r->model_version_status[0]->state, 30);
+	CHECK_EQ_INT(r->model_version_status[1]->state, 50);
+	CHECK_EQ_INT(r->model_version_status[1]->status->error_code, 15);
+	CHECK(strcmp(r->model_version_status[1]->status->error_message,
+	             "variables.bin: sha256 mismatch") == 0);
+	tensorflow__serving__get_model_status_response__free_unpacked(r, NULL);
+	CHECK_EQ_INT(tf_serving_code("NOT_FOUND"), 5);
+	CHECK_EQ_INT(tf_serving_code("no such code"), 13);
+	tf_request_free(q);
+}
+
 int
 main(void)
 {
@@ -195,5 +365,7 @@ main(void)
 	RUN(sha256_of_the_standard_vectors);
 	RUN(urls_route_as_tf_serving_reads_them);
 	RUN(predict_bodies_read_as_jansson_reads_them);
+	RUN(grpc_predict_answers_as_rest_does);
+	RUN(grpc_model_status_names_states_and_codes);
 	DONE();
 }

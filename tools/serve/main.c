@@ -22,8 +22,8 @@ usage(void)
 	    "  or:  %s --model-config-file=FILE [OPTION]...\n"
 	    "  or:  %s --model-base=BASE --stdin [--stdin-format=FORMAT]\n"
 	    "Serve the newest valid version of exported models (tf-export) "
-	    "over the\nTensorFlow Serving REST API, and optionally an nng "
-	    "request/reply socket;\nwatch BASE and swap in new versions "
+	    "over\nTensorFlow Serving's gRPC and REST APIs, and optionally an "
+	    "nng request/reply\nsocket; watch BASE and swap in new versions "
 	    "without failing a request.  BASE may\nalso be a .tar.gz "
 	    "archive from tf-export --archive.  With --stdin, read\n"
 	    "instances (JSON lines) or records from standard input and "
@@ -37,7 +37,11 @@ usage(void)
 	    "batch\n"
 	    "      --idle-timeout=SECS   close idle connections after SECS "
 	    "(default 30)\n"
-	    "      --listen-address=ADDR REST address (default 0.0.0.0)\n"
+	    "      --grpc-port=PORT      gRPC port (default 8500; 0: any free "
+	    "port; off:\n"
+	    "                            no gRPC API); also spelled --port\n"
+	    "      --listen-address=ADDR address of both APIs (default "
+	    "0.0.0.0)\n"
 	    "      --max-batch-size=N    rows in one batch (default 64)\n"
 	    "      --max-body-bytes=N    largest request body (default "
 	    "16777216)\n"
@@ -92,6 +96,7 @@ enum {
 	OPT_PLUGIN_DIR,
 	OPT_POLL,
 	OPT_PORT,
+	OPT_GRPC_PORT,
 	OPT_STDIN,
 	OPT_STDIN_FORMAT
 };
@@ -100,6 +105,7 @@ static const struct option options[] = {
     {"allow-missing", no_argument, NULL, OPT_ALLOW_MISSING},
     {"batch-timeout-micros", required_argument, NULL, OPT_BATCH_TIMEOUT},
     {"enable-batching", no_argument, NULL, OPT_BATCHING},
+    {"grpc-port", required_argument, NULL, OPT_GRPC_PORT},
     {"help", no_argument, NULL, 'h'},
     {"idle-timeout", required_argument, NULL, OPT_IDLE},
     {"listen-address", required_argument, NULL, OPT_ADDRESS},
@@ -114,6 +120,7 @@ static const struct option options[] = {
     {"nng-listen", required_argument, NULL, OPT_NNG},
     {"plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR},
     {"poll-interval", required_argument, NULL, OPT_POLL},
+    {"port", required_argument, NULL, OPT_GRPC_PORT}, /* TF Serving's */
     {"rest-api-port", required_argument, NULL, OPT_PORT},
     {"stdin", no_argument, NULL, OPT_STDIN},
     {"stdin-format", required_argument, NULL, OPT_STDIN_FORMAT},
@@ -178,6 +185,11 @@ apply(struct serve_opts *o, int c, const char *arg)
 	case OPT_PORT:
 		o->port = (int)opt_int("--rest-api-port", arg, 0, 65535);
 		break;
+	case OPT_GRPC_PORT:
+		o->grpc_port = strcmp(arg, "off") == 0
+		                   ? -1
+		                   : (int)opt_int("--grpc-port", arg, 0, 65535);
+		break;
 	default:
 		fprintf(stderr, "try '%s --help'\n", tool_name);
 		exit(EX_USAGE);
@@ -197,6 +209,7 @@ run(struct serve *sv)
 	signal(SIGPIPE, SIG_IGN);
 	unsigned pool;
 	struct serve_http *http = serve_http_start(sv, &pool);
+	struct serve_grpc *grpc = serve_grpc_start(sv);
 	/* The port is taken before the models load: a client may ask for
 	 * /readyz meanwhile (503 until every model has a version). */
 	for (int i = 0; i < sv->nmodels; i++) {
@@ -215,6 +228,7 @@ run(struct serve *sv)
 	sigwait(&sigs, &sig);
 	warnx_("%s: draining", sig == SIGINT ? "SIGINT" : "SIGTERM");
 	serve_http_stop(sv, http);
+	serve_grpc_stop(grpc);
 	atomic_store(&sv->stopping, 1);
 	pthread_mutex_lock(&sv->watch_lock);
 	pthread_cond_broadcast(&sv->watch_wake);
@@ -233,8 +247,18 @@ main(int argc, char **argv)
 {
 	tool_name = "tf-serve";
 	static struct serve sv = {
-	    .opt = {2, 0, 64, 1000, 16u << 20, 10000, 32768, 1024, 30, 1.0,
-	            8501, "0.0.0.0", NULL},
+	    .opt = {.threads = 2,
+	            .max_batch = 64,
+	            .batch_timeout_us = 1000,
+	            .max_body = 16u << 20,
+	            .max_rows = 10000,
+	            .max_header = 32768,
+	            .max_conn = 1024,
+	            .idle = 30,
+	            .poll = 1.0,
+	            .port = 8501,
+	            .grpc_port = 8500,
+	            .address = "0.0.0.0"},
 	    .watch_lock = PTHREAD_MUTEX_INITIALIZER,
 	    .watch_wake = PTHREAD_COND_INITIALIZER,
 	};

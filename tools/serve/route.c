@@ -151,8 +151,8 @@ infer(struct serve *sv, struct reply *r, struct served *s, int64_t want,
 	serve_release(s, v);
 }
 
-static struct served *
-find_model(struct serve *sv, const char *name, size_t n)
+struct served *
+serve_find(struct serve *sv, const char *name, size_t n)
 {
 	for (int i = 0; i < sv->nmodels; i++) {
 		if (strlen(sv->models[i].name) == n &&
@@ -221,7 +221,7 @@ serve_route(struct serve *sv, struct reply *r, const char *method,
 	    [TF_ROUTE_REGRESS] = M_REGRESS,
 	};
 	int kind = kinds[rt.kind];
-	struct served *s = find_model(sv, rt.model, rt.model_len);
+	struct served *s = serve_find(sv, rt.model, rt.model_len);
 	if (s == NULL) {
 		if (kind == M_STATUS) {
 			reply_error(r, 404,

@@ -6,6 +6,7 @@
  *	batch.c     predicting: directly, or batched across requests
  *	route.c     a request's answer (REST and nng share it)
  *	http.c      the REST API on libmicrohttpd
+ *	grpc.c      TF Serving's gRPC API on the gRPC C core
  *	nng.c       the nng request/reply endpoint
  *	stdin.c     the --stdin filter
  *	metrics.c   counters and the Prometheus text
@@ -37,6 +38,7 @@ struct serve_opts {
 	unsigned max_conn, idle;
 	double poll;
 	int port;
+	int grpc_port; /* -1: no gRPC API */
 	const char *address;
 	const char *nng_url;
 	int allow_missing; /* examples may lack features */
@@ -156,11 +158,16 @@ void reply_error(struct reply *r, int status, const char *fmt, ...)
 void serve_route(struct serve *sv, struct reply *r, const char *method,
                  const char *path, const char *body, size_t len,
                  struct served **counted, int *mkind);
+/* The model served as name (n bytes), or NULL. */
+struct served *serve_find(struct serve *sv, const char *name, size_t n);
 
 /* http.c, nng.c: start (exit 69 when they cannot listen) and stop. */
 struct serve_http;
 struct serve_http *serve_http_start(struct serve *sv, unsigned *pool);
 void serve_http_stop(struct serve *sv, struct serve_http *h);
+struct serve_grpc;
+struct serve_grpc *serve_grpc_start(struct serve *sv);
+void serve_grpc_stop(struct serve_grpc *g);
 struct serve_nng;
 struct serve_nng *serve_nng_start(struct serve *sv);
 void serve_nng_stop(struct serve_nng *n);

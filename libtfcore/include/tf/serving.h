@@ -34,7 +34,9 @@ enum tf_method {
 	TF_METHOD_CLASSIFY = 1,
 	TF_METHOD_REGRESS = 2,
 	TF_METHOD_INSTANCE = 3, /* one instance a line (tf-serve --stdin) */
-	TF_METHOD_LINES = 4     /* rows set directly; one prediction a line */
+	TF_METHOD_LINES = 4,    /* rows set directly; one prediction a line */
+	TF_METHOD_METADATA = 5, /* gRPC GetModelMetadata */
+	TF_METHOD_STATUS = 6    /* gRPC GetModelStatus */
 };
 
 struct tf_request;
@@ -133,6 +135,52 @@ TF_API void tf_serving_not_found(char *buf, size_t size, const char *model,
 /* TF Serving's error body for a message, {"error": "..."} (the caller
  * frees it; NULL when out of memory). */
 TF_API char *tf_serving_error_body(const char *message);
+
+/*
+ * TF Serving's gRPC API (tensorflow.serving.PredictionService and
+ * ModelService): the messages of libtfcore/proto/tensorflow_serving/,
+ * serialized.  tf_request_decode_pb() unpacks a request of method
+ * (TF_METHOD_PREDICT, _CLASSIFY, _REGRESS, _METADATA or _STATUS) and
+ * says which model it asks for; tf_request_parse_pb() reads its tensors
+ * (Predict) or Examples (Classify, Regress) into rows, as
+ * tf_request_parse() does a REST body; tf_request_respond_pb() writes the
+ * response message of the method (for _METADATA, the signatures).  All
+ * return TF_EINVAL with TF Serving's message for a client's mistake.
+ *
+ * Predict takes one tensor per signature input: a [n] or [n, 1] tensor
+ * for a feature, [n, width] for a list input (a model trained on
+ * --pack-features records has one, named as the list), DT_STRING for a
+ * categorical feature; any numeric dtype for a numeric one, in the typed
+ * *_val fields or tensor_content.  It answers "probabilities" [n, K],
+ * "class_ids" [n] and "classes" [n] for a classifier, "predictions" [n]
+ * for a regression, less what output_filter leaves out.
+ */
+struct tf_model_spec {
+	const char *name;      /* "" when the request has none */
+	int64_t version;       /* -1: the latest */
+	const char *label;     /* a version label, or NULL */
+	const char *signature; /* "" for the default */
+};
+TF_API int tf_request_decode_pb(struct tf_request *q, int method,
+                                const void *msg, size_t len,
+                                struct tf_model_spec *spec);
+TF_API int tf_request_parse_pb(struct tf_request *q, const struct tf_model *m,
+                               size_t max_rows);
+TF_API int tf_request_respond_pb(struct tf_request *q, const struct tf_model *m,
+                                 const char *name, int64_t version,
+                                 const void **msg, size_t *len);
+/* One version as GetModelStatus reports it: state "AVAILABLE", "END",
+ * ...; code a tensorflow.error.Code name ("OK", "DATA_LOSS", ...). */
+struct tf_version_state {
+	int64_t version;
+	const char *state, *code, *message;
+};
+/* The GetModelStatusResponse of n versions, owned by q. */
+TF_API int tf_serving_status_pb(struct tf_request *q,
+                                const struct tf_version_state *v, size_t n,
+                                const void **msg, size_t *len);
+/* The number of a tensorflow.error.Code name (13, INTERNAL, if unknown). */
+TF_API int tf_serving_code(const char *name);
 
 /* A float as TF Serving prints it: 6 significant digits when they read
  * back the same, else 9; ".0" added to whole numbers; NaN, Infinity. */

@@ -1,0 +1,1200 @@
+/*
+ * serving_pb.c - TensorFlow Serving's gRPC messages (protobuf-c): a
+ * PredictRequest's tensors, or the Examples of a Classify or Regress
+ * request, into a tf_request's rows; the responses, the signatures of
+ * GetModelMetadata and the versions of GetModelStatus back, with TF
+ * Serving's names, shapes and messages.  The transport is tf-serve's.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "tensorflow_serving/apis/classification.pb-c.h"
+#include "tensorflow_serving/apis/get_model_metadata.pb-c.h"
+#include "tensorflow_serving/apis/get_model_status.pb-c.h"
+#include "tensorflow_serving/apis/predict.pb-c.h"
+#include "tensorflow_serving/apis/regression.pb-c.h"
+#include "tf/dataset.h"
+#include "tf/serving.h"
+
+static const ProtobufCMessageDescriptor *const request_desc[] = {
+    [TF_METHOD_PREDICT] = &tensorflow__serving__predict_request__descriptor,
+    [TF_METHOD_CLASSIFY] =
+        &tensorflow__serving__classification_request__descriptor,
+    [TF_METHOD_REGRESS] = &tensorflow__serving__regression_request__descriptor,
+    [TF_METHOD_METADATA] =
+        &tensorflow__serving__get_model_metadata_request__descriptor,
+    [TF_METHOD_STATUS] =
+        &tensorflow__serving__get_model_status_request__descriptor,
+};
+
+void
+tfi_request_free_pb(struct tf_request *q)
+{
+	if (q->pb != NULL) {
+		protobuf_c_message_free_unpacked(q->pb, NULL);
+		q->pb = NULL;
+	}
+}
+
+/* Every request message has its ModelSpec as field 1. */
+static const Tensorflow__Serving__ModelSpec *
+spec_of(const struct tf_request *q)
+{
+	switch (q->method) {
+	case TF_METHOD_PREDICT:
+		return ((Tensorflow__Serving__PredictRequest *)q->pb)
+		    ->model_spec;
+	case TF_METHOD_CLASSIFY:
+		return ((Tensorflow__Serving__ClassificationRequest *)q->pb)
+		    ->model_spec;
+	case TF_METHOD_REGRESS:
+		return ((Tensorflow__Serving__RegressionRequest *)q->pb)
+		    ->model_spec;
+	case TF_METHOD_METADATA:
+		return ((Tensorflow__Serving__GetModelMetadataRequest *)q->pb)
+		    ->model_spec;
+	default:
+		return ((Tensorflow__Serving__GetModelStatusRequest *)q->pb)
+		    ->model_spec;
+	}
+}
+
+int
+tf_request_decode_pb(struct tf_request *q, int method, const void *msg,
+                     size_t len, struct tf_model_spec *spec)
+{
+	tf_errclear(q);
+	tfi_request_free_pb(q);
+	*spec = (struct tf_model_spec){"", -1, NULL, ""};
+	if (method < 0 || method > TF_METHOD_STATUS ||
+	    request_desc[method] == NULL) {
+		return tfi_set_error(q, TF_EINVAL, "no such method");
+	}
+	q->method = method;
+	q->pb = protobuf_c_message_unpack(request_desc[method], NULL, len, msg);
+	if (q->pb == NULL) {
+		return tfi_request_bad(q, "the request is not a valid %s",
+		                       request_desc[method]->name);
+	}
+	const Tensorflow__Serving__ModelSpec *ms = spec_of(q);
+	if (ms == NULL) {
+		return tfi_request_bad(q, "Missing ModelSpec");
+	}
+	spec->name = ms->name;
+	spec->signature = ms->signature_name;
+	if (ms->version_choice_case ==
+	        TENSORFLOW__SERVING__MODEL_SPEC__VERSION_CHOICE_VERSION &&
+	    ms->version != NULL) {
+		spec->version = ms->version->value;
+		if (spec->version < 0) {
+			return tfi_request_bad(q, "version %lld is negative",
+			                       (long long)spec->version);
+		}
+	} else if (
+	    ms->version_choice_case ==
+	    TENSORFLOW__SERVING__MODEL_SPEC__VERSION_CHOICE_VERSION_LABEL) {
+		spec->label = ms->version_label;
+	}
+	return TF_OK;
+}
+
+/* ---- tensors in ----------------------------------------------------------
+ */
+
+static const char *
+dtype_name(int t)
+{
+	const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
+	    &tensorflow__data_type__descriptor, t);
+	return v ? v->name : "an unknown dtype";
+}
+
+/* Bytes an element takes in tensor_content (0: no such encoding). */
+static size_t
+elem_size(int t)
+{
+	switch (t) {
+	case TENSORFLOW__DATA_TYPE__DT_DOUBLE:
+	case TENSORFLOW__DATA_TYPE__DT_INT64:
+	case TENSORFLOW__DATA_TYPE__DT_UINT64:
+		return 8;
+	case TENSORFLOW__DATA_TYPE__DT_FLOAT:
+	case TENSORFLOW__DATA_TYPE__DT_INT32:
+	case TENSORFLOW__DATA_TYPE__DT_UINT32:
+		return 4;
+	case TENSORFLOW__DATA_TYPE__DT_INT16:
+	case TENSORFLOW__DATA_TYPE__DT_UINT16:
+	case TENSORFLOW__DATA_TYPE__DT_HALF:
+	case TENSORFLOW__DATA_TYPE__DT_BFLOAT16:
+		return 2;
+	case TENSORFLOW__DATA_TYPE__DT_INT8:
+	case TENSORFLOW__DATA_TYPE__DT_UINT8:
+	case TENSORFLOW__DATA_TYPE__DT_BOOL:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Values the typed field of t's dtype holds. */
+static size_t
+typed_count(const Tensorflow__TensorProto *t)
+{
+	switch (t->dtype) {
+	case TENSORFLOW__DATA_TYPE__DT_FLOAT:
+		return t->n_float_val;
+	case TENSORFLOW__DATA_TYPE__DT_DOUBLE:
+		return t->n_double_val;
+	case TENSORFLOW__DATA_TYPE__DT_INT64:
+		return t->n_int64_val;
+	case TENSORFLOW__DATA_TYPE__DT_UINT32:
+		return t->n_uint32_val;
+	case TENSORFLOW__DATA_TYPE__DT_UINT64:
+		return t->n_uint64_val;
+	case TENSORFLOW__DATA_TYPE__DT_BOOL:
+		return t->n_bool_val;
+	case TENSORFLOW__DATA_TYPE__DT_HALF:
+	case TENSORFLOW__DATA_TYPE__DT_BFLOAT16:
+		return t->n_half_val;
+	case TENSORFLOW__DATA_TYPE__DT_STRING:
+		return t->n_string_val;
+	default: /* int32, int16, uint16, int8, uint8 */
+		return t->n_int_val;
+	}
+}
+
+static float
+half_to_float(uint16_t h)
+{
+	int e = (h >> 10) & 0x1f, f = h & 0x3ff;
+	float v = e == 0    ? ldexpf((float)f, -24)
+	          : e == 31 ? (f ? NAN : INFINITY)
+	                    : ldexpf((float)(f | 0x400), e - 25);
+	return h & 0x8000 ? -v : v;
+}
+
+/* Element i of a numeric tensor (from tensor_content when it is set). */
+static float
+element(const Tensorflow__TensorProto *t, size_t i)
+{
+	if (t->tensor_content.len > 0) {
+		const uint8_t *p =
+		    t->tensor_content.data + i * elem_size(t->dtype);
+		union {
+			float f;
+			double d;
+			int64_t i64;
+			uint64_t u64;
+			int32_t i32;
+			uint32_t u32;
+			int16_t i16;
+			uint16_t u16;
+		} u;
+		memcpy(&u, p, elem_size(t->dtype)); /* little-endian hosts */
+		switch (t->dtype) {
+		case TENSORFLOW__DATA_TYPE__DT_FLOAT:
+			return u.f;
+		case TENSORFLOW__DATA_TYPE__DT_DOUBLE:
+			return (float)u.d;
+		case TENSORFLOW__DATA_TYPE__DT_INT64:
+			return (float)u.i64;
+		case TENSORFLOW__DATA_TYPE__DT_UINT64:
+			return (float)u.u64;
+		case TENSORFLOW__DATA_TYPE__DT_INT32:
+			return (float)u.i32;
+		case TENSORFLOW__DATA_TYPE__DT_UINT32:
+			return (float)u.u32;
+		case TENSORFLOW__DATA_TYPE__DT_INT16:
+			return (float)u.i16;
+		case TENSORFLOW__DATA_TYPE__DT_UINT16:
+			return (float)u.u16;
+		case TENSORFLOW__DATA_TYPE__DT_HALF:
+			return half_to_float(u.u16);
+		case TENSORFLOW__DATA_TYPE__DT_BFLOAT16: {
+			uint32_t b = (uint32_t)u.u16 << 16;
+			float f;
+			memcpy(&f, &b, sizeof f);
+			return f;
+		}
+		case TENSORFLOW__DATA_TYPE__DT_INT8:
+			return (float)(int8_t)p[0];
+		default: /* uint8, bool */
+			return (float)p[0];
+		}
+	}
+	switch (t->dtype) {
+	case TENSORFLOW__DATA_TYPE__DT_FLOAT:
+		return t->float_val[i];
+	case TENSORFLOW__DATA_TYPE__DT_DOUBLE:
+		return (float)t->double_val[i];
+	case TENSORFLOW__DATA_TYPE__DT_INT64:
+		return (float)t->int64_val[i];
+	case TENSORFLOW__DATA_TYPE__DT_UINT32:
+		return (float)t->uint32_val[i];
+	case TENSORFLOW__DATA_TYPE__DT_UINT64:
+		return (float)t->uint64_val[i];
+	case TENSORFLOW__DATA_TYPE__DT_BOOL:
+		return t->bool_val[i] ? 1.0f : 0.0f;
+	case TENSORFLOW__DATA_TYPE__DT_HALF:
+		return half_to_float((uint16_t)t->half_val[i]);
+	case TENSORFLOW__DATA_TYPE__DT_BFLOAT16: {
+		uint32_t b = (uint32_t)(uint16_t)t->half_val[i] << 16;
+		float f;
+		memcpy(&f, &b, sizeof f);
+		return f;
+	}
+	default:
+		return (float)t->int_val[i];
+	}
+}
+
+/* The rows a tensor for input in holds: shape [n] or [n, 1] for one
+ * column, [n, width] for a list; scalar for one row of one column. */
+static int
+tensor_rows(struct tf_request *q, const char *name, const struct tfi_input *in,
+            const Tensorflow__TensorProto *t, size_t *rows)
+{
+	const Tensorflow__TensorShapeProto *sh = t->tensor_shape;
+	size_t rank = sh ? sh->n_dim : 0;
+	int64_t d0 = rank > 0 ? sh->dim[0]->size : 1;
+	int64_t d1 = rank > 1 ? sh->dim[1]->size : 1;
+	int ok = rank <= 2 && d0 >= 0 && (!in->list || rank == 2) &&
+	         d1 == (in->list ? in->width : 1);
+	if (!ok || (sh != NULL && sh->unknown_rank)) {
+		char got[96] = "[";
+		for (size_t k = 0; sh != NULL && k < sh->n_dim && k < 6; k++) {
+			size_t n = strlen(got);
+			snprintf(got + n, sizeof got - n, "%s%lld",
+			         k ? ", " : "", (long long)sh->dim[k]->size);
+		}
+		strcat(got, sh != NULL && sh->n_dim > 6 ? ", ...]" : "]");
+		if (in->list) {
+			return tfi_request_bad(
+			    q,
+			    "input '%s' has shape [-1, %lld]; "
+			    "got %s",
+			    name, (long long)in->width, got);
+		}
+		return tfi_request_bad(
+		    q,
+		    "input '%s' has shape [-1] (or [-1, 1]); "
+		    "got %s",
+		    name, got);
+	}
+	if (d0 == 0) {
+		return tfi_request_bad(q, "input '%s' holds no rows", name);
+	}
+	*rows = (size_t)d0;
+	return TF_OK;
+}
+
+/* The values of t for input in, rows of them, into q's rows. */
+static int
+tensor_values(struct tf_request *q, const struct tf_model *m, const char *name,
+              const struct tfi_input *in, const Tensorflow__TensorProto *t,
+              size_t rows)
+{
+	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
+	size_t want = rows * (size_t)in->width;
+	int str = t->dtype == TENSORFLOW__DATA_TYPE__DT_STRING;
+	if (in->categorical != str || (!str && elem_size(t->dtype) == 0)) {
+		return tfi_request_bad(
+		    q, "input '%s' takes %s; got %s", name,
+		    in->categorical ? "DT_STRING (a categorical feature)"
+		                    : "numbers (DT_FLOAT, DT_DOUBLE or an "
+		                      "integer type)",
+		    dtype_name(t->dtype));
+	}
+	size_t have;
+	if (t->tensor_content.len > 0) {
+		size_t es = elem_size(t->dtype);
+		if (str || t->tensor_content.len % es != 0) {
+			return tfi_request_bad(
+			    q,
+			    "input '%s': tensor_content of %zu bytes is not "
+			    "a whole number of %s",
+			    name, t->tensor_content.len, dtype_name(t->dtype));
+		}
+		have = t->tensor_content.len / es;
+	} else {
+		have = typed_count(t);
+	}
+	/* One value fills the whole shape, as TensorFlow reads a proto. */
+	if (have != want && have != 1) {
+		return tfi_request_bad(
+		    q,
+		    "input '%s': %zu values for its shape of "
+		    "%zu",
+		    name, have, want);
+	}
+	for (size_t r = 0; r < rows; r++) {
+		for (int64_t k = 0; k < in->width; k++) {
+			size_t i =
+			    have == 1 ? 0 : r * (size_t)in->width + (size_t)k;
+			int64_t c = in->col + k;
+			if (str) {
+				const ProtobufCBinaryData *b =
+				    &t->string_val[i];
+				q->in.ids[r * (size_t)q->in.id_width +
+				          (size_t)(c - q->in.width)] =
+				    tf_dataset_category(
+				        ds, c, (const char *)b->data, b->len);
+			} else {
+				q->in.x[r * (size_t)q->in.width + (size_t)c] =
+				    element(t, i);
+			}
+		}
+	}
+	return TF_OK;
+}
+
+/* The signature's input names, "{a,b,...}" (for messages). */
+static void
+input_set(const struct tf_model *m, char *buf, size_t size)
+{
+	struct tfi_input in[64];
+	size_t n =
+	    tfi_dataset_inputs(tf_model_dataset((struct tf_model *)m), in, 64);
+	size_t at = (size_t)snprintf(buf, size, "{");
+	for (size_t i = 0; i < n && i < 64 && at < size; i++) {
+		at += (size_t)snprintf(buf + at, size - at, "%s%s",
+		                       i ? "," : "", in[i].name);
+	}
+	if (at < size) {
+		snprintf(buf + at, size - at, "%s}", n > 64 ? ",..." : "");
+	}
+}
+
+static int
+check_signature(struct tf_request *q, const char *sn, int method)
+{
+	if (*sn == '\0' || strcmp(sn, "serving_default") == 0 ||
+	    (method == TF_METHOD_CLASSIFY &&
+	     strcmp(sn, "classification") == 0) ||
+	    (method == TF_METHOD_REGRESS && strcmp(sn, "regression") == 0)) {
+		return TF_OK;
+	}
+	return tfi_request_bad(
+	    q, "Serving signature name: \"%s\" not found in signature def", sn);
+}
+
+static int
+predict_inputs(struct tf_request *q, const struct tf_model *m, size_t max_rows)
+{
+	const Tensorflow__Serving__PredictRequest *pr = q->pb;
+	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
+	size_t rows = 0;
+	if (pr->n_inputs == 0) {
+		return tfi_request_bad(q, "the request has no inputs");
+	}
+	if (tfi_request_seen(q) != TF_OK) {
+		return TF_ENOMEM;
+	}
+	for (size_t i = 0; i < pr->n_inputs; i++) {
+		const char *name = pr->inputs[i]->key;
+		const Tensorflow__TensorProto *t = pr->inputs[i]->value;
+		struct tfi_input in;
+		if (!tfi_dataset_input(ds, name, &in)) {
+			char set[400];
+			input_set(m, set, sizeof set);
+			return tfi_request_bad(
+			    q,
+			    "input tensor alias not found in signature: %s. "
+			    "Inputs expected to be in the set %s.",
+			    name, set);
+		}
+		static const Tensorflow__TensorProto empty =
+		    TENSORFLOW__TENSOR_PROTO__INIT;
+		t = t ? t : &empty;
+		size_t n = 0;
+		if (tensor_rows(q, name, &in, t, &n) != TF_OK) {
+			return TF_EINVAL;
+		}
+		if (rows == 0) {
+			if (max_rows && n > max_rows) {
+				return tfi_request_bad(
+				    q, "%zu rows, more than the limit of %zu",
+				    n, max_rows);
+			}
+			if (tfi_request_grow(q, n) != TF_OK) {
+				return TF_ENOMEM;
+			}
+			rows = n;
+		} else if (n != rows) {
+			return tfi_request_bad(
+			    q,
+			    "input '%s' has %zu rows, others %zu (all inputs "
+			    "must share the batch size)",
+			    name, n, rows);
+		}
+		for (int64_t k = 0; k < in.width; k++) {
+			if (q->seen[in.col + k]) {
+				return tfi_request_bad(
+				    q,
+				    "input '%s' gives a feature another input "
+				    "gave",
+				    name);
+			}
+			q->seen[in.col + k] = 1;
+		}
+		if (tensor_values(q, m, name, &in, t, rows) != TF_OK) {
+			return TF_EINVAL;
+		}
+	}
+	int64_t n = tfi_serving_ninputs(m);
+	for (int64_t c = 0; c < n; c++) {
+		if (!q->seen[c]) {
+			struct tfi_input in[64];
+			size_t k = tfi_dataset_inputs(ds, in, 64), j = 0;
+			while (j + 1 < k && j + 1 < 64 && in[j + 1].col <= c) {
+				j++;
+			}
+			return tfi_request_bad(
+			    q, "missing input '%s' (the signature has %zu)",
+			    in[j].name, k);
+		}
+	}
+	q->in.rows = rows;
+	return TF_OK;
+}
+
+/* One Example's features into row r (those the model lacks ignored). */
+static int
+example_row(struct tf_request *q, const struct tf_model *m,
+            const Tensorflow__Example *ex, size_t r)
+{
+	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
+	size_t nf = ex && ex->features ? ex->features->n_feature : 0;
+	for (size_t i = 0; i < nf; i++) {
+		const char *name = ex->features->feature[i]->key;
+		const Tensorflow__Feature *f = ex->features->feature[i]->value;
+		struct tfi_input in;
+		if (f == NULL || !tfi_dataset_input(ds, name, &in)) {
+			continue;
+		}
+		if (in.categorical) {
+			if (f->kind_case !=
+			    TENSORFLOW__FEATURE__KIND_BYTES_LIST) {
+				return tfi_request_bad(
+				    q,
+				    "example %zu: feature '%s' is categorical: "
+				    "expected a bytes_list",
+				    r, name);
+			}
+			q->in.ids[r * (size_t)q->in.id_width +
+			          (size_t)(in.col - q->in.width)] =
+			    f->bytes_list->n_value == 0
+			        ? -1
+			        : tf_dataset_category(
+			              ds, in.col,
+			              (const char *)f->bytes_list->value[0]
+			                  .data,
+			              f->bytes_list->value[0].len);
+			q->seen[in.col] = 1;
+			continue;
+		}
+		size_t n =
+		    f->kind_case == TENSORFLOW__FEATURE__KIND_FLOAT_LIST
+		        ? f->float_list->n_value
+		    : f->kind_case == TENSORFLOW__FEATURE__KIND_INT64_LIST
+		        ? f->int64_list->n_value
+		        : (size_t)-1;
+		if (n == (size_t)-1) {
+			return tfi_request_bad(
+			    q,
+			    "example %zu: feature '%s': expected "
+			    "a float_list or int64_list",
+			    r, name);
+		}
+		if (n != (size_t)in.width) {
+			return tfi_request_bad(
+			    q,
+			    "example %zu: feature '%s' has %zu "
+			    "values, the model takes %lld",
+			    r, name, n, (long long)in.width);
+		}
+		float *x = q->in.x + r * (size_t)q->in.width + (size_t)in.col;
+		for (size_t k = 0; k < n; k++) {
+			x[k] =
+			    f->kind_case == TENSORFLOW__FEATURE__KIND_FLOAT_LIST
+			        ? f->float_list->value[k]
+			        : (float)f->int64_list->value[k];
+		}
+		memset(q->seen + in.col, 1, n);
+	}
+	return TF_OK;
+}
+
+/* Classify and Regress: Examples (and a context), as REST's "examples". */
+static int
+examples_in(struct tf_request *q, const struct tf_model *m,
+            const Tensorflow__Serving__Input *input, size_t max_rows)
+{
+	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
+	Tensorflow__Example **ex = NULL;
+	const Tensorflow__Example *ctx = NULL;
+	size_t n = 0;
+	if (input != NULL &&
+	    input->kind_case == TENSORFLOW__SERVING__INPUT__KIND_EXAMPLE_LIST) {
+		ex = input->example_list->examples;
+		n = input->example_list->n_examples;
+	} else if (
+	    input != NULL &&
+	    input->kind_case ==
+	        TENSORFLOW__SERVING__INPUT__KIND_EXAMPLE_LIST_WITH_CONTEXT) {
+		ex = input->example_list_with_context->examples;
+		n = input->example_list_with_context->n_examples;
+		ctx = input->example_list_with_context->context;
+	}
+	if (n == 0) {
+		return tfi_request_bad(q, "Input is empty.");
+	}
+	if (max_rows && n > max_rows) {
+		return tfi_request_bad(
+		    q, "%zu examples, more than the limit of %zu", n, max_rows);
+	}
+	if (tfi_request_grow(q, n) != TF_OK) {
+		return TF_ENOMEM;
+	}
+	for (size_t r = 0; r < n; r++) {
+		float *row = q->in.x + r * (size_t)q->in.width;
+		for (int64_t c = 0; c < q->in.width; c++) {
+			int is_int;
+			float inv;
+			tf_dataset_column(ds, c, &is_int, &row[c], &inv);
+		}
+		for (int64_t k = 0; k < q->in.id_width; k++) {
+			q->in.ids[r * (size_t)q->in.id_width + (size_t)k] = -1;
+		}
+		if (tfi_request_seen(q) != TF_OK) {
+			return TF_ENOMEM;
+		}
+		if (example_row(q, m, ctx, r) != TF_OK ||
+		    example_row(q, m, ex[r], r) != TF_OK) {
+			return TF_EINVAL;
+		}
+		for (int64_t c = 0; !q->allow_missing && c < q->in.width; c++) {
+			if (!q->seen[c]) {
+				int is_int;
+				float mean, inv;
+				const char *cn = tf_dataset_column(
+				    ds, c, &is_int, &mean, &inv);
+				return tfi_request_bad(
+				    q,
+				    "example %zu: no feature '%s' (tf-serve "
+				    "--allow-missing counts a missing feature "
+				    "as its training mean)",
+				    r, cn ? cn : "x");
+			}
+		}
+	}
+	q->in.rows = n;
+	return TF_OK;
+}
+
+int
+tf_request_parse_pb(struct tf_request *q, const struct tf_model *m,
+                    size_t max_rows)
+{
+	int method = q->method;
+	if (q->pb == NULL) {
+		return tfi_set_error(q, TF_EINVAL, "no request decoded");
+	}
+	tfi_request_start(q, m, method);
+	if (method == TF_METHOD_METADATA || method == TF_METHOD_STATUS) {
+		return TF_OK;
+	}
+	if (check_signature(q, spec_of(q)->signature_name, method) != TF_OK) {
+		return TF_EINVAL;
+	}
+	int rc;
+	if (method == TF_METHOD_PREDICT) {
+		rc = predict_inputs(q, m, max_rows);
+	} else {
+		const Tensorflow__Serving__Input *in =
+		    method == TF_METHOD_CLASSIFY
+		        ? ((Tensorflow__Serving__ClassificationRequest *)q->pb)
+		              ->input
+		        : ((Tensorflow__Serving__RegressionRequest *)q->pb)
+		              ->input;
+		rc = examples_in(q, m, in, max_rows);
+	}
+	if (rc != TF_OK) {
+		q->in.rows = 0;
+		return rc;
+	}
+	tf_dataset_standardize(tf_model_dataset((struct tf_model *)m), q->in.x,
+	                       q->in.ids, q->in.rows);
+	return TF_OK;
+}
+
+/* ---- messages out --------------------------------------------------------
+ */
+
+/* The message packed into q->out. */
+static int
+pack(struct tf_request *q, const ProtobufCMessage *msg, const void **out,
+     size_t *len)
+{
+	size_t n = protobuf_c_message_get_packed_size(msg);
+	q->out.len = 0;
+	if (tfi_buf_reserve(&q->out, n + 1) != 0) {
+		return tfi_set_error(q, TF_ENOMEM, "out of memory");
+	}
+	q->out.len = protobuf_c_message_pack(msg, q->out.data);
+	*out = q->out.data;
+	*len = q->out.len;
+	return TF_OK;
+}
+
+struct spec_out {
+	Tensorflow__Serving__ModelSpec spec;
+	Google__Protobuf__Int64Value version;
+};
+
+static Tensorflow__Serving__ModelSpec *
+spec_out(struct spec_out *s, const char *name, int64_t version,
+         const char *signature)
+{
+	tensorflow__serving__model_spec__init(&s->spec);
+	google__protobuf__int64_value__init(&s->version);
+	s->spec.name = (char *)name;
+	s->spec.signature_name = (char *)signature;
+	s->version.value = version;
+	s->spec.version_choice_case =
+	    TENSORFLOW__SERVING__MODEL_SPEC__VERSION_CHOICE_VERSION;
+	s->spec.version = &s->version;
+	return &s->spec;
+}
+
+/* A tensor's shape: [d0] or [d0, d1]. */
+struct shape_out {
+	Tensorflow__TensorShapeProto shape;
+	Tensorflow__TensorShapeProto__Dim dim[2], *dims[2];
+};
+
+static Tensorflow__TensorShapeProto *
+shape_out(struct shape_out *s, int64_t d0, int64_t d1)
+{
+	tensorflow__tensor_shape_proto__init(&s->shape);
+	for (int k = 0; k < 2; k++) {
+		tensorflow__tensor_shape_proto__dim__init(&s->dim[k]);
+		s->dims[k] = &s->dim[k];
+	}
+	s->dim[0].size = d0;
+	s->dim[1].size = d1;
+	s->shape.n_dim = d1 > 0 ? 2 : 1;
+	s->shape.dim = s->dims;
+	return &s->shape;
+}
+
+/* Whether output name passes the request's output_filter. */
+static int
+wanted(const Tensorflow__Serving__PredictRequest *pr, const char *name)
+{
+	for (size_t i = 0; i < pr->n_output_filter; i++) {
+		if (strcmp(pr->output_filter[i], name) == 0) {
+			return 1;
+		}
+	}
+	return pr->n_output_filter == 0;
+}
+
+static int
+predict_response(struct tf_request *q, const struct tf_model *m,
+                 Tensorflow__Serving__ModelSpec *spec, const void **msg,
+                 size_t *len)
+{
+	const Tensorflow__Serving__PredictRequest *pr = q->pb;
+	int reg = tf_dataset_task(tf_model_dataset((struct tf_model *)m)) ==
+	          TF_TASK_REGRESSION;
+	static const char *const cls_out[] = {"probabilities", "class_ids",
+	                                      "classes"};
+	static const char *const reg_out[] = {"predictions"};
+	const char *const *names = reg ? reg_out : cls_out;
+	size_t nnames = reg ? 1 : 3;
+	for (size_t i = 0; i < pr->n_output_filter; i++) {
+		size_t k = 0;
+		while (k < nnames && strcmp(pr->output_filter[i], names[k])) {
+			k++;
+		}
+		if (k == nnames) {
+			return tfi_request_bad(
+			    q,
+			    "output tensor alias not found in signature: %s "
+			    "Outputs expected to be in the set %s.",
+			    pr->output_filter[i],
+			    reg ? "{predictions}"
+			        : "{probabilities,class_ids,classes}");
+		}
+	}
+	size_t n = q->in.rows;
+	int64_t k = q->nout;
+	Tensorflow__TensorProto t[3];
+	struct shape_out sh[3];
+	Tensorflow__Serving__PredictResponse__OutputsEntry e[3], *ep[3];
+	int64_t *ids = NULL;
+	ProtobufCBinaryData *labels = NULL;
+	size_t no = 0;
+	for (size_t i = 0; i < nnames; i++) {
+		if (!wanted(pr, names[i])) {
+			continue;
+		}
+		tensorflow__tensor_proto__init(&t[no]);
+		tensorflow__serving__predict_response__outputs_entry__init(
+		    &e[no]);
+		e[no].key = (char *)names[i];
+		e[no].value = &t[no];
+		ep[no] = &e[no];
+		if (reg || i == 0) { /* predictions, probabilities */
+			t[no].dtype = TENSORFLOW__DATA_TYPE__DT_FLOAT;
+			t[no].tensor_shape =
+			    shape_out(&sh[no], (int64_t)n, reg ? 0 : k);
+			t[no].n_float_val = n * (size_t)k;
+			t[no].float_val = q->pred;
+		} else if (i == 1) { /* class_ids */
+			ids = malloc((n ? n : 1) * sizeof *ids);
+			if (ids == NULL) {
+				free(labels);
+				return tfi_set_error(q, TF_ENOMEM,
+				                     "out of memory");
+			}
+			for (size_t r = 0; r < n; r++) {
+				const float *p = q->pred + r * (size_t)k;
+				int64_t best = 0;
+				for (int64_t c = 1; c < k; c++) {
+					best = p[c] > p[best] ? c : best;
+				}
+				ids[r] = best;
+			}
+			t[no].dtype = TENSORFLOW__DATA_TYPE__DT_INT64;
+			t[no].tensor_shape = shape_out(&sh[no], (int64_t)n, 0);
+			t[no].n_int64_val = n;
+			t[no].int64_val = ids;
+		} else { /* classes: the labels of class_ids */
+			labels = malloc((n ? n : 1) * sizeof *labels);
+			if (labels == NULL) {
+				free(ids);
+				return tfi_set_error(q, TF_ENOMEM,
+				                     "out of memory");
+			}
+			for (size_t r = 0; r < n; r++) {
+				const float *p = q->pred + r * (size_t)k;
+				int64_t best = 0;
+				for (int64_t c = 1; c < k; c++) {
+					best = p[c] > p[best] ? c : best;
+				}
+				const char *l = tf_model_label(m, best);
+				labels[r].data = (uint8_t *)l;
+				labels[r].len = strlen(l);
+			}
+			t[no].dtype = TENSORFLOW__DATA_TYPE__DT_STRING;
+			t[no].tensor_shape = shape_out(&sh[no], (int64_t)n, 0);
+			t[no].n_string_val = n;
+			t[no].string_val = labels;
+		}
+		no++;
+	}
+	Tensorflow__Serving__PredictResponse resp =
+	    TENSORFLOW__SERVING__PREDICT_RESPONSE__INIT;
+	resp.model_spec = spec;
+	resp.n_outputs = no;
+	resp.outputs = ep;
+	int rc = pack(q, &resp.base, msg, len);
+	free(ids);
+	free(labels);
+	return rc;
+}
+
+static int
+classify_response(struct tf_request *q, const struct tf_model *m,
+                  Tensorflow__Serving__ModelSpec *spec, const void **msg,
+                  size_t *len)
+{
+	size_t n = q->in.rows, k = (size_t)q->nout;
+	Tensorflow__Serving__Class *cls = calloc(n * k + 1, sizeof *cls);
+	Tensorflow__Serving__Class **clsp = calloc(n * k + 1, sizeof *clsp);
+	Tensorflow__Serving__Classifications *cs = calloc(n + 1, sizeof *cs);
+	Tensorflow__Serving__Classifications **csp = calloc(n + 1, sizeof *csp);
+	int rc = TF_ENOMEM;
+	if (cls != NULL && clsp != NULL && cs != NULL && csp != NULL) {
+		for (size_t r = 0; r < n; r++) {
+			tensorflow__serving__classifications__init(&cs[r]);
+			cs[r].n_classes = k;
+			cs[r].classes = clsp + r * k;
+			csp[r] = &cs[r];
+			for (size_t c = 0; c < k; c++) {
+				Tensorflow__Serving__Class *e = &cls[r * k + c];
+				tensorflow__serving__class__init(e);
+				e->label =
+				    (char *)tf_model_label(m, (int64_t)c);
+				e->score = q->pred[r * k + c];
+				clsp[r * k + c] = e;
+			}
+		}
+		Tensorflow__Serving__ClassificationResult res =
+		    TENSORFLOW__SERVING__CLASSIFICATION_RESULT__INIT;
+		res.n_classifications = n;
+		res.classifications = csp;
+		Tensorflow__Serving__ClassificationResponse resp =
+		    TENSORFLOW__SERVING__CLASSIFICATION_RESPONSE__INIT;
+		resp.model_spec = spec;
+		resp.result = &res;
+		rc = pack(q, &resp.base, msg, len);
+	} else {
+		tfi_set_error(q, TF_ENOMEM, "out of memory");
+	}
+	free(cls);
+	free(clsp);
+	free(cs);
+	free(csp);
+	return rc;
+}
+
+static int
+regress_response(struct tf_request *q, int reg,
+                 Tensorflow__Serving__ModelSpec *spec, const void **msg,
+                 size_t *len)
+{
+	size_t n = q->in.rows, k = (size_t)q->nout;
+	Tensorflow__Serving__Regression *v = calloc(n + 1, sizeof *v);
+	Tensorflow__Serving__Regression **vp = calloc(n + 1, sizeof *vp);
+	int rc;
+	if (v != NULL && vp != NULL) {
+		for (size_t r = 0; r < n; r++) {
+			tensorflow__serving__regression__init(&v[r]);
+			/* A binary classifier: the probability of class 1. */
+			v[r].value = q->pred[r * k + (reg ? 0 : 1)];
+			vp[r] = &v[r];
+		}
+		Tensorflow__Serving__RegressionResult res =
+		    TENSORFLOW__SERVING__REGRESSION_RESULT__INIT;
+		res.n_regressions = n;
+		res.regressions = vp;
+		Tensorflow__Serving__RegressionResponse resp =
+		    TENSORFLOW__SERVING__REGRESSION_RESPONSE__INIT;
+		resp.model_spec = spec;
+		resp.result = &res;
+		rc = pack(q, &resp.base, msg, len);
+	} else {
+		rc = tfi_set_error(q, TF_ENOMEM, "out of memory");
+	}
+	free(v);
+	free(vp);
+	return rc;
+}
+
+/* ---- GetModelMetadata: the signatures as TensorInfo --------------------
+ *
+ * Built from tf_model_signature() (the inputs and outputs REST's
+ * metadata shows too), into a SignatureDefMap packed into an Any.
+ */
+
+/* Storage for one SignatureDef's maps, freed together. */
+struct sigdef {
+	Tensorflow__SignatureDef def;
+	size_t n;
+	Tensorflow__SignatureDef__InputsEntry *ient, **iep;
+	Tensorflow__SignatureDef__OutputsEntry *oent, **oep;
+	Tensorflow__TensorInfo *info;
+	struct shape_out *shape;
+	char **names; /* "NAME:0" */
+};
+
+static int
+dtype_of(const char *name)
+{
+	const ProtobufCEnumValue *v =
+	    protobuf_c_enum_descriptor_get_value_by_name(
+	        &tensorflow__data_type__descriptor, name);
+	return v ? v->value : TENSORFLOW__DATA_TYPE__DT_INVALID;
+}
+
+/* A SignatureDef of nin inputs and nout outputs, each (key, dtype,
+ * width; width 0: shape [-1]), the tensor named "TENSOR:0" (key when
+ * NULL). */
+struct tinfo {
+	const char *name, *dtype;
+	int64_t width;
+	const char *tensor;
+};
+
+static int
+sigdef_build(struct sigdef *s, const struct tinfo *in, size_t nin,
+             const struct tinfo *out, size_t nout, const char *method)
+{
+	tensorflow__signature_def__init(&s->def);
+	s->n = nin + nout;
+	s->ient = calloc(nin + 1, sizeof *s->ient);
+	s->iep = calloc(nin + 1, sizeof *s->iep);
+	s->oent = calloc(nout + 1, sizeof *s->oent);
+	s->oep = calloc(nout + 1, sizeof *s->oep);
+	s->info = calloc(s->n, sizeof *s->info);
+	s->shape = calloc(s->n, sizeof *s->shape);
+	s->names = calloc(s->n, sizeof *s->names);
+	if (!s->ient || !s->iep || !s->oent || !s->oep || !s->info ||
+	    !s->shape || !s->names) {
+		return TF_ENOMEM;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		const struct tinfo *t = i < nin ? &in[i] : &out[i - nin];
+		const char *tn = t->tensor ? t->tensor : t->name;
+		size_t ln = strlen(tn) + 3;
+		if ((s->names[i] = malloc(ln)) == NULL) {
+			return TF_ENOMEM;
+		}
+		snprintf(s->names[i], ln, "%s:0", tn);
+		tensorflow__tensor_info__init(&s->info[i]);
+		s->info[i].name = s->names[i];
+		s->info[i].dtype = dtype_of(t->dtype);
+		s->info[i].tensor_shape = shape_out(&s->shape[i], -1, t->width);
+		if (i < nin) {
+			tensorflow__signature_def__inputs_entry__init(
+			    &s->ient[i]);
+			s->ient[i].key = (char *)t->name;
+			s->ient[i].value = &s->info[i];
+			s->iep[i] = &s->ient[i];
+		} else {
+			size_t j = i - nin;
+			tensorflow__signature_def__outputs_entry__init(
+			    &s->oent[j]);
+			s->oent[j].key = (char *)t->name;
+			s->oent[j].value = &s->info[i];
+			s->oep[j] = &s->oent[j];
+		}
+	}
+	s->def.n_inputs = nin;
+	s->def.inputs = s->iep;
+	s->def.n_outputs = nout;
+	s->def.outputs = s->oep;
+	s->def.method_name = (char *)method;
+	return TF_OK;
+}
+
+static void
+sigdef_free(struct sigdef *s)
+{
+	for (size_t i = 0; s->names != NULL && i < s->n; i++) {
+		free(s->names[i]);
+	}
+	free(s->names);
+	free(s->ient);
+	free(s->iep);
+	free(s->oent);
+	free(s->oep);
+	free(s->info);
+	free(s->shape);
+}
+
+static int
+metadata_response(struct tf_request *q, const struct tf_model *m,
+                  Tensorflow__Serving__ModelSpec *spec, const void **msg,
+                  size_t *len)
+{
+	const Tensorflow__Serving__GetModelMetadataRequest *mr = q->pb;
+	if (mr->n_metadata_field == 0) {
+		return tfi_request_bad(q,
+		                       "GetModelMetadataRequest must specify "
+		                       "at least one metadata_field");
+	}
+	for (size_t i = 0; i < mr->n_metadata_field; i++) {
+		if (strcmp(mr->metadata_field[i], "signature_def") != 0) {
+			return tfi_request_bad(
+			    q, "Metadata field %s is not supported",
+			    mr->metadata_field[i]);
+		}
+	}
+	char *st = tf_model_signature(m);
+	json_t *sig = st ? json_loads(st, 0, NULL) : NULL;
+	free(st);
+	json_t *ji = json_object_get(sig, "inputs");
+	json_t *jo = json_object_get(sig, "outputs");
+	size_t nin = json_array_size(ji), nout = json_array_size(jo);
+	struct tinfo *ti = calloc(nin + nout + 1, sizeof *ti);
+	struct sigdef defs[3] = {0};
+	int rc = sig != NULL && ti != NULL ? TF_OK : TF_ENOMEM;
+	for (size_t i = 0; rc == TF_OK && i < nin + nout; i++) {
+		json_t *e =
+		    json_array_get(i < nin ? ji : jo, i < nin ? i : i - nin);
+		json_t *w = json_object_get(e, "width");
+		json_t *shp = json_object_get(e, "shape");
+		ti[i].name = json_string_value(json_object_get(e, "name"));
+		ti[i].dtype = json_string_value(json_object_get(e, "dtype"));
+		ti[i].width =
+		    w ? (int64_t)json_integer_value(w)
+		    : json_array_size(shp) > 1
+		        ? (int64_t)json_integer_value(json_array_get(shp, 1))
+		        : 0;
+	}
+	int task = tf_dataset_task(tf_model_dataset((struct tf_model *)m));
+	int64_t k = tf_model_outputs(m);
+	/* Serialized Examples in, as TF Serving's estimator exports. */
+	const struct tinfo ex_in = {"inputs", "DT_STRING", 0, "input_example"};
+	const struct tinfo cls_out[] = {{"classes", "DT_STRING", k, NULL},
+	                                {"scores", "DT_FLOAT", k, NULL}};
+	const struct tinfo reg_out = {"outputs", "DT_FLOAT", 0, NULL};
+	static const char *const keys[] = {"serving_default", "classification",
+	                                   "regression"};
+	int ndef = 0;
+	const char *key[3];
+	if (rc == TF_OK) {
+		rc = sigdef_build(&defs[0], ti, nin, ti + nin, nout,
+		                  "tensorflow/serving/predict");
+		key[ndef++] = keys[0];
+	}
+	if (rc == TF_OK && task != TF_TASK_REGRESSION) {
+		rc = sigdef_build(&defs[ndef], &ex_in, 1, cls_out, 2,
+		                  "tensorflow/serving/classify");
+		key[ndef++] = keys[1];
+	}
+	if (rc == TF_OK && task != TF_TASK_MULTICLASS) {
+		rc = sigdef_build(&defs[ndef], &ex_in, 1, &reg_out, 1,
+		                  "tensorflow/serving/regress");
+		key[ndef++] = keys[2];
+	}
+	uint8_t *packed = NULL;
+	if (rc == TF_OK) {
+		Tensorflow__Serving__SignatureDefMap__SignatureDefEntry e[3],
+		    *ep[3];
+		for (int i = 0; i < ndef; i++) {
+			tensorflow__serving__signature_def_map__signature_def_entry__init(
+			    &e[i]);
+			e[i].key = (char *)key[i];
+			e[i].value = &defs[i].def;
+			ep[i] = &e[i];
+		}
+		Tensorflow__Serving__SignatureDefMap map =
+		    TENSORFLOW__SERVING__SIGNATURE_DEF_MAP__INIT;
+		map.n_signature_def = (size_t)ndef;
+		map.signature_def = ep;
+		size_t plen = protobuf_c_message_get_packed_size(&map.base);
+		if ((packed = malloc(plen + 1)) == NULL) {
+			rc = TF_ENOMEM;
+		} else {
+			protobuf_c_message_pack(&map.base, packed);
+			Google__Protobuf__Any any = GOOGLE__PROTOBUF__ANY__INIT;
+			any.type_url = "type.googleapis.com/"
+			               "tensorflow.serving.SignatureDefMap";
+			any.value.data = packed;
+			any.value.len = plen;
+			Tensorflow__Serving__GetModelMetadataResponse__MetadataEntry
+			    me =
+			        TENSORFLOW__SERVING__GET_MODEL_METADATA_RESPONSE__METADATA_ENTRY__INIT,
+			    *mep = &me;
+			me.key = "signature_def";
+			me.value = &any;
+			Tensorflow__Serving__GetModelMetadataResponse resp =
+			    TENSORFLOW__SERVING__GET_MODEL_METADATA_RESPONSE__INIT;
+			resp.model_spec = spec;
+			resp.n_metadata = 1;
+			resp.metadata = &mep;
+			rc = pack(q, &resp.base, msg, len);
+		}
+	}
+	for (int i = 0; i < 3; i++) {
+		sigdef_free(&defs[i]);
+	}
+	free(packed);
+	free(ti);
+	json_decref(sig);
+	return rc == TF_ENOMEM ? tfi_set_error(q, TF_ENOMEM, "out of memory")
+	                       : rc;
+}
+
+int
+tf_request_respond_pb(struct tf_request *q, const struct tf_model *m,
+                      const char *name, int64_t version, const void **msg,
+                      size_t *len)
+{
+	if (q->pb == NULL) {
+		return tfi_set_error(q, TF_EINVAL, "no request decoded");
+	}
+	int task = tf_dataset_task(tf_model_dataset((struct tf_model *)m));
+	const char *sn = spec_of(q)->signature_name;
+	struct spec_out so;
+	Tensorflow__Serving__ModelSpec *spec =
+	    spec_out(&so, name, version, *sn ? sn : "serving_default");
+	switch (q->method) {
+	case TF_METHOD_PREDICT:
+		return predict_response(q, m, spec, msg, len);
+	case TF_METHOD_CLASSIFY:
+		if (task == TF_TASK_REGRESSION) {
+			return tfi_request_bad(
+			    q, "this model is a regression: it has no "
+			       "classification signature (use Regress or "
+			       "Predict)");
+		}
+		return classify_response(q, m, spec, msg, len);
+	case TF_METHOD_REGRESS:
+		if (task == TF_TASK_MULTICLASS) {
+			return tfi_request_bad(
+			    q, "this model is a multiclass classifier: it has "
+			       "no regression signature (use Classify or "
+			       "Predict)");
+		}
+		return regress_response(q, task == TF_TASK_REGRESSION, spec,
+		                        msg, len);
+	case TF_METHOD_METADATA:
+		spec->signature_name = "";
+		return metadata_response(q, m, spec, msg, len);
+	default:
+		return tfi_set_error(q, TF_EINVAL,
+		                     "GetModelStatus has no model response");
+	}
+}
+
+/* ---- GetModelStatus ------------------------------------------------------
+ */
+
+int
+tf_serving_code(const char *name)
+{
+	const ProtobufCEnumValue *v =
+	    protobuf_c_enum_descriptor_get_value_by_name(
+	        &tensorflow__error__code__descriptor, name);
+	return v ? v->value : TENSORFLOW__ERROR__CODE__INTERNAL;
+}
+
+int
+tf_serving_status_pb(struct tf_request *q, const struct tf_version_state *v,
+                     size_t n, const void **msg, size_t *len)
+{
+	tf_errclear(q);
+	Tensorflow__Serving__ModelVersionStatus *st = calloc(n + 1, sizeof *st);
+	Tensorflow__Serving__ModelVersionStatus **stp =
+	    calloc(n + 1, sizeof *stp);
+	Tensorflow__Serving__StatusProto *sp = calloc(n + 1, sizeof *sp);
+	int rc;
+	if (st != NULL && stp != NULL && sp != NULL) {
+		for (size_t i = 0; i < n; i++) {
+			tensorflow__serving__model_version_status__init(&st[i]);
+			tensorflow__serving__status_proto__init(&sp[i]);
+			const ProtobufCEnumValue *s =
+			    protobuf_c_enum_descriptor_get_value_by_name(
+			        &tensorflow__serving__model_version_status__state__descriptor,
+			        v[i].state);
+			st[i].version = v[i].version;
+			st[i].state = s ? s->value : 0;
+			sp[i].error_code = tf_serving_code(v[i].code);
+			sp[i].error_message =
+			    (char *)(v[i].message ? v[i].message : "");
+			st[i].status = &sp[i];
+			stp[i] = &st[i];
+		}
+		Tensorflow__Serving__GetModelStatusResponse resp =
+		    TENSORFLOW__SERVING__GET_MODEL_STATUS_RESPONSE__INIT;
+		resp.n_model_version_status = n;
+		resp.model_version_status = stp;
+		rc = pack(q, &resp.base, msg, len);
+	} else {
+		rc = tfi_set_error(q, TF_ENOMEM, "out of memory");
+	}
+	free(st);
+	free(stp);
+	free(sp);
+	return rc;
+}
