@@ -168,7 +168,7 @@ $(B)/bin/tf-ps: $(TRAIN_PS_OBJ) $(TOOL_COMMON) $(SOLIB) $(B)/lib/libtfcore.so
 	$(Q)$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $(TRAIN_PS_OBJ) $(TOOL_COMMON) -L$(B)/lib -ltfcore -Wl,-rpath,'$$ORIGIN/../lib' -ljansson -lm
 
 # tf-serve is one file per concern under tools/serve/ (serve.h), with
-# the server's own libraries: HTTP, the gRPC C core and nng.
+# the server's own libraries: HTTP/1.1, HTTP/2 (for gRPC) and nng.
 SERVE_SRC := $(wildcard tools/serve/*.c)
 SERVE_OBJ := $(patsubst tools/serve/%.c,$(B)/tools/serve/%.o,$(SERVE_SRC))
 $(B)/tools/serve/%.o: tools/serve/%.c | deps
@@ -176,7 +176,7 @@ $(B)/tools/serve/%.o: tools/serve/%.c | deps
 	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 $(B)/bin/tf-serve: $(SERVE_OBJ) $(TOOL_COMMON) $(SOLIB) $(B)/lib/libtfcore.so
 	@mkdir -p $(@D)
-	$(Q)$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $(SERVE_OBJ) $(TOOL_COMMON) -L$(B)/lib -ltfcore -Wl,-rpath,'$$ORIGIN/../lib' -ljansson -lmicrohttpd -lnng $$(pkg-config --libs grpc) -lm
+	$(Q)$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $(SERVE_OBJ) $(TOOL_COMMON) -L$(B)/lib -ltfcore -Wl,-rpath,'$$ORIGIN/../lib' -ljansson -lmicrohttpd -lnghttp2 -lnng -lz -lm
 
 # Plugins: one shared object each, exporting only tf_plugin_entry, linked
 # to libtfcore.so two directories up ($ORIGIN/../..).
@@ -200,9 +200,10 @@ $(B)/tests/%: tests/unit/%.c tests/unit/test.h $(ALIB)
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -DTF_BUILDING_LIBRARY -Ilibtfcore -I. -Itests/unit -o $@ $< $(ALIB) $(LIBS) $(LDFLAGS)
 
-# The serving target loads op plugins: it links the shared library, as
-# the tools do.
-$(B)/fuzz-run/fuzz_serving: tests/fuzz/fuzz_serving.c tests/fuzz/driver.c $(SOLIB) $(PLUGIN_SO)
+# The serving targets (REST bodies, gRPC messages) load op plugins: they
+# link the shared library, as the tools do.
+MODEL_FUZZ := fuzz_serving fuzz_grpc
+$(addprefix $(B)/fuzz-run/,$(MODEL_FUZZ)): $(B)/fuzz-run/%: tests/fuzz/%.c tests/fuzz/driver.c $(SOLIB) $(PLUGIN_SO)
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< tests/fuzz/driver.c -L$(B)/lib -ltfcore -Wl,-rpath,'$$ORIGIN/../lib' $(LDFLAGS)
 

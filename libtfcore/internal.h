@@ -282,9 +282,10 @@ struct tf_request {
 	unsigned char *seen; /* the columns an example set */
 	size_t nseen;
 	struct tfi_buf out;
-	void *pb;            /* the gRPC request decoded (serving_pb.c) */
-	int no_quick;        /* tests: every body through jansson */
-	uint64_t quick_hits; /* tests: bodies the scan read */
+	void *pb;                /* the gRPC request decoded (serving_pb.c) */
+	struct tfi_pbview *view; /* ... by the quick reader, into here */
+	int no_quick;            /* tests: every body through jansson */
+	uint64_t quick_hits;     /* tests: bodies the scan read */
 };
 /* Start q for model m and method (buffers of m's widths, no rows). */
 void tfi_request_start(struct tf_request *q, const struct tf_model *m,
@@ -297,6 +298,7 @@ int tfi_request_bad(struct tf_request *q, const char *fmt, ...)
 /* q->seen for every column, cleared. */
 int tfi_request_seen(struct tf_request *q);
 void tfi_request_free_pb(struct tf_request *q);
+void tfi_request_free_view(struct tf_request *q);
 /* The row column of a signature input named name, or -1; the number of
  * inputs (numeric and categorical columns, not the derived crosses). */
 int64_t tfi_serving_column(const struct tf_model *m, const char *name);

@@ -43,6 +43,7 @@ tf_request_free(struct tf_request *q)
 		free(q->seen);
 		tfi_buf_free(&q->out);
 		tfi_request_free_pb(q);
+		tfi_request_free_view(q);
 		free(q);
 	}
 }

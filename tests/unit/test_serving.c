@@ -257,9 +257,11 @@ TEST(grpc_predict_answers_as_rest_does)
 	for (int content = 0; content < 2; content++) {
 		size_t len = predict_request(buf, rows, 2, content, "");
 		struct tf_model_spec spec;
+		uint64_t h = tfi_request_quick_hits(q);
 		CHECK_EQ_INT(
 		    tf_request_decode_pb(q, TF_METHOD_PREDICT, buf, len, &spec),
 		    TF_OK);
+		CHECK_EQ_INT(tfi_request_quick_hits(q), h + 1);
 		CHECK(strcmp(spec.name, "m") == 0 && spec.version == -1);
 		CHECK_EQ_INT(tf_request_parse_pb(q, m, 0), TF_OK);
 		CHECK_EQ_INT(tf_request_rows(q), 2);
@@ -300,6 +302,54 @@ TEST(grpc_predict_answers_as_rest_does)
 		CHECK_EQ_INT(seen, 3);
 		tensorflow__serving__predict_response__free_unpacked(r, NULL);
 	}
+	/* the quick reader and protobuf-c agree on every prefix and on
+	 * thousands of mutations of a request: the same rows, or the same
+	 * error */
+	struct tf_request *slow = tf_request_new();
+	REQUIRE(slow != NULL);
+	tfi_request_no_quick(slow, 1);
+	size_t full = predict_request(buf, rows, 2, 0, "serving_default");
+	uint64_t hits0 = tfi_request_quick_hits(q);
+	unsigned seed = 7;
+	for (int trial = 0; trial < 4000; trial++) {
+		uint8_t mut[1024];
+		size_t n = full;
+		memcpy(mut, buf, full);
+		if (trial < (int)full) {
+			n = (size_t)trial;
+		} else {
+			for (int k = 0; k < 1 + trial % 3; k++) {
+				seed = seed * 1103515245u + 12345u;
+				mut[(seed >> 8) % full] = (uint8_t)(seed >> 20);
+			}
+		}
+		struct tf_model_spec s1, s2;
+		int r1 =
+		    tf_request_decode_pb(q, TF_METHOD_PREDICT, mut, n, &s1);
+		int r2 =
+		    tf_request_decode_pb(slow, TF_METHOD_PREDICT, mut, n, &s2);
+		r1 = r1 ? r1 : tf_request_parse_pb(q, m, 0);
+		r2 = r2 ? r2 : tf_request_parse_pb(slow, m, 0);
+		if (r1 != r2 || (r1 && strcmp(tf_errmsg(q), tf_errmsg(slow)))) {
+			FAILF("trial %d: %d '%s' against protobuf-c's %d '%s'",
+			      trial, r1, tf_errmsg(q), r2, tf_errmsg(slow));
+			break;
+		}
+		if (r1 == TF_OK) {
+			CHECK(strcmp(s1.name, s2.name) == 0 &&
+			      s1.version == s2.version);
+			CHECK_EQ_INT(tf_request_rows(q), tf_request_rows(slow));
+			CHECK(memcmp(tf_request_batch(q)->x,
+			             tf_request_batch(slow)->x,
+			             tf_request_rows(q) * 3 * sizeof(float)) ==
+			      0);
+		}
+	}
+	/* the well-formed ones went the quick way (a few hundred: most
+	 * mutations break the framing, and both readers refuse them) */
+	CHECK(tfi_request_quick_hits(q) - hits0 > 100);
+	CHECK_EQ_INT(tfi_request_quick_hits(slow), 0);
+	tf_request_free(slow);
 	/* every prefix of a request: decoded and read, or refused with a
 	 * message; never anything else */
 	size_t len = predict_request(buf, rows, 2, 1, "serving_default");

@@ -1,25 +1,36 @@
 /*
  * grpc.c - TensorFlow Serving's gRPC API (tensorflow.serving.
- * PredictionService and ModelService) on the gRPC C core.
+ * PredictionService and ModelService): gRPC's wire protocol on HTTP/2
+ * through libnghttp2.
  *
- * The methods are registered with the server, which reads each call's
- * request message before handing the call over.  --threads workers each
- * keep one request for a call of every method outstanding on their own
- * completion queue (plus one for any other method, answered
- * UNIMPLEMENTED); a worker answers a call from the models served (the
- * messages are the library's, tf_request_decode_pb() and on) and sends
- * headers, response and status in one batch, on a second queue of its
- * own, then asks for the method's next call.
+ * An acceptor thread hands each new connection to the next of the worker
+ * threads (as many as the REST pool), which each run an epoll loop over
+ * their connections.  A
+ * connection is an nghttp2 server session; a call is a stream: POST of
+ * a path naming the method, content-type application/grpc, a body of
+ * one length-prefixed message (compressed with gzip or deflate when
+ * grpc-encoding says so).  When the request's stream ends the worker
+ * answers it from the models served (the messages are the library's,
+ * tf_request_decode_pb() and on) and queues the response: headers, the
+ * message and the trailers with grpc-status and grpc-message, or for an
+ * error headers and trailers in one frame (gRPC's Trailers-Only).
+ * Everything a read produced is written in one write.  Unknown methods
+ * and MultiInference are UNIMPLEMENTED.
  */
-#include <grpc/byte_buffer_reader.h>
-#include <grpc/grpc.h>
-#include <grpc/grpc_security.h>
-#include <grpc/support/alloc.h>
-#include <grpc/support/log.h>
-#include <limits.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <nghttp2/nghttp2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #include "../tool.h"
 #include "serve.h"
@@ -37,41 +48,10 @@ enum {
 
 #define NMETHODS 5
 
-/* A worker's outstanding request for a call of one method (or, for
- * method NMETHODS, of any other). */
-struct slot {
-	struct worker *w;
-	int m;
-	grpc_call *call;
-	gpr_timespec deadline;
-	grpc_metadata_array md;
-	grpc_byte_buffer *payload;
-	grpc_call_details det; /* the other methods: which one */
-};
-
-struct worker {
-	struct serve_grpc *g;
-	grpc_completion_queue *cq;  /* new calls */
-	grpc_completion_queue *ops; /* a call's batch */
-	struct tf_request *q;
-	struct slot slot[NMETHODS + 1];
-	pthread_t thread;
-	int started;
-};
-
-struct serve_grpc {
-	struct serve *sv;
-	grpc_server *server;
-	void *registered[NMETHODS];
-	grpc_completion_queue *shutdown_cq;
-	struct worker *w;
-	int nw;
-};
-
 /* The methods, by their paths. */
 static const struct {
 	const char *path;
-	int method; /* TF_METHOD_..., or -1: UNIMPLEMENTED */
+	int method; /* TF_METHOD_... */
 	int mkind;  /* what the metrics count it as */
 } methods[NMETHODS] = {
     {"/tensorflow.serving.PredictionService/Predict", TF_METHOD_PREDICT,
@@ -167,14 +147,13 @@ model_status(struct tf_request *q, struct served *s, int64_t want,
 
 /* Answer one request message of method with the models served. */
 static void
-answer(struct serve *sv, struct tf_request *q, int method,
-       const grpc_slice *body, struct answer *a, struct served **counted)
+answer(struct serve *sv, struct tf_request *q, int method, const void *body,
+       size_t len, struct answer *a, struct served **counted)
 {
 	struct tf_model_spec spec;
 	a->code = G_OK;
 	a->details[0] = '\0';
-	if (tf_request_decode_pb(q, method, GRPC_SLICE_START_PTR(*body),
-	                         GRPC_SLICE_LENGTH(*body), &spec) != TF_OK) {
+	if (tf_request_decode_pb(q, method, body, len, &spec) != TF_OK) {
 		fail(a, G_INVALID_ARGUMENT, tf_errmsg(q));
 		return;
 	}
@@ -229,110 +208,557 @@ answer(struct serve *sv, struct tf_request *q, int method,
 	serve_release(s, v);
 }
 
-/* Wait for the one operation a worker has started. */
-static int
-wait_op(grpc_completion_queue *cq)
-{
-	grpc_event ev = grpc_completion_queue_next(
-	    cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
-	return ev.type == GRPC_OP_COMPLETE && ev.success;
-}
+/* ---- HTTP/2 --------------------------------------------------------------
+ */
 
-/* Answer the call of a slot (its request message already read). */
+/* A call: one request stream and its response. */
+struct stream {
+	int32_t id;
+	double start;
+	int m;             /* index into methods, or -1 */
+	int bad_method;    /* not POST */
+	int bad_type;      /* content-type is not application/grpc */
+	int too_big;       /* body over --max-body-bytes */
+	char encoding[32]; /* grpc-encoding: "" (identity), gzip, deflate */
+	int bad_encoding;  /* ... or one tf-serve cannot read */
+	char path[256];
+	struct sbuf body;
+	struct sbuf out; /* the response's DATA: prefix and message */
+	size_t sent;
+	char status[8];
+	char message[3 * 1024]; /* grpc-message, percent-encoded */
+};
+
+struct conn {
+	int fd;
+	nghttp2_session *h2;
+	struct worker *w;
+	struct sbuf out; /* bytes to write */
+	size_t out_at;
+	int want_out; /* EPOLLOUT is asked for */
+	double last;  /* when it last did anything */
+	struct conn *next, **prev;
+};
+
+struct worker {
+	struct serve_grpc *g;
+	int ep, wake; /* epoll; an eventfd: new connections, or stop */
+	struct tf_request *q;
+	struct conn *conns;
+	pthread_mutex_t lock; /* the acceptor's new connections: */
+	int *incoming, nincoming, capincoming;
+	pthread_t thread;
+	int started;
+};
+
+struct serve_grpc {
+	struct serve *sv;
+	int lfd; /* the listening socket */
+	atomic_int stopping, nconn;
+	struct worker *w;
+	int nw;
+	pthread_t acceptor;
+};
+
+/* grpc-message: printable ASCII but '%' as itself, the rest %XX. */
 static void
-serve_call(struct worker *w, struct slot *sl)
+percent_encode(char *dst, size_t size, const char *src)
 {
-	struct serve *sv = w->g->sv;
-	double start = now();
-	int method = sl->m < NMETHODS ? methods[sl->m].method : -1;
-	struct answer a = {0};
-	struct served *counted = NULL;
-	grpc_slice body = grpc_empty_slice();
-	if (method < 0) {
-		char *path = grpc_slice_to_c_string(sl->det.method);
-		char m[600];
-		snprintf(m, sizeof m, "Method not found: %.500s", path);
-		gpr_free(path);
-		fail(&a, G_UNIMPLEMENTED, m);
-	} else if (sl->payload == NULL) {
-		fail(&a, G_INVALID_ARGUMENT, "the call has no request message");
-	} else {
-		grpc_byte_buffer_reader rd;
-		if (grpc_byte_buffer_reader_init(&rd, sl->payload)) {
-			body = grpc_byte_buffer_reader_readall(&rd);
-			grpc_byte_buffer_reader_destroy(&rd);
-			answer(sv, w->q, method, &body, &a, &counted);
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = 0;
+	for (const unsigned char *p = (const unsigned char *)src;
+	     *p && n + 4 < size; p++) {
+		if (*p >= 0x20 && *p < 0x7f && *p != '%') {
+			dst[n++] = (char)*p;
 		} else {
-			fail(&a, G_INTERNAL, "cannot read the request");
+			dst[n++] = '%';
+			dst[n++] = hex[*p >> 4];
+			dst[n++] = hex[*p & 15];
 		}
 	}
-	grpc_slice_unref(body);
-	/* Headers, message, status and trailers together. */
-	grpc_op op[4];
-	memset(op, 0, sizeof op);
-	grpc_byte_buffer *out = NULL;
-	size_t n = 0;
-	op[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
-	if (a.code == G_OK) {
-		grpc_slice s = grpc_slice_from_copied_buffer(a.msg, a.len);
-		out = grpc_raw_byte_buffer_create(&s, 1);
-		grpc_slice_unref(s);
-		op[n].op = GRPC_OP_SEND_MESSAGE;
-		op[n++].data.send_message.send_message = out;
-	}
-	grpc_slice details = grpc_slice_from_copied_string(a.details);
-	op[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
-	op[n].data.send_status_from_server.status = (grpc_status_code)a.code;
-	op[n++].data.send_status_from_server.status_details = &details;
-	int cancelled = 0;
-	op[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
-	op[n++].data.recv_close_on_server.cancelled = &cancelled;
-	if (grpc_call_start_batch(sl->call, op, n, sl, NULL) == GRPC_CALL_OK) {
-		wait_op(w->ops);
-	}
-	grpc_slice_unref(details);
-	if (out != NULL) {
-		grpc_byte_buffer_destroy(out);
-	}
-	if (method >= 0) {
-		serve_count(sv, counted, methods[sl->m].mkind,
-		            http_status(a.code), now() - start);
-	}
+	dst[n] = '\0';
 }
 
-/* Ask for the next call of a slot's method. */
-static int
-request(struct slot *sl)
+#define NV(name, value)                                                        \
+	{                                                                      \
+		(uint8_t *)(name), (uint8_t *)(value), sizeof(name) - 1,       \
+		    strlen(value), NGHTTP2_NV_FLAG_NO_COPY_NAME                \
+	}
+
+static ssize_t
+read_data(nghttp2_session *h2, int32_t id, uint8_t *buf, size_t len,
+          uint32_t *flags, nghttp2_data_source *src, void *user)
 {
-	struct worker *w = sl->w;
-	sl->call = NULL;
-	sl->payload = NULL;
-	grpc_metadata_array_init(&sl->md);
-	if (sl->m < NMETHODS) {
-		return grpc_server_request_registered_call(
-		           w->g->server, w->g->registered[sl->m], &sl->call,
-		           &sl->deadline, &sl->md, &sl->payload, w->ops, w->cq,
-		           sl) == GRPC_CALL_OK;
+	(void)id;
+	(void)user;
+	struct stream *st = src->ptr;
+	size_t n = st->out.len - st->sent;
+	n = n < len ? n : len;
+	memcpy(buf, st->out.p + st->sent, n);
+	st->sent += n;
+	if (st->sent == st->out.len) {
+		*flags |=
+		    NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
+		nghttp2_nv tr[] = {NV("grpc-status", st->status),
+		                   NV("grpc-message", st->message)};
+		if (nghttp2_submit_trailer(h2, st->id, tr, 2) != 0) {
+			return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+		}
 	}
-	grpc_call_details_init(&sl->det);
-	return grpc_server_request_call(w->g->server, &sl->call, &sl->det,
-	                                &sl->md, w->ops, w->cq,
-	                                sl) == GRPC_CALL_OK;
+	return (ssize_t)n;
 }
 
-/* A slot's call answered (or its request failed): let go of it. */
+/* An HTTP error (not a gRPC one): 405, 415. */
 static void
-release(struct slot *sl)
+http_error(nghttp2_session *h2, struct stream *st, const char *code)
 {
-	if (sl->call != NULL) {
-		grpc_call_unref(sl->call);
+	nghttp2_nv h[] = {NV(":status", code)};
+	nghttp2_submit_response(h2, st->id, h, 1, NULL);
+}
+
+/* The request message out of gRPC's framing (one message, maybe
+ * compressed) into *msg, *len; 0, or fills a with the error. */
+static int
+unframe(struct serve *sv, struct stream *st, struct sbuf *plain,
+        const void **msg, size_t *len, struct answer *a)
+{
+	const unsigned char *b = (const unsigned char *)st->body.p;
+	if (st->body.len < 5) {
+		fail(a, G_INVALID_ARGUMENT, "the call has no request message");
+		return -1;
 	}
-	if (sl->payload != NULL) {
-		grpc_byte_buffer_destroy(sl->payload);
+	uint32_t n = (uint32_t)b[1] << 24 | (uint32_t)b[2] << 16 |
+	             (uint32_t)b[3] << 8 | b[4];
+	if ((size_t)n + 5 != st->body.len) {
+		fail(a, G_INVALID_ARGUMENT,
+		     (size_t)n + 5 < st->body.len
+		         ? "a unary call takes one request message"
+		         : "the request message is cut short");
+		return -1;
 	}
-	grpc_metadata_array_destroy(&sl->md);
-	if (sl->m == NMETHODS) {
-		grpc_call_details_destroy(&sl->det);
+	*msg = b + 5;
+	*len = n;
+	if (b[0] == 0) {
+		return 0;
+	}
+	if (b[0] != 1 || st->encoding[0] == '\0') {
+		fail(a, G_INTERNAL,
+		     "a compressed message without a grpc-encoding");
+		return -1;
+	}
+	/* gzip or deflate (zlib), inflated up to --max-body-bytes. */
+	z_stream z = {0};
+	if (inflateInit2(&z, strcmp(st->encoding, "gzip") == 0
+	                         ? 16 + MAX_WBITS
+	                         : MAX_WBITS) != Z_OK) {
+		fail(a, G_INTERNAL, "out of memory");
+		return -1;
+	}
+	z.next_in = (unsigned char *)(b + 5);
+	z.avail_in = n;
+	int rc = Z_OK;
+	while (rc == Z_OK) {
+		char chunk[16384];
+		z.next_out = (unsigned char *)chunk;
+		z.avail_out = sizeof chunk;
+		rc = inflate(&z, Z_NO_FLUSH);
+		sb_add(plain, chunk, sizeof chunk - z.avail_out);
+		if (plain->len > sv->opt.max_body) {
+			rc = Z_MEM_ERROR;
+		} else if (rc == Z_BUF_ERROR && z.avail_in > 0) {
+			rc = Z_OK; /* more room was all it needed */
+		}
+	}
+	inflateEnd(&z);
+	if (rc != Z_STREAM_END) {
+		fail(a, rc == Z_MEM_ERROR ? G_RESOURCE_EXHAUSTED : G_INTERNAL,
+		     rc == Z_MEM_ERROR
+		         ? "the request message inflates past "
+		           "--max-body-bytes"
+		         : "the request message does not inflate");
+		return -1;
+	}
+	*msg = plain->p;
+	*len = plain->len;
+	return 0;
+}
+
+/* The request stream ended: answer it. */
+static void
+serve_stream(struct conn *c, struct stream *st)
+{
+	struct serve *sv = c->w->g->sv;
+	if (st->bad_method) {
+		http_error(c->h2, st, "405");
+		return;
+	}
+	if (st->bad_type) {
+		http_error(c->h2, st, "415");
+		return;
+	}
+	struct answer a = {0};
+	struct served *counted = NULL;
+	struct sbuf plain = {0};
+	const void *msg;
+	size_t len;
+	if (st->m < 0) {
+		char m[600];
+		snprintf(m, sizeof m, "Method not found: %.500s", st->path);
+		fail(&a, G_UNIMPLEMENTED, m);
+	} else if (st->bad_encoding) {
+		char m[200];
+		snprintf(
+		    m, sizeof m,
+		    "grpc-encoding %s is not supported (identity, deflate, "
+		    "gzip are)",
+		    st->encoding);
+		fail(&a, G_UNIMPLEMENTED, m);
+	} else if (st->too_big) {
+		char m[200];
+		snprintf(m, sizeof m,
+		         "the request message is larger than %zu bytes "
+		         "(--max-body-bytes)",
+		         sv->opt.max_body);
+		fail(&a, G_RESOURCE_EXHAUSTED, m);
+	} else if (atomic_load(&c->w->g->stopping)) {
+		fail(&a, G_UNAVAILABLE, "tf-serve is shutting down");
+	} else if (unframe(sv, st, &plain, &msg, &len, &a) == 0) {
+		answer(sv, c->w->q, methods[st->m].method, msg, len, &a,
+		       &counted);
+	}
+	free(plain.p);
+	snprintf(st->status, sizeof st->status, "%d", a.code);
+	percent_encode(st->message, sizeof st->message, a.details);
+	nghttp2_nv h[] = {
+	    NV(":status", "200"), NV("content-type", "application/grpc"),
+	    NV("grpc-accept-encoding", "identity,deflate,gzip"),
+	    NV("grpc-status", st->status), NV("grpc-message", st->message)};
+	if (a.code == G_OK) {
+		unsigned char pre[5] = {0, (unsigned char)(a.len >> 24),
+		                        (unsigned char)(a.len >> 16),
+		                        (unsigned char)(a.len >> 8),
+		                        (unsigned char)a.len};
+		st->out.len = 0;
+		sb_add(&st->out, (const char *)pre, 5);
+		sb_add(&st->out, a.msg, a.len);
+		nghttp2_data_provider dp = {.source.ptr = st,
+		                            .read_callback = read_data};
+		nghttp2_submit_response(c->h2, st->id, h, 3, &dp);
+	} else { /* Trailers-Only */
+		nghttp2_submit_response(c->h2, st->id, h, 5, NULL);
+	}
+	if (st->m >= 0) {
+		serve_count(sv, counted, methods[st->m].mkind,
+		            http_status(a.code), now() - st->start);
+	}
+}
+
+static int
+on_begin_headers(nghttp2_session *h2, const nghttp2_frame *f, void *user)
+{
+	(void)user;
+	if (f->hd.type != NGHTTP2_HEADERS ||
+	    f->headers.cat != NGHTTP2_HCAT_REQUEST) {
+		return 0;
+	}
+	struct stream *st = calloc(1, sizeof *st);
+	if (st == NULL) {
+		return NGHTTP2_ERR_CALLBACK_FAILURE;
+	}
+	st->id = f->hd.stream_id;
+	st->start = now();
+	st->m = -1;
+	st->bad_type = 1; /* until a content-type says otherwise */
+	nghttp2_session_set_stream_user_data(h2, st->id, st);
+	return 0;
+}
+
+static int
+is(const uint8_t *s, size_t n, const char *lit)
+{
+	return n == strlen(lit) && memcmp(s, lit, n) == 0;
+}
+
+static int
+on_header(nghttp2_session *h2, const nghttp2_frame *f, const uint8_t *name,
+          size_t nlen, const uint8_t *value, size_t vlen, uint8_t flags,
+          void *user)
+{
+	(void)flags;
+	(void)user;
+	struct stream *st =
+	    nghttp2_session_get_stream_user_data(h2, f->hd.stream_id);
+	if (st == NULL || f->hd.type != NGHTTP2_HEADERS) {
+		return 0;
+	}
+	if (is(name, nlen, ":path")) {
+		size_t n =
+		    vlen < sizeof st->path - 1 ? vlen : sizeof st->path - 1;
+		memcpy(st->path, value, n);
+		st->path[n] = '\0';
+		for (int i = 0; i < NMETHODS; i++) {
+			if (strcmp(st->path, methods[i].path) == 0) {
+				st->m = i;
+			}
+		}
+	} else if (is(name, nlen, ":method")) {
+		st->bad_method = !is(value, vlen, "POST");
+	} else if (is(name, nlen, "content-type")) {
+		/* application/grpc, or application/grpc+proto and the like */
+		st->bad_type = !(
+		    vlen >= 16 && memcmp(value, "application/grpc", 16) == 0 &&
+		    (vlen == 16 || value[16] == '+' || value[16] == ';'));
+	} else if (is(name, nlen, "grpc-encoding")) {
+		if (is(value, vlen, "identity")) {
+			st->encoding[0] = '\0';
+		} else if (is(value, vlen, "gzip") ||
+		           is(value, vlen, "deflate")) {
+			memcpy(st->encoding, value, vlen);
+			st->encoding[vlen] = '\0';
+		} else {
+			size_t n = vlen < sizeof st->encoding - 1
+			               ? vlen
+			               : sizeof st->encoding - 1;
+			memcpy(st->encoding, value, n);
+			st->encoding[n] = '\0';
+			st->bad_encoding = 1;
+		}
+	}
+	return 0;
+}
+
+static int
+on_data(nghttp2_session *h2, uint8_t flags, int32_t id, const uint8_t *data,
+        size_t len, void *user)
+{
+	(void)flags;
+	struct conn *c = user;
+	struct stream *st = nghttp2_session_get_stream_user_data(h2, id);
+	if (st == NULL) {
+		return 0;
+	}
+	/* the prefix's 5 bytes beside the message */
+	if (st->body.len + len > c->w->g->sv->opt.max_body + 5) {
+		st->too_big = 1;
+		free(st->body.p);
+		st->body = (struct sbuf){0};
+	} else if (!st->too_big) {
+		sb_add(&st->body, (const char *)data, len);
+	}
+	return 0;
+}
+
+static int
+on_frame(nghttp2_session *h2, const nghttp2_frame *f, void *user)
+{
+	struct conn *c = user;
+	if ((f->hd.type != NGHTTP2_DATA && f->hd.type != NGHTTP2_HEADERS) ||
+	    !(f->hd.flags & NGHTTP2_FLAG_END_STREAM)) {
+		return 0;
+	}
+	struct stream *st =
+	    nghttp2_session_get_stream_user_data(h2, f->hd.stream_id);
+	if (st != NULL) {
+		serve_stream(c, st);
+	}
+	return 0;
+}
+
+static int
+on_close(nghttp2_session *h2, int32_t id, uint32_t err, void *user)
+{
+	(void)err;
+	(void)user;
+	struct stream *st = nghttp2_session_get_stream_user_data(h2, id);
+	if (st != NULL) {
+		nghttp2_session_set_stream_user_data(h2, id, NULL);
+		free(st->body.p);
+		free(st->out.p);
+		free(st);
+	}
+	return 0;
+}
+
+static nghttp2_session_callbacks *callbacks;
+
+static void
+conn_close(struct conn *c)
+{
+	epoll_ctl(c->w->ep, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	nghttp2_session_del(c->h2);
+	*c->prev = c->next;
+	if (c->next != NULL) {
+		c->next->prev = c->prev;
+	}
+	atomic_fetch_sub(&c->w->g->nconn, 1);
+	free(c->out.p);
+	free(c);
+}
+
+/* What the session has to send, appended, then written in one go (the
+ * rest when the socket takes it).  -1: the connection is done. */
+static int
+flush(struct conn *c)
+{
+	for (;;) {
+		const uint8_t *p;
+		ssize_t n = nghttp2_session_mem_send(c->h2, &p);
+		if (n < 0) {
+			return -1;
+		}
+		if (n == 0) {
+			break;
+		}
+		sb_add(&c->out, (const char *)p, (size_t)n);
+	}
+	while (c->out_at < c->out.len) {
+		ssize_t n =
+		    write(c->fd, c->out.p + c->out_at, c->out.len - c->out_at);
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (!c->want_out) {
+				struct epoll_event ev = {.events =
+				                             EPOLLIN | EPOLLOUT,
+				                         .data.ptr = c};
+				epoll_ctl(c->w->ep, EPOLL_CTL_MOD, c->fd, &ev);
+				c->want_out = 1;
+			}
+			return 0;
+		}
+		if (n < 0) {
+			return -1;
+		}
+		c->out_at += (size_t)n;
+	}
+	c->out.len = c->out_at = 0;
+	if (c->want_out) {
+		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+		epoll_ctl(c->w->ep, EPOLL_CTL_MOD, c->fd, &ev);
+		c->want_out = 0;
+	}
+	return nghttp2_session_want_read(c->h2) ||
+	               nghttp2_session_want_write(c->h2)
+	           ? 0
+	           : -1;
+}
+
+/* A connection the acceptor handed over: a session on it. */
+static void
+conn_add(struct worker *w, int fd)
+{
+	struct serve_grpc *g = w->g;
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	struct conn *c = calloc(1, sizeof *c);
+	if (c == NULL || nghttp2_session_server_new(&c->h2, callbacks, c)) {
+		die(EX_OSERR, "out of memory");
+	}
+	c->fd = fd;
+	c->w = w;
+	c->last = now();
+	c->next = w->conns;
+	c->prev = &w->conns;
+	if (w->conns != NULL) {
+		w->conns->prev = &c->next;
+	}
+	w->conns = c;
+	nghttp2_settings_entry set[] = {
+	    {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 128},
+	    {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 1 << 20},
+	    {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE,
+	     (uint32_t)g->sv->opt.max_header},
+	};
+	nghttp2_submit_settings(c->h2, NGHTTP2_FLAG_NONE, set, 3);
+	nghttp2_session_set_local_window_size(c->h2, NGHTTP2_FLAG_NONE, 0,
+	                                      1 << 24);
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+	epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &ev);
+	if (flush(c) != 0) {
+		conn_close(c);
+	}
+}
+
+/* The acceptor: each connection to the next worker, in turn. */
+static void *
+acceptor_main(void *arg)
+{
+	struct serve_grpc *g = arg;
+	for (unsigned next = 0;; next++) {
+		int fd =
+		    accept4(g->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0 && (errno == EINTR || errno == ECONNABORTED ||
+		               errno == EMFILE || errno == ENFILE)) {
+			if (errno == EMFILE || errno == ENFILE) {
+				usleep(10000); /* no descriptors: wait a bit */
+			}
+			continue;
+		}
+		if (fd < 0 || atomic_load(&g->stopping)) {
+			if (fd >= 0) {
+				close(fd);
+			}
+			return NULL; /* the socket was shut: stopping */
+		}
+		if (atomic_fetch_add(&g->nconn, 1) >=
+		    (int)g->sv->opt.max_conn) {
+			atomic_fetch_sub(&g->nconn, 1);
+			close(fd);
+			continue;
+		}
+		struct worker *w = &g->w[next % (unsigned)g->nw];
+		pthread_mutex_lock(&w->lock);
+		if (w->nincoming == w->capincoming) {
+			int cap = w->capincoming ? 2 * w->capincoming : 16;
+			int *p = realloc(w->incoming, (size_t)cap * sizeof *p);
+			if (p == NULL) {
+				die(EX_OSERR, "out of memory");
+			}
+			w->incoming = p;
+			w->capincoming = cap;
+		}
+		w->incoming[w->nincoming++] = fd;
+		pthread_mutex_unlock(&w->lock);
+		uint64_t one = 1;
+		if (write(w->wake, &one, sizeof one) < 0) {
+			warnx_("gRPC: cannot wake a worker: %s",
+			       strerror(errno));
+		}
+	}
+}
+
+/* Bytes came (or the socket can take more): feed the session, send. */
+static void
+conn_event(struct conn *c, uint32_t events)
+{
+	c->last = now();
+	if (events & EPOLLIN) {
+		char buf[65536];
+		for (;;) {
+			ssize_t n = read(c->fd, buf, sizeof buf);
+			if (n < 0 && errno == EINTR) {
+				continue;
+			}
+			if (n < 0 &&
+			    (errno == EAGAIN || errno == EWOULDBLOCK)) {
+				break;
+			}
+			if (n <= 0 ||
+			    nghttp2_session_mem_recv(
+			        c->h2, (const uint8_t *)buf, (size_t)n) < 0) {
+				/* closed, or not HTTP/2 */
+				conn_close(c);
+				return;
+			}
+			if ((size_t)n < sizeof buf) {
+				break;
+			}
+		}
+	}
+	if (flush(c) != 0) {
+		conn_close(c);
 	}
 }
 
@@ -340,128 +766,129 @@ static void *
 worker_main(void *arg)
 {
 	struct worker *w = arg;
-	int live = 0;
-	for (int i = 0; i <= NMETHODS; i++) {
-		live += request(&w->slot[i]);
-	}
-	while (live > 0) {
-		grpc_event ev = grpc_completion_queue_next(
-		    w->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
-		if (ev.type != GRPC_OP_COMPLETE) {
+	struct serve_grpc *g = w->g;
+	double sweep = now();
+	for (;;) {
+		struct epoll_event ev[64];
+		int n = epoll_wait(w->ep, ev, 64, 1000);
+		if (atomic_load(&g->stopping)) {
 			break;
 		}
-		struct slot *sl = ev.tag;
-		if (ev.success) {
-			serve_call(w, sl);
+		for (int i = 0; i < n; i++) {
+			if (ev[i].data.ptr != (void *)w) {
+				conn_event(ev[i].data.ptr, ev[i].events);
+				continue;
+			}
+			uint64_t k;
+			if (read(w->wake, &k, sizeof k) < 0 &&
+			    errno != EAGAIN) {
+				warnx_("gRPC: %s", strerror(errno));
+			}
+			pthread_mutex_lock(&w->lock);
+			int fds[64], nfd = 0;
+			while (w->nincoming > 0 && nfd < 64) {
+				fds[nfd++] = w->incoming[--w->nincoming];
+			}
+			if (w->nincoming > 0) { /* the rest next time round */
+				uint64_t one = 1;
+				if (write(w->wake, &one, sizeof one) < 0) {
+					warnx_("gRPC: %s", strerror(errno));
+				}
+			}
+			pthread_mutex_unlock(&w->lock);
+			for (int j = 0; j < nfd; j++) {
+				conn_add(w, fds[j]);
+			}
 		}
-		release(sl);
-		/* After a failed request the server is shutting down. */
-		if (!ev.success || !request(sl)) {
-			live--;
+		double t = now();
+		if (t - sweep >= 1.0) { /* idle connections go */
+			sweep = t;
+			for (struct conn *c = w->conns, *next; c != NULL;
+			     c = next) {
+				next = c->next;
+				if (t - c->last > g->sv->opt.idle) {
+					nghttp2_session_terminate_session(
+					    c->h2, NGHTTP2_NO_ERROR);
+					flush(c);
+					conn_close(c);
+				}
+			}
 		}
+	}
+	/* Every call was answered within its event: tell the clients,
+	 * then close. */
+	while (w->conns != NULL) {
+		struct conn *c = w->conns;
+		nghttp2_session_terminate_session(c->h2, NGHTTP2_NO_ERROR);
+		flush(c);
+		conn_close(c);
 	}
 	return NULL;
 }
 
-/* gRPC's own log lines are not tf-serve's messages: tf-serve says what
- * went wrong itself. */
-static void
-quiet(gpr_log_func_args *args)
-{
-	(void)args;
-}
-
-static void
-drain(grpc_completion_queue *cq)
-{
-	grpc_completion_queue_shutdown(cq);
-	while (grpc_completion_queue_next(
-	           cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL)
-	           .type != GRPC_QUEUE_SHUTDOWN) {
-	}
-	grpc_completion_queue_destroy(cq);
-}
-
 struct serve_grpc *
-serve_grpc_start(struct serve *sv)
+serve_grpc_start(struct serve *sv, unsigned workers)
 {
 	if (sv->opt.grpc_port < 0) {
 		return NULL;
 	}
-	gpr_set_log_function(quiet);
-	grpc_init();
 	struct serve_grpc *g = calloc(1, sizeof *g);
-	if (g == NULL) {
+	if (g == NULL || nghttp2_session_callbacks_new(&callbacks) != 0) {
 		die(EX_OSERR, "out of memory");
 	}
+	nghttp2_session_callbacks_set_on_begin_headers_callback(
+	    callbacks, on_begin_headers);
+	nghttp2_session_callbacks_set_on_header_callback(callbacks, on_header);
+	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks,
+	                                                          on_data);
+	nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks,
+	                                                     on_frame);
+	nghttp2_session_callbacks_set_on_stream_close_callback(callbacks,
+	                                                       on_close);
 	g->sv = sv;
-	grpc_arg args[] = {
-	    {.type = GRPC_ARG_INTEGER,
-	     .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH,
-	     .value.integer =
-	         sv->opt.max_body > INT_MAX ? INT_MAX : (int)sv->opt.max_body},
-	    /* A port another process holds is an error, not shared. */
-	    {.type = GRPC_ARG_INTEGER,
-	     .key = GRPC_ARG_ALLOW_REUSEPORT,
-	     .value.integer = 0},
-	    {.type = GRPC_ARG_INTEGER,
-	     .key = GRPC_ARG_MAX_CONNECTION_IDLE_MS,
-	     .value.integer = (int)sv->opt.idle * 1000},
-	};
-	grpc_channel_args ca = {sizeof args / sizeof args[0], args};
-	g->server = grpc_server_create(&ca, NULL);
-	g->shutdown_cq = grpc_completion_queue_create_for_next(NULL);
-	grpc_server_register_completion_queue(g->server, g->shutdown_cq, NULL);
-	g->nw = sv->opt.threads;
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+	                         .sin_port =
+	                             htons((uint16_t)sv->opt.grpc_port)};
+	inet_pton(AF_INET, sv->opt.address, &sa.sin_addr);
+	int one = 1;
+	g->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (g->lfd < 0 ||
+	    setsockopt(g->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
+	    bind(g->lfd, (struct sockaddr *)&sa, sizeof sa) ||
+	    listen(g->lfd, 1024)) {
+		die(EX_UNAVAILABLE, "cannot listen for gRPC on %s:%d: %s",
+		    sv->opt.address, sv->opt.grpc_port, strerror(errno));
+	}
+	socklen_t sl = sizeof sa;
+	getsockname(g->lfd, (struct sockaddr *)&sa, &sl);
+	g->nw = (int)workers;
 	g->w = calloc((size_t)g->nw, sizeof *g->w);
 	if (g->w == NULL) {
 		die(EX_OSERR, "out of memory");
 	}
-	for (int i = 0; i < NMETHODS; i++) {
-		g->registered[i] = grpc_server_register_method(
-		    g->server, methods[i].path, NULL,
-		    GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
-		if (g->registered[i] == NULL) {
-			die(EX_SOFTWARE, "cannot register %s", methods[i].path);
-		}
-	}
 	for (int i = 0; i < g->nw; i++) {
 		struct worker *w = &g->w[i];
 		w->g = g;
-		w->cq = grpc_completion_queue_create_for_next(NULL);
-		w->ops = grpc_completion_queue_create_for_next(NULL);
 		w->q = tf_request_new();
-		if (w->q == NULL) {
-			die(EX_OSERR, "out of memory");
+		w->ep = epoll_create1(EPOLL_CLOEXEC);
+		w->wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		pthread_mutex_init(&w->lock, NULL);
+		struct epoll_event wev = {.events = EPOLLIN, .data.ptr = w};
+		if (w->q == NULL || w->ep < 0 || w->wake < 0 ||
+		    epoll_ctl(w->ep, EPOLL_CTL_ADD, w->wake, &wev)) {
+			die(EX_OSERR, "cannot start the gRPC workers: %s",
+			    strerror(errno));
 		}
-		for (int k = 0; k <= NMETHODS; k++) {
-			w->slot[k].w = w;
-			w->slot[k].m = k;
-		}
-		grpc_server_register_completion_queue(g->server, w->cq, NULL);
-	}
-	char addr[128];
-	snprintf(addr, sizeof addr, "%s:%d", sv->opt.address,
-	         sv->opt.grpc_port);
-	grpc_server_credentials *cred =
-	    grpc_insecure_server_credentials_create();
-	int port = grpc_server_add_http2_port(g->server, addr, cred);
-	grpc_server_credentials_release(cred);
-	if (port <= 0) {
-		die(EX_UNAVAILABLE,
-		    "cannot listen for gRPC on %s (is the port "
-		    "taken? --grpc-port)",
-		    addr);
-	}
-	grpc_server_start(g->server);
-	for (int i = 0; i < g->nw; i++) {
-		if (pthread_create(&g->w[i].thread, NULL, worker_main,
-		                   &g->w[i]) != 0) {
+		if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
 			die(EX_OSERR, "cannot start the gRPC workers");
 		}
-		g->w[i].started = 1;
+		w->started = 1;
 	}
-	warnx_("gRPC API on %s:%d (%d threads)", sv->opt.address, port, g->nw);
+	if (pthread_create(&g->acceptor, NULL, acceptor_main, g) != 0) {
+		die(EX_OSERR, "cannot start the gRPC acceptor");
+	}
+	warnx_("gRPC API on %s:%d (%d threads)", sv->opt.address,
+	       ntohs(sa.sin_port), g->nw);
 	return g;
 }
 
@@ -471,28 +898,30 @@ serve_grpc_stop(struct serve_grpc *g)
 	if (g == NULL) {
 		return;
 	}
-	/* Calls under way finish; then every waiting worker is told. */
-	grpc_server_shutdown_and_notify(g->server, g->shutdown_cq, g);
-	grpc_event ev = grpc_completion_queue_next(
-	    g->shutdown_cq, gpr_time_from_seconds(10, GPR_TIMESPAN), NULL);
-	if (ev.type == GRPC_QUEUE_TIMEOUT) {
-		grpc_server_cancel_all_calls(g->server);
-		grpc_completion_queue_next(
-		    g->shutdown_cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
-	}
+	atomic_store(&g->stopping, 1);
+	shutdown(g->lfd, SHUT_RDWR); /* the acceptor's accept() returns */
+	pthread_join(g->acceptor, NULL);
 	for (int i = 0; i < g->nw; i++) {
-		if (g->w[i].started) {
-			pthread_join(g->w[i].thread, NULL);
+		struct worker *w = &g->w[i];
+		uint64_t one = 1;
+		if (write(w->wake, &one, sizeof one) < 0) {
+			warnx_("gRPC: cannot wake a worker: %s",
+			       strerror(errno));
 		}
+		if (w->started) {
+			pthread_join(w->thread, NULL);
+		}
+		for (int k = 0; k < w->nincoming; k++) {
+			close(w->incoming[k]);
+		}
+		free(w->incoming);
+		pthread_mutex_destroy(&w->lock);
+		close(w->ep);
+		close(w->wake);
+		tf_request_free(w->q);
 	}
-	grpc_server_destroy(g->server);
-	drain(g->shutdown_cq);
-	for (int i = 0; i < g->nw; i++) {
-		drain(g->w[i].cq);
-		drain(g->w[i].ops);
-		tf_request_free(g->w[i].q);
-	}
+	close(g->lfd);
+	nghttp2_session_callbacks_del(callbacks);
 	free(g->w);
 	free(g);
-	grpc_shutdown_blocking();
 }

@@ -209,7 +209,7 @@ run(struct serve *sv)
 	signal(SIGPIPE, SIG_IGN);
 	unsigned pool;
 	struct serve_http *http = serve_http_start(sv, &pool);
-	struct serve_grpc *grpc = serve_grpc_start(sv);
+	struct serve_grpc *grpc = serve_grpc_start(sv, pool);
 	/* The port is taken before the models load: a client may ask for
 	 * /readyz meanwhile (503 until every model has a version). */
 	for (int i = 0; i < sv->nmodels; i++) {

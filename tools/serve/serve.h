@@ -6,7 +6,7 @@
  *	batch.c     predicting: directly, or batched across requests
  *	route.c     a request's answer (REST and nng share it)
  *	http.c      the REST API on libmicrohttpd
- *	grpc.c      TF Serving's gRPC API on the gRPC C core
+ *	grpc.c      TF Serving's gRPC API (HTTP/2 through libnghttp2)
  *	nng.c       the nng request/reply endpoint
  *	stdin.c     the --stdin filter
  *	metrics.c   counters and the Prometheus text
@@ -166,7 +166,8 @@ struct serve_http;
 struct serve_http *serve_http_start(struct serve *sv, unsigned *pool);
 void serve_http_stop(struct serve *sv, struct serve_http *h);
 struct serve_grpc;
-struct serve_grpc *serve_grpc_start(struct serve *sv);
+/* gRPC: as many workers as the REST pool. */
+struct serve_grpc *serve_grpc_start(struct serve *sv, unsigned workers);
 void serve_grpc_stop(struct serve_grpc *g);
 struct serve_nng;
 struct serve_nng *serve_nng_start(struct serve *sv);
