@@ -290,8 +290,13 @@ struct tf_request {
 /* Start q for model m and method (buffers of m's widths, no rows). */
 void tfi_request_start(struct tf_request *q, const struct tf_model *m,
                        int method);
-/* Room for rows rows and their predictions. */
+/* Room for rows rows and their predictions; the same, refusing more
+ * than max_rows (0: no limit) "N what, more than the limit of M". */
 int tfi_request_grow(struct tf_request *q, size_t rows);
+int tfi_request_room(struct tf_request *q, size_t n, size_t max_rows,
+                     const char *what);
+/* The most probable class of a row of n probabilities. */
+int64_t tfi_serving_argmax(const float *p, int64_t n);
 /* A client's mistake: TF_EINVAL with the message. */
 int tfi_request_bad(struct tf_request *q, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

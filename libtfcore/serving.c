@@ -126,6 +126,17 @@ tfi_request_grow(struct tf_request *q, size_t rows)
 	return TF_OK;
 }
 
+int
+tfi_request_room(struct tf_request *q, size_t n, size_t max_rows,
+                 const char *what)
+{
+	if (max_rows && n > max_rows) {
+		return tfi_request_bad(q, "%zu %s, more than the limit of %zu",
+		                       n, what, max_rows);
+	}
+	return tfi_request_grow(q, n);
+}
+
 /* The column of a signature input, or -1. */
 int64_t
 tfi_serving_column(const struct tf_model *m, const char *name)
@@ -386,13 +397,9 @@ columnar(struct tf_request *q, const struct tf_model *m, json_t *in,
 		if (n == 0) {
 			return tfi_request_bad(q, "'inputs' holds no rows");
 		}
-		if (max_rows && n > max_rows) {
-			return tfi_request_bad(
-			    q, "%zu rows, more than the limit of %zu", n,
-			    max_rows);
-		}
-		if (tfi_request_grow(q, n) != TF_OK) {
-			return TF_ENOMEM;
+		int rc = tfi_request_room(q, n, max_rows, "rows");
+		if (rc != TF_OK) {
+			return rc;
 		}
 		for (size_t r = 0; r < n; r++) {
 			char what[48];
@@ -418,13 +425,9 @@ columnar(struct tf_request *q, const struct tf_model *m, json_t *in,
 		size_t k = json_is_array(val) ? json_array_size(val) : 1;
 		if (seen == 0) {
 			n = k;
-			if (max_rows && n > max_rows) {
-				return tfi_request_bad(
-				    q, "%zu rows, more than the limit of %zu",
-				    n, max_rows);
-			}
-			if (tfi_request_grow(q, n) != TF_OK) {
-				return TF_ENOMEM;
+			int rc = tfi_request_room(q, n, max_rows, "rows");
+			if (rc != TF_OK) {
+				return rc;
 			}
 		} else if (k != n) {
 			return tfi_request_bad(
@@ -542,12 +545,9 @@ examples(struct tf_request *q, const struct tf_model *m, json_t *root,
 		    q, "'context' must be an object of features");
 	}
 	size_t n = json_array_size(ex);
-	if (max_rows && n > max_rows) {
-		return tfi_request_bad(
-		    q, "%zu examples, more than the limit of %zu", n, max_rows);
-	}
-	if (tfi_request_grow(q, n) != TF_OK) {
-		return TF_ENOMEM;
+	int rc = tfi_request_room(q, n, max_rows, "examples");
+	if (rc != TF_OK) {
+		return rc;
 	}
 	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
 	int dense = dense_input(m);
@@ -591,7 +591,6 @@ examples(struct tf_request *q, const struct tf_model *m, json_t *root,
 					memset(q->seen, 1, cols);
 					continue;
 				}
-				int rc;
 				if (!dense &&
 				    list_input(q, m, key, val, what, r, &rc)) {
 					if (rc != TF_OK) {
@@ -928,11 +927,8 @@ tf_request_parse(struct tf_request *q, const struct tf_model *m, int method,
 		rc = columnar(q, m, in, max_rows);
 	} else if (!json_is_array(inst) || json_array_size(inst) == 0) {
 		rc = tfi_request_bad(q, "'instances' must be a non-empty list");
-	} else if (max_rows && json_array_size(inst) > max_rows) {
-		rc = tfi_request_bad(
-		    q, "%zu instances, more than the limit of %zu",
-		    json_array_size(inst), max_rows);
-	} else if ((rc = tfi_request_grow(q, json_array_size(inst))) == TF_OK) {
+	} else if ((rc = tfi_request_room(q, json_array_size(inst), max_rows,
+	                                  "instances")) == TF_OK) {
 		size_t i;
 		json_t *v;
 		json_array_foreach(inst, i, v)
@@ -970,8 +966,8 @@ put_float(struct tfi_buf *b, float v)
 	return put(b, num);
 }
 
-static int64_t
-argmax(const float *p, int64_t n)
+int64_t
+tfi_serving_argmax(const float *p, int64_t n)
 {
 	int64_t k = 0;
 	for (int64_t c = 1; c < n; c++) {
@@ -1008,7 +1004,7 @@ put_row(struct tfi_buf *b, const struct tf_model *m, const float *p,
 		return put_float(b, p[0]);
 	}
 	char k[32];
-	int64_t c = argmax(p, nout);
+	int64_t c = tfi_serving_argmax(p, nout);
 	snprintf(k, sizeof k, "%lld", (long long)c);
 	return put(b, "{\"probabilities\":") || put_probs(b, p, nout) ||
 	       put(b, ",\"class_ids\":") || put(b, k) ||
@@ -1105,14 +1101,16 @@ tf_request_respond(struct tf_request *q, const struct tf_model *m,
 		for (size_t r = 0; r < q->in.rows && rc == 0; r++) {
 			char k[32];
 			snprintf(k, sizeof k, "%s%lld", r ? "," : "",
-			         (long long)argmax(q->pred + r * (size_t)n, n));
+			         (long long)tfi_serving_argmax(
+			             q->pred + r * (size_t)n, n));
 			rc = put(b, k);
 		}
 		rc = rc || put(b, "],\"classes\":[");
 		for (size_t r = 0; r < q->in.rows && rc == 0; r++) {
-			rc =
-			    (r ? put(b, ",") : 0) ||
-			    put_label(b, m, argmax(q->pred + r * (size_t)n, n));
+			rc = (r ? put(b, ",") : 0) ||
+			     put_label(b, m,
+			               tfi_serving_argmax(
+			                   q->pred + r * (size_t)n, n));
 		}
 		rc = rc || put(b, "]}}");
 	}

@@ -1018,13 +1018,9 @@ predict_inputs(struct tf_request *q, const struct tf_model *m, size_t max_rows)
 			return TF_EINVAL;
 		}
 		if (rows == 0) {
-			if (max_rows && n > max_rows) {
-				return tfi_request_bad(
-				    q, "%zu rows, more than the limit of %zu",
-				    n, max_rows);
-			}
-			if (tfi_request_grow(q, n) != TF_OK) {
-				return TF_ENOMEM;
+			int rc = tfi_request_room(q, n, max_rows, "rows");
+			if (rc != TF_OK) {
+				return rc;
 			}
 			rows = n;
 		} else if (n != rows) {
@@ -1157,12 +1153,9 @@ examples_in(struct tf_request *q, const struct tf_model *m,
 	if (n == 0) {
 		return tfi_request_bad(q, "Input is empty.");
 	}
-	if (max_rows && n > max_rows) {
-		return tfi_request_bad(
-		    q, "%zu examples, more than the limit of %zu", n, max_rows);
-	}
-	if (tfi_request_grow(q, n) != TF_OK) {
-		return TF_ENOMEM;
+	int rc = tfi_request_room(q, n, max_rows, "examples");
+	if (rc != TF_OK) {
+		return rc;
 	}
 	for (size_t r = 0; r < n; r++) {
 		float *row = q->in.x + r * (size_t)q->in.width;
@@ -1341,8 +1334,21 @@ predict_response(struct tf_request *q, const struct tf_model *m,
 	Tensorflow__TensorProto t[3];
 	struct shape_out sh[3];
 	Tensorflow__Serving__PredictResponse__OutputsEntry e[3], *ep[3];
-	int64_t *ids = NULL;
-	ProtobufCBinaryData *labels = NULL;
+	/* a classifier's most probable class of each row, and its label */
+	int64_t *ids = reg ? NULL : malloc((n ? n : 1) * sizeof *ids);
+	ProtobufCBinaryData *labels =
+	    reg ? NULL : malloc((n ? n : 1) * sizeof *labels);
+	if (!reg && (ids == NULL || labels == NULL)) {
+		free(ids);
+		free(labels);
+		return tfi_set_error(q, TF_ENOMEM, "out of memory");
+	}
+	for (size_t r = 0; !reg && r < n; r++) {
+		ids[r] = tfi_serving_argmax(q->pred + r * (size_t)k, k);
+		const char *l = tf_model_label(m, ids[r]);
+		labels[r].data = (uint8_t *)l;
+		labels[r].len = strlen(l);
+	}
 	size_t no = 0;
 	for (size_t i = 0; i < nnames; i++) {
 		if (!wanted(pr, names[i])) {
@@ -1361,41 +1367,11 @@ predict_response(struct tf_request *q, const struct tf_model *m,
 			t[no].n_float_val = n * (size_t)k;
 			t[no].float_val = q->pred;
 		} else if (i == 1) { /* class_ids */
-			ids = malloc((n ? n : 1) * sizeof *ids);
-			if (ids == NULL) {
-				free(labels);
-				return tfi_set_error(q, TF_ENOMEM,
-				                     "out of memory");
-			}
-			for (size_t r = 0; r < n; r++) {
-				const float *p = q->pred + r * (size_t)k;
-				int64_t best = 0;
-				for (int64_t c = 1; c < k; c++) {
-					best = p[c] > p[best] ? c : best;
-				}
-				ids[r] = best;
-			}
 			t[no].dtype = TENSORFLOW__DATA_TYPE__DT_INT64;
 			t[no].tensor_shape = shape_out(&sh[no], (int64_t)n, 0);
 			t[no].n_int64_val = n;
 			t[no].int64_val = ids;
 		} else { /* classes: the labels of class_ids */
-			labels = malloc((n ? n : 1) * sizeof *labels);
-			if (labels == NULL) {
-				free(ids);
-				return tfi_set_error(q, TF_ENOMEM,
-				                     "out of memory");
-			}
-			for (size_t r = 0; r < n; r++) {
-				const float *p = q->pred + r * (size_t)k;
-				int64_t best = 0;
-				for (int64_t c = 1; c < k; c++) {
-					best = p[c] > p[best] ? c : best;
-				}
-				const char *l = tf_model_label(m, best);
-				labels[r].data = (uint8_t *)l;
-				labels[r].len = strlen(l);
-			}
 			t[no].dtype = TENSORFLOW__DATA_TYPE__DT_STRING;
 			t[no].tensor_shape = shape_out(&sh[no], (int64_t)n, 0);
 			t[no].n_string_val = n;

@@ -85,3 +85,29 @@ for s in socks:
     s.bind(("127.0.0.1", 0))
 print("\n".join(str(s.getsockname()[1]) for s in socks))' "$1"
 }
+
+# Start tf-serve on free loopback ports (REST and gRPC) with the given
+# flags; sets URL, GPORT and SPID once both ports are logged.  A teardown
+# should kill "$SPID" if it is set.
+start_server() {
+	tf-serve --rest-api-port 0 --grpc-port 0 --listen-address 127.0.0.1 "$@" 2> serve.log 3>&- &
+	SPID=$!
+	port= GPORT=
+	for _ in $(seq 200); do
+		port=$(sed -n 's|.*REST API on http://[0-9.]*:\([0-9]*\)/.*|\1|p' serve.log)
+		GPORT=$(sed -n 's|.*gRPC API on [0-9.]*:\([0-9]*\) .*|\1|p' serve.log)
+		[ -n "$port" ] && [ -n "$GPORT" ] && break
+		kill -0 "$SPID" 2> /dev/null || { cat serve.log; return 1; }
+		sleep 0.05
+	done
+	[ -n "$port" ] && [ -n "$GPORT" ] || { cat serve.log; return 1; }
+	URL=http://127.0.0.1:$port
+	export URL GPORT
+}
+
+# SIGTERM; the server must exit 0.
+stop_server() {
+	kill -TERM "$SPID"
+	wait "$SPID"
+	SPID=
+}

@@ -55,26 +55,15 @@ teardown() {
 	fi
 }
 
-# Start tf-serve on free loopback ports; sets GPORT, URL and SPID.
-start_server() {
-	tf-serve --rest-api-port 0 --grpc-port 0 --listen-address 127.0.0.1 "$@" 2> serve.log 3>&- &
-	SPID=$!
+# start_server (helpers.bash), then wait until every model is loaded.
+start_ready() {
+	start_server "$@" || return 1
 	for _ in $(seq 200); do
-		GPORT=$(sed -n 's|.*gRPC API on [0-9.]*:\([0-9]*\) .*|\1|p' serve.log)
-		port=$(sed -n 's|.*REST API on http://[0-9.]*:\([0-9]*\)/.*|\1|p' serve.log)
-		[ -n "$GPORT" ] && [ -n "$port" ] && curl -sf -o /dev/null "127.0.0.1:$port/readyz" && break
-		kill -0 "$SPID" 2> /dev/null || { cat serve.log; return 1; }
+		curl -sf -o /dev/null "$URL/readyz" && return 0
 		sleep 0.05
 	done
-	[ -n "$GPORT" ] || { cat serve.log; return 1; }
-	URL=http://127.0.0.1:$port
-	export GPORT URL
-}
-
-stop_server() {
-	kill -TERM "$SPID"
-	wait "$SPID"
-	SPID=
+	cat serve.log
+	return 1
 }
 
 @test "--help lists the gRPC port; the man page documents the services" {
@@ -87,7 +76,7 @@ stop_server() {
 }
 
 @test "Predict: named tensors and a packed matrix answer as tf-eval --predict and REST" {
-	start_server --model-config-file "$F/all.conf"
+	start_ready --model-config-file "$F/all.conf"
 	/usr/bin/python3 - <<'PY'
 import csv, json, os
 import tfgrpc
@@ -163,7 +152,7 @@ PY
 }
 
 @test "Classify and Regress take Examples (with a context) as REST's :classify and :regress" {
-	start_server --model-config-file "$F/all.conf"
+	start_ready --model-config-file "$F/all.conf"
 	/usr/bin/python3 - <<'PY'
 import csv, json, os, urllib.request
 import tfgrpc
@@ -226,7 +215,7 @@ PY
 }
 
 @test "GetModelMetadata and GetModelStatus: the signatures REST shows, each version's state" {
-	start_server --model-config-file "$F/all.conf"
+	start_ready --model-config-file "$F/all.conf"
 	/usr/bin/python3 - <<'PY'
 import json, os, urllib.request
 import tfgrpc
@@ -262,7 +251,7 @@ PY
 }
 
 @test "errors: TF Serving's codes and messages, the server unharmed" {
-	start_server --model-config-file "$F/all.conf" --max-request-rows 4 --max-body-bytes 65536
+	start_ready --model-config-file "$F/all.conf" --max-request-rows 4 --max-body-bytes 65536
 	/usr/bin/python3 - <<'PY'
 import os
 import grpc
@@ -364,7 +353,7 @@ PY
 @test "hot reload under gRPC load: versions swapped while Predict runs, no call fails" {
 	mkdir base
 	cp -r "$F/bcp/1" base/1
-	start_server --model-base base --model-name m --poll-interval 0.05 --threads 2
+	start_ready --model-base base --model-name m --poll-interval 0.05 --threads 2
 	/usr/bin/python3 - <<'PY' &
 import os, threading, time
 import tfgrpc
@@ -409,7 +398,7 @@ PY
 }
 
 @test "share/examples/predict_client.py: CSV rows over gRPC, as tf-eval --predict answers" {
-	start_server --model-config-file "$F/all.conf"
+	start_ready --model-config-file "$F/all.conf"
 	head -n 4 "$DATA/iris.csv" > rows.csv
 	run -0 --separate-stderr /usr/bin/python3 "$TOP/share/examples/predict_client.py" \
 		--stubs "$PB" --server "127.0.0.1:$GPORT" --model iris rows.csv
@@ -436,7 +425,7 @@ PY
 }
 
 @test "ports: --port is TF Serving's spelling, a taken port exits 69, off serves REST alone" {
-	start_server --model-base "$F/bcp" --port 0
+	start_ready --model-base "$F/bcp" --port 0
 	/usr/bin/python3 -c '
 import os, tfgrpc
 pred, _ = tfgrpc.stubs(os.environ["GPORT"])

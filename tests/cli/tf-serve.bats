@@ -44,27 +44,6 @@ teardown() {
 	fi
 }
 
-# Start tf-serve on a free loopback port; sets URL and SPID.
-start_server() {
-	tf-serve --rest-api-port 0 --grpc-port 0 --listen-address 127.0.0.1 "$@" 2> serve.log 3>&- &
-	SPID=$!
-	for _ in $(seq 100); do
-		port=$(sed -n 's|.*REST API on http://[0-9.]*:\([0-9]*\)/.*|\1|p' serve.log)
-		[ -n "$port" ] && break
-		kill -0 "$SPID" 2> /dev/null || { cat serve.log; return 1; }
-		sleep 0.05
-	done
-	[ -n "$port" ] || { cat serve.log; return 1; }
-	URL=http://127.0.0.1:$port
-}
-
-# SIGTERM; the server must exit 0.
-stop_server() {
-	kill -TERM "$SPID"
-	wait "$SPID"
-	SPID=
-}
-
 # curl: prints the body, then the status on a line of its own.
 req() {
 	curl -s -w '\n%{http_code}' "$@"
