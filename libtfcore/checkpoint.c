@@ -474,6 +474,99 @@ tf_ckpt_latest(const char *dir, char *path, size_t size)
 	return TF_OK;
 }
 
+int
+tf_ckpt_previous(const char *dir, char *path, size_t size)
+{
+	char(*names)[64] = malloc(MAX_KEEP_LIST * sizeof *names);
+	char latest[64];
+	struct tf_ckpt *c = tf_ckpt_new();
+	int rc = TF_ENOENT;
+	if (names == NULL || c == NULL) {
+		free(names);
+		tf_ckpt_free(c);
+		return TF_ENOMEM;
+	}
+	size_t n = read_pointer(dir, names, MAX_KEEP_LIST, latest);
+	for (size_t i = n; i-- > 0 && rc == TF_ENOENT;) {
+		if (strcmp(names[i], latest) == 0) {
+			continue;
+		}
+		snprintf(path, size, "%s/%s", dir, names[i]);
+		if (tf_ckpt_load(c, path) == TF_OK) {
+			rc = TF_OK;
+		}
+	}
+	tf_ckpt_free(c);
+	free(names);
+	return rc;
+}
+
+int
+tfi_ckpt_damaged(void *h, int code, const char *dir, const char *why)
+{
+	char prev[PATH_MAX];
+	if (tf_ckpt_previous(dir, prev, sizeof prev) == TF_OK) {
+		return tfi_set_error(h, code,
+		                     "%s (%s, the one before, is whole: "
+		                     "--if-damaged previous sets the damaged "
+		                     "one aside and resumes from it; or "
+		                     "--from-scratch)",
+		                     why, prev);
+	}
+	return tfi_set_error(h, code, "%s (remove it or use --from-scratch)",
+	                     why);
+}
+
+int
+tf_ckpt_set_aside(const char *dir, const char *prev, char *msg, size_t msize)
+{
+	char(*names)[64] = malloc(MAX_KEEP_LIST * sizeof *names);
+	char latest[64];
+	if (names == NULL) {
+		snprintf(msg, msize, "out of memory");
+		return TF_ENOMEM;
+	}
+	size_t n = read_pointer(dir, names, MAX_KEEP_LIST, latest);
+	const char *pn = strrchr(prev, '/') ? strrchr(prev, '/') + 1 : prev;
+	/* The pointer first: a crash between the two leaves the damaged
+	 * file in place but named by nothing. */
+	struct tfi_buf text = {0};
+	char line[128];
+	snprintf(line, sizeof line, "model_checkpoint_path: \"%s\"\n", pn);
+	int rc = tfi_json_put(&text, line, strlen(line)) ? TF_ENOMEM : TF_OK;
+	for (size_t i = 0; i < n && rc == TF_OK; i++) {
+		if (strcmp(names[i], latest) != 0) {
+			snprintf(line, sizeof line,
+			         "all_model_checkpoint_paths: \"%s\"\n",
+			         names[i]);
+			rc = tfi_json_put(&text, line, strlen(line)) ? TF_ENOMEM
+			                                             : TF_OK;
+		}
+	}
+	char p[PATH_MAX];
+	snprintf(p, sizeof p, "%s/checkpoint", dir);
+	if (rc == TF_OK) {
+		rc = tf_file_replace(p, text.data, text.len, TF_FILE_SYNC, msg,
+		                     msize);
+	} else {
+		snprintf(msg, msize, "out of memory");
+	}
+	tfi_buf_free(&text);
+	if (rc == TF_OK && latest[0] != '\0') {
+		char from[PATH_MAX], to[PATH_MAX + 16];
+		snprintf(from, sizeof from, "%s/%s", dir, latest);
+		snprintf(to, sizeof to, "%s.damaged", from);
+		if (rename(from, to) != 0 && errno != ENOENT) {
+			snprintf(msg, msize, "%s: cannot rename to %s: %s", from,
+			         to, strerror(errno));
+			rc = TF_EIO;
+		}
+		tfi_sync_dir(dir);
+	}
+	free(names);
+	return rc;
+}
+
 static int
 load(struct tf_ckpt *c, const char *path, int header_only)
 {

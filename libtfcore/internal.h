@@ -328,6 +328,10 @@ size_t tfi_dataset_inputs(const struct tf_dataset *ds, struct tfi_input *out,
 int tfi_dataset_input(const struct tf_dataset *ds, const char *name,
                       struct tfi_input *in);
 
+/* A damaged latest checkpoint of dir: code on h with why, and what the
+ * user can do (checkpoint.c: the intact one before it, if any). */
+int tfi_ckpt_damaged(void *h, int code, const char *dir, const char *why);
+
 /* A setting's default text (settings.c), NULL when it has none. */
 const char *tfi_settings_default(const char *name);
 

@@ -77,6 +77,7 @@ static const struct def defs[] = {
     {"save-every-secs", K_REAL, RUN, ALWAYS, "600", R(0, 1, INFINITY)},
     {"keep", K_INT, RUN, ALWAYS, "5", I(0, 1000)},
     {"from-scratch", K_BOOL, RUN, ALWAYS, "false", NONE},
+    {"if-damaged", K_STR, RUN, IF_SET, NULL, NONE},
     {"threads", K_INT, RUN, ALWAYS, "1", I(1, 256)},
     {"sync-mode", K_STR, RUN, IF_SET, NULL, NONE},
     {"replicas-to-aggregate", K_INT, RUN, IF_SET, NULL, I(1, 65536)},
@@ -536,10 +537,18 @@ from_checkpoint(struct tf_settings *s, const char *dir)
 	if (rc == TF_OK) {
 		rc = tf_ckpt_get_header(ck, &h);
 	}
+	const char *dm = s->value[find("if-damaged")].text;
+	char prev[4096];
+	if (rc != TF_OK && dm != NULL && strcmp(dm, "previous") == 0 &&
+	    tf_ckpt_previous(dir, prev, sizeof prev) == TF_OK) {
+		/* the run resumes from the one before (train.c sets the
+		 * damaged one aside and says so) */
+		rc = tf_ckpt_load_header(ck, prev);
+		rc = rc ? rc : tf_ckpt_get_header(ck, &h);
+		snprintf(path, sizeof path, "%s", prev);
+	}
 	if (rc != TF_OK) {
-		rc =
-		    tfi_set_error(s, rc, "%s (remove it or use --from-scratch)",
-		                  tf_errmsg(ck));
+		rc = tfi_ckpt_damaged(s, rc, dir, tf_errmsg(ck));
 		tf_ckpt_free(ck);
 		return rc;
 	}
@@ -727,6 +736,13 @@ tf_settings_resolve(struct tf_settings *s)
 		    s, TF_EINVAL, "--sync-mode: '%s' is neither sync nor async",
 		    sm);
 	}
+	const char *dm = s->value[find("if-damaged")].text;
+	if (rc == TF_OK && dm != NULL && strcmp(dm, "stop") != 0 &&
+	    strcmp(dm, "previous") != 0) {
+		rc = tfi_set_error(
+		    s, TF_EINVAL,
+		    "--if-damaged: '%s' is neither stop nor previous", dm);
+	}
 	const char *dir = s->value[find("checkpoint-dir")].text;
 	if (rc == TF_OK && dir != NULL && !is_true(s, "from-scratch")) {
 		rc = from_checkpoint(s, dir);
@@ -865,6 +881,8 @@ fill(const struct tf_settings *s, struct tf_train_config *cfg)
 	cfg->save_every_secs = real(s, "save-every-secs");
 	cfg->keep = (int)num(s, "keep");
 	cfg->from_scratch = flag(s, "from-scratch");
+	const char *dm = text(s, "if-damaged");
+	cfg->take_previous = dm != NULL && strcmp(dm, "previous") == 0;
 	cfg->threads = (int)num(s, "threads");
 	cfg->task = text(s, "task");
 	cfg->schema = text(s, "schema");

@@ -1117,9 +1117,28 @@ resume(struct run *r, const char *path)
 	if (rc == TF_OK) {
 		rc = tf_ckpt_get_header(r->ck, &r->h);
 	}
+	char prev[4096], msg[TFI_MSG_MAX];
+	if (rc != TF_OK && cfg->take_previous &&
+	    tf_ckpt_previous(cfg->checkpoint_dir, prev, sizeof prev) == TF_OK) {
+		/* --if-damaged previous: set it aside, say so, go on */
+		char why[TFI_MSG_MAX];
+		snprintf(why, sizeof why, "%s", tf_errmsg(r->ck));
+		if (tf_ckpt_set_aside(cfg->checkpoint_dir, prev, msg,
+		                      sizeof msg) != TF_OK) {
+			return fail(r, TF_EIO, "%s", msg);
+		}
+		if (r->sink->note != NULL) {
+			snprintf(msg, sizeof msg,
+			         "%.200s; set aside as %.100s.damaged, resuming "
+			         "from %.100s (--if-damaged previous)",
+			         why, path, prev);
+			r->sink->note(r->sink->ctx, msg);
+		}
+		return resume(r, prev);
+	}
 	if (rc != TF_OK) {
-		return fail(r, rc, "%s (remove it or use --from-scratch)",
-		            tf_errmsg(r->ck));
+		return tfi_ckpt_damaged(r->t, rc, cfg->checkpoint_dir,
+		                        tf_errmsg(r->ck));
 	}
 	if (cfg->optimizer != NULL &&
 	    strcmp(cfg->optimizer, r->h.optimizer) != 0) {

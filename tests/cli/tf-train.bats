@@ -205,6 +205,43 @@ assert set(j) >= {"mse", "rmse", "mae", "r2", "loss", "examples"}, j' "$output"
 	! cmp -s "$f" saved   # kept as it was, not overwritten
 }
 
+@test "a damaged latest checkpoint: named with the one before; --if-damaged previous resumes from that" {
+	tf-csv2record "$DATA/iris.csv" -o iris.tfrecord
+	tf-train -q --epochs 1 --batch-size 16 --checkpoint-dir ck iris.tfrecord > /dev/null
+	first=$(ls ck/model.ckpt-*)
+	cp -r ck ck-first   # the directory as it was before the second run
+	tf-train -q --epochs 1 --batch-size 16 --checkpoint-dir ck iris.tfrecord > /dev/null
+	latest=ck/$(sed -n 's/^model_checkpoint_path: "\(.*\)"$/\1/p' ck/checkpoint)
+	[ "$latest" != "$first" ]
+	# a damaged parameter block (the header still reads), then a damaged header
+	for at in 2000 100; do
+		cp "$latest" saved
+		cp ck/checkpoint pointer
+		flip_byte "$latest" $at
+		run -65 --separate-stderr tf-train -q --epochs 1 --batch-size 16 --checkpoint-dir ck iris.tfrecord
+		[[ "$stderr" == *"corrupted record at"*"($first, the one before, is whole: --if-damaged previous sets the damaged one aside and resumes from it; or --from-scratch)" ]]
+		cmp -s ck/checkpoint pointer && ! cmp -s "$latest" saved  # nothing moved
+		cp saved "$latest"
+	done
+	flip_byte "$latest" 100
+	run -0 --separate-stderr tf-train -q --epochs 1 --batch-size 16 --checkpoint-dir ck \
+		--if-damaged previous iris.tfrecord
+	[[ "$stderr" == *"set aside as $latest.damaged, resuming from $first (--if-damaged previous)"* ]]
+	[ -e "$latest.damaged" ] && ! grep -q "$(basename "$latest")\"" ck/checkpoint
+	# the same model as a run resumed from the first checkpoint alone
+	tf-train -q --epochs 1 --batch-size 16 --checkpoint-dir ck-first iris.tfrecord > /dev/null
+	same_state "ck/$(sed -n 's/^model_checkpoint_path: "\(.*\)"$/\1/p' ck/checkpoint)" \
+		"ck-first/$(sed -n 's/^model_checkpoint_path: "\(.*\)"$/\1/p' ck-first/checkpoint)"
+	# no checkpoint before the damaged one: stop, whatever the flag
+	rm -rf ck2 && mkdir ck2
+	tf-train -q --epochs 1 --batch-size 16 --checkpoint-dir ck2 iris.tfrecord > /dev/null
+	flip_byte ck2/model.ckpt-* 100
+	run -65 --separate-stderr tf-train -q --checkpoint-dir ck2 --if-damaged previous iris.tfrecord
+	[[ "$stderr" == *"(remove it or use --from-scratch)" ]]
+	run -64 --separate-stderr tf-train -q --checkpoint-dir ck2 --if-damaged maybe iris.tfrecord
+	[[ "$stderr" == *"--if-damaged: 'maybe' is neither stop nor previous"* ]]
+}
+
 @test "--enable-bn and --dropout-keep-prob build them into the dnn" {
 	tf-csv2record "$DATA/breast_cancer.csv" -o bc.tfrecord
 	run -0 tf-train -q --enable-bn --bn-epsilon 0.01 --dropout-keep-prob 0.9 --epochs 20 \

@@ -92,6 +92,11 @@ usage(void)
 	    "      --checkpoint-dir=DIR   save and resume checkpoints "
 	    "here\n"
 	    "      --from-scratch         ignore existing checkpoints\n"
+	    "      --if-damaged=WHAT      a latest checkpoint that does not "
+	    "load: stop\n"
+	    "                             (default) or previous (set it "
+	    "aside, resume\n"
+	    "                             from the one before)\n"
 	    "      --keep=N               checkpoints to keep (default "
 	    "5)\n"
 	    "      --logdir=DIR           TensorBoard event files of the "
@@ -221,6 +226,7 @@ static const struct option options[] = {
     {"exclude", required_argument, NULL, OPT_EXCLUDE},
     {"features", required_argument, NULL, OPT_FEATURES},
     {"from-scratch", no_argument, NULL, OPT_FROM_SCRATCH},
+    {"if-damaged", required_argument, NULL, OPT_SETTING},
     {"hash-buckets", required_argument, NULL, OPT_BUCKETS},
     {"help", no_argument, NULL, 'h'},
     {"hidden", required_argument, NULL, OPT_HIDDEN},

@@ -108,6 +108,20 @@ TF_API int tf_ckpt_load_header(struct tf_ckpt *c, const char *path);
 TF_API int tf_ckpt_get_header(struct tf_ckpt *c, struct tf_ckpt_header *h);
 /* The latest checkpoint of dir into path; TF_ENOENT if none. */
 TF_API int tf_ckpt_latest(const char *dir, char *path, size_t size);
+/*
+ * When the latest checkpoint of dir does not load: the newest one the
+ * pointer file lists before it that loads whole (every record's CRC, the
+ * header), its path into path.  TF_ENOENT when none does.
+ */
+TF_API int tf_ckpt_previous(const char *dir, char *path, size_t size);
+/*
+ * Set the damaged latest checkpoint aside for good: renamed
+ * NAME.damaged (kept, for a look), and the pointer file rewritten to name
+ * prev (from tf_ckpt_previous()) as the latest.  The message, on error,
+ * goes to msg.
+ */
+TF_API int tf_ckpt_set_aside(const char *dir, const char *prev, char *msg,
+                             size_t msize);
 /* The header's JSON text as stored. */
 TF_API const char *tf_ckpt_header(const struct tf_ckpt *c);
 /* A loaded block, or NULL. */

@@ -65,6 +65,8 @@ struct tf_train_config {
 	double save_every_secs;
 	int keep;
 	int from_scratch;
+	int take_previous; /* --if-damaged previous: a damaged latest
+	                    * checkpoint is set aside, the one before taken */
 	const char *const *inputs;
 	size_t ninputs;
 	const char *settings; /* JSON object of the run's flags, or NULL:
