@@ -88,7 +88,7 @@ ALIB      := $(B)/lib/libtfcore.a
 MANPAGES  := $(wildcard man/man*/*.[0-9])
 
 .PHONY: all deps deps-check lib tools plugins check unit demo install uninstall \
-        clean fuzz bench lint cuda-note
+        clean fuzz fuzz-run bench lint cuda-note check-slow
 all: deps lib tools plugins cuda-note
 
 # Every compile waits for the packages (order-only: `make -j` on a fresh
@@ -202,7 +202,7 @@ $(B)/tests/%: tests/unit/%.c tests/unit/test.h $(ALIB)
 
 # The serving targets (REST bodies, gRPC messages) load op plugins: they
 # link the shared library, as the tools do.
-MODEL_FUZZ := fuzz_serving fuzz_grpc
+MODEL_FUZZ := fuzz_serving fuzz_grpc fuzz_export fuzz_spec
 $(addprefix $(B)/fuzz-run/,$(MODEL_FUZZ)): $(B)/fuzz-run/%: tests/fuzz/%.c tests/fuzz/driver.c $(SOLIB) $(PLUGIN_SO)
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< tests/fuzz/driver.c -L$(B)/lib -ltfcore -Wl,-rpath,'$$ORIGIN/../lib' $(LDFLAGS)
@@ -232,18 +232,35 @@ check: deps-check all $(UNIT_BIN) $(FUZZ_RUN) $(B)/tests/nngreq $(B)/tests/psreq
 unit: all $(UNIT_BIN)
 	@B=$(B) ONLY=unit sh tests/run
 
+# The long reliability scenarios (tests/reliability/*-slow.bats).
+check-slow: deps-check all
+	@B=$(B) ONLY=reliability RELIABILITY=slow sh tests/run
+
 demo: deps all
 	@B=$(B) sh share/demo.sh
 
 # libFuzzer builds (clang): build/fuzz/fuzz_record etc.
-fuzz: $(ALIB) $(PLUGIN_SO)
-	@mkdir -p $(B)/fuzz
-	@for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \
-	  echo "  FUZZ    $(B)/fuzz/$$n"; \
-	  clang $(CPPFLAGS) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -rdynamic \
-	    -Ilibtfcore -I. -DTF_BUILDING_LIBRARY -o $(B)/fuzz/$$n $$f $(LIB_SRC) $(KERN_SRC) $(patsubst %,$(B)/gen/%.pb-c.c,$(PROTOS)) \
-	    $(LIBS) -pthread || exit 1; done
+# The library once with the fuzz build's flags, then each target on it.
+FUZZ_FLAGS = $(CPPFLAGS) -std=c11 -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
+             -fno-sanitize-recover=undefined -Ilibtfcore -I. -DTF_BUILDING_LIBRARY
+FUZZ_OBJ := $(patsubst %.c,$(B)/fuzz/obj/%.o,$(LIB_SRC) $(KERN_SRC)) \
+            $(patsubst %,$(B)/fuzz/obj/gen/%.pb-c.o,$(PROTOS))
+FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRC))
+$(B)/fuzz/obj/gen/%.pb-c.o: $(B)/gen/%.pb-c.c
+	@mkdir -p $(@D)
+	$(Q)$(call say,FUZZCC,$<)clang $(FUZZ_FLAGS) -Wno-unused-parameter -c -o $@ $<
+$(B)/fuzz/obj/%.o: %.c $(patsubst %,$(B)/gen/%.pb-c.h,$(PROTOS)) | deps
+	@mkdir -p $(@D)
+	$(Q)$(call say,FUZZCC,$<)clang $(FUZZ_FLAGS) -c -o $@ $<
+$(FUZZ_BIN): $(B)/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
+	$(Q)$(call say,FUZZ,$@)clang $(FUZZ_FLAGS) -fsanitize=fuzzer -rdynamic -o $@ $< $(FUZZ_OBJ) $(LIBS) -pthread
+fuzz: $(ALIB) $(PLUGIN_SO) $(FUZZ_BIN)
 	@echo "run e.g.: $(B)/fuzz/fuzz_record -max_total_time=60 tests/fuzz/corpus/record"
+
+# Every libFuzzer target for SECONDS each (default 60), from its seeds.
+SECONDS ?= 60
+fuzz-run: fuzz
+	@sh mk/fuzz-run.sh $(B) $(SECONDS) $(TARGETS)
 
 bench: all
 	@sh mk/deps.sh bench
@@ -290,4 +307,4 @@ uninstall:
 clean:
 	rm -rf build build-san
 
--include $(shell find build build-san -name '*.d' 2>/dev/null)
+-include $(shell find build build-san -name '*.d' -type f 2>/dev/null)

@@ -557,8 +557,8 @@ tf_ckpt_set_aside(const char *dir, const char *prev, char *msg, size_t msize)
 		snprintf(from, sizeof from, "%s/%s", dir, latest);
 		snprintf(to, sizeof to, "%s.damaged", from);
 		if (rename(from, to) != 0 && errno != ENOENT) {
-			snprintf(msg, msize, "%s: cannot rename to %s: %s", from,
-			         to, strerror(errno));
+			snprintf(msg, msize, "%s: cannot rename to %s: %s",
+			         from, to, strerror(errno));
 			rc = TF_EIO;
 		}
 		tfi_sync_dir(dir);

@@ -323,7 +323,9 @@ expand_nodelist(struct tf_cluster *c, const char *list, struct hosts *out)
 				hi = strtol(h, &e, 10);
 				hi = e == h ? -1 : hi;
 			}
-			if (e == r || lo < 0 || hi < lo ||
+			/* node numbers of up to nine digits (a saturated
+			 * strtol would overflow the loop: fuzz_cluster) */
+			if (e == r || lo < 0 || hi < lo || hi > 999999999L ||
 			    hi - lo >= MAX_TASKS || (*e != ',' && e != close)) {
 				return tfi_set_error(
 				    c, TF_EINVAL, "slurm: bad node list '%s'",
@@ -438,9 +440,20 @@ from_slurm(struct tf_cluster *c, tf_getenv_fn env,
 			    per);
 			break;
 		}
+		if (rep > (long)(h.n - node)) {
+			/* more nodes than the list holds (and a count like
+			 * (x99999999999) ends here, not after its loop) */
+			rc = tfi_set_error(
+			    c, TF_EINVAL,
+			    "slurm: SLURM_STEP_TASKS_PER_NODE '%.200s' counts "
+			    "more nodes than '%.200s' lists",
+			    per, nodes);
+			break;
+		}
 		for (long r = 0; r < rep && rc == TF_OK; r++, node++) {
-			for (long i = 0; i < k && node < h.n && rc == TF_OK;
-			     i++) {
+			/* past ntasks only the count matters: said below */
+			for (long i = 0;
+			     i < k && t <= (size_t)ntasks && rc == TF_OK; i++) {
 				char a[300];
 				snprintf(a, sizeof a, "%.200s:%ld", h.v[node],
 				         f->port_base + i);

@@ -197,8 +197,11 @@ parse_line(struct tf_graph *g, int line, char *s)
 	}
 	if (strcmp(tok[0], "input") == 0) {
 		int64_t w;
-		int dtype = nt == 4 && strcmp(tok[3], "int64") == 0 ? TF_INT64
-		            : nt == 3 || strcmp(tok[3], "float32") == 0
+		/* tok[3] only when there is one (a line of two words
+		 * has none; fuzz_spec found the old read past them) */
+		int dtype = nt == 3 ? TF_FLOAT32
+		            : nt == 4 && strcmp(tok[3], "int64") == 0 ? TF_INT64
+		            : nt == 4 && strcmp(tok[3], "float32") == 0
 		                ? TF_FLOAT32
 		                : -1;
 		if ((nt != 3 && nt != 4) || dtype < 0 ||

@@ -3,6 +3,7 @@
  * tf_schema (internal.h), encoded from it, named, carried (tf/schema.h).
  */
 #include <errno.h>
+#include <float.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -77,6 +78,22 @@ col_type(const char *t)
 	                                 : -1;
 }
 
+/* A count: absent (0) or a whole number >= 0; -1 otherwise (a negative
+ * one would be written back as a number no reader takes: fuzz_schema). */
+static int
+count(json_t *v, uint64_t *out)
+{
+	*out = 0;
+	if (v == NULL) {
+		return 0;
+	}
+	if (!json_is_integer(v) || json_integer_value(v) < 0) {
+		return -1;
+	}
+	*out = (uint64_t)json_integer_value(v);
+	return 0;
+}
+
 /* A feature or label description; non-zero when it has no name or a
  * type tfkit does not know. */
 static int
@@ -99,10 +116,10 @@ parse_col(json_t *o, struct tfi_schema_col *c)
 	if (json_is_integer(v = json_object_get(o, "packed_index"))) {
 		c->packed_index = json_integer_value(v);
 	}
-	c->present =
-	    (uint64_t)json_integer_value(json_object_get(o, "present"));
-	c->missing =
-	    (uint64_t)json_integer_value(json_object_get(o, "missing"));
+	if (count(json_object_get(o, "present"), &c->present) != 0 ||
+	    count(json_object_get(o, "missing"), &c->missing) != 0) {
+		return -1;
+	}
 	json_t *mean = json_object_get(o, "mean"),
 	       *sd = json_object_get(o, "std");
 	if (json_is_number(mean) && json_is_number(sd)) {
@@ -111,6 +128,15 @@ parse_col(json_t *o, struct tfi_schema_col *c)
 		c->std = json_number_value(sd);
 		c->min = json_number_value(json_object_get(o, "min"));
 		c->max = json_number_value(json_object_get(o, "max"));
+		/* statistics of float32 data are float32 numbers: one out of
+		 * that range would be written back as Infinity, which no JSON
+		 * reader takes (fuzz_schema found it) */
+		double st[] = {c->mean, c->std, c->min, c->max};
+		for (size_t k = 0; k < 4; k++) {
+			if (!(fabs(st[k]) <= FLT_MAX)) {
+				return -1;
+			}
+		}
 	}
 	return 0;
 }
@@ -152,9 +178,13 @@ parse_root(struct tf_schema *s, json_t *root, const char *origin)
 	s->layout = strcmp(layout, "libsvm") == 0   ? TFI_LAYOUT_LIBSVM
 	            : strcmp(layout, "packed") == 0 ? TFI_LAYOUT_PACKED
 	                                            : TFI_LAYOUT_COLUMNS;
-	s->rows = (uint64_t)json_integer_value(json_object_get(root, "rows"));
-	s->skipped =
-	    (uint64_t)json_integer_value(json_object_get(root, "skipped"));
+	if (count(json_object_get(root, "rows"), &s->rows) != 0 ||
+	    count(json_object_get(root, "skipped"), &s->skipped) != 0) {
+		return tfi_set_error(s, TF_EFORMAT,
+		                     "%s: rows and skipped are counts (whole "
+		                     "numbers >= 0)",
+		                     origin);
+	}
 	json_t *src = json_object_get(root, "sources");
 	if (json_is_array(src) &&
 	    parse_strs(src, &s->sources, &s->nsources) != 0) {
@@ -193,7 +223,9 @@ parse_root(struct tf_schema *s, json_t *root, const char *origin)
 		if (parse_col(json_array_get(feats, i), &s->features[i]) != 0) {
 			return tfi_set_error(
 			    s, TF_EFORMAT,
-			    "%s: feature %zu has no name or type", origin, i);
+			    "%s: feature %zu has no name or type, or a "
+			    "statistic out of float32 range",
+			    origin, i);
 		}
 	}
 	if (json_is_object(sparse)) {
@@ -284,6 +316,7 @@ jnum(struct tfi_buf *b, double v, int type)
 	if (!isfinite(v)) {
 		return tfi_json_put(b, "null", 4);
 	}
+	v = v == 0 ? 0.0 : v; /* -0 reads back as the integer 0 */
 	int n = type == TF_COL_FLOAT ? tf_format_float(t, sizeof t, (float)v)
 	                             : snprintf(t, sizeof t, "%.17g", v);
 	return tfi_json_put(b, t, (size_t)n);
@@ -335,8 +368,9 @@ jcol(struct tfi_buf *b, const struct tfi_schema_col *k)
 		     jnum(b, k->max, k->type);
 		/* Mean and (population) standard deviation, for feature
 		 * standardisation by the training stage. */
-		snprintf(t, sizeof t, ",\"mean\":%.9g,\"std\":%.9g", k->mean,
-		         k->std);
+		snprintf(t, sizeof t, ",\"mean\":%.9g,\"std\":%.9g",
+		         k->mean == 0 ? 0.0 : k->mean,
+		         k->std == 0 ? 0.0 : k->std);
 		rc = rc || tfi_json_put(b, t, strlen(t));
 	}
 	if (k->packed_index >= 0) {

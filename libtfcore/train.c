@@ -451,6 +451,7 @@ now(void)
 }
 
 struct run {
+	int continued; /* a run resumed to go on, not a new one */
 	struct tf_trainer *t;
 	const struct tf_train_config *cfg;
 	const struct tf_train_sink *sink;
@@ -1128,10 +1129,11 @@ resume(struct run *r, const char *path)
 			return fail(r, TF_EIO, "%s", msg);
 		}
 		if (r->sink->note != NULL) {
-			snprintf(msg, sizeof msg,
-			         "%.200s; set aside as %.100s.damaged, resuming "
-			         "from %.100s (--if-damaged previous)",
-			         why, path, prev);
+			snprintf(
+			    msg, sizeof msg,
+			    "%.200s; set aside as %.100s.damaged, resuming "
+			    "from %.100s (--if-damaged previous)",
+			    why, path, prev);
 			r->sink->note(r->sink->ctx, msg);
 		}
 		return resume(r, prev);
@@ -1326,6 +1328,7 @@ start_reading(struct run *r, const char *ckpt)
 		first = r->h.run_first_epoch;
 		epoch = r->h.epoch;
 		done = r->h.done;
+		r->continued = 1;
 	} else if (ckpt != NULL) {
 		first = epoch = r->h.epoch + 1;
 	}
@@ -2208,7 +2211,18 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			                : 0;
 		}
 	}
-	if (r.h.step == first_step && !stopped) {
+	int ended = 0; /* the run had ended already: only marked so now */
+	if (r.h.step == first_step && !stopped && r.continued && ran_out) {
+		/* The run had trained to its end when it was stopped (killed
+		 * after its last periodic checkpoint): it ends now, as it
+		 * would have then. */
+		ended = 1;
+		if (sink->note != NULL && leads(&r)) {
+			sink->note(sink->ctx,
+			           "the run had reached the end of its "
+			           "epochs: it is marked finished");
+		}
+	} else if (r.h.step == first_step && !stopped) {
 		/* Nothing trained: say why, and leave the checkpoint be. */
 		rc =
 		    cfg->max_steps > 0 && r.h.step >= cfg->max_steps
@@ -2222,7 +2236,8 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		goto out;
 	}
 	r.h.run_finished = ran_out;
-	if (ran_out && r.h.step - first_step < 10 && sink->note != NULL) {
+	if (ran_out && !ended && r.h.step - first_step < 10 &&
+	    sink->note != NULL) {
 		char msg[256];
 		snprintf(
 		    msg, sizeof msg,
@@ -2263,7 +2278,10 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 	    (rc = validate(&r)) != TF_OK) {
 		goto out;
 	}
-	if ((r.h.step != saved_step || !resumed) && (rc = save(&r)) != TF_OK) {
+	/* The last checkpoint marks a run that ran out finished, even when
+	 * a periodic one was written at that step already. */
+	if ((r.h.step != saved_step || !resumed || ran_out) &&
+	    (rc = save(&r)) != TF_OK) {
 		goto out;
 	}
 	double tn = now();

@@ -75,6 +75,8 @@ TEST(spec_errors_name_the_problem)
 	     "logits must have width 1"},
 	    {"input x 3\nnode h dense x units=four\n",
 	     "units=four is not a whole number"},
+	    {"input x\n", "expected 'input NAME WIDTH [float32|int64]'"},
+	    {"input\n", "expected 'input NAME WIDTH [float32|int64]'"},
 	    {"input x 0\n",
 	     "model line 1: expected 'input NAME WIDTH [float32|int64]'"},
 	    {"bogus line\n", "model line 1: expected 'node NAME OP"},
