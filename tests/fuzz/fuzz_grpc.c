@@ -11,31 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tf/tf.h"
+#include "fuzz.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static struct tf_registry *reg;
-static struct tf_model *model;
 static struct tf_request *req;
-
-static void
-init(void)
-{
-	const char *path = getenv("TFKIT_FUZZ_MODEL");
-	reg = tf_registry_new();
-	model = tf_model_new();
-	req = tf_request_new();
-	if (reg == NULL || model == NULL || req == NULL ||
-	    tf_registry_load(reg) != TF_OK) {
-		abort();
-	}
-	if (tf_model_load(model, reg, path ? path : "tests/fuzz/model") !=
-	    TF_OK) {
-		fprintf(stderr, "fuzz_grpc: %s\n", tf_errmsg(model));
-		abort();
-	}
-}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -43,8 +21,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const int methods[] = {TF_METHOD_PREDICT, TF_METHOD_CLASSIFY,
 	                              TF_METHOD_REGRESS, TF_METHOD_METADATA,
 	                              TF_METHOD_STATUS};
-	if (model == NULL) {
-		init();
+	struct tf_model *model = fuzz_model();
+	if (req == NULL && (req = tf_request_new()) == NULL) {
+		abort();
 	}
 	if (size == 0) {
 		return 0;

@@ -8,21 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tf/tf.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static struct tf_registry *reg;
+#include "fuzz.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (reg == NULL) {
-		reg = tf_registry_new();
-		if (reg == NULL || tf_registry_load(reg) != TF_OK) {
-			abort();
-		}
-	}
+	struct tf_registry *reg = fuzz_registry();
 	if (size > 4096) {
 		return 0; /* specs are short; long ones only cost time */
 	}

@@ -1,0 +1,48 @@
+/*
+ * fuzz.h - what the fuzz targets that need the op plugins share: the
+ * registry, loaded once, and the small export of tests/fuzz/model (or
+ * $TFKIT_FUZZ_MODEL), loaded once.  A set-up that fails aborts: the
+ * target cannot run.
+ */
+#ifndef TF_FUZZ_H
+#define TF_FUZZ_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "tf/tf.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static inline struct tf_registry *
+fuzz_registry(void)
+{
+	static struct tf_registry *reg;
+	if (reg == NULL) {
+		reg = tf_registry_new();
+		if (reg == NULL || tf_registry_load(reg) != TF_OK) {
+			abort();
+		}
+	}
+	return reg;
+}
+
+static inline struct tf_model *
+fuzz_model(void)
+{
+	static struct tf_model *model;
+	if (model == NULL) {
+		const char *path = getenv("TFKIT_FUZZ_MODEL");
+		model = tf_model_new();
+		if (model == NULL ||
+		    tf_model_load(model, fuzz_registry(),
+		                  path ? path : "tests/fuzz/model") != TF_OK) {
+			fprintf(stderr, "fuzz: %s\n",
+			        model ? tf_errmsg(model) : "out of memory");
+			abort();
+		}
+	}
+	return model;
+}
+
+#endif

@@ -1,0 +1,107 @@
+# kill.bash - the SIGKILL scenarios of kill.bats (20 tries each, with
+# make check) and kill-slow.bats (200, make check-slow): each function is
+# one scenario, run TRIES times.
+
+
+# Start a command in the background, SIGKILL it after ms milliseconds,
+# wait; sets KILLED=1 when the signal ended it, 0 when it had exited by
+# itself (with status 0: any other status fails the test).
+kill_after() { # ms command...
+	local ms=$1
+	shift
+	"$@" > /dev/null 2> kill.err &
+	local pid=$!
+	sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
+	kill -KILL "$pid" 2> /dev/null || true
+	local rc=0
+	wait "$pid" 2> /dev/null || rc=$?
+	KILLED=$((rc == 137))
+	if [ "$rc" != 0 ] && [ "$rc" != 137 ]; then
+		echo "exit status $rc: $(cat kill.err)"
+		return 1
+	fi
+}
+
+# Milliseconds a command takes (at least 50).
+time_ms() {
+	local t0 t1
+	t0=$(date +%s%N)
+	"$@" > /dev/null 2>&1
+	t1=$(date +%s%N)
+	local ms=$(((t1 - t0) / 1000000))
+	echo $((ms < 50 ? 50 : ms))
+}
+
+# tf-train killed while it checkpoints, TRIES times at least, ends with the unbroken run's weights
+kill_train() {
+	tf-csv2record "$DATA/breast_cancer.csv" -o bc.tfrecord
+	args=(-q --epochs 40 --batch-size 16 --save-every 3 --keep 3 bc.tfrecord)
+	tf-train --checkpoint-dir whole "${args[@]}" > /dev/null
+	ms=$(time_ms tf-train --checkpoint-dir timing "${args[@]}")
+	# killed at a random moment of each try (starting, loading the
+	# checkpoint, training, writing one) until a try gets to the end
+	latest() { echo "$1/$(sed -n 's/^model_checkpoint_path: "\(.*\)"$/\1/p' "$1/checkpoint")"; }
+	RANDOM=7
+	kills=0
+	for _ in $(seq $((TRIES * 10))); do
+		kill_after $((RANDOM % (ms / TRIES + 1))) tf-train --checkpoint-dir ck "${args[@]}"
+		[ "$KILLED" = 1 ] || break
+		kills=$((kills + 1))
+		# whatever was killed, the directory holds a checkpoint that loads
+		[ ! -e ck/checkpoint ] || tf-eval -d ck bc.tfrecord > /dev/null
+		# killed after the run was over (exiting): it is done
+		[ ! -e ck/checkpoint ] || ! grep -aq '"finished":true' "$(latest ck)" || break
+	done
+	echo "$kills runs killed on the way (a run takes ${ms} ms)"
+	[ "$kills" -ge "$TRIES" ]
+	# the last try killed before the end: the run goes on to it
+	grep -aq '"finished":true' "$(latest ck)" || tf-train --checkpoint-dir ck "${args[@]}" > /dev/null
+	same_state "$(latest ck)" "$(latest whole)"
+}
+
+# tf-export killed at any moment never leaves a version that does not load
+kill_export() {
+	tf-csv2record "$DATA/breast_cancer.csv" -o bc.tfrecord
+	tf-train -q --epochs 2 --checkpoint-dir ck bc.tfrecord > /dev/null
+	ms=$(time_ms tf-export -d ck --export-base timing)
+	RANDOM=11
+	kills=0
+	for _ in $(seq "$TRIES"); do
+		kill_after $((RANDOM % ms)) tf-export -d ck --export-base models
+		kills=$((kills + KILLED))
+		for v in models/*/; do
+			[ -d "$v" ] || continue
+			# a version directory is whole: it loads and predicts
+			tf-eval -d "$v" bc.tfrecord > /dev/null
+		done
+	done
+	echo "$kills of $TRIES exports killed; versions: $(ls models | tr '\n' ' ')"
+	[ "$kills" -ge 1 ]
+	# and tf-serve takes the newest of them
+	n=$(ls models | grep -E '^[0-9]+$' | sort -n | tail -n 1)
+	run -0 --separate-stderr tf-serve --model-base models --stdin < <(echo '{"mean_radius": 14}' | /usr/bin/python3 -c '
+import csv, json, sys
+h = next(csv.reader(open(sys.argv[1])))[:-1]
+print(json.dumps({k: 1.0 for k in h}))' "$DATA/breast_cancer.csv")
+	[[ "$stderr" == *"version $n loaded"* ]]
+}
+
+# tf-csv2record -o killed at any moment leaves the whole output or none under its name
+kill_convert() {
+	for i in 1 2 3 4 5 6 7 8; do tail -n +2 "$DATA/breast_cancer.csv"; done > body
+	(head -n 1 "$DATA/breast_cancer.csv"; cat body body body) > big.csv
+	tf-csv2record big.csv -o want.tfrecord
+	ms=$(time_ms tf-csv2record big.csv -o timing.tfrecord)
+	RANDOM=13
+	kills=0
+	for _ in $(seq "$TRIES"); do
+		rm -f out.tfrecord out.tfrecord.schema.json
+		kill_after $((RANDOM % ms)) tf-csv2record big.csv -o out.tfrecord
+		kills=$((kills + KILLED))
+		if [ -e out.tfrecord ]; then
+			cmp out.tfrecord want.tfrecord
+		fi
+	done
+	echo "$kills of $TRIES conversions killed"
+	[ "$kills" -ge $((TRIES / 2)) ]
+}
