@@ -232,43 +232,39 @@ quick_value(struct tf_request *q, const struct tf_model *m, int64_t c,
 	return 1;
 }
 
-/* An input that is a list of several columns (the packed features of a
- * model trained on tf-csv2record --pack-features records) named key:
- * its list of numbers into row r.  0 when key is no such input; else
- * *rc says whether the list was good. */
+/* Whether key names an input that is a list of several columns (the
+ * packed features of a model trained on tf-csv2record --pack-features
+ * records); it into *in. */
 static int
-list_input(struct tf_request *q, const struct tf_model *m, const char *key,
-           json_t *v, const char *what, size_t r, int *rc)
+list_named(const struct tf_model *m, const char *key, struct tfi_input *in)
 {
-	struct tfi_input in;
-	if (!tfi_dataset_input(tf_model_dataset((struct tf_model *)m), key,
-	                       &in) ||
-	    !in.list) {
-		return 0;
+	return tfi_dataset_input(tf_model_dataset((struct tf_model *)m), key,
+	                         in) &&
+	       in->list;
+}
+
+/* Such an input's list of numbers, v, into row r. */
+static int
+list_values(struct tf_request *q, const struct tfi_input *in, const char *key,
+            json_t *v, const char *what, size_t r)
+{
+	if (!json_is_array(v) || json_array_size(v) != (size_t)in->width) {
+		return tfi_request_bad(q,
+		                       "%s: input '%s' takes a list of %lld "
+		                       "numbers",
+		                       what, key, (long long)in->width);
 	}
-	if (!json_is_array(v) || json_array_size(v) != (size_t)in.width) {
-		*rc = tfi_request_bad(q,
-		                      "%s: input '%s' takes a list of %lld "
-		                      "numbers",
-		                      what, key, (long long)in.width);
-		return 1;
-	}
-	float *x = q->in.x + r * (size_t)q->in.width + (size_t)in.col;
-	for (int64_t k = 0; k < in.width; k++) {
+	float *x = q->in.x + r * (size_t)q->in.width + (size_t)in->col;
+	for (int64_t k = 0; k < in->width; k++) {
 		json_t *e = json_array_get(v, (size_t)k);
 		if (!json_is_number(e)) {
-			*rc = tfi_request_bad(
+			return tfi_request_bad(
 			    q, "%s: input '%s' element %lld is not a number",
 			    what, key, (long long)k);
-			return 1;
 		}
 		x[k] = (float)json_number_value(e);
 	}
-	if (q->nseen >= (size_t)(in.col + in.width)) { /* examples() */
-		memset(q->seen + in.col, 1, (size_t)in.width);
-	}
-	*rc = TF_OK;
-	return 1;
+	return TF_OK;
 }
 
 /* A list of every input in signature order into row r. */
@@ -338,12 +334,13 @@ instance(struct tf_request *q, const struct tf_model *m, json_t *v, size_t i)
 	json_object_foreach(v, key, val)
 	{
 		int64_t c = tfi_serving_column(m, key);
-		int rc;
-		if (c < 0 && list_input(q, m, key, val, what, i, &rc)) {
+		struct tfi_input li;
+		if (c < 0 && list_named(m, key, &li)) {
+			int rc = list_values(q, &li, key, val, what, i);
 			if (rc != TF_OK) {
 				return rc;
 			}
-			seen += (size_t)json_array_size(val);
+			seen += (size_t)li.width;
 			continue;
 		}
 		if (c < 0) {
@@ -437,10 +434,7 @@ columnar(struct tf_request *q, const struct tf_model *m, json_t *in,
 			    key, k, n);
 		}
 		struct tfi_input li;
-		if (c < 0 &&
-		    tfi_dataset_input(tf_model_dataset((struct tf_model *)m),
-		                      key, &li) &&
-		    li.list) {
+		if (c < 0 && list_named(m, key, &li)) {
 			if (!json_is_array(val)) {
 				return tfi_request_bad(
 				    q,
@@ -451,9 +445,9 @@ columnar(struct tf_request *q, const struct tf_model *m, json_t *in,
 				char what[48];
 				snprintf(what, sizeof what, "'inputs' row %zu",
 				         r);
-				int rc;
-				list_input(q, m, key, json_array_get(val, r),
-				           what, r, &rc);
+				int rc = list_values(q, &li, key,
+				                     json_array_get(val, r),
+				                     what, r);
 				if (rc != TF_OK) {
 					return rc;
 				}
@@ -591,11 +585,15 @@ examples(struct tf_request *q, const struct tf_model *m, json_t *root,
 					memset(q->seen, 1, cols);
 					continue;
 				}
-				if (!dense &&
-				    list_input(q, m, key, val, what, r, &rc)) {
-					if (rc != TF_OK) {
+				struct tfi_input li;
+				if (!dense && list_named(m, key, &li)) {
+					if ((rc = list_values(q, &li, key, val,
+					                      what, r)) !=
+					    TF_OK) {
 						return rc;
 					}
+					memset(q->seen + li.col, 1,
+					       (size_t)li.width);
 					continue;
 				}
 				int64_t c =
