@@ -206,6 +206,10 @@ MODEL_FUZZ := fuzz_serving fuzz_grpc fuzz_export fuzz_spec
 $(addprefix $(B)/fuzz-run/,$(MODEL_FUZZ)): $(B)/fuzz-run/%: tests/fuzz/%.c tests/fuzz/driver.c $(SOLIB) $(PLUGIN_SO)
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< tests/fuzz/driver.c -L$(B)/lib -ltfcore -Wl,-rpath,'$$ORIGIN/../lib' $(LDFLAGS)
+# fuzz_ps loads the optimizer plugins and reads the replies (ps.proto).
+$(B)/fuzz-run/fuzz_ps: tests/fuzz/fuzz_ps.c tests/fuzz/driver.c $(B)/gen/ps.pb-c.c $(SOLIB) $(PLUGIN_SO)
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< tests/fuzz/driver.c $(B)/gen/ps.pb-c.c -L$(B)/lib -ltfcore -lprotobuf-c -Wl,-rpath,'$$ORIGIN/../lib' $(LDFLAGS)
 
 # Fuzz targets, built with a plain driver that runs each seed once.
 $(B)/fuzz-run/%: tests/fuzz/%.c tests/fuzz/driver.c $(ALIB)
@@ -255,7 +259,7 @@ $(B)/fuzz/obj/%.o: %.c $(patsubst %,$(B)/gen/%.pb-c.h,$(PROTOS)) | deps
 $(FUZZ_BIN): $(B)/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
 	$(Q)$(call say,FUZZ,$@)clang $(FUZZ_FLAGS) -fsanitize=fuzzer -rdynamic -o $@ $< $(FUZZ_OBJ) $(LIBS) -pthread
 fuzz: $(ALIB) $(PLUGIN_SO) $(FUZZ_BIN)
-	@echo "run e.g.: $(B)/fuzz/fuzz_record -max_total_time=60 tests/fuzz/corpus/record"
+	@echo "run e.g.: make fuzz-run SECONDS=60 TARGETS=record (new inputs go in $(B)/fuzz/corpus/record)"
 
 # Every libFuzzer target for SECONDS each (default 60), from its seeds.
 SECONDS ?= 60

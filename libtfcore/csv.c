@@ -9,7 +9,9 @@
  *   3. the main thread cuts the bytes into chunks at row boundaries
  *      (outside quotes) and queues them; worker threads parse each chunk
  *      with their own libcsv parser and encode framed records; the main
- *      thread hands finished chunks to the sink in input order.
+ *      thread hands finished chunks to the sink in input order.  With
+ *      one thread the main thread parses each chunk itself, through the
+ *      same code (process_chunk), with no worker started.
  * Line numbers in messages are physical lines of the stream (1-based).
  */
 #include <csv.h>
@@ -912,12 +914,15 @@ static int
 pend_read(struct tf_csv *c, struct tf_input *in, struct pending *pb,
           size_t want)
 {
-	if (pb->eof) {
+	if (pb->eof || want == 0) {
 		return TF_OK;
 	}
-	if (pb->cap - pb->len < want) {
-		size_t cap = pb->cap ? pb->cap : CHUNK;
-		while (cap - pb->len < want) {
+	/* Read up to want bytes into the room there is.  The buffer starts
+	 * small (most streams are) and doubles when the room is less than
+	 * half of it and than want: growing copies what it holds. */
+	if (pb->cap - pb->len < want && pb->cap - pb->len < pb->cap / 2 + 1) {
+		size_t cap = pb->cap ? pb->cap : 65536;
+		while (cap - pb->len < want && cap - pb->len < cap / 2 + 1) {
 			cap *= 2;
 		}
 		char *d = realloc(pb->data, cap);
@@ -926,6 +931,9 @@ pend_read(struct tf_csv *c, struct tf_input *in, struct pending *pb,
 		}
 		pb->data = d;
 		pb->cap = cap;
+	}
+	if (want > pb->cap - pb->len) {
+		want = pb->cap - pb->len;
 	}
 	size_t got;
 	if (tf_input_read(in, pb->data + pb->len, want, &got) != TF_OK) {
@@ -1156,6 +1164,15 @@ fill_missing(struct worker *w, size_t i)
 	return 1;
 }
 
+/* The current row's bytes value of column i ("" before any was held). */
+static const char *
+row_chars(const struct worker *w, size_t i)
+{
+	return w->row.chars.data
+	           ? (const char *)w->row.chars.data + w->row.boff[i]
+	           : "";
+}
+
 /* Update a column's statistics with the current row's value. */
 static void
 col_stats(struct worker *w, size_t i)
@@ -1178,9 +1195,7 @@ col_stats(struct worker *w, size_t i)
 		break;
 	default:
 		st->present++;
-		strset_add(&st->vocab,
-		           (const char *)w->row.chars.data + w->row.boff[i],
-		           w->row.blen[i]);
+		strset_add(&st->vocab, row_chars(w, i), w->row.blen[i]);
 	}
 }
 
@@ -1353,7 +1368,7 @@ emit_row(struct worker *w)
 			size_t bl = w->row.blen[i];
 			p = tfi_entry_head(p, k->name, strlen(k->name),
 			                   TF_COL_BYTES, bl);
-			memcpy(p, w->row.chars.data + w->row.boff[i], bl);
+			memcpy(p, row_chars(w, i), bl);
 			p += bl;
 		}
 	}
@@ -1935,10 +1950,13 @@ drain(struct tf_csv *c, const struct tf_csv_sink *sink, uint64_t *next_out,
 static int
 pipeline_start(struct tf_csv *c)
 {
-	c->nworkers = c->o.threads;
+	/* One thread: the calling thread parses each chunk itself (no
+	 * worker, no hand-off); more: that many workers. */
+	int n = c->o.threads;
+	c->nworkers = n == 1 ? 0 : n;
 	c->nslots = (size_t)c->nworkers * 2 + 2;
 	c->slots = calloc(c->nslots, sizeof *c->slots);
-	c->workers = calloc((size_t)c->nworkers, sizeof *c->workers);
+	c->workers = calloc((size_t)n, sizeof *c->workers);
 	if (c->slots == NULL || c->workers == NULL) {
 		return tfi_set_error(c, TF_ENOMEM, "out of memory");
 	}
@@ -1951,7 +1969,7 @@ pipeline_start(struct tf_csv *c)
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->cv, NULL);
 	c->shutdown = 0;
-	for (int i = 0; i < c->nworkers; i++) {
+	for (int i = 0; i < n; i++) {
 		if (worker_init(c, &c->workers[i]) != TF_OK) {
 			return tfi_set_error(c, TF_ENOMEM, "out of memory");
 		}
@@ -2073,8 +2091,15 @@ run_stream(struct tf_csv *c, struct tf_input *in, struct pending *pb,
 		pb->len -= cut;
 		pthread_mutex_lock(&c->mu);
 		ch->seq = seq++;
-		ch->state = 1;
-		pthread_cond_broadcast(&c->cv);
+		if (c->nworkers == 0) {
+			pthread_mutex_unlock(&c->mu);
+			process_chunk(&c->workers[0], ch);
+			pthread_mutex_lock(&c->mu);
+			ch->state = 3;
+		} else {
+			ch->state = 1;
+			pthread_cond_broadcast(&c->cv);
+		}
 		/* Hand on what is finished now, not only when slots run out,
 		 * so output and progress keep pace with slow input. */
 		retire_ready(c, sink, &next_out, &rc);

@@ -509,9 +509,8 @@ get_varint(struct cur *c, uint64_t *v)
 			return -1;
 		}
 		uint8_t b = *c->p++;
-		if (shift == 63 && b > 1) {
-			return -1;
-		}
+		/* A tenth byte's bits past 64 are dropped, as protobuf's
+		 * own parsers (C++, protobuf-c) drop them. */
 		r |= (uint64_t)(b & 0x7f) << shift;
 		if (!(b & 0x80)) {
 			*v = r;
@@ -521,20 +520,39 @@ get_varint(struct cur *c, uint64_t *v)
 	return -1;
 }
 
-/* Read a tag, checking field number and wire type are sane. */
+/*
+ * Read a tag as protobuf-c reads one (the reference): at most 5 bytes, the
+ * field number kept to 32 bits, refused when the first byte holds no
+ * field number bits.
+ */
 static int
 get_tag(struct tf_example *ex, struct cur *c, uint32_t *field, int *wire)
 {
-	uint64_t t;
-	if (get_varint(c, &t) != 0) {
+	size_t left = (size_t)(c->end - c->p);
+	size_t max = left > 5 ? 5 : left;
+	const uint8_t *p = c->p;
+	if (left == 0) {
 		return bad(ex, c, "truncated tag");
 	}
-	*field = (uint32_t)(t >> 3);
-	*wire = (int)(t & 7);
-	if ((t >> 3) == 0 || (t >> 3) > 0x1fffffff) {
+	if ((p[0] & 0xf8) == 0) {
 		return bad(ex, c, "bad field number");
 	}
-	return TF_OK;
+	uint32_t f = (uint32_t)(p[0] & 0x7f) >> 3;
+	*wire = p[0] & 7;
+	unsigned shift = 4;
+	for (size_t i = 0; i < max; i++) {
+		if (i > 0) {
+			f |= (uint32_t)(p[i] & 0x7f) << shift;
+			shift += 7;
+		}
+		if (!(p[i] & 0x80)) {
+			*field = f;
+			c->p += i + 1;
+			return TF_OK;
+		}
+	}
+	return bad(ex, c,
+	           left < 5 ? "truncated tag" : "tag longer than 5 bytes");
 }
 
 /* A length-delimited payload as a sub-cursor. */
@@ -723,6 +741,13 @@ parse_feature(struct tf_example *ex, struct feat *f, struct cur *c)
 			if (wire != 2) {
 				return bad(ex, c, "list of wrong wire type");
 			}
+			/* The same list twice is refused, as a value twice
+			 * is (parse_entry); another kind replaces it, as in
+			 * every protobuf reader. */
+			if (f->kind == (int)field) {
+				return bad(ex, c,
+				           "a feature gives its list twice");
+			}
 			if (get_len(ex, c, &sub) != TF_OK ||
 			    parse_list(ex, f, (int)field, &sub) != TF_OK) {
 				return ex->err.code ? ex->err.code : TF_ENOMEM;
@@ -737,10 +762,13 @@ parse_feature(struct tf_example *ex, struct feat *f, struct cur *c)
 static int
 parse_entry(struct tf_example *ex, struct cur *c)
 {
-	/* The key may come after the value: remember where each is. */
+	/* The key may come after the value: remember where each is.  A
+	 * value given twice in one entry is refused: protobuf's C++ parser
+	 * merges the two, protobuf-c keeps the last or fails, so no answer
+	 * would be the one every reader gives. */
 	struct cur key = {NULL, NULL, NULL};
 	int nval = 0;
-	struct cur vals[8];
+	struct cur vals[1];
 	while (c->p < c->end) {
 		uint32_t field;
 		int wire;
@@ -759,10 +787,12 @@ parse_entry(struct tf_example *ex, struct cur *c)
 			}
 			if (field == 1) {
 				key = sub;
-			} else if (nval < 8) {
-				vals[nval++] = sub; /* repeated values merge */
+			} else if (nval == 0) {
+				vals[nval++] = sub;
 			} else {
-				return bad(ex, c, "value repeated too often");
+				return bad(ex, c,
+				           "a map entry gives its value "
+				           "twice");
 			}
 		} else if (skip_field(ex, c, wire) != TF_OK) {
 			return TF_EFORMAT;

@@ -43,6 +43,10 @@ struct slot {
 	uint64_t *ranges;
 	size_t nranges, cap;
 	int some; /* only those ranges */
+	/* without a socket (tf_ps_new): the last reply, kept */
+	uint8_t *reply;
+	size_t reply_len, reply_cap;
+	int answered;
 };
 
 enum { PARK_NONE, PARK_PUSH, PARK_SNAPSHOT };
@@ -133,6 +137,25 @@ send_reply(struct ps *ps, struct slot *s, Tfkit__Ps__Reply *r, uint32_t wk)
 {
 	r->version = TF_PS_PROTOCOL;
 	size_t len = tfkit__ps__reply__get_packed_size(r);
+	if (s->aio == NULL) { /* no socket: kept for tf_ps_reply() */
+		if (len > s->reply_cap) {
+			uint8_t *b = realloc(s->reply, len);
+			if (b == NULL) {
+				note(ps, "out of memory for a reply: dropped");
+				return;
+			}
+			s->reply = b;
+			s->reply_cap = len;
+		}
+		tfkit__ps__reply__pack(r, s->reply);
+		s->reply_len = len;
+		s->answered = 1;
+		if (wk < ps->trainers) {
+			ps->w[wk].bytes_out += len;
+		}
+		s->parked = PARK_NONE;
+		return;
+	}
 	nng_msg *m;
 	if (nng_msg_alloc(&m, len) != 0) {
 		note(ps, "out of memory for a reply: dropped");
@@ -837,6 +860,29 @@ restore_shard(struct ps *ps)
 
 /* ---- the server ---------------------------------------------------------- */
 
+/* Everything a ps holds (its sockets' aios stopped first). */
+static void
+ps_release(struct ps *ps)
+{
+	for (size_t i = 0; i < ps->nslots; i++) {
+		if (ps->slots[i].aio != NULL) {
+			nng_aio_free(ps->slots[i].aio);
+		}
+		free(ps->slots[i].ranges);
+		free(ps->slots[i].reply);
+	}
+	free(ps->slots);
+	free(ps->params);
+	free(ps->vals);
+	free(ps->agg);
+	free(ps->mean);
+	free(ps->have);
+	free(ps->w);
+	tf_optim_free(ps->o);
+	tf_hparams_free(ps->h);
+	pthread_mutex_destroy(&ps->mu);
+}
+
 /* Listen on the configured address: plain tcp, or TLS with this ps's
  * certificate (tls+tcp://). */
 static int
@@ -990,21 +1036,79 @@ tf_ps_run(const struct tf_registry *reg, const struct tf_ps_config *cfg,
 	for (size_t i = 0; i < started; i++) {
 		nng_aio_stop(ps.slots[i].aio);
 	}
-	for (size_t i = 0; i < ps.nslots; i++) {
-		if (ps.slots[i].aio != NULL) {
-			nng_aio_free(ps.slots[i].aio);
-		}
-		free(ps.slots[i].ranges);
-	}
-	free(ps.slots);
-	free(ps.params);
-	free(ps.vals);
-	free(ps.agg);
-	free(ps.mean);
-	free(ps.have);
-	free(ps.w);
-	tf_optim_free(ps.o);
-	tf_hparams_free(ps.h);
-	pthread_mutex_destroy(&ps.mu);
+	ps_release(&ps);
 	return rc;
+}
+
+struct tf_ps {
+	struct ps ps;
+};
+
+struct tf_ps *
+tf_ps_new(const struct tf_registry *reg, const struct tf_ps_config *cfg,
+          const struct tf_ps_sink *sink, size_t nctx)
+{
+	struct tf_ps *t = calloc(1, sizeof *t);
+	if (t == NULL || nctx == 0) {
+		free(t);
+		return NULL;
+	}
+	struct ps *ps = &t->ps;
+	ps->reg = reg;
+	ps->cfg = cfg;
+	ps->sink = sink;
+	pthread_mutex_init(&ps->mu, NULL);
+	ps->nslots = nctx;
+	ps->slots = calloc(nctx, sizeof *ps->slots);
+	if (ps->slots == NULL) {
+		pthread_mutex_destroy(&ps->mu);
+		free(t);
+		return NULL;
+	}
+	for (size_t i = 0; i < nctx; i++) {
+		ps->slots[i].ps = ps;
+	}
+	ps->last_request = now();
+	restore_shard(ps);
+	return t;
+}
+
+void
+tf_ps_free(struct tf_ps *t)
+{
+	if (t != NULL) {
+		ps_release(&t->ps);
+		free(t);
+	}
+}
+
+int
+tf_ps_request(struct tf_ps *t, size_t i, const void *msg, size_t n)
+{
+	struct ps *ps = &t->ps;
+	if (i >= ps->nslots) {
+		return TF_EINVAL;
+	}
+	pthread_mutex_lock(&ps->mu);
+	struct slot *s = &ps->slots[i];
+	if (s->parked != PARK_NONE) {
+		pthread_mutex_unlock(&ps->mu);
+		return TF_EINVAL; /* still waiting for its answer */
+	}
+	s->answered = 0;
+	handle(ps, s, msg, n);
+	pthread_mutex_unlock(&ps->mu);
+	return TF_OK;
+}
+
+int
+tf_ps_reply(struct tf_ps *t, size_t i, const uint8_t **reply, size_t *n)
+{
+	struct ps *ps = &t->ps;
+	if (i >= ps->nslots || !ps->slots[i].answered) {
+		return TF_EOF;
+	}
+	*reply = ps->slots[i].reply;
+	*n = ps->slots[i].reply_len;
+	return TF_OK;
 }

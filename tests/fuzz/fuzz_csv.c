@@ -1,5 +1,6 @@
 /* Fuzz target: CSV and libsvm conversion from memory.  The first byte
- * picks options (format, header, packing, skipping, empty policy); the
+ * picks options (format, header, packing, skipping, empty policy,
+ * integers as floats); the
  * records produced must all be valid Examples. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -43,7 +44,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.pack = (k >> 2) & 1 ? "features" : NULL;
 	o.skip_bad = (k >> 3) & 1;
 	o.empty = (k >> 4) % 3;
-	o.threads = 1 + ((k >> 6) & 1);
+	o.numeric_as_float = (k >> 6) & 1;
+	/* One thread: the chunks are parsed on this thread, through the
+	 * workers' code, with no thread started for each input. */
+	o.threads = 1;
 	o.infer_rows = (k >> 7) ? 2 : 1000;
 	struct tf_csv *c = tf_csv_new();
 	struct tf_input *in = tf_input_new();

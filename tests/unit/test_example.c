@@ -127,6 +127,44 @@ TEST(decoder_edge_cases)
 			FAILF("protobuf-c accepted bad input %zu", i);
 		}
 	}
+	/* Found by fuzz_example's cross-check: a tenth varint byte above 1
+	 * (its bits past 64 dropped, as protobuf-c and C++ drop them), and
+	 * a tag read as protobuf-c reads one (a 6-byte tag refused, field
+	 * number 0 refused).  Both decoders agree on each. */
+	n = unhex("0a 15 0a 13 0a 01 6e 12 0e 1a 0c 0a 0a ff ff ff ff ff ff "
+	          "ff ff ff 3e",
+	          b);
+	CHECK_STATUS(tf_example_parse(ex, b, n), TF_OK, ex);
+	CHECK_STATUS(tf_example_find(ex, "n", &f), TF_OK, ex);
+	CHECK(f.kind == TF_KIND_INT64 && f.count == 1 &&
+	      f.ints[0] == INT64_MAX);
+	CHECK_STATUS(tf_example_parse_pb(ex, b, n), TF_OK, ex);
+	const char *tags[] = {"88 80 80 80 80 00 01", "07 01"};
+	for (size_t i = 0; i < sizeof tags / sizeof tags[0]; i++) {
+		n = unhex(tags[i], b);
+		CHECK_STATUS(tf_example_parse(ex, b, n), TF_EFORMAT, ex);
+		CHECK_STATUS(tf_example_parse_pb(ex, b, n), TF_EFORMAT, ex);
+	}
+	/* A value twice in one entry, a list twice in one feature: C++
+	 * protobuf merges them, protobuf-c does not, so the fast decoder
+	 * refuses both rather than pick one. */
+	n = unhex("0a 13 0a 11 0a 01 78 12 06 12 04 0a 02 00 00 12 04 12 02 "
+	          "0a 00",
+	          b);
+	CHECK_STATUS(tf_example_parse(ex, b, n), TF_EFORMAT, ex);
+	CHECK_CONTAINS(tf_errmsg(ex), "gives its value twice");
+	n = unhex("0a 0f 0a 0d 0a 01 78 12 08 1a 02 0a 00 1a 02 0a 00", b);
+	CHECK_STATUS(tf_example_parse(ex, b, n), TF_EFORMAT, ex);
+	CHECK_CONTAINS(tf_errmsg(ex), "gives its list twice");
+	/* Another kind replaces the list, in both. */
+	n = unhex("0a 11 0a 0f 0a 01 78 12 0a 1a 03 0a 01 05 0a 03 0a 01 61",
+	          b);
+	CHECK_STATUS(tf_example_parse(ex, b, n), TF_OK, ex);
+	CHECK_STATUS(tf_example_find(ex, "x", &f), TF_OK, ex);
+	CHECK(f.kind == TF_KIND_BYTES && f.count == 1);
+	CHECK_STATUS(tf_example_parse_pb(ex, b, n), TF_OK, ex);
+	CHECK_STATUS(tf_example_find(ex, "x", &f), TF_OK, ex);
+	CHECK(f.kind == TF_KIND_BYTES && f.count == 1);
 	tf_example_free(ex);
 }
 

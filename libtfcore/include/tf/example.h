@@ -8,9 +8,14 @@
  * key, key then value, one packed run per numeric list), so TensorFlow's
  * fast parser accepts it.  tf_example_parse() is a hand-written decoder for
  * the hot path; tf_example_parse_pb() decodes with protobuf-c and serves as
- * its reference (the tests check that both agree).  Both accept packed and
- * unpacked lists, fields in any order and unknown fields; a key repeated in
- * one Example keeps its last entry.
+ * its reference (the tests and fuzz_example check that both give the same
+ * features or both an error).  Both accept packed and unpacked lists,
+ * fields in any order and unknown fields; a key repeated in one Example
+ * keeps its last entry.  Two inputs tf_example_parse() refuses that
+ * protobuf-c takes: a feature name holding a NUL byte (protobuf-c hands
+ * the name over cut short at the NUL), and a map entry giving its value
+ * twice or a feature its list twice (C++ protobuf merges the two,
+ * protobuf-c keeps the last or fails).
  */
 #ifndef TF_EXAMPLE_H
 #define TF_EXAMPLE_H

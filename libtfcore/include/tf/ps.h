@@ -76,6 +76,26 @@ TF_API int tf_ps_run(const struct tf_registry *reg,
                      const struct tf_ps_sink *sink);
 
 /*
+ * A ps without a socket: the same shard, optimizer and steps as
+ * tf_ps_run(), with request messages handed in as bytes on one of nctx
+ * contexts (tests, fuzzing, other transports).  NULL when out of memory.
+ * tf_ps_request() answers at once or holds the request (a sync push
+ * waiting for its step's other gradients, a snapshot for its step); a
+ * held context is answered by a later request on another and takes no
+ * new request until then (TF_EINVAL).  tf_ps_reply() gives a context's
+ * answer (TF_EOF: none yet), valid until its next request.
+ */
+struct tf_ps;
+TF_API struct tf_ps *tf_ps_new(const struct tf_registry *reg,
+                               const struct tf_ps_config *cfg,
+                               const struct tf_ps_sink *sink, size_t nctx);
+TF_API void tf_ps_free(struct tf_ps *ps);
+TF_API int tf_ps_request(struct tf_ps *ps, size_t ctx, const void *msg,
+                         size_t n);
+TF_API int tf_ps_reply(struct tf_ps *ps, size_t ctx, const uint8_t **reply,
+                       size_t *n);
+
+/*
  * A trainer's (or an operator's) connection to every ps of a cluster:
  * one nng request socket each, dialled in the background (a ps that is
  * not up yet, or restarts, is reconnected to).  Training uses it through
