@@ -390,6 +390,25 @@ needed(const struct ps *ps)
 /* ---- requests ------------------------------------------------------------
  */
 
+/* The shard and its optimizer, freed (a refused INIT, the end). */
+static void
+shard_free(struct ps *ps)
+{
+	free(ps->params);
+	free(ps->agg);
+	free(ps->mean);
+	free(ps->have);
+	free(ps->w);
+	tf_optim_free(ps->o);
+	tf_hparams_free(ps->h);
+	ps->params = ps->agg = ps->mean = NULL;
+	ps->have = NULL;
+	ps->w = NULL;
+	ps->o = NULL;
+	ps->h = NULL;
+	ps->trainers = 0;
+}
+
 static int
 init_shard(struct ps *ps, const Tfkit__Ps__Request *q, char *err, size_t errlen)
 {
@@ -409,40 +428,41 @@ init_shard(struct ps *ps, const Tfkit__Ps__Request *q, char *err, size_t errlen)
 		         q->values.len, (unsigned long long)wd);
 		return -1;
 	}
+	/* A refused INIT leaves nothing allocated: the next one starts
+	 * clean (shard_free). */
 	ps->h = tf_hparams_new();
 	ps->o = tf_optim_new();
 	ps->params = malloc((wd ? wd : 1) * sizeof *ps->params);
 	ps->trainers = q->total_replicas;
-	ps->agg = malloc((size_t)ps->trainers * (wd ? wd : 1) * sizeof(float));
+	/* a gradient buffer a trainer only when steps are synchronous */
+	ps->agg = malloc((q->sync ? (size_t)ps->trainers : 1) * (wd ? wd : 1) *
+	                 sizeof(float));
 	ps->mean = malloc((wd ? wd : 1) * sizeof(float));
 	ps->have = calloc(ps->trainers, 1);
-	struct worker *w = calloc(ps->trainers, sizeof *w);
+	ps->w = calloc(ps->trainers, sizeof *ps->w);
 	if (!ps->h || !ps->o || !ps->params || !ps->agg || !ps->mean ||
-	    !ps->have || !w) {
-		free(w);
+	    !ps->have || !ps->w) {
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		goto fail;
 	}
-	free(ps->w);
-	ps->w = w;
 	char *hp = strdup(q->hparams ? q->hparams : "");
 	for (char *t = hp ? strtok(hp, ",") : NULL; t; t = strtok(NULL, ",")) {
 		if (tf_hparams_parse(ps->h, t) != TF_OK) {
 			snprintf(err, errlen, "%s", tf_errmsg(ps->h));
 			free(hp);
-			return -1;
+			goto fail;
 		}
 	}
 	free(hp);
 	if (tf_optim_init(ps->o, opt, ps->h, wd) != TF_OK) {
 		snprintf(err, errlen, "%s", tf_errmsg(ps->o));
-		return -1;
+		goto fail;
 	}
 	unsigned ns = tf_optim_nslots(ps->o);
 	if (q->slots.len != 0 && q->slots.len != ns * wd * sizeof(float)) {
 		snprintf(err, errlen, "INIT with %zu bytes of slots, not %zu",
 		         q->slots.len, (size_t)(ns * wd * sizeof(float)));
-		return -1;
+		goto fail;
 	}
 	memcpy(ps->params, q->values.data, wd * sizeof(float));
 	for (unsigned i = 0; i < ns && q->slots.len > 0; i++) {
@@ -470,6 +490,9 @@ init_shard(struct ps *ps, const Tfkit__Ps__Request *q, char *err, size_t errlen)
 	     (unsigned long long)n, (unsigned long long)q->step, q->optimizer,
 	     ps->sync ? "sync" : "async", ps->sync ? ps->k : 1, ps->trainers);
 	return 0;
+fail:
+	shard_free(ps);
+	return -1;
 }
 
 static void
@@ -872,14 +895,8 @@ ps_release(struct ps *ps)
 		free(ps->slots[i].reply);
 	}
 	free(ps->slots);
-	free(ps->params);
 	free(ps->vals);
-	free(ps->agg);
-	free(ps->mean);
-	free(ps->have);
-	free(ps->w);
-	tf_optim_free(ps->o);
-	tf_hparams_free(ps->h);
+	shard_free(ps);
 	pthread_mutex_destroy(&ps->mu);
 }
 

@@ -418,9 +418,9 @@ main(int argc, char **argv)
 		}
 		die_status(rc, tf_errmsg(conv));
 	}
-	for (int i = 0; i < shards; i++) {
-		output_close(out.w[i]);
-	}
+	/* The schema is written before the records are renamed into
+	 * place and renamed in after them: a full disk fails the run with
+	 * the previous records and schema both still there. */
 	if (!no_schema && (schema != NULL || kind != TF_PATH_SPECIAL)) {
 		char path[4096];
 		if (schema == NULL) {
@@ -434,11 +434,16 @@ main(int argc, char **argv)
 		if (tf_csv_schema(conv, s) != TF_OK) {
 			die_status(tf_errcode(conv), tf_errmsg(conv));
 		}
-		if (tf_schema_write(s, schema) != TF_OK) {
+		if (tf_schema_write(s, NULL) != TF_OK) {
 			die_status(tf_errcode(s), tf_errmsg(s));
 		}
+		side_output_write(schema, tf_schema_text(s));
 		tf_schema_free(s);
 	}
+	for (int i = 0; i < shards; i++) {
+		output_close(out.w[i]);
+	}
+	side_output_commit();
 	if (!quiet) {
 		char done[128];
 		snprintf(done, sizeof done, "%llu rows converted",

@@ -333,8 +333,6 @@ main(int argc, char **argv)
 	tf_metrics_free(m);
 	tf_model_free(model);
 	tf_registry_free(reg);
-	if (fflush(stdout) != 0) {
-		die(EX_IOERR, "write error");
-	}
+	text_output_close(); /* exit 74 on a write error, saying which */
 	return 0;
 }

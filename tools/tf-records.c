@@ -303,9 +303,7 @@ cmd_cat(uint64_t limit)
 	}
 	tf_csv_rows_free(p.csv);
 	free(p.buf);
-	if (fflush(stdout) != 0) {
-		die(EX_IOERR, "write error");
-	}
+	text_output_close(); /* exit 74 on a write error, saying which */
 }
 
 static void
@@ -783,8 +781,6 @@ main(int argc, char **argv)
 	cmds[which].run();
 	tf_example_free(ex);
 	tf_reader_free(reader);
-	if (fflush(stdout) != 0) {
-		die(EX_IOERR, "write error");
-	}
+	text_output_close(); /* exit 74 on a write error, saying which */
 	return status;
 }

@@ -253,12 +253,16 @@ progress_done(void)
 static struct tf_writer *outputs[MAX_OUTPUTS];
 static volatile sig_atomic_t noutputs;
 static struct tf_file_out *text_out; /* standard output, redirected */
+static struct tf_file_out *side_out; /* a sidecar, written, not renamed */
+static char side_path[4096];
 
 static void
 remove_outputs(void)
 {
 	tf_file_out_abort(text_out); /* removes an unfinished text output */
 	text_out = NULL;
+	tf_file_out_abort(side_out);
+	side_out = NULL;
 	for (int i = 0; i < noutputs; i++) {
 		if (outputs[i] != NULL) {
 			tf_writer_free(outputs[i]); /* unlinks its temp file */
@@ -271,6 +275,10 @@ static void
 on_signal(int sig)
 {
 	const char *tt = text_out ? tf_file_out_temp(text_out) : NULL;
+	if (tt != NULL) {
+		unlink(tt);
+	}
+	tt = side_out ? tf_file_out_temp(side_out) : NULL;
 	if (tt != NULL) {
 		unlink(tt);
 	}
@@ -336,6 +344,41 @@ text_output_close(void)
 	text_out = NULL;
 	if (tf_file_out_commit(o, 0) != 0) {
 		die(EX_IOERR, "cannot publish the output: %s", strerror(errno));
+	}
+}
+
+void
+side_output_write(const char *path, const char *text)
+{
+	track_outputs();
+	snprintf(side_path, sizeof side_path, "%s", path);
+	side_out = tf_file_out_open(path);
+	if (side_out == NULL) {
+		die(EX_CANTCREAT, "cannot create '%s': %s", path,
+		    strerror(errno));
+	}
+	int fd = tf_file_out_fd(side_out);
+	for (size_t n = strlen(text), at = 0; at < n;) {
+		ssize_t k = write(fd, text + at, n - at);
+		if (k < 0 && errno == EINTR) {
+			continue;
+		}
+		if (k <= 0) {
+			die(EX_IOERR, "cannot write '%s': %s", path,
+			    k < 0 ? strerror(errno) : "short write");
+		}
+		at += (size_t)k;
+	}
+}
+
+void
+side_output_commit(void)
+{
+	struct tf_file_out *o = side_out;
+	side_out = NULL;
+	if (o != NULL && tf_file_out_commit(o, TF_FILE_SYNC) != 0) {
+		die(EX_IOERR, "cannot write '%s': %s", side_path,
+		    strerror(errno));
 	}
 }
 

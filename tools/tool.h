@@ -53,6 +53,14 @@ void text_output_open(const char *path);
 void text_output_close(void);
 /* Close (rename into place) and free; dies on failure. */
 void output_close(struct tf_writer *w);
+/*
+ * A small file published with the outputs (a schema sidecar): written
+ * whole to its temporary now, before any output_close(), so a full disk
+ * fails the run (exit 74) while the previous outputs and their sidecar
+ * are still in place; side_output_commit() renames it in after them.
+ */
+void side_output_write(const char *path, const char *text);
+void side_output_commit(void);
 
 /*
  * The input files of a command from its operands ("-", standard input,

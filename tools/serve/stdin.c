@@ -97,8 +97,6 @@ serve_stdin(struct serve *sv, struct served *s, const char *format)
 	}
 	tf_request_free(q);
 	serve_release(s, v);
-	if (fflush(stdout) != 0) {
-		die(EX_IOERR, "write error");
-	}
+	text_output_close(); /* exit 74 on a write error, saying which */
 	return 0;
 }
