@@ -162,6 +162,16 @@ serve_metrics_text(struct serve *sv, struct sbuf *b)
 			serve_release(&sv->models[i], v);
 		}
 	}
+	sb_printf(b,
+	          "# HELP tfkit_connections_closed_total REST connections "
+	          "closed without a request: waiting past --idle-timeout "
+	          "(idle, or sending headers too slowly), or the longest "
+	          "waiting at --max-connections.\n"
+	          "# TYPE tfkit_connections_closed_total counter\n"
+	          "tfkit_connections_closed_total{reason=\"idle\"} %lu\n"
+	          "tfkit_connections_closed_total{reason=\"limit\"} %lu\n",
+	          atomic_load(&sv->closed_idle),
+	          atomic_load(&sv->closed_limit));
 	sb_printf(b, "# HELP tfkit_model_loads_total Versions loaded.\n"
 	             "# TYPE tfkit_model_loads_total counter\n");
 	for (int i = 0; i < sv->nmodels; i++) {

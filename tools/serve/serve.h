@@ -106,6 +106,9 @@ struct serve {
 	int nmodels;
 	atomic_ulong other_req[NCODES]; /* requests naming no model */
 	atomic_int inflight;            /* HTTP requests under way */
+	/* REST connections the guard closed (http.c): waiting past
+	 * --idle-timeout, and at --max-connections */
+	atomic_ulong closed_idle, closed_limit;
 	atomic_int stopping;
 	struct batcher *batch; /* with --enable-batching */
 	pthread_mutex_t watch_lock;
