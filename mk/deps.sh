@@ -21,7 +21,8 @@ fi
 if [ "$mode" = check ]; then
 	pkgs="$pkgs bats python3 python3-protobuf protobuf-compiler mandoc gzip
 	      binutils jq slurmctld slurmd slurm-client munge openmpi-bin mpich
-	      python3-yaml openssl python3-grpcio python3-grpc-tools nghttp2-client"
+	      python3-yaml openssl python3-grpcio python3-grpc-tools nghttp2-client
+	      wrk valgrind"
 fi
 if ! command -v dpkg-query >/dev/null 2>&1; then
 	echo "tfkit: not a Debian system; make sure these are installed: $pkgs" >&2
