@@ -483,6 +483,16 @@ init_shard(struct ps *ps, const Tfkit__Ps__Request *q, char *err, size_t errlen)
 	ps->peer_timeout = q->peer_timeout > 0 ? q->peer_timeout : 60;
 	ps->init = 1;
 	ps->init_at = now();
+	/* No request is larger than an INIT of this shard with its slots
+	 * (a sparse push's block list is at most as long): anything larger
+	 * is refused by nng from now on, never buffered. */
+	if (nng_socket_id(ps->sock) > 0) {
+		size_t most = (size_t)(ns + 1) * wd * sizeof(float) + 20 * wd +
+		              ((size_t)1 << 20);
+		if (ps->cfg->max_message == 0 || most < ps->cfg->max_message) {
+			nng_socket_set_size(ps->sock, NNG_OPT_RECVMAXSZ, most);
+		}
+	}
 	note(ps,
 	     "ps %zu: values %llu to %llu of %llu at step %llu, %s, %s (%u "
 	     "of %u trainers a step)",

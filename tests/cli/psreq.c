@@ -6,9 +6,11 @@
  * with hex=BYTES (sent as they are).  Keys: version (default 1), token,
  * worker, step, seq, n, values (comma floats), optimizer, hparams, sync,
  * k, total, staleness, lr, and for a row-sparse request blocks and want
- * (comma start,length pairs; either sets sparse).  Prints one line per reply:
- *STATUS STEP MESSAGE-OR-STATUS-JSON VALUES...; exits 1 when a reply does not
- *come within 5 seconds.
+ * (comma start,length pairs; either sets sparse); size=N pads a raw request
+ * to N bytes (0xff), repeat=N sends a request N times and prints the last
+ * reply, timeout=MS waits MS for replies from then on (default 5000).  Prints
+ *one line per reply: STATUS STEP MESSAGE-OR-STATUS-JSON VALUES...; exits 1 when
+ *a reply does not come within 5 seconds.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +64,7 @@ main(int argc, char **argv)
 		char *line = strdup(argv[a]), *save = NULL;
 		char *kind = strtok_r(line, " ", &save);
 		uint8_t raw[4096];
-		size_t nraw = 0, nv = 0;
+		size_t nraw = 0, nv = 0, size = 0, repeat = 1;
 		int is_raw = strcmp(kind, "raw") == 0;
 		for (int k = 0; k < 7; k++) {
 			if (strcmp(kind, kinds[k]) == 0) {
@@ -117,6 +119,13 @@ main(int argc, char **argv)
 				}
 				q.values.data = (uint8_t *)values;
 				q.values.len = nv * sizeof(float);
+			} else if (strcmp(kv, "size") == 0) {
+				size = strtoull(v, NULL, 10);
+			} else if (strcmp(kv, "timeout") == 0) {
+				nng_socket_set_ms(s, NNG_OPT_RECVTIMEO,
+				                  atoi(v));
+			} else if (strcmp(kv, "repeat") == 0) {
+				repeat = strtoull(v, NULL, 10);
 			} else if (strcmp(kv, "hex") == 0) {
 				for (; v[0] && v[1] && nraw < sizeof raw;
 				     v += 2) {
@@ -128,18 +137,30 @@ main(int argc, char **argv)
 		}
 		size_t len =
 		    is_raw ? nraw : tfkit__ps__request__get_packed_size(&q);
+		if (is_raw && size > len) {
+			len = size;
+		}
 		uint8_t *buf = malloc(len + 1);
 		if (is_raw) {
+			memset(buf, 0xff, len);
 			memcpy(buf, raw, nraw);
 		} else {
 			tfkit__ps__request__pack(&q, buf);
 		}
 		uint8_t *reply = NULL;
 		size_t rlen = 0;
-		if ((rv = nng_send(s, buf, len, 0)) != 0 ||
-		    (rv = nng_recv(s, &reply, &rlen, NNG_FLAG_ALLOC)) != 0) {
-			fprintf(stderr, "psreq: %s\n", nng_strerror(rv));
-			return 1;
+		for (size_t k = 0; k < repeat; k++) {
+			if (reply != NULL) {
+				nng_free(reply, rlen);
+				reply = NULL;
+			}
+			if ((rv = nng_send(s, buf, len, 0)) != 0 ||
+			    (rv = nng_recv(s, &reply, &rlen, NNG_FLAG_ALLOC)) !=
+			        0) {
+				fprintf(stderr, "psreq: %s\n",
+				        nng_strerror(rv));
+				return 1;
+			}
 		}
 		Tfkit__Ps__Reply *r =
 		    tfkit__ps__reply__unpack(NULL, rlen, reply);

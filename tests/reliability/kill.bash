@@ -105,3 +105,78 @@ kill_convert() {
 	echo "$kills of $TRIES conversions killed"
 	[ "$kills" -ge $((TRIES / 2)) ]
 }
+
+# tf-records shuffle -o killed TRIES times: the whole output or none
+kill_records() {
+	for i in 1 2 3 4 5 6 7 8; do tail -n +2 "$DATA/breast_cancer.csv"; done > body
+	(head -n 1 "$DATA/breast_cancer.csv"; cat body body body) > big.csv
+	tf-csv2record -q big.csv -o big.tfrecord
+	tf-records shuffle -s 5 -M 1M big.tfrecord -o want.tfrecord
+	ms=$(time_ms tf-records shuffle -s 5 -M 1M big.tfrecord -o timing.tfrecord)
+	RANDOM=17
+	kills=0
+	for _ in $(seq "$TRIES"); do
+		rm -f out.tfrecord
+		kill_after $((RANDOM % ms)) tf-records shuffle -s 5 -M 1M big.tfrecord -o out.tfrecord
+		kills=$((kills + KILLED))
+		if [ -e out.tfrecord ]; then
+			cmp out.tfrecord want.tfrecord
+		fi
+	done
+	echo "$kills of $TRIES shuffles killed"
+	[ "$kills" -ge $((TRIES / 2)) ]
+}
+
+# The ps of a sync run (1 ps, 2 workers) SIGKILLed TRIES times at random
+# moments and started again each time: it takes its shard from the last
+# checkpoint, the workers reconnect and the run ends at its step; the
+# last ps's counters show each step applied once, one gradient of each
+# worker (none twice).
+kill_ps() {
+	tf-csv2record -q "$DATA/breast_cancer.csv" -o bc.tfrecord
+	mapfile -t ports < <(free_ports 3)
+	C="--ps-hosts localhost:${ports[0]} --worker-hosts localhost:${ports[1]},localhost:${ports[2]}"
+	steps=$((TRIES * 1500))
+	args="-q --epochs 0 --max-steps $steps --batch-size 16 --save-every 200 --checkpoint-dir ck"
+	tf-ps $C --task-index 0 $args 2> ps-0.log 3>&- &
+	ps=$!
+	tf-train $C --job-name worker --task-index 1 $args bc.tfrecord > /dev/null 2> w1.err 3>&- &
+	w1=$!
+	tf-train $C --job-name worker --task-index 0 $args bc.tfrecord > chief.json 2> w0.err 3>&- &
+	w0=$!
+	for _ in $(seq 400); do
+		ls ck/model.ckpt-* > /dev/null 2>&1 && break
+		sleep 0.05
+	done
+	RANDOM=19
+	kills=0
+	while [ "$kills" -lt "$TRIES" ] && kill -0 "$w0" 2> /dev/null; do
+		sleep "0.$(printf '%03d' $((100 + RANDOM % 400)))"
+		kill -KILL "$ps"
+		wait "$ps" 2> /dev/null || true
+		kills=$((kills + 1))
+		tf-ps $C --task-index 0 $args 2> "ps-$kills.log" 3>&- &
+		ps=$!
+	done
+	wait "$w0"
+	wait "$w1"
+	wait "$ps"
+	echo "the ps killed $kills times in a run of $steps steps"
+	[ "$kills" -ge "$TRIES" ]
+	last=ps-$kills.log
+	[ "$(grep -c 'shard restored from ck/model.ckpt-' ps-[1-9]*.log | grep -c ':1$')" = "$kills" ]
+	/usr/bin/python3 - "$last" "$steps" chief.json <<'PY'
+import json, re, sys
+log = open(sys.argv[1]).read()
+start = int(re.search(r"shard restored from ck/model\.ckpt-(\d+)", log).group(1))
+c = json.loads(re.search(r"counters (\{.*\})", log).group(1))
+steps = int(sys.argv[2])
+final = json.loads(open(sys.argv[3]).read().splitlines()[-1])
+assert final["final"] and final["step"] == steps, final
+assert c["step"] == steps, c
+applied = [w["applied"] for w in c["workers"]]
+# sync, two trainers: each step of this ps applied one gradient of each
+assert applied == [steps - start] * 2, (start, applied)
+print("last ps: from step", start, "to", steps, "applied", applied)
+PY
+}
