@@ -1250,6 +1250,27 @@ route_error(struct tf_route *r, int status, int plain, const char *fmt, ...)
 	r->plain = plain;
 }
 
+int
+tf_serving_frame(const void *msg, size_t n, char *line, size_t cap,
+                 struct tf_frame *f)
+{
+	const char *p = msg;
+	const char *nl = n ? memchr(p, '\n', n) : NULL;
+	size_t ll = nl ? (size_t)(nl - p) : n;
+	const char *sp = ll < cap ? memchr(p, ' ', ll) : NULL;
+	if (sp == NULL) {
+		return TF_EFORMAT;
+	}
+	memcpy(line, p, ll);
+	line[ll] = '\0';
+	line[sp - p] = '\0';
+	f->method = line;
+	f->path = line + (sp - p) + 1;
+	f->body = nl ? nl + 1 : "";
+	f->body_len = nl ? n - ll - 1 : 0;
+	return TF_OK;
+}
+
 void
 tf_serving_route(const char *method, const char *path, struct tf_route *r)
 {

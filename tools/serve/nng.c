@@ -24,33 +24,22 @@ static void
 answer(struct serve *sv, nng_msg *msg)
 {
 	double t0 = now();
-	char *p = nng_msg_body(msg);
-	size_t n = nng_msg_len(msg);
-	char *nl = memchr(p, '\n', n);
 	struct reply r = {0};
 	struct served *s = NULL;
 	int kind = M_STATUS;
 	char line[2048];
-	size_t ll = nl ? (size_t)(nl - p) : n;
-	char *sp = ll < sizeof line ? memchr(p, ' ', ll) : NULL;
-	if (sp == NULL) {
+	struct tf_frame f;
+	if (tf_serving_frame(nng_msg_body(msg), nng_msg_len(msg), line,
+	                     sizeof line, &f) != TF_OK) {
 		reply_error(&r, 400,
 		            "expected 'METHOD PATH' and a newline, then the "
 		            "body");
+	} else if (f.body_len > sv->opt.max_body) {
+		reply_error(&r, 413, "request body larger than %zu bytes",
+		            sv->opt.max_body);
 	} else {
-		memcpy(line, p, ll);
-		line[ll] = '\0';
-		line[sp - p] = '\0';
-		const char *body = nl ? nl + 1 : "";
-		size_t blen = nl ? n - ll - 1 : 0;
-		if (blen > sv->opt.max_body) {
-			reply_error(&r, 413,
-			            "request body larger than %zu bytes",
-			            sv->opt.max_body);
-		} else {
-			serve_route(sv, &r, line, line + (sp - p) + 1, body,
-			            blen, &s, &kind);
-		}
+		serve_route(sv, &r, f.method, f.path, f.body, f.body_len, &s,
+		            &kind);
 	}
 	serve_count(sv, s, kind, r.status, now() - t0);
 	nng_msg_clear(msg);

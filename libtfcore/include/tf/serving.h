@@ -135,6 +135,20 @@ TF_API void tf_serving_not_found(char *buf, size_t size, const char *model,
 /* TF Serving's error body for a message, {"error": "..."} (the caller
  * frees it; NULL when out of memory). */
 TF_API char *tf_serving_error_body(const char *message);
+/*
+ * A request over nng (tf-serve --nng-listen): "METHOD PATH\n", then the
+ * body.  The request line is copied into line (cap bytes, NUL-ended,
+ * method and path pointing into it); the body is the rest of msg (empty
+ * without a newline).  TF_EFORMAT when the line has no space or does not
+ * fit in cap.
+ */
+struct tf_frame {
+	const char *method, *path;
+	const char *body;
+	size_t body_len;
+};
+TF_API int tf_serving_frame(const void *msg, size_t n, char *line, size_t cap,
+                            struct tf_frame *f);
 
 /*
  * TF Serving's gRPC API (tensorflow.serving.PredictionService and
