@@ -202,7 +202,7 @@ $(B)/tests/%: tests/unit/%.c tests/unit/test.h $(ALIB)
 
 # The serving targets (REST bodies, gRPC messages) load op plugins: they
 # link the shared library, as the tools do.
-MODEL_FUZZ := fuzz_serving fuzz_grpc fuzz_export fuzz_spec
+MODEL_FUZZ := fuzz_serving fuzz_grpc fuzz_export fuzz_spec fuzz_archive
 $(addprefix $(B)/fuzz-run/,$(MODEL_FUZZ)): $(B)/fuzz-run/%: tests/fuzz/%.c tests/fuzz/driver.c $(SOLIB) $(PLUGIN_SO)
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< tests/fuzz/driver.c -L$(B)/lib -ltfcore -Wl,-rpath,'$$ORIGIN/../lib' $(LDFLAGS)
