@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Hostile HTTP clients against tf-serve's REST API: oversized bodies, slow headers from many connections, invalid UTF-8, deeply nested JSON, huge batches, huge headers, a crowd of idle connections; each is refused with the right status or closed, and a normal request sent meanwhile is answered in time (hostile.py).
+# Hostile HTTP clients against tf-serve's REST API (and idle crowds on its gRPC port): oversized bodies, slow headers from many connections, invalid UTF-8, deeply nested JSON, huge batches, huge headers, a crowd of idle connections; each is refused with the right status or closed, and a normal request sent meanwhile is answered in time (hostile.py).
 
 bats_require_minimum_version 1.5.0
 load ../cli/helpers
@@ -118,5 +118,16 @@ refused() { # file "status line or empty"
 	/usr/bin/python3 -c 'import sys; assert float(sys.argv[1]) < 0.5' "$(field "$output" normal_worst_s)"
 	closed=$(curl -s "$URL/monitoring/prometheus/metrics" | sed -n 's/^tfkit_connections_closed_total{reason="limit"} //p')
 	[ "$closed" -ge 2000 ]
+	stop_server
+}
+
+@test "the gRPC port: 300 idle connections closed after --idle-timeout, past --max-connections closed at once" {
+	start_server --model-base "$F/models" --idle-timeout 2 --max-connections 200
+	CROWD_PORT=$GPORT run -0 hostile idle 300 5
+	echo "$output"
+	[ "$(field "$output" opened)" = 300 ]
+	[ "$(field "$output" closed)" = 300 ]
+	[ "$(field "$output" normal_statuses)" = "[200]" ]
+	/usr/bin/python3 -c 'import sys; assert float(sys.argv[1]) < 0.5' "$(field "$output" normal_worst_s)"
 	stop_server
 }

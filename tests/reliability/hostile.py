@@ -10,13 +10,18 @@ answered in time.
     hostile.py HOST PORT BODY idle N SECONDS   N connections that send nothing
     hostile.py HOST PORT BODY raw FILE         FILE's bytes as a request; the
                                               status line that comes back
+
+The crowd goes to $CROWD_PORT when it is set (the gRPC port, say), the
+normal requests always to PORT.
 """
 import json
+import os
 import socket
 import sys
 import time
 
 HOST, PORT, BODY = sys.argv[1], int(sys.argv[2]), open(sys.argv[3], "rb").read()
+CROWD_PORT = int(os.environ.get("CROWD_PORT", PORT))
 PATH = "/v1/models/model:predict"
 
 
@@ -55,7 +60,7 @@ def crowd(n, seconds, trickle):
     socks, refused = [], 0
     for _ in range(n):
         try:
-            s = socket.create_connection((HOST, PORT), timeout=5)
+            s = socket.create_connection((HOST, CROWD_PORT), timeout=5)
             socks.append(s)
         except OSError:
             refused += 1

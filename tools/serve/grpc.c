@@ -236,7 +236,8 @@ struct conn {
 	struct sbuf out; /* bytes to write */
 	size_t out_at;
 	int want_out; /* EPOLLOUT is asked for */
-	double last;  /* when it last did anything */
+	double last;  /* accepted, or its last call ended */
+	int streams;  /* calls under way */
 	struct conn *next, **prev;
 };
 
@@ -456,7 +457,7 @@ serve_stream(struct conn *c, struct stream *st)
 static int
 on_begin_headers(nghttp2_session *h2, const nghttp2_frame *f, void *user)
 {
-	(void)user;
+	struct conn *c = user;
 	if (f->hd.type != NGHTTP2_HEADERS ||
 	    f->headers.cat != NGHTTP2_HCAT_REQUEST) {
 		return 0;
@@ -465,6 +466,7 @@ on_begin_headers(nghttp2_session *h2, const nghttp2_frame *f, void *user)
 	if (st == NULL) {
 		return NGHTTP2_ERR_CALLBACK_FAILURE;
 	}
+	c->streams++;
 	st->id = f->hd.stream_id;
 	st->start = now();
 	st->m = -1;
@@ -568,9 +570,11 @@ static int
 on_close(nghttp2_session *h2, int32_t id, uint32_t err, void *user)
 {
 	(void)err;
-	(void)user;
+	struct conn *c = user;
 	struct stream *st = nghttp2_session_get_stream_user_data(h2, id);
 	if (st != NULL) {
+		c->streams--;
+		c->last = now();
 		nghttp2_session_set_stream_user_data(h2, id, NULL);
 		free(st->body.p);
 		free(st->out.p);
@@ -733,7 +737,6 @@ acceptor_main(void *arg)
 static void
 conn_event(struct conn *c, uint32_t events)
 {
-	c->last = now();
 	if (events & EPOLLIN) {
 		char buf[65536];
 		for (;;) {
@@ -801,12 +804,16 @@ worker_main(void *arg)
 			}
 		}
 		double t = now();
-		if (t - sweep >= 1.0) { /* idle connections go */
+		/* Connections with no call under way for --idle-timeout go,
+		 * however slowly they keep sending (pings, a preface byte by
+		 * byte). */
+		if (t - sweep >= 1.0) {
 			sweep = t;
 			for (struct conn *c = w->conns, *next; c != NULL;
 			     c = next) {
 				next = c->next;
-				if (t - c->last > g->sv->opt.idle) {
+				if (c->streams == 0 &&
+				    t - c->last > g->sv->opt.idle) {
 					nghttp2_session_terminate_session(
 					    c->h2, NGHTTP2_NO_ERROR);
 					flush(c);
