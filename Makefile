@@ -88,8 +88,8 @@ ALIB      := $(B)/lib/libtfcore.a
 MANPAGES  := $(wildcard man/man*/*.[0-9])
 
 .PHONY: all deps deps-check lib tools plugins check unit demo install uninstall \
-        clean fuzz fuzz-run bench lint cuda-note check-slow
-all: deps lib tools plugins cuda-note
+        clean fuzz fuzz-run bench lint cuda-note check-slow cuda check-gpu
+all: deps lib tools plugins cuda cuda-note
 
 # Every compile waits for the packages (order-only: `make -j` on a fresh
 # machine must not run protoc-c or cc before apt-get has put them there).
@@ -102,7 +102,34 @@ cuda-note:
 ifeq ($(NVCC),)
 	@echo "tfkit: nvcc not found: building without CUDA (CPU kernels only)"
 else
-	@echo "tfkit: nvcc found at $(NVCC) (nothing in this build needs CUDA yet)"
+	@echo "tfkit: nvcc found at $(NVCC): the CUDA kernels are built (kernels/cuda; make check-gpu tests them; training does not use them yet)"
+endif
+
+# The CUDA kernels (kernels/cuda), when nvcc is found (CUDA=0: never),
+# and their test against the CPU kernels (tests/gpu), which needs only
+# them, the CUDA runtime and cuBLAS.  CUDA_ARCH: the GPUs to build for
+# (Ampere and Hopper, and PTX for newer ones).
+CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
+CUDA_ARCH ?= --generate-code arch=compute_80,code=[compute_80,sm_80] \
+             --generate-code arch=compute_90,code=sm_90
+CUDA_OBJ  := $(B)/cuda/kernels.o
+KERN_OBJ  := $(patsubst kernels/cpu/%.c,$(B)/lib/kernels/%.o,$(KERN_SRC))
+GPU_TEST  := $(B)/tests/gpu/test_kernels
+$(CUDA_OBJ): kernels/cuda/kernels.cu kernels/cuda/cuda.h | deps
+	@mkdir -p $(@D)
+	$(Q)$(call say,NVCC,$<)$(NVCC) -O2 -std=c++17 -Xcompiler -fPIC,-Wall,-Wextra,-Werror -I. $(CUDA_ARCH) -c $< -o $@
+$(GPU_TEST): tests/gpu/test_kernels.c kernels/cuda/cuda.h $(CUDA_OBJ) $(KERN_OBJ)
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$<)$(CC) -std=c11 $(WARN) -O2 -I. -I$(CUDA_HOME)/include -o $@ $< $(CUDA_OBJ) $(KERN_OBJ) \
+	    -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lopenblas -lstdc++ -lm
+ifneq ($(NVCC),)
+cuda: $(GPU_TEST)
+check-gpu: deps $(GPU_TEST)
+	@$(GPU_TEST)
+else
+cuda:
+check-gpu:
+	@echo "1..0 # SKIP nvcc not found: no CUDA kernels built (CUDA=0 or no toolkit)"
 endif
 
 lib: $(SOLIB) $(ALIB) $(B)/lib/libtfcore.so $(B)/libtfcore.pc

@@ -1,0 +1,900 @@
+/*
+ * kernels.cu - the kernel table on NVIDIA GPUs (cuda.h): cuBLAS for the
+ * matrix products, a kernel for every other slot, each the formula of its
+ * CPU twin in kernels/cpu/.  Elementwise kernels run a grid-stride loop;
+ * a sum along a row or a column is one thread's, in the CPU's order, so
+ * the two agree within the rounding of exp/log/tanh (different libm).
+ */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cuda/cuda.h"
+
+/* The combiners of tf/device.h (TF_COMBINE_*). */
+enum { COMBINE_SUM = 0, COMBINE_MEAN = 1, COMBINE_CONCAT = 2 };
+
+struct tfk_cuda {
+	int device;
+	cudaStream_t stream;
+	cublasHandle_t blas;
+	double *scratch; /* the losses' terms, one a row or an element */
+	size_t scratch_n;
+	double *sum; /* their mean, on the device */
+	char name[256];
+	char error[256]; /* the first failure, for tfk_cuda_sync() */
+};
+
+static void
+failed(struct tfk_cuda *cx, const char *what, const char *why)
+{
+	if (cx->error[0] == '\0') {
+		snprintf(cx->error, sizeof cx->error, "%s: %s", what, why);
+	}
+}
+
+/* After a launch: a failure is kept for tfk_cuda_sync(). */
+static void
+check(struct tfk_cuda *cx, const char *what)
+{
+	cudaError_t e = cudaGetLastError();
+	if (e != cudaSuccess) {
+		failed(cx, what, cudaGetErrorString(e));
+	}
+}
+
+static const int THREADS = 256;
+
+static unsigned
+blocks(size_t n)
+{
+	size_t b = (n + THREADS - 1) / THREADS;
+	return (unsigned)(b < 1 ? 1 : b > 8192 ? 8192 : b);
+}
+
+#define GRID_STRIDE(i, n)                                                      \
+	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);  \
+	     i += (size_t)gridDim.x * blockDim.x)
+
+/* ---- the context ---------------------------------------------------------
+ */
+
+extern "C" int
+tfk_cuda_devices(void)
+{
+	int n = 0;
+	if (cudaGetDeviceCount(&n) != cudaSuccess) {
+		cudaGetLastError(); /* clear it */
+		return 0;
+	}
+	return n;
+}
+
+extern "C" struct tfk_cuda *
+tfk_cuda_open(int device, int math, char *err, size_t errlen)
+{
+	int n = 0;
+	cudaError_t e = cudaGetDeviceCount(&n);
+	if (e != cudaSuccess || n == 0) {
+		snprintf(err, errlen, "no CUDA GPU: %s",
+		         e != cudaSuccess ? cudaGetErrorString(e)
+		                          : "the driver sees none");
+		cudaGetLastError();
+		return NULL;
+	}
+	if (device < 0 || device >= n) {
+		snprintf(err, errlen, "no CUDA GPU %d (%d present: 0 to %d)",
+		         device, n, n - 1);
+		return NULL;
+	}
+	struct tfk_cuda *cx = (struct tfk_cuda *)calloc(1, sizeof *cx);
+	if (cx == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	cx->device = device;
+	cudaDeviceProp p;
+	if ((e = cudaSetDevice(device)) != cudaSuccess ||
+	    (e = cudaGetDeviceProperties(&p, device)) != cudaSuccess ||
+	    (e = cudaStreamCreateWithFlags(&cx->stream,
+	                                   cudaStreamNonBlocking)) !=
+	        cudaSuccess ||
+	    (e = cudaMalloc((void **)&cx->sum, sizeof(double))) !=
+	        cudaSuccess) {
+		snprintf(err, errlen, "CUDA GPU %d: %s", device,
+		         cudaGetErrorString(e));
+		tfk_cuda_close(cx);
+		return NULL;
+	}
+	snprintf(cx->name, sizeof cx->name, "%s", p.name);
+	cublasStatus_t s = cublasCreate(&cx->blas);
+	if (s == CUBLAS_STATUS_SUCCESS) {
+		s = cublasSetStream(cx->blas, cx->stream);
+	}
+	if (s == CUBLAS_STATUS_SUCCESS) {
+		s = cublasSetMathMode(cx->blas, math == TFK_MATH_TF32
+		                                    ? CUBLAS_TF32_TENSOR_OP_MATH
+		                                    : CUBLAS_PEDANTIC_MATH);
+	}
+	if (s != CUBLAS_STATUS_SUCCESS) {
+		snprintf(err, errlen, "cuBLAS on GPU %d: %s", device,
+		         cublasGetStatusString(s));
+		tfk_cuda_close(cx);
+		return NULL;
+	}
+	return cx;
+}
+
+extern "C" void
+tfk_cuda_close(struct tfk_cuda *cx)
+{
+	if (cx == NULL) {
+		return;
+	}
+	if (cx->blas != NULL) {
+		cublasDestroy(cx->blas);
+	}
+	if (cx->stream != NULL) {
+		cudaStreamSynchronize(cx->stream);
+		cudaStreamDestroy(cx->stream);
+	}
+	cudaFree(cx->scratch);
+	cudaFree(cx->sum);
+	free(cx);
+}
+
+extern "C" const char *
+tfk_cuda_name(const struct tfk_cuda *cx)
+{
+	return cx->name;
+}
+
+extern "C" int
+tfk_cuda_sync(struct tfk_cuda *cx, char *err, size_t errlen)
+{
+	cudaError_t e = cudaStreamSynchronize(cx->stream);
+	if (e != cudaSuccess) {
+		failed(cx, "stream", cudaGetErrorString(e));
+	}
+	if (cx->error[0] != '\0') {
+		snprintf(err, errlen, "%s", cx->error);
+		return -1;
+	}
+	return 0;
+}
+
+/* Room for n doubles of terms; NULL (the failure kept) when out of
+ * device memory. */
+static double *
+scratch(struct tfk_cuda *cx, size_t n)
+{
+	if (n > cx->scratch_n) {
+		cudaStreamSynchronize(cx->stream);
+		cudaFree(cx->scratch);
+		cx->scratch = NULL;
+		cx->scratch_n = 0;
+		cudaError_t e = cudaMalloc((void **)&cx->scratch,
+		                           (n < 1024 ? 1024 : n) * sizeof(double));
+		if (e != cudaSuccess) {
+			failed(cx, "loss", cudaGetErrorString(e));
+			return NULL;
+		}
+		cx->scratch_n = n < 1024 ? 1024 : n;
+	}
+	return cx->scratch;
+}
+
+/* One thread adds the n terms in order (the CPU's order) and divides. */
+__global__ void
+k_mean(const double *t, size_t n, double *out)
+{
+	double s = 0;
+	for (size_t i = 0; i < n; i++) {
+		s += t[i];
+	}
+	*out = s / (double)n;
+}
+
+/* The mean of n terms at t, waited for. */
+static double
+mean_of(struct tfk_cuda *cx, const double *t, size_t n, const char *what)
+{
+	k_mean<<<1, 1, 0, cx->stream>>>(t, n, cx->sum);
+	check(cx, what);
+	double v = NAN;
+	cudaError_t e = cudaMemcpyAsync(&v, cx->sum, sizeof v,
+	                                cudaMemcpyDeviceToHost, cx->stream);
+	if (e == cudaSuccess) {
+		e = cudaStreamSynchronize(cx->stream);
+	}
+	if (e != cudaSuccess) {
+		failed(cx, what, cudaGetErrorString(e));
+		return NAN;
+	}
+	return v;
+}
+
+/* ---- matrix products and biases ---------------------------------------- */
+
+/*
+ * C (m x n) = alpha op(A) op(B) + beta C, row-major, as gemm_cpu: in
+ * cuBLAS's column-major terms C^T = op(B)^T op(A)^T, the same leading
+ * dimensions as CBLAS's row-major call.
+ */
+extern "C" void
+gemm_cuda(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
+          const float *a, const float *b, float beta, float *c,
+          struct tfk_cuda *cx)
+{
+	if (m == 0 || n == 0) {
+		return;
+	}
+	int64_t lda = ta ? m : k, ldb = tb ? k : n;
+	cublasStatus_t s = cublasSgemm(
+	    cx->blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+	    ta ? CUBLAS_OP_T : CUBLAS_OP_N, (int)n, (int)m, (int)k, &alpha, b,
+	    (int)(ldb > 0 ? ldb : 1), a, (int)(lda > 0 ? lda : 1), &beta, c,
+	    (int)n);
+	if (s != CUBLAS_STATUS_SUCCESS) {
+		failed(cx, "gemm", cublasGetStatusString(s));
+	}
+}
+
+__global__ void
+k_add_bias(float *y, const float *b, size_t n, int64_t cols)
+{
+	GRID_STRIDE(i, n) { y[i] += b[i % (size_t)cols]; }
+}
+
+extern "C" void
+add_bias_cuda(float *y, const float *b, int64_t rows, int64_t cols,
+              struct tfk_cuda *cx)
+{
+	size_t n = (size_t)(rows * cols);
+	if (n == 0) {
+		return;
+	}
+	k_add_bias<<<blocks(n), THREADS, 0, cx->stream>>>(y, b, n, cols);
+	check(cx, "add_bias");
+}
+
+/* A thread a column, adding the rows in order into db[c] (as the CPU). */
+__global__ void
+k_bias_grad(const float *dy, float *db, int64_t rows, int64_t cols)
+{
+	GRID_STRIDE(c, (size_t)cols)
+	{
+		float acc = db[c];
+		for (int64_t r = 0; r < rows; r++) {
+			acc += dy[r * cols + (int64_t)c];
+		}
+		db[c] = acc;
+	}
+}
+
+extern "C" void
+bias_grad_cuda(const float *dy, float *db, int64_t rows, int64_t cols,
+               struct tfk_cuda *cx)
+{
+	if (cols == 0) {
+		return;
+	}
+	k_bias_grad<<<blocks((size_t)cols), THREADS, 0, cx->stream>>>(
+	    dy, db, rows, cols);
+	check(cx, "bias_grad");
+}
+
+/* x and y do not overlap (the graph never copies a buffer onto itself
+ * in part). */
+extern "C" void
+copy_cuda(const float *x, float *y, size_t n, struct tfk_cuda *cx)
+{
+	if (n == 0 || x == y) {
+		return;
+	}
+	cudaError_t e = cudaMemcpyAsync(y, x, n * sizeof *y,
+	                                cudaMemcpyDeviceToDevice, cx->stream);
+	if (e != cudaSuccess) {
+		failed(cx, "copy", cudaGetErrorString(e));
+	}
+}
+
+extern "C" void
+zero_cuda(float *y, size_t n, struct tfk_cuda *cx)
+{
+	if (n == 0) {
+		return;
+	}
+	cudaError_t e = cudaMemsetAsync(y, 0, n * sizeof *y, cx->stream);
+	if (e != cudaSuccess) {
+		failed(cx, "zero", cudaGetErrorString(e));
+	}
+}
+
+__global__ void
+k_add(const float *x, float *y, size_t n)
+{
+	GRID_STRIDE(i, n) { y[i] += x[i]; }
+}
+
+extern "C" void
+add_cuda(const float *x, float *y, size_t n, struct tfk_cuda *cx)
+{
+	if (n == 0) {
+		return;
+	}
+	k_add<<<blocks(n), THREADS, 0, cx->stream>>>(x, y, n);
+	check(cx, "add");
+}
+
+/* ---- activations ------------------------------------------------------- */
+
+__global__ void
+k_relu(const float *x, float *y, size_t n)
+{
+	GRID_STRIDE(i, n) { y[i] = x[i] > 0.0f ? x[i] : 0.0f; }
+}
+
+__global__ void
+k_relu_grad(const float *y, const float *dy, float *dx, size_t n)
+{
+	GRID_STRIDE(i, n) { dx[i] += (float)(y[i] > 0.0f) * dy[i]; }
+}
+
+__global__ void
+k_sigmoid(const float *x, float *y, size_t n)
+{
+	GRID_STRIDE(i, n) { y[i] = 1.0f / (1.0f + expf(-x[i])); }
+}
+
+__global__ void
+k_sigmoid_grad(const float *y, const float *dy, float *dx, size_t n)
+{
+	GRID_STRIDE(i, n) { dx[i] += dy[i] * y[i] * (1.0f - y[i]); }
+}
+
+__global__ void
+k_tanh(const float *x, float *y, size_t n)
+{
+	GRID_STRIDE(i, n) { y[i] = tanhf(x[i]); }
+}
+
+__global__ void
+k_tanh_grad(const float *y, const float *dy, float *dx, size_t n)
+{
+	GRID_STRIDE(i, n) { dx[i] += dy[i] * (1.0f - y[i] * y[i]); }
+}
+
+#define UNARY(name, kernel)                                                    \
+	extern "C" void name(const float *x, float *y, size_t n,                 \
+	                     struct tfk_cuda *cx)                                \
+	{                                                                        \
+		if (n > 0) {                                                     \
+			kernel<<<blocks(n), THREADS, 0, cx->stream>>>(x, y, n);  \
+			check(cx, #name);                                        \
+		}                                                                \
+	}
+#define GRADIENT(name, kernel)                                                 \
+	extern "C" void name(const float *y, const float *dy, float *dx,         \
+	                     size_t n, struct tfk_cuda *cx)                      \
+	{                                                                        \
+		if (n > 0) {                                                     \
+			kernel<<<blocks(n), THREADS, 0, cx->stream>>>(y, dy, dx, \
+			                                              n);        \
+			check(cx, #name);                                        \
+		}                                                                \
+	}
+
+UNARY(relu_forward_cuda, k_relu)
+GRADIENT(relu_backward_cuda, k_relu_grad)
+UNARY(sigmoid_forward_cuda, k_sigmoid)
+GRADIENT(sigmoid_backward_cuda, k_sigmoid_grad)
+UNARY(tanh_forward_cuda, k_tanh)
+GRADIENT(tanh_backward_cuda, k_tanh_grad)
+
+/* ---- softmax and the losses -------------------------------------------- */
+
+/* A thread a row: the row maximum out, the sum in double (the CPU's). */
+__global__ void
+k_softmax(const float *x, float *y, int64_t rows, int64_t cols)
+{
+	GRID_STRIDE(r, (size_t)rows)
+	{
+		const float *xr = x + (int64_t)r * cols;
+		float *yr = y + (int64_t)r * cols;
+		float mx = xr[0];
+		for (int64_t c = 1; c < cols; c++) {
+			mx = xr[c] > mx ? xr[c] : mx;
+		}
+		double sum = 0;
+		for (int64_t c = 0; c < cols; c++) {
+			yr[c] = expf(xr[c] - mx);
+			sum += yr[c];
+		}
+		float inv = (float)(1.0 / sum);
+		for (int64_t c = 0; c < cols; c++) {
+			yr[c] *= inv;
+		}
+	}
+}
+
+extern "C" void
+softmax_forward_cuda(const float *x, float *y, int64_t rows, int64_t cols,
+                     struct tfk_cuda *cx)
+{
+	if (cols < 1 || rows < 1) {
+		return;
+	}
+	k_softmax<<<blocks((size_t)rows), THREADS, 0, cx->stream>>>(x, y, rows,
+	                                                             cols);
+	check(cx, "softmax");
+}
+
+__global__ void
+k_softmax_grad(const float *y, const float *dy, float *dx, int64_t rows,
+               int64_t cols)
+{
+	GRID_STRIDE(r, (size_t)rows)
+	{
+		const float *yr = y + (int64_t)r * cols;
+		const float *gr = dy + (int64_t)r * cols;
+		float *dr = dx + (int64_t)r * cols;
+		double dot = 0;
+		for (int64_t c = 0; c < cols; c++) {
+			dot += (double)yr[c] * gr[c];
+		}
+		for (int64_t c = 0; c < cols; c++) {
+			dr[c] += yr[c] * (gr[c] - (float)dot);
+		}
+	}
+}
+
+extern "C" void
+softmax_backward_cuda(const float *y, const float *dy, float *dx, int64_t rows,
+                      int64_t cols, struct tfk_cuda *cx)
+{
+	if (cols < 1 || rows < 1) {
+		return;
+	}
+	k_softmax_grad<<<blocks((size_t)rows), THREADS, 0, cx->stream>>>(
+	    y, dy, dx, rows, cols);
+	check(cx, "softmax_grad");
+}
+
+/* A row's term (log-sum-exp less the label's logit) and its gradient; a
+ * label that is not a class index makes the term NaN (the CPU returns
+ * NaN there too). */
+__global__ void
+k_softmax_xent(const float *logits, const float *labels, float *dlogits,
+               float scale, int64_t rows, int64_t cols, double *t)
+{
+	GRID_STRIDE(r, (size_t)rows)
+	{
+		const float *xr = logits + (int64_t)r * cols;
+		float mx = xr[0];
+		for (int64_t c = 1; c < cols; c++) {
+			mx = xr[c] > mx ? xr[c] : mx;
+		}
+		double sum = exp((double)(xr[0] - mx));
+		for (int64_t c = 1; c < cols; c++) {
+			sum += exp((double)(xr[c] - mx));
+		}
+		double lse = log(sum) + mx;
+		float lf = labels[r];
+		int64_t k = (int64_t)lf;
+		if (!(lf >= 0) || (float)k != lf || k >= cols) {
+			t[r] = NAN;
+			continue;
+		}
+		t[r] = lse - xr[k];
+		if (dlogits != NULL) {
+			float *dr = dlogits + (int64_t)r * cols;
+			float s = scale / (float)rows;
+			for (int64_t c = 0; c < cols; c++) {
+				float p = (float)exp((double)xr[c] - lse);
+				dr[c] += s * (p - (c == k ? 1.0f : 0.0f));
+			}
+		}
+	}
+}
+
+extern "C" double
+softmax_xent_cuda(const float *logits, const float *labels, float *dlogits,
+                  float scale, int64_t rows, int64_t cols, struct tfk_cuda *cx)
+{
+	if (cols < 1 || rows < 1) {
+		return NAN;
+	}
+	double *t = scratch(cx, (size_t)rows);
+	if (t == NULL) {
+		return NAN;
+	}
+	k_softmax_xent<<<blocks((size_t)rows), THREADS, 0, cx->stream>>>(
+	    logits, labels, dlogits, scale, rows, cols, t);
+	check(cx, "softmax_xent");
+	return mean_of(cx, t, (size_t)rows, "softmax_xent");
+}
+
+/* max(x, 0) - x z + log(1 + exp(-|x|)), one exponential for the loss
+ * and the sigmoid (sigmoid_xent_cpu). */
+__global__ void
+k_sigmoid_xent(const float *logits, const float *labels, float *dlogits,
+               float s, int64_t rows, double *t)
+{
+	GRID_STRIDE(r, (size_t)rows)
+	{
+		float x = logits[r], z = labels[r];
+		float e = expf(-fabsf(x));
+		t[r] = (double)((x > 0 ? x : 0) - x * z) + (double)log1pf(e);
+		if (dlogits != NULL) {
+			float p = x >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e);
+			dlogits[r] += s * (p - z);
+		}
+	}
+}
+
+extern "C" double
+sigmoid_xent_cuda(const float *logits, const float *labels, float *dlogits,
+                  float scale, int64_t rows, struct tfk_cuda *cx)
+{
+	if (rows < 1) {
+		return NAN;
+	}
+	double *t = scratch(cx, (size_t)rows);
+	if (t == NULL) {
+		return NAN;
+	}
+	k_sigmoid_xent<<<blocks((size_t)rows), THREADS, 0, cx->stream>>>(
+	    logits, labels, dlogits, scale / (float)rows, rows, t);
+	check(cx, "sigmoid_xent");
+	return mean_of(cx, t, (size_t)rows, "sigmoid_xent");
+}
+
+__global__ void
+k_mse(const float *pred, const float *target, float *dpred, float s, size_t n,
+      double *t)
+{
+	GRID_STRIDE(i, n)
+	{
+		float d = pred[i] - target[i];
+		t[i] = (double)d * d;
+		if (dpred != NULL) {
+			dpred[i] += s * d;
+		}
+	}
+}
+
+extern "C" double
+mse_cuda(const float *pred, const float *target, float *dpred, float scale,
+         int64_t rows, int64_t cols, struct tfk_cuda *cx)
+{
+	size_t n = (size_t)(rows * cols);
+	if (n == 0) {
+		return NAN;
+	}
+	double *t = scratch(cx, n);
+	if (t == NULL) {
+		return NAN;
+	}
+	k_mse<<<blocks(n), THREADS, 0, cx->stream>>>(
+	    pred, target, dpred, 2.0f * scale / (float)n, n, t);
+	check(cx, "mse");
+	return mean_of(cx, t, n, "mse");
+}
+
+/* ---- dropout and batch normalisation ----------------------------------- */
+
+/* splitmix64's finaliser: normalize.c's mix(), so a seed draws the same
+ * mask here as on the CPU. */
+__device__ static uint64_t
+mix(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+__global__ void
+k_dropout(const float *x, float *y, float *mask, size_t n, float keep,
+          float scale, uint64_t seed)
+{
+	GRID_STRIDE(i, n)
+	{
+		double u = (double)(mix(seed + 0x9e3779b97f4a7c15ull * (i + 1)) >>
+		                    11) *
+		           (1.0 / 9007199254740992.0); /* 2^-53 */
+		mask[i] = u < keep ? scale : 0.0f;
+		y[i] = x[i] * mask[i];
+	}
+}
+
+extern "C" void
+dropout_forward_cuda(const float *x, float *y, float *mask, size_t n,
+                     float keep, uint64_t seed, struct tfk_cuda *cx)
+{
+	if (n == 0) {
+		return;
+	}
+	k_dropout<<<blocks(n), THREADS, 0, cx->stream>>>(x, y, mask, n, keep,
+	                                                  1.0f / keep, seed);
+	check(cx, "dropout");
+}
+
+__global__ void
+k_dropout_grad(const float *mask, const float *dy, float *dx, size_t n)
+{
+	GRID_STRIDE(i, n) { dx[i] += dy[i] * mask[i]; }
+}
+
+extern "C" void
+dropout_backward_cuda(const float *mask, const float *dy, float *dx, size_t n,
+                      struct tfk_cuda *cx)
+{
+	if (n == 0) {
+		return;
+	}
+	k_dropout_grad<<<blocks(n), THREADS, 0, cx->stream>>>(mask, dy, dx, n);
+	check(cx, "dropout_grad");
+}
+
+/* A thread a column: its mean and variance in double, as the CPU. */
+__global__ void
+k_bn_train(const float *x, float *y, float *xhat, float *inv_std,
+           const float *gamma, const float *beta, float *mean_avg,
+           float *var_avg, int64_t rows, int64_t cols, float eps,
+           float momentum)
+{
+	GRID_STRIDE(cc, (size_t)cols)
+	{
+		int64_t c = (int64_t)cc;
+		double sum = 0, sq = 0;
+		for (int64_t r = 0; r < rows; r++) {
+			double v = x[r * cols + c];
+			sum += v;
+			sq += v * v;
+		}
+		double mean = sum / (double)rows;
+		double var = sq / (double)rows - mean * mean;
+		var = var > 0 ? var : 0;
+		float is = (float)(1.0 / sqrt(var + eps));
+		inv_std[c] = is;
+		for (int64_t r = 0; r < rows; r++) {
+			float h = (x[r * cols + c] - (float)mean) * is;
+			xhat[r * cols + c] = h;
+			y[r * cols + c] = gamma[c] * h + beta[c];
+		}
+		mean_avg[c] =
+		    momentum * mean_avg[c] + (1 - momentum) * (float)mean;
+		var_avg[c] = momentum * var_avg[c] + (1 - momentum) * (float)var;
+	}
+}
+
+extern "C" void
+batchnorm_train_cuda(const float *x, float *y, float *xhat, float *inv_std,
+                     const float *gamma, const float *beta, float *mean_avg,
+                     float *var_avg, int64_t rows, int64_t cols, float eps,
+                     float momentum, struct tfk_cuda *cx)
+{
+	if (cols == 0) {
+		return;
+	}
+	k_bn_train<<<blocks((size_t)cols), THREADS, 0, cx->stream>>>(
+	    x, y, xhat, inv_std, gamma, beta, mean_avg, var_avg, rows, cols,
+	    eps, momentum);
+	check(cx, "bn_train");
+}
+
+__global__ void
+k_bn_infer(const float *x, float *y, const float *gamma, const float *beta,
+           const float *mean_avg, const float *var_avg, size_t n,
+           int64_t cols, float eps)
+{
+	GRID_STRIDE(i, n)
+	{
+		size_t c = i % (size_t)cols;
+		float a = gamma[c] / sqrtf(var_avg[c] + eps);
+		float b = beta[c] - a * mean_avg[c];
+		y[i] = a * x[i] + b;
+	}
+}
+
+extern "C" void
+batchnorm_infer_cuda(const float *x, float *y, const float *gamma,
+                     const float *beta, const float *mean_avg,
+                     const float *var_avg, int64_t rows, int64_t cols,
+                     float eps, struct tfk_cuda *cx)
+{
+	size_t n = (size_t)(rows * cols);
+	if (n == 0) {
+		return;
+	}
+	k_bn_infer<<<blocks(n), THREADS, 0, cx->stream>>>(
+	    x, y, gamma, beta, mean_avg, var_avg, n, cols, eps);
+	check(cx, "bn_infer");
+}
+
+__global__ void
+k_bn_grad(const float *dy, const float *xhat, const float *inv_std,
+          const float *gamma, float *dx, float *dgamma, float *dbeta,
+          int64_t rows, int64_t cols)
+{
+	GRID_STRIDE(cc, (size_t)cols)
+	{
+		int64_t c = (int64_t)cc;
+		double sdy = 0, sdyx = 0;
+		for (int64_t r = 0; r < rows; r++) {
+			sdy += dy[r * cols + c];
+			sdyx += (double)dy[r * cols + c] * xhat[r * cols + c];
+		}
+		dgamma[c] += (float)sdyx;
+		dbeta[c] += (float)sdy;
+		if (dx == NULL) {
+			continue;
+		}
+		float k = gamma[c] * inv_std[c];
+		float m1 = (float)(sdy / (double)rows);
+		float m2 = (float)(sdyx / (double)rows);
+		for (int64_t r = 0; r < rows; r++) {
+			dx[r * cols + c] += k * (dy[r * cols + c] - m1 -
+			                         xhat[r * cols + c] * m2);
+		}
+	}
+}
+
+extern "C" void
+batchnorm_backward_cuda(const float *dy, const float *xhat,
+                        const float *inv_std, const float *gamma, float *dx,
+                        float *dgamma, float *dbeta, int64_t rows,
+                        int64_t cols, struct tfk_cuda *cx)
+{
+	if (cols == 0) {
+		return;
+	}
+	k_bn_grad<<<blocks((size_t)cols), THREADS, 0, cx->stream>>>(
+	    dy, xhat, inv_std, gamma, dx, dgamma, dbeta, rows, cols);
+	check(cx, "bn_grad");
+}
+
+/* ---- column blocks and embeddings -------------------------------------- */
+
+extern "C" void
+copy_cols_cuda(const float *x, int64_t xstride, float *y, int64_t ystride,
+               int64_t rows, int64_t cols, struct tfk_cuda *cx)
+{
+	if (rows == 0 || cols == 0) {
+		return;
+	}
+	cudaError_t e = cudaMemcpy2DAsync(
+	    y, (size_t)ystride * sizeof *y, x, (size_t)xstride * sizeof *x,
+	    (size_t)cols * sizeof *x, (size_t)rows, cudaMemcpyDeviceToDevice,
+	    cx->stream);
+	if (e != cudaSuccess) {
+		failed(cx, "copy_cols", cudaGetErrorString(e));
+	}
+}
+
+__global__ void
+k_add_cols(const float *x, int64_t xstride, float *y, int64_t ystride,
+           int64_t rows, int64_t cols)
+{
+	GRID_STRIDE(i, (size_t)(rows * cols))
+	{
+		int64_t r = (int64_t)i / cols, c = (int64_t)i % cols;
+		y[r * ystride + c] += x[r * xstride + c];
+	}
+}
+
+extern "C" void
+add_cols_cuda(const float *x, int64_t xstride, float *y, int64_t ystride,
+              int64_t rows, int64_t cols, struct tfk_cuda *cx)
+{
+	size_t n = (size_t)(rows * cols);
+	if (n == 0) {
+		return;
+	}
+	k_add_cols<<<blocks(n), THREADS, 0, cx->stream>>>(x, xstride, y,
+	                                                   ystride, rows, cols);
+	check(cx, "add_cols");
+}
+
+/* The id at ids[i] as an index, or -1 when it is none (embedding.c). */
+__device__ static int64_t
+id_at(const int64_t *ids, int64_t i, int64_t vocab)
+{
+	int64_t v = ids[i];
+	return v >= 0 && v < vocab ? v : -1;
+}
+
+/* A thread an output value: a row's ids added in order (the CPU's). */
+__global__ void
+k_gather(const float *table, int64_t vocab, int64_t dim, const int64_t *ids,
+         int64_t stride, int64_t rows, int64_t width, int combiner, float *y)
+{
+	int64_t out = combiner == COMBINE_CONCAT ? width * dim : dim;
+	GRID_STRIDE(i, (size_t)(rows * out))
+	{
+		int64_t r = (int64_t)i / out, j = (int64_t)i % out;
+		const int64_t *row = ids + r * stride;
+		float acc = 0.0f;
+		if (combiner == COMBINE_CONCAT) {
+			int64_t id = id_at(row, j / dim, vocab);
+			acc = id >= 0 ? table[id * dim + j % dim] : 0.0f;
+		} else {
+			int64_t n = 0;
+			for (int64_t k = 0; k < width; k++) {
+				int64_t id = id_at(row, k, vocab);
+				if (id >= 0) {
+					acc += table[id * dim + j];
+					n++;
+				}
+			}
+			if (combiner == COMBINE_MEAN && n > 1) {
+				acc /= (float)n;
+			}
+		}
+		y[i] = acc;
+	}
+}
+
+extern "C" void
+gather_cuda(const float *table, int64_t vocab, int64_t dim,
+            const int64_t *ids, int64_t stride, int64_t rows, int64_t width,
+            int combiner, float *y, struct tfk_cuda *cx)
+{
+	int64_t out = combiner == COMBINE_CONCAT ? width * dim : dim;
+	size_t n = (size_t)(rows * out);
+	if (n == 0) {
+		return;
+	}
+	k_gather<<<blocks(n), THREADS, 0, cx->stream>>>(
+	    table, vocab, dim, ids, stride, rows, width, combiner, y);
+	check(cx, "gather");
+}
+
+/* A thread a (row, id, value): added with atomics, so rows sharing an
+ * id add in any order. */
+__global__ void
+k_scatter(const float *dy, int64_t vocab, int64_t dim, const int64_t *ids,
+          int64_t stride, int64_t rows, int64_t width, int combiner,
+          float *dtable)
+{
+	int64_t out = combiner == COMBINE_CONCAT ? width * dim : dim;
+	GRID_STRIDE(i, (size_t)(rows * width * dim))
+	{
+		int64_t r = (int64_t)i / (width * dim);
+		int64_t k = (int64_t)i / dim % width, j = (int64_t)i % dim;
+		const int64_t *row = ids + r * stride;
+		int64_t id = id_at(row, k, vocab);
+		if (id < 0) {
+			continue;
+		}
+		float s = 1.0f;
+		if (combiner == COMBINE_MEAN) {
+			int64_t n = 0;
+			for (int64_t q = 0; q < width; q++) {
+				n += id_at(row, q, vocab) >= 0;
+			}
+			s = n > 1 ? 1.0f / (float)n : 1.0f;
+		}
+		const float *g = dy + r * out;
+		float v = combiner == COMBINE_CONCAT ? g[k * dim + j] : g[j];
+		atomicAdd(&dtable[id * dim + j], s * v);
+	}
+}
+
+extern "C" void
+scatter_cuda(const float *dy, int64_t vocab, int64_t dim, const int64_t *ids,
+             int64_t stride, int64_t rows, int64_t width, int combiner,
+             float *dtable, struct tfk_cuda *cx)
+{
+	size_t n = (size_t)(rows * width * dim);
+	if (n == 0) {
+		return;
+	}
+	k_scatter<<<blocks(n), THREADS, 0, cx->stream>>>(
+	    dy, vocab, dim, ids, stride, rows, width, combiner, dtable);
+	check(cx, "scatter");
+}

@@ -1,0 +1,474 @@
+/*
+ * test_kernels.c - every CUDA kernel (kernels/cuda) against its CPU twin
+ * (kernels/cpu) on the same random inputs, forward and backward, within
+ * a stated tolerance; the dropout mask must be the same bit for bit.
+ * Built against the kernels alone: the CPU kernels (and their BLAS), the
+ * CUDA runtime and cuBLAS.  TAP; skips when no GPU is present.
+ *	build/tests/gpu/test_kernels      (make check-gpu)
+ */
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cuda/cuda.h"
+#include "kernels/kernels.h"
+
+static struct tfk_cuda *cx;
+static int ntests, nfailed, cur_failed;
+static unsigned long long rng = 88172645463325252ull;
+
+static float
+rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (float)((double)(rng >> 11) * 0x1.0p-53 * 4.0 - 2.0);
+}
+
+static float *
+host(size_t n)
+{
+	float *p = malloc((n ? n : 1) * sizeof *p);
+	for (size_t i = 0; i < n; i++) {
+		p[i] = rnd();
+	}
+	return p;
+}
+
+static void *
+up(const void *h, size_t bytes)
+{
+	void *d = NULL;
+	if (cudaMalloc(&d, bytes ? bytes : 1) != cudaSuccess ||
+	    cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice) != cudaSuccess) {
+		fprintf(stderr, "test_kernels: cannot copy to the GPU\n");
+		exit(1);
+	}
+	return d;
+}
+
+static float *
+upf(const float *h, size_t n)
+{
+	return up(h, n * sizeof *h);
+}
+
+/* The device's n floats at d, brought back (and d freed). */
+static float *
+down(float *d, size_t n)
+{
+	char err[256];
+	if (tfk_cuda_sync(cx, err, sizeof err) != 0) {
+		printf("# CUDA: %s\n", err);
+		cur_failed++;
+	}
+	float *h = malloc((n ? n : 1) * sizeof *h);
+	cudaMemcpy(h, d, n * sizeof *h, cudaMemcpyDeviceToHost);
+	cudaFree(d);
+	return h;
+}
+
+/* cpu and gpu agree: |a - b| <= atol + rtol |a| for each value. */
+static void
+same(const char *what, const float *cpu, const float *gpu, size_t n,
+     double rtol, double atol)
+{
+	for (size_t i = 0; i < n; i++) {
+		double a = cpu[i], b = gpu[i];
+		if (isnan(a) && isnan(b)) {
+			continue;
+		}
+		if (!(fabs(a - b) <= atol + rtol * fabs(a))) {
+			printf("# %s[%zu]: cpu %.9g, gpu %.9g\n", what, i, a,
+			       b);
+			cur_failed++;
+			return;
+		}
+	}
+}
+
+static void
+same_d(const char *what, double cpu, double gpu, double rtol)
+{
+	if (!(fabs(cpu - gpu) <= 1e-12 + rtol * fabs(cpu))) {
+		printf("# %s: cpu %.17g, gpu %.17g\n", what, cpu, gpu);
+		cur_failed++;
+	}
+}
+
+#define RUN(name)                                                              \
+	do {                                                                   \
+		cur_failed = 0;                                                \
+		name();                                                        \
+		ntests++;                                                      \
+		nfailed += cur_failed > 0;                                     \
+		printf("%sok %d - %s\n", cur_failed ? "not " : "", ntests,     \
+		       #name);                                                 \
+	} while (0)
+
+/* exp, tanh and log are the GPU's libm, a few ulps from glibc's; nvcc
+ * fuses a * b + c where the CPU build rounds twice: results agree to a
+ * few ulps, except where only additions or copies are involved, which
+ * must agree exactly */
+static const double ULPS = 2e-6;
+
+static void
+gemm_all_transposes(void)
+{
+	const int64_t m = 37, n = 29, k = 53;
+	for (int ta = 0; ta < 2; ta++) {
+		for (int tb = 0; tb < 2; tb++) {
+			float *a = host((size_t)(m * k)),
+			      *b = host((size_t)(k * n));
+			float *c = host((size_t)(m * n));
+			float *da = upf(a, (size_t)(m * k)),
+			      *db = upf(b, (size_t)(k * n));
+			float *dc = upf(c, (size_t)(m * n));
+			gemm_cpu(ta, tb, m, n, k, 0.7f, a, b, 0.3f, c);
+			gemm_cuda(ta, tb, m, n, k, 0.7f, da, db, 0.3f, dc, cx);
+			float *g = down(dc, (size_t)(m * n));
+			char what[32];
+			snprintf(what, sizeof what, "gemm(%d,%d)", ta, tb);
+			/* sums of 53 products in another order */
+			same(what, c, g, (size_t)(m * n), 1e-5, 1e-4);
+			free(a), free(b), free(c), free(g);
+			cudaFree(da), cudaFree(db);
+		}
+	}
+}
+
+static void
+bias_add_and_gradient(void)
+{
+	const int64_t rows = 300, cols = 17;
+	size_t n = (size_t)(rows * cols);
+	float *y = host(n), *b = host((size_t)cols), *db = host((size_t)cols);
+	float *dy = upf(y, n), *dbv = upf(b, (size_t)cols);
+	float *ddb = upf(db, (size_t)cols);
+	add_bias_cpu(y, b, rows, cols);
+	add_bias_cuda(dy, dbv, rows, cols, cx);
+	float *gy = down(dy, n);
+	same("add_bias", y, gy, n, 0, 0);
+	float *g = host(n), *dg = upf(g, n);
+	bias_grad_cpu(g, db, rows, cols);
+	bias_grad_cuda(dg, ddb, rows, cols, cx);
+	float *gdb = down(ddb, (size_t)cols);
+	same("bias_grad", db, gdb, (size_t)cols, 0, 0); /* the same order */
+	free(y), free(b), free(db), free(gy), free(g), free(gdb);
+	cudaFree(dbv), cudaFree(dg);
+}
+
+static void
+copy_zero_add(void)
+{
+	size_t n = 1000;
+	float *x = host(n), *y = host(n);
+	float *dx = upf(x, n), *dy = upf(y, n);
+	add_cpu(x, y, n);
+	add_cuda(dx, dy, n, cx);
+	float *g = down(dy, n);
+	same("add", y, g, n, 0, 0);
+	float *dz = upf(y, n);
+	copy_cuda(dx, dz, n, cx);
+	float *gc = down(dz, n);
+	same("copy", x, gc, n, 0, 0);
+	float *d0 = upf(y, n);
+	zero_cuda(d0, n, cx);
+	float *g0 = down(d0, n);
+	zero_cpu(y, n);
+	same("zero", y, g0, n, 0, 0);
+	free(x), free(y), free(g), free(gc), free(g0);
+	cudaFree(dx);
+}
+
+static void
+activations_and_gradients(void)
+{
+	size_t n = 4099;
+	void (*fw_cpu[3])(const float *, float *, size_t) = {
+	    relu_forward_cpu, sigmoid_forward_cpu, tanh_forward_cpu};
+	void (*bw_cpu[3])(const float *, const float *, float *, size_t) = {
+	    relu_backward_cpu, sigmoid_backward_cpu, tanh_backward_cpu};
+	void (*fw_gpu[3])(const float *, float *, size_t, struct tfk_cuda *) = {
+	    relu_forward_cuda, sigmoid_forward_cuda, tanh_forward_cuda};
+	void (*bw_gpu[3])(const float *, const float *, float *, size_t,
+	                  struct tfk_cuda *) = {
+	    relu_backward_cuda, sigmoid_backward_cuda, tanh_backward_cuda};
+	const char *names[3] = {"relu", "sigmoid", "tanh"};
+	for (int f = 0; f < 3; f++) {
+		float *x = host(n), *y = host(n), *dy = host(n), *dx = host(n);
+		float *gx = upf(x, n), *gy = upf(y, n), *gdy = upf(dy, n);
+		float *gdx = upf(dx, n);
+		fw_cpu[f](x, y, n);
+		fw_gpu[f](gx, gy, n, cx);
+		float *hy = down(gy, n);
+		same(names[f], y, hy, n, ULPS, 1e-7);
+		/* the gradient from the same y on both sides */
+		float *ty = upf(y, n);
+		bw_cpu[f](y, dy, dx, n);
+		bw_gpu[f](ty, gdy, gdx, n, cx);
+		float *hdx = down(gdx, n);
+		same(names[f], dx, hdx, n, 1e-6, 1e-7);
+		free(x), free(y), free(dy), free(dx), free(hy), free(hdx);
+		cudaFree(gx), cudaFree(gdy), cudaFree(ty);
+	}
+}
+
+static void
+softmax_and_gradient(void)
+{
+	const int64_t rows = 65, cols = 10;
+	size_t n = (size_t)(rows * cols);
+	float *x = host(n), *y = host(n), *dy = host(n), *dx = host(n);
+	float *gx = upf(x, n), *gy = upf(y, n);
+	softmax_forward_cpu(x, y, rows, cols);
+	softmax_forward_cuda(gx, gy, rows, cols, cx);
+	float *hy = down(gy, n);
+	same("softmax", y, hy, n, ULPS, 1e-8);
+	float *ty = upf(y, n), *gdy = upf(dy, n), *gdx = upf(dx, n);
+	softmax_backward_cpu(y, dy, dx, rows, cols);
+	softmax_backward_cuda(ty, gdy, gdx, rows, cols, cx);
+	float *hdx = down(gdx, n);
+	same("softmax_grad", dx, hdx, n, 1e-6, 1e-7);
+	free(x), free(y), free(dy), free(dx), free(hy), free(hdx);
+	cudaFree(gx), cudaFree(ty), cudaFree(gdy);
+}
+
+static void
+losses_and_gradients(void)
+{
+	const int64_t rows = 257, cols = 5;
+	size_t n = (size_t)(rows * cols);
+	float *logits = host(n), *d = host(n), *labels = host((size_t)rows);
+	for (int64_t r = 0; r < rows; r++) {
+		labels[r] = (float)(r % cols);
+	}
+	float *gl = upf(logits, n), *gd = upf(d, n);
+	float *glab = upf(labels, (size_t)rows);
+	double lc = softmax_xent_cpu(logits, labels, d, 0.5f, rows, cols);
+	double lg = softmax_xent_cuda(gl, glab, gd, 0.5f, rows, cols, cx);
+	same_d("softmax_xent", lc, lg, 1e-12);
+	float *hd = down(gd, n);
+	same("softmax_xent dlogits", d, hd, n, 1e-6, 1e-8);
+	/* a label that is no class: NaN on both */
+	labels[3] = 1.5f;
+	float *glab2 = upf(labels, (size_t)rows);
+	lg = softmax_xent_cuda(gl, glab2, NULL, 1, rows, cols, cx);
+	if (!isnan(lg)) {
+		printf("# softmax_xent of a bad label: %g, not NaN\n", lg);
+		cur_failed++;
+	}
+	/* sigmoid cross-entropy: labels 0 or 1, a column of logits */
+	for (int64_t r = 0; r < rows; r++) {
+		labels[r] = (float)(r % 2);
+	}
+	float *d1 = host((size_t)rows), *gd1 = upf(d1, (size_t)rows);
+	float *glab3 = upf(labels, (size_t)rows);
+	lc = sigmoid_xent_cpu(logits, labels, d1, 1.0f, rows);
+	lg = sigmoid_xent_cuda(gl, glab3, gd1, 1.0f, rows, cx);
+	same_d("sigmoid_xent", lc, lg, 1e-6);
+	float *hd1 = down(gd1, (size_t)rows);
+	same("sigmoid_xent dlogits", d1, hd1, (size_t)rows, 1e-5, 1e-8);
+	/* mean squared error */
+	float *t = host(n), *gt = upf(t, n), *d2 = host(n), *gd2 = upf(d2, n);
+	lc = mse_cpu(logits, t, d2, 1.0f, rows, cols);
+	lg = mse_cuda(gl, gt, gd2, 1.0f, rows, cols, cx);
+	same_d("mse", lc, lg, 1e-12);
+	float *hd2 = down(gd2, n);
+	same("mse dpred", d2, hd2, n, 1e-6, 1e-8);
+	free(logits), free(d), free(labels), free(hd), free(d1), free(hd1);
+	free(t), free(d2), free(hd2);
+	cudaFree(gl), cudaFree(glab), cudaFree(glab2), cudaFree(glab3);
+	cudaFree(gt);
+}
+
+static void
+dropout_same_mask(void)
+{
+	size_t n = 10007;
+	float *x = host(n), *y = host(n), *mask = host(n);
+	float *gx = upf(x, n), *gy = upf(y, n), *gm = upf(mask, n);
+	dropout_forward_cpu(x, y, mask, n, 0.8f, 1234567);
+	dropout_forward_cuda(gx, gy, gm, n, 0.8f, 1234567, cx);
+	float *hy = down(gy, n), *hm = down(gm, n);
+	same("dropout mask", mask, hm, n, 0, 0); /* bit for bit */
+	same("dropout", y, hy, n, 0, 0);
+	float *dy = host(n), *dx = host(n);
+	float *tm = upf(mask, n), *gdy = upf(dy, n), *gdx = upf(dx, n);
+	dropout_backward_cpu(mask, dy, dx, n);
+	dropout_backward_cuda(tm, gdy, gdx, n, cx);
+	float *hdx = down(gdx, n);
+	same("dropout_grad", dx, hdx, n, 0, 0);
+	free(x), free(y), free(mask), free(hy), free(hm), free(dy), free(dx);
+	free(hdx);
+	cudaFree(gx), cudaFree(tm), cudaFree(gdy);
+}
+
+static void
+batchnorm_train_infer_gradient(void)
+{
+	const int64_t rows = 128, cols = 33;
+	size_t n = (size_t)(rows * cols), c = (size_t)cols;
+	float *x = host(n), *y = host(n), *xhat = host(n), *is = host(c);
+	float *gamma = host(c), *beta = host(c), *ma = host(c), *va = host(c);
+	for (size_t i = 0; i < c; i++) {
+		va[i] = fabsf(va[i]) + 0.1f;
+	}
+	float *gx = upf(x, n), *gy = upf(y, n), *gxh = upf(xhat, n);
+	float *gis = upf(is, c), *gg = upf(gamma, c), *gb = upf(beta, c);
+	float *gma = upf(ma, c), *gva = upf(va, c);
+	batchnorm_train_cpu(x, y, xhat, is, gamma, beta, ma, va, rows, cols,
+	                    1e-3f, 0.99f);
+	batchnorm_train_cuda(gx, gy, gxh, gis, gg, gb, gma, gva, rows, cols,
+	                     1e-3f, 0.99f, cx);
+	float *hy = down(gy, n), *hxh = down(gxh, n), *his = down(gis, c);
+	float *hma = down(gma, c), *hva = down(gva, c);
+	same("bn y", y, hy, n, 1e-6, 1e-6);
+	same("bn xhat", xhat, hxh, n, 1e-6, 1e-6);
+	same("bn inv_std", is, his, c, 1e-6, 0);
+	same("bn mean_avg", ma, hma, c, 1e-6, 1e-7);
+	same("bn var_avg", va, hva, c, 1e-6, 1e-7);
+	float *tx = upf(x, n), *ty = upf(y, n);
+	float *tma = upf(ma, c), *tva = upf(va, c);
+	batchnorm_infer_cpu(x, y, gamma, beta, ma, va, rows, cols, 1e-3f);
+	batchnorm_infer_cuda(tx, ty, gg, gb, tma, tva, rows, cols, 1e-3f, cx);
+	float *hi = down(ty, n);
+	same("bn infer", y, hi, n, 1e-6, 1e-6);
+	float *dy = host(n), *dx = host(n), *dgam = host(c), *dbet = host(c);
+	float *gdy = upf(dy, n), *gdx = upf(dx, n), *gdg = upf(dgam, c);
+	float *gdb = upf(dbet, c), *txh = upf(xhat, n), *tis = upf(is, c);
+	batchnorm_backward_cpu(dy, xhat, is, gamma, dx, dgam, dbet, rows, cols);
+	batchnorm_backward_cuda(gdy, txh, tis, gg, gdx, gdg, gdb, rows, cols,
+	                        cx);
+	float *hdx = down(gdx, n), *hdg = down(gdg, c), *hdb = down(gdb, c);
+	same("bn dx", dx, hdx, n, 1e-6, 1e-6);
+	same("bn dgamma", dgam, hdg, c, 1e-6, 1e-7);
+	same("bn dbeta", dbet, hdb, c, 1e-6, 1e-7);
+	free(x), free(y), free(xhat), free(is), free(gamma), free(beta);
+	free(ma), free(va), free(hy), free(hxh), free(his), free(hma);
+	free(hva), free(hi), free(dy), free(dx), free(dgam), free(dbet);
+	free(hdx), free(hdg), free(hdb);
+	cudaFree(gx), cudaFree(gg), cudaFree(gb), cudaFree(tx), cudaFree(tma);
+	cudaFree(tva), cudaFree(gdy), cudaFree(txh), cudaFree(tis);
+}
+
+static void
+column_blocks(void)
+{
+	const int64_t rows = 50, cols = 7, xs = 12, ys = 20;
+	float *x = host((size_t)(rows * xs)), *y = host((size_t)(rows * ys));
+	float *gx = upf(x, (size_t)(rows * xs)),
+	      *gy = upf(y, (size_t)(rows * ys));
+	copy_cols_cpu(x + 3, xs, y + 5, ys, rows, cols);
+	copy_cols_cuda(gx + 3, xs, gy + 5, ys, rows, cols, cx);
+	float *h = down(gy, (size_t)(rows * ys));
+	same("copy_cols", y, h, (size_t)(rows * ys), 0, 0);
+	float *gy2 = upf(y, (size_t)(rows * ys));
+	add_cols_cpu(x + 1, xs, y + 2, ys, rows, cols);
+	add_cols_cuda(gx + 1, xs, gy2 + 2, ys, rows, cols, cx);
+	float *h2 = down(gy2, (size_t)(rows * ys));
+	same("add_cols", y, h2, (size_t)(rows * ys), 0, 0);
+	free(x), free(y), free(h), free(h2);
+	cudaFree(gx);
+}
+
+static void
+embedding_gather_scatter(void)
+{
+	const int64_t vocab = 40, dim = 6, rows = 90, width = 4, stride = 5;
+	int64_t ids[90 * 5];
+	for (int64_t i = 0; i < rows * stride; i++) {
+		/* some ids missing (-1) or out of the vocabulary */
+		ids[i] =
+		    (int64_t)(rng = rng * 6364136223846793005ull + 1) % 47 - 3;
+	}
+	float *table = host((size_t)(vocab * dim));
+	float *gt = upf(table, (size_t)(vocab * dim));
+	int64_t *gids = up(ids, sizeof ids);
+	for (int comb = 0; comb < 3; comb++) {
+		int64_t out = comb == 2 ? width * dim : dim;
+		size_t ny = (size_t)(rows * out);
+		float *y = host(ny), *gy = upf(y, ny);
+		gather_cpu(table, vocab, dim, ids, stride, rows, width, comb,
+		           y);
+		gather_cuda(gt, vocab, dim, gids, stride, rows, width, comb, gy,
+		            cx);
+		float *h = down(gy, ny);
+		same("gather", y, h, ny, 1e-6, 1e-7);
+		float *dy = host(ny), *gdy = upf(dy, ny);
+		float *dt = host((size_t)(vocab * dim));
+		float *gdt = upf(dt, (size_t)(vocab * dim));
+		scatter_cpu(dy, vocab, dim, ids, stride, rows, width, comb, dt);
+		scatter_cuda(gdy, vocab, dim, gids, stride, rows, width, comb,
+		             gdt, cx);
+		float *hdt = down(gdt, (size_t)(vocab * dim));
+		/* atomics: the same sums in another order */
+		same("scatter", dt, hdt, (size_t)(vocab * dim), 1e-5, 1e-5);
+		free(y), free(h), free(dy), free(dt), free(hdt);
+		cudaFree(gdy);
+	}
+	free(table);
+	cudaFree(gt), cudaFree(gids);
+}
+
+static void
+gemm_tf32_when_asked(void)
+{
+	char err[256];
+	struct tfk_cuda *t = tfk_cuda_open(0, TFK_MATH_TF32, err, sizeof err);
+	if (t == NULL) {
+		printf("# %s\n", err);
+		cur_failed++;
+		return;
+	}
+	const int64_t m = 256, n = 256, k = 256;
+	float *a = host((size_t)(m * k)), *b = host((size_t)(k * n));
+	float *c = host((size_t)(m * n));
+	float *da = upf(a, (size_t)(m * k)), *db = upf(b, (size_t)(k * n));
+	float *dc = upf(c, (size_t)(m * n));
+	gemm_cpu(0, 0, m, n, k, 1.0f, a, b, 0.0f, c);
+	gemm_cuda(0, 0, m, n, k, 1.0f, da, db, 0.0f, dc, t);
+	struct tfk_cuda *keep = cx;
+	cx = t;
+	float *g = down(dc, (size_t)(m * n));
+	cx = keep;
+	/* TF32: 10 bits of mantissa in the products */
+	same("gemm tf32", c, g, (size_t)(m * n), 1e-2, 5e-2);
+	free(a), free(b), free(c), free(g);
+	cudaFree(da), cudaFree(db);
+	tfk_cuda_close(t);
+}
+
+int
+main(void)
+{
+	if (tfk_cuda_devices() == 0) {
+		printf("1..0 # SKIP no CUDA GPU here (the kernels are built; "
+		       "run make check-gpu where one is)\n");
+		return 0;
+	}
+	char err[256];
+	cx = tfk_cuda_open(0, TFK_MATH_FP32, err, sizeof err);
+	if (cx == NULL) {
+		printf("1..0 # SKIP %s\n", err);
+		return 0;
+	}
+	printf("# %s\n", tfk_cuda_name(cx));
+	RUN(gemm_all_transposes);
+	RUN(bias_add_and_gradient);
+	RUN(copy_zero_add);
+	RUN(activations_and_gradients);
+	RUN(softmax_and_gradient);
+	RUN(losses_and_gradients);
+	RUN(dropout_same_mask);
+	RUN(batchnorm_train_infer_gradient);
+	RUN(column_blocks);
+	RUN(embedding_gather_scatter);
+	RUN(gemm_tf32_when_asked);
+	printf("1..%d\n", ntests);
+	tfk_cuda_close(cx);
+	return nfailed ? 1 : 0;
+}
