@@ -205,6 +205,18 @@ assert set(j) >= {"mse", "rmse", "mae", "r2", "loss", "examples"}, j' "$output"
 	! cmp -s "$f" saved   # kept as it was, not overwritten
 }
 
+@test "the temporaries a killed run left in the checkpoint directory are removed by the next, which says so" {
+	tf-csv2record "$DATA/iris.csv" -o iris.tfrecord
+	tf-train -q --epochs 1 --batch-size 16 --checkpoint-dir ck iris.tfrecord > /dev/null
+	echo half > ck/model.ckpt-9.tmp.AbC123
+	echo half > ck/checkpoint.tmp.x1Y2z3
+	echo mine > ck/notes.tmp.AbC123 # not a checkpoint's: kept
+	run -0 --separate-stderr tf-train -q --epochs 1 --batch-size 16 --checkpoint-dir ck iris.tfrecord
+	[[ "$stderr" == *"tf-train: ck: removed 2 temporaries a killed run left"* ]]
+	[ ! -e ck/model.ckpt-9.tmp.AbC123 ] && [ ! -e ck/checkpoint.tmp.x1Y2z3 ]
+	[ -e ck/notes.tmp.AbC123 ]
+}
+
 @test "a damaged latest checkpoint: named with the one before; --if-damaged previous resumes from that" {
 	tf-csv2record "$DATA/iris.csv" -o iris.tfrecord
 	tf-train -q --epochs 1 --batch-size 16 --checkpoint-dir ck iris.tfrecord > /dev/null

@@ -57,6 +57,10 @@ kill_train() {
 	# the last try killed before the end: the run goes on to it
 	grep -aq '"finished":true' "$(latest ck)" || tf-train --checkpoint-dir ck "${args[@]}" > /dev/null
 	same_state "$(latest ck)" "$(latest whole)"
+	# a run after them (here one that trains on) removes what the killed
+	# ones left half-written
+	tf-train --checkpoint-dir ck "${args[@]}" > /dev/null
+	[ -z "$(ls ck | grep '\.tmp\.')" ]
 }
 
 # tf-export killed at any moment never leaves a version that does not load

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <glob.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -337,7 +338,26 @@ lock_dir(const char *dir)
 	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
 		die(EX_TEMPFAIL, "%s: another tf-train is using it", dir);
 	}
-	/* fd stays open: the lock lasts as long as the process. */
+	/* fd stays open: the lock lasts as long as the process.  Holding
+	 * it, the checkpoints' temporaries a killed run left (a SIGKILL
+	 * cannot remove them) are nobody's: they go. */
+	const char *pat[] = {"model.ckpt-*.tmp.??????",
+	                     "checkpoint.tmp.??????"};
+	size_t gone = 0;
+	for (size_t i = 0; i < sizeof pat / sizeof pat[0]; i++) {
+		glob_t g;
+		snprintf(path, sizeof path, "%s/%s", dir, pat[i]);
+		if (glob(path, 0, NULL, &g) == 0) {
+			for (size_t k = 0; k < g.gl_pathc; k++) {
+				gone += unlink(g.gl_pathv[k]) == 0;
+			}
+		}
+		globfree(&g);
+	}
+	if (gone > 0) {
+		warnx_("%s: removed %zu temporar%s a killed run left", dir,
+		       gone, gone == 1 ? "y" : "ies");
+	}
 }
 
 static void
