@@ -122,6 +122,16 @@ note(struct ps *ps, const char *fmt, ...)
 	ps->sink->note(ps->sink->ctx, msg);
 }
 
+/* memcpy(), for n that may be 0 with NULL pointers (an empty shard, an
+ * empty bytes field). */
+static void
+copy_bytes(void *dst, const void *src, size_t n)
+{
+	if (n > 0) {
+		memcpy(dst, src, n);
+	}
+}
+
 static uint64_t
 width(const struct ps *ps)
 {
@@ -217,8 +227,8 @@ reply_values(struct ps *ps, struct slot *s, int status, int slots, uint32_t wk)
 		}
 		size_t at = 0;
 		for (size_t i = 0; i < s->nranges; i += 2) {
-			memcpy(ps->vals + at, ps->params + s->ranges[i],
-			       s->ranges[i + 1] * sizeof(float));
+			copy_bytes(ps->vals + at, ps->params + s->ranges[i],
+			           s->ranges[i + 1] * sizeof(float));
 			at += s->ranges[i + 1] * sizeof(float);
 		}
 		r.values.data = ps->vals;
@@ -246,7 +256,7 @@ reply_values(struct ps *ps, struct slot *s, int status, int slots, uint32_t wk)
 			return;
 		}
 		for (unsigned i = 0; i < ns; i++) {
-			memcpy(buf + i * one, tf_optim_slot(ps->o, i), one);
+			copy_bytes(buf + i * one, tf_optim_slot(ps->o, i), one);
 		}
 		r.slots.data = buf;
 		r.slots.len = ns * one;
@@ -311,14 +321,14 @@ dense_gradient(struct ps *ps, const Tfkit__Ps__Request *q, float *out)
 {
 	/* values.data need not be aligned: copied, never cast */
 	if (!q->sparse) {
-		memcpy(out, q->values.data, width(ps) * sizeof(float));
+		copy_bytes(out, q->values.data, width(ps) * sizeof(float));
 		return;
 	}
 	memset(out, 0, width(ps) * sizeof(float));
 	size_t at = 0;
 	for (size_t i = 0; i < q->n_blocks; i += 2) {
-		memcpy(out + q->blocks[i], q->values.data + at,
-		       q->blocks[i + 1] * sizeof(float));
+		copy_bytes(out + q->blocks[i], q->values.data + at,
+		           q->blocks[i + 1] * sizeof(float));
 		at += q->blocks[i + 1] * sizeof(float);
 	}
 }
@@ -464,11 +474,11 @@ init_shard(struct ps *ps, const Tfkit__Ps__Request *q, char *err, size_t errlen)
 		         q->slots.len, (size_t)(ns * wd * sizeof(float)));
 		goto fail;
 	}
-	memcpy(ps->params, q->values.data, wd * sizeof(float));
+	copy_bytes(ps->params, q->values.data, wd * sizeof(float));
 	for (unsigned i = 0; i < ns && q->slots.len > 0; i++) {
-		memcpy(tf_optim_slot(ps->o, i),
-		       q->slots.data + (size_t)i * wd * sizeof(float),
-		       wd * sizeof(float));
+		copy_bytes(tf_optim_slot(ps->o, i),
+		           q->slots.data + (size_t)i * wd * sizeof(float),
+		           wd * sizeof(float));
 	}
 	tf_optim_set_steps(ps->o, q->step);
 	snprintf(ps->optimizer, sizeof ps->optimizer, "%s", q->optimizer);
@@ -1059,10 +1069,14 @@ tf_ps_run(const struct tf_registry *reg, const struct tf_ps_config *cfg,
 	note(&ps, "ps %zu: counters %s", cfg->index, counters ? counters : "");
 	free(counters);
 	pthread_mutex_unlock(&ps.mu);
-	nng_close(ps.sock);
+	/* Every context's operation stopped first (its callback, seeing
+	 * closing, starts no other), then the socket: closed the other way
+	 * round, nng 1.5.2 was seen to wait for ever in nng_close() when a
+	 * trainer's request was on its way. */
 	for (size_t i = 0; i < started; i++) {
 		nng_aio_stop(ps.slots[i].aio);
 	}
+	nng_close(ps.sock);
 	ps_release(&ps);
 	return rc;
 }

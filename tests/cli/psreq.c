@@ -159,6 +159,11 @@ main(int argc, char **argv)
 			        0) {
 				fprintf(stderr, "psreq: %s\n",
 				        nng_strerror(rv));
+				/* no nng_close(): with a large message
+				 * on its way to a peer that dropped it,
+				 * nng 1.5.2 can wait in it for ever */
+				free(buf);
+				free(line);
 				return 1;
 			}
 		}
@@ -166,6 +171,9 @@ main(int argc, char **argv)
 		    tfkit__ps__reply__unpack(NULL, rlen, reply);
 		if (r == NULL) {
 			fprintf(stderr, "psreq: a malformed reply\n");
+			nng_free(reply, rlen);
+			free(buf);
+			free(line);
 			return 1;
 		}
 		static const char *const st[] = {"OK", "NOT_READY", "STALE",
