@@ -8,14 +8,8 @@ load helpers
 EX=$TOP/share/examples
 
 teardown() {
-	if [ -n "${SPID:-}" ]; then
-		kill "$SPID" 2> /dev/null || true
-		wait "$SPID" 2> /dev/null || true
-	fi
-	if [ -n "${LPID:-}" ]; then
-		kill "$LPID" 2> /dev/null || true
-		wait "$LPID" 2> /dev/null || true
-	fi
+	kill_quietly "${SPID:-}"
+	kill_quietly "${LPID:-}"
 }
 
 @test "cron-retrain: rounds over arriving data, versions only when better, serving throughout" {

@@ -105,6 +105,17 @@ start_server() {
 	export URL GPORT
 }
 
+# A teardown's end of background processes (empty arguments are none):
+# each killed and waited for, whatever state it is in.
+kill_quietly() {
+	local p
+	for p in "$@"; do
+		[ -n "$p" ] || continue
+		kill "$p" 2> /dev/null || true
+		wait "$p" 2> /dev/null || true
+	done
+}
+
 # SIGTERM; the server must exit 0.
 stop_server() {
 	kill -TERM "$SPID"

@@ -49,10 +49,7 @@ setup() {
 }
 
 teardown() {
-	if [ -n "${SPID:-}" ]; then
-		kill "$SPID" 2> /dev/null || true
-		wait "$SPID" 2> /dev/null || true
-	fi
+	kill_quietly "${SPID:-}"
 }
 
 # start_server (helpers.bash), then wait until every model is loaded.

@@ -38,10 +38,7 @@ setup() {
 }
 
 teardown() {
-	if [ -n "${SPID:-}" ]; then
-		kill "$SPID" 2> /dev/null || true
-		wait "$SPID" 2> /dev/null || true
-	fi
+	kill_quietly "${SPID:-}"
 }
 
 # curl: prints the body, then the status on a line of its own.

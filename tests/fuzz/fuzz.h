@@ -1,18 +1,43 @@
 /*
- * fuzz.h - what the fuzz targets that need the op plugins share: the
- * registry, loaded once, and the small export of tests/fuzz/model (or
+ * fuzz.h - what the fuzz targets share: the input as a file (for loaders
+ * that take a path); for those that need the op plugins, the registry,
+ * loaded once, and the small export of tests/fuzz/model (or
  * $TFKIT_FUZZ_MODEL), loaded once.  A set-up that fails aborts: the
  * target cannot run.
  */
 #ifndef TF_FUZZ_H
 #define TF_FUZZ_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "tf/tf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The input as a file, for loaders that take a path: a memory file
+ * (made once), its /proc/self/fd path. */
+static inline const char *
+fuzz_file(const uint8_t *data, size_t size)
+{
+	static int fd = -1;
+	static char path[64];
+	if (fd < 0) {
+		fd = memfd_create("fuzz-input", 0);
+		if (fd < 0) {
+			abort();
+		}
+		snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	}
+	if (ftruncate(fd, 0) != 0 ||
+	    pwrite(fd, data, size, 0) != (ssize_t)size) {
+		abort();
+	}
+	return path;
+}
 
 static inline struct tf_registry *
 fuzz_registry(void)

@@ -7,27 +7,13 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "fuzz.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static int fd = -1;
-	static char path[64];
-	if (fd < 0) {
-		fd = memfd_create("fuzz-archive", 0);
-		if (fd < 0) {
-			abort();
-		}
-		snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-	}
-	if (ftruncate(fd, 0) != 0 ||
-	    pwrite(fd, data, size, 0) != (ssize_t)size) {
-		abort();
-	}
+	const char *path = fuzz_file(data, size);
 	struct tf_export_member_version *v = NULL;
 	size_t n = 0;
 	char err[512] = "";

@@ -9,6 +9,22 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* Both hold the same features, names and values, in the same order (as
+ * their JSON shows them). */
+static void
+same_features(struct tf_example *a, struct tf_example *b)
+{
+	char *ja = NULL, *jb = NULL;
+	size_t la = 0, ca = 0, lb = 0, cb = 0;
+	tf_example_to_json(a, &ja, &la, &ca);
+	tf_example_to_json(b, &jb, &lb, &cb);
+	if (la != lb || memcmp(ja, jb, la) != 0) {
+		abort();
+	}
+	free(ja);
+	free(jb);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -32,15 +48,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    tf_example_count(b) != tf_example_count(a)) {
 			abort();
 		}
-		char *ja = NULL, *jb = NULL;
-		size_t la = 0, ca = 0, lb = 0, cb = 0;
-		tf_example_to_json(a, &ja, &la, &ca);
-		tf_example_to_json(b, &jb, &lb, &cb);
-		if (la != lb || memcmp(ja, jb, la) != 0) {
-			abort();
-		}
-		free(ja);
-		free(jb);
+		same_features(a, b);
 		free(copy);
 	}
 	/* One decoder accepts what the other refuses: a failure, but for
@@ -51,18 +59,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	}
 	if (ra == TF_OK) {
-		/* The same features, names and values, in the same order. */
 		tf_example_parse(a, data, size);
 		tf_example_parse_pb(b, data, size);
-		char *ja = NULL, *jb = NULL;
-		size_t la = 0, ca = 0, lb = 0, cb = 0;
-		tf_example_to_json(a, &ja, &la, &ca);
-		tf_example_to_json(b, &jb, &lb, &cb);
-		if (la != lb || memcmp(ja, jb, la) != 0) {
-			abort();
-		}
-		free(ja);
-		free(jb);
+		same_features(a, b);
 	}
 	tf_example_free(a);
 	tf_example_free(b);

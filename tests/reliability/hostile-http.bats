@@ -43,10 +43,7 @@ setup() {
 }
 
 teardown() {
-	if [ -n "${SPID:-}" ]; then
-		kill "$SPID" 2> /dev/null || true
-		wait "$SPID" 2> /dev/null || true
-	fi
+	kill_quietly "${SPID:-}"
 }
 
 hostile() {

@@ -11,11 +11,7 @@ setup() {
 }
 
 teardown() {
-	local p
-	for p in ${PIDS:-}; do
-		kill "$p" 2> /dev/null || true
-		wait "$p" 2> /dev/null || true
-	done
+	kill_quietly ${PIDS:-}
 }
 
 # One async run of 1 ps and 1 worker in directory $1, while the hostile

@@ -11,10 +11,7 @@ setup() {
 
 teardown() {
 	touch stop
-	if [ -n "${SPID:-}" ]; then
-		kill "$SPID" 2> /dev/null || true
-		wait "$SPID" 2> /dev/null || true
-	fi
+	kill_quietly "${SPID:-}"
 }
 
 rss_kb() {

@@ -10,10 +10,7 @@ setup() {
 }
 
 teardown() {
-	if [ -n "${SPID:-}" ]; then
-		kill "$SPID" 2> /dev/null || true
-		wait "$SPID" 2> /dev/null || true
-	fi
+	kill_quietly "${SPID:-}"
 }
 
 # Run a command under memcheck; exit 99 (and the report) on any error.
