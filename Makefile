@@ -120,8 +120,8 @@ $(CUDA_OBJ): kernels/cuda/kernels.cu kernels/cuda/cuda.h | deps
 	$(Q)$(call say,NVCC,$<)$(NVCC) -O2 -std=c++17 -Xcompiler -fPIC,-Wall,-Wextra,-Werror -I. $(CUDA_ARCH) -c $< -o $@
 $(GPU_TEST): tests/gpu/test_kernels.c kernels/cuda/cuda.h $(CUDA_OBJ) $(KERN_OBJ)
 	@mkdir -p $(@D)
-	$(Q)$(call say,CC,$<)$(CC) -std=c11 $(WARN) -O2 -I. -I$(CUDA_HOME)/include -o $@ $< $(CUDA_OBJ) $(KERN_OBJ) \
-	    -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lopenblas -lstdc++ -lm
+	$(Q)$(call say,CC,$<)$(CC) $(CFLAGS) -I. -I$(CUDA_HOME)/include -o $@ $< $(CUDA_OBJ) $(KERN_OBJ) \
+	    -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lopenblas -lstdc++ -lm $(LDFLAGS)
 ifneq ($(NVCC),)
 cuda: $(GPU_TEST)
 check-gpu: deps $(GPU_TEST)
