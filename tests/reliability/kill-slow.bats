@@ -23,6 +23,6 @@ TRIES=200
 	kill_records
 }
 
-@test "tf-ps killed 200 times in one run: each time it goes on from the last checkpoint; each step applied once" {
+@test "tf-ps killed 200 times in one run: each time it goes on from the last checkpoint; no gradient applied twice" {
 	kill_ps
 }

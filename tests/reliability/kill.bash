@@ -134,8 +134,8 @@ kill_records() {
 # The ps of a sync run (1 ps, 2 workers) SIGKILLed TRIES times at random
 # moments and started again each time: it takes its shard from the last
 # checkpoint, the workers reconnect and the run ends at its step; the
-# last ps's counters show each step applied once, one gradient of each
-# worker (none twice).
+# last ps's counters show no gradient of a worker applied twice in a
+# step.
 kill_ps() {
 	tf-csv2record -q "$DATA/breast_cancer.csv" -o bc.tfrecord
 	mapfile -t ports < <(free_ports 3)
@@ -179,8 +179,13 @@ final = json.loads(open(sys.argv[3]).read().splitlines()[-1])
 assert final["final"] and final["step"] == steps, final
 assert c["step"] == steps, c
 applied = [w["applied"] for w in c["workers"]]
-# sync, two trainers: each step of this ps applied one gradient of each
-assert applied == [steps - start] * 2, (start, applied)
-print("last ps: from step", start, "to", steps, "applied", applied)
+# sync, two trainers: each step of this ps applied at most one gradient
+# of each worker (none twice) and at least one (a push computed on a
+# step that already had its share is dropped and counted, not applied)
+n = steps - start
+assert all(a <= n for a in applied) and sum(applied) >= n, (start, applied)
+dropped = [w["dropped"]["backup"] for w in c["workers"]]
+print("last ps: from step", start, "to", steps, "applied", applied,
+      "dropped", dropped)
 PY
 }

@@ -23,6 +23,6 @@ TRIES=20
 	kill_records
 }
 
-@test "tf-ps killed 20 times in one run: started again, it goes on from the last checkpoint; each step applied once" {
+@test "tf-ps killed 20 times in one run: started again, it goes on from the last checkpoint; no gradient applied twice" {
 	kill_ps
 }
