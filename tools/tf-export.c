@@ -348,6 +348,6 @@ main(int argc, char **argv)
 	print_json(line);
 	tf_model_free(model);
 	tf_registry_free(reg);
-	text_output_close(); /* exit 74 on a write error, saying which */
+	stdout_flush();
 	return 0;
 }

@@ -303,7 +303,7 @@ cmd_cat(uint64_t limit)
 	}
 	tf_csv_rows_free(p.csv);
 	free(p.buf);
-	text_output_close(); /* exit 74 on a write error, saying which */
+	stdout_flush();
 }
 
 static void
@@ -781,6 +781,6 @@ main(int argc, char **argv)
 	cmds[which].run();
 	tf_example_free(ex);
 	tf_reader_free(reader);
-	text_output_close(); /* exit 74 on a write error, saying which */
+	stdout_flush();
 	return status;
 }

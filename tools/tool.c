@@ -328,11 +328,17 @@ text_output_open(const char *path)
 }
 
 void
-text_output_close(void)
+stdout_flush(void)
 {
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		die(EX_IOERR, "write error: %s", strerror(errno));
 	}
+}
+
+void
+text_output_close(void)
+{
+	stdout_flush();
 	if (text_out == NULL) {
 		return;
 	}

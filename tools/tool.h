@@ -51,6 +51,9 @@ struct tf_writer *output_open(const char *path, int compression);
  * it (exit 74 on a write error), and an early exit removes it. */
 void text_output_open(const char *path);
 void text_output_close(void);
+/* Flush standard output, publishing nothing; exit 74 naming the cause of
+ * a write error. */
+void stdout_flush(void);
 /* Close (rename into place) and free; dies on failure. */
 void output_close(struct tf_writer *w);
 /*

@@ -97,6 +97,6 @@ serve_stdin(struct serve *sv, struct served *s, const char *format)
 	}
 	tf_request_free(q);
 	serve_release(s, v);
-	text_output_close(); /* exit 74 on a write error, saying which */
+	stdout_flush();
 	return 0;
 }
