@@ -34,9 +34,28 @@ SANFLAGS  :=
 OPT       := -O2 -g
 endif
 
+# CUDA: nvcc on PATH, and the CUDA runtime and cuBLAS where nvcc itself
+# looks for them (its TOP and target directory, as `nvcc --dryrun` says:
+# nvcc is run by its real path, since through a symbolic link it finds
+# neither its profile nor the toolkit; a wrapper script is asked, like
+# nvcc itself, where its toolkit is).  CUDA=0: never.
 NVCC := $(shell command -v nvcc 2>/dev/null)
 ifeq ($(CUDA),0)
 NVCC :=
+endif
+ifneq ($(NVCC),)
+NVCC      := $(realpath $(NVCC))
+CUDA_DRY  := $(shell $(NVCC) --dryrun -c -x cu /dev/null -o /dev/null 2>&1)
+CUDA_TOP  := $(patsubst TOP=%,%,$(filter TOP=%,$(CUDA_DRY)))
+CUDA_TDIR := $(lastword $(patsubst _TARGET_DIR_=%,%,$(filter _TARGET_DIR_=%,$(CUDA_DRY))))
+CUDA_INC  := $(firstword $(dir $(wildcard $(CUDA_TOP)/$(CUDA_TDIR)/include/cuda_runtime_api.h \
+                                          $(CUDA_TOP)/include/cuda_runtime_api.h)))
+CUDA_LIB  := $(firstword $(dir $(wildcard $(CUDA_TOP)/$(CUDA_TDIR)/lib/libcublas.so \
+                                          $(CUDA_TOP)/lib64/libcublas.so $(CUDA_TOP)/lib/libcublas.so)))
+ifeq ($(and $(CUDA_INC),$(CUDA_LIB)),)
+CUDA_MISSING := $(NVCC): no CUDA runtime header or cuBLAS library under $(or $(CUDA_TOP),its toolkit)
+NVCC :=
+endif
 endif
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-result
@@ -99,17 +118,18 @@ deps-check: deps
 	@sh mk/deps.sh check
 
 cuda-note:
-ifeq ($(NVCC),)
+ifneq ($(CUDA_MISSING),)
+	@echo "tfkit: $(CUDA_MISSING): building without CUDA (CPU kernels only)"
+else ifeq ($(NVCC),)
 	@echo "tfkit: nvcc not found: building without CUDA (CPU kernels only)"
 else
-	@echo "tfkit: nvcc found at $(NVCC): the CUDA kernels are built (kernels/cuda; make check-gpu tests them; training does not use them yet)"
+	@echo "tfkit: nvcc found at $(NVCC) (toolkit $(CUDA_INC:/include/=)): the CUDA kernels are built (kernels/cuda; make check-gpu tests them; training does not use them yet)"
 endif
 
 # The CUDA kernels (kernels/cuda), when nvcc is found (CUDA=0: never),
 # and their test against the CPU kernels (tests/gpu), which needs only
 # them, the CUDA runtime and cuBLAS.  CUDA_ARCH: the GPUs to build for
 # (Ampere and Hopper, and PTX for newer ones).
-CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
 CUDA_ARCH ?= --generate-code arch=compute_80,code=[compute_80,sm_80] \
              --generate-code arch=compute_90,code=sm_90
 CUDA_OBJ  := $(B)/cuda/kernels.o
@@ -120,8 +140,8 @@ $(CUDA_OBJ): kernels/cuda/kernels.cu kernels/cuda/cuda.h | deps
 	$(Q)$(call say,NVCC,$<)$(NVCC) -O2 -std=c++17 -Xcompiler -fPIC,-Wall,-Wextra,-Werror -I. $(CUDA_ARCH) -c $< -o $@
 $(GPU_TEST): tests/gpu/test_kernels.c kernels/cuda/cuda.h $(CUDA_OBJ) $(KERN_OBJ)
 	@mkdir -p $(@D)
-	$(Q)$(call say,CC,$<)$(CC) $(CFLAGS) -I. -I$(CUDA_HOME)/include -o $@ $< $(CUDA_OBJ) $(KERN_OBJ) \
-	    -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lopenblas -lstdc++ -lm $(LDFLAGS)
+	$(Q)$(call say,CC,$<)$(CC) $(CFLAGS) -I. -I$(CUDA_INC) -o $@ $< $(CUDA_OBJ) $(KERN_OBJ) \
+	    -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB) -lcublas -lcudart -lopenblas -lstdc++ -lm $(LDFLAGS)
 ifneq ($(NVCC),)
 cuda: $(GPU_TEST)
 check-gpu: deps $(GPU_TEST)
