@@ -28,6 +28,9 @@ fi
 mkdir -p "$dir"
 echo "tfkit: installing $(echo $pkgs) into $dir"
 # shellcheck disable=SC2086
+# (bounded: a machine that cannot reach the registry gives up within
+# about two minutes, not npm's default of a quarter of an hour)
 npm install --prefix "$dir" --ignore-scripts --no-audit --no-fund \
+	--fetch-timeout=30000 --fetch-retries=1 --fetch-retry-maxtimeout=10000 \
 	--loglevel=error $pkgs > /dev/null ||
 	echo "tfkit: npm install failed: the TensorFlow.js and ONNX checks will skip" >&2
