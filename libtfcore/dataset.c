@@ -15,6 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "internal.h"
 #include "tf/batch.h"
 #include "tf/csv.h"
@@ -149,6 +153,21 @@ struct tf_dataset {
 	uint8_t *ftpl;
 	size_t *ftoff, *ftlen;
 	size_t ytoff[2], ytlen[2];
+	/* ... and the whole of the last record it read entry by entry
+	 * through those templates (whole_record()): its bytes, a mask of
+	 * those that make its structure (0 over the values), where each
+	 * input's floats and the label's value are in it; a row's means
+	 * and inverse deviations side by side (0 and 1 where none) */
+	uint8_t *rtpl, *rmask;
+	size_t rlen, rcap; /* rlen 0: none yet */
+	struct rslot {
+		uint32_t off;
+		uint32_t width;
+		int64_t col;
+	} * rslot;
+	size_t ryoff;
+	int rykind; /* the label: 0 one int64 byte, 1 a float, -1 none */
+	float *rmu, *ris;
 	/* For checkpoints that seek (tfi_dataset_state): each buffered
 	 * row's record, the log of rows taken, whether every input read so
 	 * far is a plain file (not standard input, not compressed). */
@@ -156,8 +175,9 @@ struct tf_dataset {
 	struct tfi_ds_pos *log;
 	size_t nlog, log_cap;
 	int unseekable;
-	int no_fast;        /* tests: never */
-	uint64_t fast_hits; /* tests: records it read */
+	int no_fast;         /* tests: never */
+	uint64_t fast_hits;  /* tests: records it read */
+	uint64_t whole_hits; /* ... of them through whole_record() */
 };
 
 const char *
@@ -245,6 +265,11 @@ tf_dataset_free(struct tf_dataset *ds)
 	free(ds->ftpl);
 	free(ds->ftoff);
 	free(ds->ftlen);
+	free(ds->rtpl);
+	free(ds->rmask);
+	free(ds->rslot);
+	free(ds->rmu);
+	free(ds->ris);
 	free(ds->fnlen);
 	free(ds->fseen);
 	free(ds->fslot);
@@ -1244,11 +1269,31 @@ build_templates(struct tf_dataset *ds)
 	free(ds->ftpl);
 	free(ds->ftoff);
 	free(ds->ftlen);
+	free(ds->rslot);
+	free(ds->rmu);
+	free(ds->ris);
+	size_t w = (size_t)ds->width + 1;
+	ds->rlen = 0;
 	ds->ftpl = malloc(room);
 	ds->ftoff = malloc((ds->nin + 1) * sizeof *ds->ftoff);
 	ds->ftlen = malloc((ds->nin + 1) * sizeof *ds->ftlen);
-	if (!ds->ftpl || !ds->ftoff || !ds->ftlen) {
+	ds->rslot = malloc((ds->nin + 1) * sizeof *ds->rslot);
+	ds->rmu = malloc(w * sizeof *ds->rmu);
+	ds->ris = malloc(w * sizeof *ds->ris);
+	if (!ds->ftpl || !ds->ftoff || !ds->ftlen || !ds->rslot || !ds->rmu ||
+	    !ds->ris) {
 		return TF_ENOMEM;
+	}
+	for (size_t c = 0; c < w; c++) {
+		ds->rmu[c] = 0.0f; /* (v - 0) * 1 is v, bit for bit */
+		ds->ris[c] = 1.0f;
+	}
+	for (size_t i = 0; i < ds->nin; i++) {
+		const struct input *in = &ds->in[i];
+		for (int64_t j = 0; in->mean != NULL && j < in->width; j++) {
+			ds->rmu[in->col + j] = in->mean[j];
+			ds->ris[in->col + j] = in->inv_std[j];
+		}
 	}
 	size_t at = 0;
 	for (size_t i = 0; i < ds->nin; i++) {
@@ -1293,6 +1338,113 @@ same_bytes(const uint8_t *p, const uint8_t *t, size_t n)
 }
 
 /*
+ * A record laid out exactly as the template (the last record that
+ * fast_record() read entry by entry): the same length and the same bytes
+ * wherever the mask says they make the structure (tags, lengths, names).
+ * Protobuf's framing is those bytes alone, so such a record holds the
+ * same features at the same places, and its values are read from there:
+ * one comparison of the record instead of one walk per feature.
+ */
+static int
+whole_record(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
+             float *label)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (n != ds->rlen || n == 0) {
+		return 0;
+	}
+	const uint8_t *t = ds->rtpl, *m = ds->rmask;
+	uint64_t x = 0;
+	size_t i = 0;
+#if defined(__SSE2__)
+	__m128i v = _mm_setzero_si128();
+	for (; i + 32 <= n; i += 32) {
+		__m128i a0 = _mm_loadu_si128((const __m128i *)(d + i));
+		__m128i a1 = _mm_loadu_si128((const __m128i *)(d + i + 16));
+		__m128i b0 = _mm_loadu_si128((const __m128i *)(t + i));
+		__m128i b1 = _mm_loadu_si128((const __m128i *)(t + i + 16));
+		__m128i k0 = _mm_loadu_si128((const __m128i *)(m + i));
+		__m128i k1 = _mm_loadu_si128((const __m128i *)(m + i + 16));
+		v = _mm_or_si128(v, _mm_and_si128(_mm_xor_si128(a0, b0), k0));
+		v = _mm_or_si128(v, _mm_and_si128(_mm_xor_si128(a1, b1), k1));
+	}
+	x = _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128())) ^ 0xffff;
+#endif
+	for (; i + 8 <= n; i += 8) {
+		uint64_t a, b, k;
+		memcpy(&a, d + i, 8);
+		memcpy(&b, t + i, 8);
+		memcpy(&k, m + i, 8);
+		x |= (a ^ b) & k;
+	}
+	for (; i < n; i++) {
+		x |= (uint64_t)((d[i] ^ t[i]) & m[i]);
+	}
+	if (x != 0) {
+		return 0;
+	}
+	for (size_t k = 0; k < ds->nin; k++) {
+		const struct rslot *sl = &ds->rslot[k];
+		if (sl->width == 1) { /* one feature a column */
+			memcpy(row + sl->col, d + sl->off, 4);
+		} else {
+			memcpy(row + sl->col, d + sl->off,
+			       4 * (size_t)sl->width);
+		}
+	}
+	if (ds->normalize) {
+		float *restrict r = row;
+		const float *restrict mu = ds->rmu, *restrict is = ds->ris;
+		for (int64_t c = 0; c < ds->width; c++) {
+			r[c] = (r[c] - mu[c]) * is[c];
+		}
+	}
+	if (ds->rykind == 0) {
+		*label = (float)d[ds->ryoff];
+	} else if (ds->rykind == 1) {
+		uint32_t u = tfi_get_le32(d + ds->ryoff);
+		memcpy(label, &u, 4);
+	}
+	return ds->label == NULL || is_class(ds, *label);
+#else
+	(void)ds, (void)d, (void)n, (void)row, (void)label;
+	return 0;
+#endif
+}
+
+/* Keep the record just read entry by entry (every input and the label
+ * through their templates) as whole_record()'s template. */
+static void
+keep_record(struct tf_dataset *ds, const uint8_t *d, size_t n)
+{
+	if (n > ds->rcap) {
+		uint8_t *a = realloc(ds->rtpl, n);
+		if (a == NULL) {
+			return;
+		}
+		ds->rtpl = a;
+		uint8_t *b = realloc(ds->rmask, n);
+		if (b == NULL) {
+			return;
+		}
+		ds->rmask = b;
+		ds->rcap = n;
+	}
+	memcpy(ds->rtpl, d, n);
+	memset(ds->rmask, 0xff, n);
+	for (size_t k = 0; k < ds->nin; k++) {
+		const struct rslot *sl = &ds->rslot[k];
+		memset(ds->rmask + sl->off, 0, 4 * (size_t)sl->width);
+	}
+	if (ds->rykind == 0) {
+		ds->rmask[ds->ryoff] = 0x80; /* a one-byte varint: under 128 */
+	} else if (ds->rykind == 1) {
+		memset(ds->rmask + ds->ryoff, 0, 4);
+	}
+	ds->rlen = n;
+}
+
+/*
  * The records tf-csv2record writes, packed or one feature per column,
  * read without the general parser: one Features message holding each of
  * the model's numeric inputs once (the right count of floats or int64s,
@@ -1307,8 +1459,17 @@ static int
 fast_record(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
             float *label)
 {
+	if (whole_record(ds, d, n, row, label)) {
+		ds->whole_hits++;
+		return 1;
+	}
 	const uint8_t *p = d, *end = d + n, *fs, *fe;
 	size_t ylen = ds->ylen, found = 0, place = 0;
+	/* every entry through its template: the record becomes the next
+	 * whole_record() template */
+	int whole = n <= UINT32_MAX;
+	ds->rlen = 0;
+	ds->rykind = -1;
 	if (!fast_len(&p, end, 0x0a, &fs, &fe) || p != end) {
 		return 0;
 	}
@@ -1331,6 +1492,11 @@ fast_record(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 				put_floats(row + in->col, fs + tl, in->width,
 				           ds->normalize ? in->mean : NULL,
 				           in->inv_std);
+				if (found < ds->nin) {
+					ds->rslot[found] = (struct rslot){
+					    (uint32_t)(fs + tl - d),
+					    (uint32_t)in->width, in->col};
+				}
 				ds->fseen[g] = gen;
 				found++;
 				place++;
@@ -1342,6 +1508,8 @@ fast_record(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 			if (left > t0 && fs[t0] < 0x80 &&
 			    same_bytes(fs, ds->ftpl + ds->ytoff[0], t0)) {
 				*label = (float)fs[t0];
+				ds->rykind = 0;
+				ds->ryoff = (size_t)(fs + t0 - d);
 				have_y = 1;
 				place++;
 				fs += t0 + 1;
@@ -1351,12 +1519,15 @@ fast_record(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 			    same_bytes(fs, ds->ftpl + ds->ytoff[1], t1)) {
 				uint32_t u = tfi_get_le32(fs + t1);
 				memcpy(label, &u, 4);
+				ds->rykind = 1;
+				ds->ryoff = (size_t)(fs + t1 - d);
 				have_y = 1;
 				place++;
 				fs += t1 + 4;
 				continue;
 			}
 		}
+		whole = 0; /* an entry off the templates */
 		const uint8_t *es, *ee, *ks, *ke, *vs, *ve, *ls, *le;
 		if (!fast_len(&fs, fe, 0x0a, &es, &ee) ||
 		    !fast_len(&es, ee, 0x0a, &ks, &ke) ||
@@ -1409,7 +1580,13 @@ fast_record(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 	if (have_y && ds->label != NULL && !is_class(ds, *label)) {
 		return 0;
 	}
-	return found == ds->nin && have_y;
+	if (found != ds->nin || !have_y) {
+		return 0;
+	}
+	if (whole) {
+		keep_record(ds, d, n);
+	}
+	return 1;
 }
 
 /* A record's label feature as the model's class (or value) in *label;
@@ -2466,6 +2643,12 @@ uint64_t
 tfi_dataset_fast_hits(const struct tf_dataset *ds)
 {
 	return ds->fast_hits;
+}
+
+uint64_t
+tfi_dataset_whole_hits(const struct tf_dataset *ds)
+{
+	return ds->whole_hits;
 }
 
 void

@@ -171,6 +171,8 @@ void tfi_request_no_quick(struct tf_request *q, int on);
 uint64_t tfi_request_quick_hits(const struct tf_request *q);
 
 uint64_t tfi_dataset_fast_hits(const struct tf_dataset *ds);
+/* Of those, the records read through the whole-record template. */
+uint64_t tfi_dataset_whole_hits(const struct tf_dataset *ds);
 
 /*
  * An output being published (file.c): tfi_out_open() makes PATH.tmp.XXXXXX

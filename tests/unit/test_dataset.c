@@ -48,7 +48,8 @@ temp_writer(char *path)
 
 /* Read path with the fast path on or off: rows and labels, and the
  * status at the end. */
-static uint64_t fast_hits; /* records the last read_with() read fast */
+static uint64_t fast_hits;  /* records the last read_with() read fast */
+static uint64_t whole_hits; /* ... of them as a whole (one comparison) */
 
 static int
 read_with(const char *sch, const char *path, int fast, float *x, float *y,
@@ -71,6 +72,7 @@ read_with(const char *sch, const char *path, int fast, float *x, float *y,
 	}
 	snprintf(msg, msglen, "%s", tf_errmsg(ds));
 	fast_hits = tfi_dataset_fast_hits(ds);
+	whole_hits = tfi_dataset_whole_hits(ds);
 	tf_dataset_free(ds);
 	return rc;
 }
@@ -402,6 +404,90 @@ TEST(fast_path_agrees_on_damaged_records)
 	tf_example_free(ex);
 }
 
+/* Three float columns standardised, an int64 label: the layout
+ * tf-csv2record writes by default. */
+static const char *float_cols =
+    "{\"format\":\"tfkit-schema\",\"version\":1,\"layout\":\"columns\","
+    "\"label\":{\"name\":\"y\",\"type\":\"int64\",\"classes\":[0,1]},"
+    "\"features\":[{\"name\":\"a\",\"type\":\"float\",\"mean\":1,\"std\":2},"
+    "{\"name\":\"bb\",\"type\":\"float\",\"mean\":0.5,\"std\":3},"
+    "{\"name\":\"c\",\"type\":\"float\",\"mean\":-1,\"std\":0.5}]}";
+
+/*
+ * A file of records laid out alike is read by comparing each with the
+ * last one read entry by entry (the whole-record template): values that
+ * change, labels 0 and 1, and among them damaged records (a byte
+ * changed anywhere, a float label, a label of 200, a feature missing),
+ * each read as the general parser reads it, with the same error where
+ * it gives one.
+ */
+TEST(whole_record_template_reads_what_the_parser_reads)
+{
+	struct tf_example *ex = tf_example_new();
+	REQUIRE(ex != NULL);
+	srand(17);
+	int hits = 0, whole = 0;
+	for (int round = 0; round < 300; round++) {
+		char path[] = "/tmp/tfkit-test-dataset-XXXXXX";
+		struct tf_writer *w = temp_writer(path);
+		REQUIRE(w != NULL);
+		int odd = rand() % 12; /* the record that differs */
+		for (int i = 0; i < 12; i++) {
+			tf_example_clear(ex);
+			float a = (float)rand() / RAND_MAX - 0.5f,
+			      b = (float)(rand() % 1000), c = -2.5f * (float)i;
+			int64_t y = rand() % 2;
+			float fy = (float)y;
+			int kind = i == odd ? round % 5 : -1;
+			tf_example_add_floats(ex, "a", &a, 1);
+			if (kind != 3) {
+				tf_example_add_floats(ex, "bb", &b, 1);
+			}
+			tf_example_add_floats(ex, "c", &c, 1);
+			if (kind == 1) {
+				tf_example_add_floats(ex, "y", &fy, 1);
+			} else {
+				if (kind == 2) {
+					y = 200;
+				}
+				tf_example_add_int64s(ex, "y", &y, 1);
+			}
+			const uint8_t *p;
+			size_t n;
+			REQUIRE(tf_example_serialize(ex, &p, &n) == TF_OK);
+			uint8_t rec[256];
+			REQUIRE(n <= sizeof rec);
+			memcpy(rec, p, n);
+			if (kind == 0 || kind == 4) { /* any byte */
+				rec[rand() % n] ^= (uint8_t)(1 + rand() % 255);
+			}
+			REQUIRE(tf_writer_write(w, rec, n) == TF_OK);
+		}
+		REQUIRE(tf_writer_close(w) == TF_OK);
+		tf_writer_free(w);
+		float xa[64], ya[16], xb[64], yb[16];
+		size_t ra, rb;
+		char ma[512], mb[512];
+		int ka =
+		    read_with(float_cols, path, 1, xa, ya, &ra, ma, sizeof ma);
+		hits += (int)fast_hits;
+		whole += (int)whole_hits;
+		int kb =
+		    read_with(float_cols, path, 0, xb, yb, &rb, mb, sizeof mb);
+		unlink(path);
+		CHECK_EQ_INT(ka, kb);
+		CHECK_EQ_INT(ra, rb);
+		CHECK(strcmp(ma, mb) == 0);
+		CHECK_MEM(xa, xb, ra * 3 * sizeof(float));
+		for (size_t i = 0; i < ra; i++) {
+			CHECK(ya[i] == yb[i] || (isnan(ya[i]) && isnan(yb[i])));
+		}
+	}
+	CHECK(hits >= 300 * 8);
+	CHECK(whole >= 300 * 6); /* after the first, most records */
+	tf_example_free(ex);
+}
+
 /* A columns schema with two categorical features (vocabularies of 3 and
  * 2 values) and one numeric. */
 static const char *cat_schema =
@@ -640,6 +726,7 @@ main(void)
 	RUN(fast_path_reads_what_the_parser_reads);
 	RUN(fast_path_reads_columns_as_the_parser_does);
 	RUN(fast_path_agrees_on_damaged_records);
+	RUN(whole_record_template_reads_what_the_parser_reads);
 	RUN(categorical_ids_are_int64);
 	RUN(features_without_vocabulary_are_hashed);
 	RUN(labels_are_classes_in_order);
