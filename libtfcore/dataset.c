@@ -165,6 +165,7 @@ struct tf_dataset {
 		uint32_t width;
 		int64_t col;
 	} * rslot;
+	uint32_t *roff, *rcol; /* each float of a row: where, which column */
 	size_t ryoff;
 	int rykind; /* the label: 0 one int64 byte, 1 a float, -1 none */
 	float *rmu, *ris;
@@ -268,6 +269,8 @@ tf_dataset_free(struct tf_dataset *ds)
 	free(ds->rtpl);
 	free(ds->rmask);
 	free(ds->rslot);
+	free(ds->roff);
+	free(ds->rcol);
 	free(ds->rmu);
 	free(ds->ris);
 	free(ds->fnlen);
@@ -1270,10 +1273,14 @@ build_templates(struct tf_dataset *ds)
 	free(ds->ftoff);
 	free(ds->ftlen);
 	free(ds->rslot);
+	free(ds->roff);
+	free(ds->rcol);
 	free(ds->rmu);
 	free(ds->ris);
 	size_t w = (size_t)ds->width + 1;
 	ds->rlen = 0;
+	ds->roff = malloc(w * sizeof *ds->roff);
+	ds->rcol = malloc(w * sizeof *ds->rcol);
 	ds->ftpl = malloc(room);
 	ds->ftoff = malloc((ds->nin + 1) * sizeof *ds->ftoff);
 	ds->ftlen = malloc((ds->nin + 1) * sizeof *ds->ftlen);
@@ -1281,7 +1288,7 @@ build_templates(struct tf_dataset *ds)
 	ds->rmu = malloc(w * sizeof *ds->rmu);
 	ds->ris = malloc(w * sizeof *ds->ris);
 	if (!ds->ftpl || !ds->ftoff || !ds->ftlen || !ds->rslot || !ds->rmu ||
-	    !ds->ris) {
+	    !ds->ris || !ds->roff || !ds->rcol || ds->width > UINT32_MAX) {
 		return TF_ENOMEM;
 	}
 	for (size_t c = 0; c < w; c++) {
@@ -1383,20 +1390,21 @@ whole_record(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 	if (x != 0) {
 		return 0;
 	}
-	for (size_t k = 0; k < ds->nin; k++) {
-		const struct rslot *sl = &ds->rslot[k];
-		if (sl->width == 1) { /* one feature a column */
-			memcpy(row + sl->col, d + sl->off, 4);
-		} else {
-			memcpy(row + sl->col, d + sl->off,
-			       4 * (size_t)sl->width);
-		}
-	}
+	/* each float from its place (covered == width: every column) */
+	const uint32_t *restrict off = ds->roff, *restrict col = ds->rcol;
+	float *restrict r = row;
+	size_t nf = (size_t)ds->width;
 	if (ds->normalize) {
-		float *restrict r = row;
 		const float *restrict mu = ds->rmu, *restrict is = ds->ris;
-		for (int64_t c = 0; c < ds->width; c++) {
-			r[c] = (r[c] - mu[c]) * is[c];
+		for (size_t k = 0; k < nf; k++) {
+			float val;
+			memcpy(&val, d + off[k], 4);
+			uint32_t c = col[k];
+			r[c] = (val - mu[c]) * is[c];
+		}
+	} else {
+		for (size_t k = 0; k < nf; k++) {
+			memcpy(r + col[k], d + off[k], 4);
 		}
 	}
 	if (ds->rykind == 0) {
@@ -1432,9 +1440,18 @@ keep_record(struct tf_dataset *ds, const uint8_t *d, size_t n)
 	}
 	memcpy(ds->rtpl, d, n);
 	memset(ds->rmask, 0xff, n);
+	size_t f = 0;
 	for (size_t k = 0; k < ds->nin; k++) {
 		const struct rslot *sl = &ds->rslot[k];
 		memset(ds->rmask + sl->off, 0, 4 * (size_t)sl->width);
+		for (uint32_t j = 0; j < sl->width && f < (size_t)ds->width;
+		     j++, f++) {
+			ds->roff[f] = sl->off + 4 * j;
+			ds->rcol[f] = (uint32_t)sl->col + j;
+		}
+	}
+	if (f != (size_t)ds->width) {
+		return; /* (the inputs cover the row: never) */
 	}
 	if (ds->rykind == 0) {
 		ds->rmask[ds->ryoff] = 0x80; /* a one-byte varint: under 128 */
