@@ -166,6 +166,7 @@ struct tf_dataset {
 		int64_t col;
 	} * rslot;
 	uint32_t *roff, *rcol; /* each float of a row: where, which column */
+	int rseq; /* the row's floats one run in the record, in row order */
 	size_t ryoff;
 	int rykind; /* the label: 0 one int64 byte, 1 a float, -1 none */
 	float *rmu, *ris;
@@ -1394,7 +1395,30 @@ whole_record(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 	const uint32_t *restrict off = ds->roff, *restrict col = ds->rcol;
 	float *restrict r = row;
 	size_t nf = (size_t)ds->width;
-	if (ds->normalize) {
+	if (ds->rseq) { /* packed: one copy, standardised four at a time */
+		const uint8_t *src = d + off[0];
+		const float *restrict mu = ds->rmu, *restrict is = ds->ris;
+		size_t k = 0;
+		if (ds->normalize) {
+#if defined(__SSE2__)
+			for (; k + 4 <= nf; k += 4) {
+				__m128 val = _mm_loadu_ps(
+				    (const float *)(const void *)(src + 4 * k));
+				val = _mm_mul_ps(
+				    _mm_sub_ps(val, _mm_loadu_ps(mu + k)),
+				    _mm_loadu_ps(is + k));
+				_mm_storeu_ps(r + k, val);
+			}
+#endif
+			for (; k < nf; k++) {
+				float val;
+				memcpy(&val, src + 4 * k, 4);
+				r[k] = (val - mu[k]) * is[k];
+			}
+		} else {
+			memcpy(r, src, 4 * nf);
+		}
+	} else if (ds->normalize) {
 		const float *restrict mu = ds->rmu, *restrict is = ds->ris;
 		for (size_t k = 0; k < nf; k++) {
 			float val;
@@ -1452,6 +1476,12 @@ keep_record(struct tf_dataset *ds, const uint8_t *d, size_t n)
 	}
 	if (f != (size_t)ds->width) {
 		return; /* (the inputs cover the row: never) */
+	}
+	ds->rseq = f > 0;
+	for (size_t k = 0; k < f; k++) {
+		if (ds->rcol[k] != k || ds->roff[k] != ds->roff[0] + 4 * k) {
+			ds->rseq = 0;
+		}
 	}
 	if (ds->rykind == 0) {
 		ds->rmask[ds->ryoff] = 0x80; /* a one-byte varint: under 128 */

@@ -51,9 +51,21 @@ temp_writer(char *path)
 static uint64_t fast_hits;  /* records the last read_with() read fast */
 static uint64_t whole_hits; /* ... of them as a whole (one comparison) */
 
+static int read_rows(const char *sch, const char *path, int fast, size_t width,
+                     float *x, float *y, size_t *rows, char *msg,
+                     size_t msglen);
+
 static int
 read_with(const char *sch, const char *path, int fast, float *x, float *y,
           size_t *rows, char *msg, size_t msglen)
+{
+	return read_rows(sch, path, fast, 3, x, y, rows, msg, msglen);
+}
+
+/* The same for rows of width floats. */
+static int
+read_rows(const char *sch, const char *path, int fast, size_t width, float *x,
+          float *y, size_t *rows, char *msg, size_t msglen)
 {
 	struct tf_dataset *ds = tf_dataset_new();
 	int rc = tf_dataset_parse_schema(ds, sch, "schema");
@@ -66,7 +78,7 @@ read_with(const char *sch, const char *path, int fast, float *x, float *y,
 	size_t got;
 	*rows = 0;
 	while (rc == TF_OK &&
-	       (rc = tf_dataset_next(ds, x + *rows * 3, NULL, y + *rows, 4,
+	       (rc = tf_dataset_next(ds, x + *rows * width, NULL, y + *rows, 4,
 	                             &got)) == TF_OK) {
 		*rows += got;
 	}
@@ -413,13 +425,32 @@ static const char *float_cols =
     "{\"name\":\"bb\",\"type\":\"float\",\"mean\":0.5,\"std\":3},"
     "{\"name\":\"c\",\"type\":\"float\",\"mean\":-1,\"std\":0.5}]}";
 
+/* Six packed floats standardised: the SSE path of a packed row. */
+static const char *packed6 =
+    "{\"format\":\"tfkit-schema\",\"version\":1,\"layout\":\"packed\","
+    "\"packed\":{\"name\":\"features\",\"size\":6},"
+    "\"label\":{\"name\":\"y\",\"type\":\"int64\",\"classes\":[0,1]},"
+    "\"features\":["
+    "{\"name\":\"a\",\"type\":\"float\",\"mean\":1,\"std\":2,\"packed_index\":"
+    "0},"
+    "{\"name\":\"b\",\"type\":\"float\",\"mean\":-2,\"std\":3,\"packed_index\":"
+    "1},"
+    "{\"name\":\"c\",\"type\":\"float\",\"mean\":0.5,\"std\":0.25,\"packed_"
+    "index\":2},"
+    "{\"name\":\"d\",\"type\":\"float\",\"mean\":4,\"std\":1,\"packed_index\":"
+    "3},"
+    "{\"name\":\"e\",\"type\":\"float\",\"mean\":-1,\"std\":5,\"packed_index\":"
+    "4},"
+    "{\"name\":\"f\",\"type\":\"float\",\"mean\":7,\"std\":0.5,\"packed_"
+    "index\":5}]}";
+
 /*
  * A file of records laid out alike is read by comparing each with the
  * last one read entry by entry (the whole-record template): values that
  * change, labels 0 and 1, and among them damaged records (a byte
  * changed anywhere, a float label, a label of 200, a feature missing),
  * each read as the general parser reads it, with the same error where
- * it gives one.
+ * it gives one; per column and packed.
  */
 TEST(whole_record_template_reads_what_the_parser_reads)
 {
@@ -432,18 +463,25 @@ TEST(whole_record_template_reads_what_the_parser_reads)
 		struct tf_writer *w = temp_writer(path);
 		REQUIRE(w != NULL);
 		int odd = rand() % 12; /* the record that differs */
+		int packed = round % 2;
 		for (int i = 0; i < 12; i++) {
 			tf_example_clear(ex);
 			float a = (float)rand() / RAND_MAX - 0.5f,
 			      b = (float)(rand() % 1000), c = -2.5f * (float)i;
 			int64_t y = rand() % 2;
 			float fy = (float)y;
-			int kind = i == odd ? round % 5 : -1;
-			tf_example_add_floats(ex, "a", &a, 1);
-			if (kind != 3) {
-				tf_example_add_floats(ex, "bb", &b, 1);
+			int kind = i == odd ? round / 2 % 5 : -1;
+			if (packed) {
+				float six[6] = {a, b, c, a * b, -c, 1e-3f * b};
+				tf_example_add_floats(ex, "features", six,
+				                      kind == 3 ? 5 : 6);
+			} else {
+				tf_example_add_floats(ex, "a", &a, 1);
+				if (kind != 3) {
+					tf_example_add_floats(ex, "bb", &b, 1);
+				}
+				tf_example_add_floats(ex, "c", &c, 1);
 			}
-			tf_example_add_floats(ex, "c", &c, 1);
 			if (kind == 1) {
 				tf_example_add_floats(ex, "y", &fy, 1);
 			} else {
@@ -465,20 +503,21 @@ TEST(whole_record_template_reads_what_the_parser_reads)
 		}
 		REQUIRE(tf_writer_close(w) == TF_OK);
 		tf_writer_free(w);
-		float xa[64], ya[16], xb[64], yb[16];
-		size_t ra, rb;
+		float xa[128], ya[16], xb[128], yb[16];
+		size_t ra, rb, width = packed ? 6 : 3;
 		char ma[512], mb[512];
+		const char *sch = packed ? packed6 : float_cols;
 		int ka =
-		    read_with(float_cols, path, 1, xa, ya, &ra, ma, sizeof ma);
+		    read_rows(sch, path, 1, width, xa, ya, &ra, ma, sizeof ma);
 		hits += (int)fast_hits;
 		whole += (int)whole_hits;
 		int kb =
-		    read_with(float_cols, path, 0, xb, yb, &rb, mb, sizeof mb);
+		    read_rows(sch, path, 0, width, xb, yb, &rb, mb, sizeof mb);
 		unlink(path);
 		CHECK_EQ_INT(ka, kb);
 		CHECK_EQ_INT(ra, rb);
 		CHECK(strcmp(ma, mb) == 0);
-		CHECK_MEM(xa, xb, ra * 3 * sizeof(float));
+		CHECK_MEM(xa, xb, ra * width * sizeof(float));
 		for (size_t i = 0; i < ra; i++) {
 			CHECK(ya[i] == yb[i] || (isnan(ya[i]) && isnan(yb[i])));
 		}
