@@ -13,7 +13,9 @@
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1818,41 +1820,169 @@ input_state(struct run *r)
 }
 
 /*
- * Towers (--threads N): each step's batch split in N parts of nearly
- * equal rows, one per thread, each through its own copy of the graph
- * (its own activations and gradient; the parameters are the model's
- * one copy), then one gradient: the parts' weighted by their rows and
- * summed in tower order, so a run is repeatable for its (seed, thread
- * count).  The first tower is the run's graph, on the calling thread.
- * As in TensorFlow's multi-tower training, batch normalisation takes
- * each part's statistics and keeps the first tower's moving averages;
- * the other towers' random numbers (dropout) are seeded from the first
- * tower's at each step, so a checkpoint's generator resumes them all.
+ * Towers (--threads N): each step's batch split in parts of nearly equal
+ * rows, each through a copy of the graph on one of N threads (its own
+ * activations and gradient; the parameters are the model's one copy),
+ * then one gradient: the parts' weighted by their rows and summed in
+ * part order, so a run is repeatable for its (seed, thread count).
+ * There are 4N parts for a model of up to CHUNK_PARAMS parameters (N
+ * for a larger one), taken by whichever thread is free: the reader
+ * thread shares the CPUs with the towers, and a thread it slows takes
+ * fewer parts instead of holding up the step.  Which thread ran a part
+ * changes nothing: each part's gradient, loss and predictions are kept
+ * apart and combined in part order.  The first part always runs on the
+ * run's graph, on the calling thread, first.  As in TensorFlow's
+ * multi-tower training, batch normalisation takes each part's
+ * statistics and keeps the first part's moving averages; the other
+ * parts' random numbers (dropout) are seeded from the run's generator
+ * at each step, so a checkpoint's generator resumes them all.
  */
+#define CHUNK_PARAMS (1 << 20)
+
 struct tower {
 	struct tf_graph *g;
-	struct tf_batch b; /* its part: a view of the step's batch */
-	int rc;
 	pthread_t thread;
 	struct towers *all;
 };
 
-struct towers {
-	int n; /* towers (1: none) */
-	struct tower *t;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	uint64_t gen;     /* the step the threads are asked to run */
-	int active, busy; /* towers of this step; those still running */
-	int stop, threads;
+struct part {
+	struct tf_batch b;  /* a view of the step's batch */
+	uint64_t seed;      /* its generator's seed (not the first part's) */
+	struct tf_graph *g; /* the graph that ran it */
+	int rc;
+	double loss;
+	float *grad; /* its gradient (np floats), predictions (rows x pw) */
+	float *pred;
 };
 
-static int
-tower_step(struct tower *t)
+/*
+ * A step is handed to the tower threads and its end handed back through
+ * counters, each waited for by spinning a while and then sleeping on
+ * the condition variable: a part of a small network takes well under a
+ * millisecond, and a thread that sleeps between steps is woken through
+ * the scheduler (on a virtual machine, an interrupt to a halted CPU)
+ * each time, which costs as much as a part's own arithmetic.  The
+ * sleepers count says whether a wake-up is needed at all; each side
+ * publishes its counter before it reads the other's sleepers (both
+ * sequentially consistent), so a wake-up is never lost.
+ */
+struct towers {
+	int n; /* threads with a graph (1: none) */
+	struct tower *t;
+	struct part *p;
+	int maxparts, nparts; /* parts of a full batch; of this step */
+	size_t np, pw;        /* parameters; prediction columns */
+	const char *pred;     /* the prediction node */
+	float *grads, *preds, *state;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	atomic_uint_fast64_t gen; /* the step the threads are asked to run */
+	atomic_int next;          /* the next part to take */
+	atomic_int left;          /* parts of this step not yet done */
+	atomic_int failed;        /* a part failed: take no more */
+	atomic_int sleepers;      /* threads asleep (or going to sleep) on cv */
+	atomic_int stop;
+	int threads;
+};
+
+/* Spins of towers_wait() before it sleeps: some tens of microseconds. */
+#define TOWER_SPINS 4000
+
+static inline void
+cpu_relax(void)
 {
-	int rc = tf_graph_feed_batch(t->g, &t->b);
-	rc = rc ? rc : tf_graph_forward(t->g, 1);
-	return rc ? rc : tf_graph_backward(t->g);
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+/* Wait until done(w, arg) holds: spin, then sleep on the variable. */
+static void
+towers_wait(struct towers *w, int (*done)(struct towers *, uint64_t),
+            uint64_t arg)
+{
+	for (int i = 0; i < TOWER_SPINS; i++) {
+		if (done(w, arg)) {
+			return;
+		}
+		if ((i & 255) == 255) {
+			sched_yield(); /* the reader thread may want this CPU */
+		} else {
+			cpu_relax();
+		}
+	}
+	pthread_mutex_lock(&w->mu);
+	atomic_fetch_add(&w->sleepers, 1);
+	while (!done(w, arg)) {
+		pthread_cond_wait(&w->cv, &w->mu);
+	}
+	atomic_fetch_sub(&w->sleepers, 1);
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* Wake the sleepers, if any, after a counter has changed. */
+static void
+towers_wake(struct towers *w)
+{
+	if (atomic_load(&w->sleepers) > 0) {
+		pthread_mutex_lock(&w->mu);
+		pthread_cond_broadcast(&w->cv);
+		pthread_mutex_unlock(&w->mu);
+	}
+}
+
+static int
+step_posted(struct towers *w, uint64_t seen)
+{
+	return atomic_load(&w->gen) != seen || atomic_load(&w->stop);
+}
+
+static int
+step_done(struct towers *w, uint64_t unused)
+{
+	(void)unused;
+	return atomic_load(&w->left) == 0;
+}
+
+/* Part k on graph g: forward, backward, and what it gave kept apart. */
+static void
+run_part(struct towers *w, struct tf_graph *g, int k, const char *pred)
+{
+	struct part *p = &w->p[k];
+	p->g = g;
+	if (k > 0) {
+		tf_rng_seed(tf_graph_rng(g), p->seed);
+	}
+	int rc = tf_graph_feed_batch(g, &p->b);
+	rc = rc ? rc : tf_graph_forward(g, 1);
+	rc = rc ? rc : tf_graph_backward(g);
+	p->rc = rc;
+	if (rc == TF_OK) {
+		p->loss = tf_graph_loss(g);
+		memcpy(p->grad, tf_graph_grads(g), w->np * sizeof(float));
+		memcpy(p->pred, tf_tensor_f32(tf_graph_value(g, pred)),
+		       p->b.rows * w->pw * sizeof(float));
+	} else {
+		atomic_store(&w->failed, 1);
+	}
+	if (atomic_fetch_sub(&w->left, 1) == 1) {
+		towers_wake(w);
+	}
+}
+
+/* Take parts until there are none (or one failed). */
+static void
+take_parts(struct towers *w, struct tf_graph *g, const char *pred)
+{
+	while (!atomic_load(&w->failed)) {
+		int k = atomic_fetch_add(&w->next, 1);
+		if (k >= w->nparts) {
+			break;
+		}
+		run_part(w, g, k, pred);
+	}
 }
 
 static void *
@@ -1860,28 +1990,15 @@ tower_main(void *arg)
 {
 	struct tower *t = arg;
 	struct towers *w = t->all;
-	int me = (int)(t - w->t);
 	uint64_t seen = 0;
-	pthread_mutex_lock(&w->mu);
 	for (;;) {
-		while (!w->stop && (w->gen == seen || me >= w->active)) {
-			if (w->gen != seen) {
-				seen = w->gen; /* a step without this tower */
-			}
-			pthread_cond_wait(&w->cv, &w->mu);
-		}
-		if (w->stop) {
+		towers_wait(w, step_posted, seen);
+		if (atomic_load(&w->stop)) {
 			break;
 		}
-		seen = w->gen;
-		pthread_mutex_unlock(&w->mu);
-		t->rc = tower_step(t);
-		pthread_mutex_lock(&w->mu);
-		if (--w->busy == 0) {
-			pthread_cond_broadcast(&w->cv);
-		}
+		seen = atomic_load(&w->gen);
+		take_parts(w, t->g, w->pred);
 	}
-	pthread_mutex_unlock(&w->mu);
 	return NULL;
 }
 
@@ -1890,7 +2007,7 @@ towers_stop(struct towers *w)
 {
 	if (w->threads > 0) {
 		pthread_mutex_lock(&w->mu);
-		w->stop = 1;
+		atomic_store(&w->stop, 1);
 		pthread_cond_broadcast(&w->cv);
 		pthread_mutex_unlock(&w->mu);
 	}
@@ -1905,21 +2022,39 @@ towers_stop(struct towers *w)
 		pthread_cond_destroy(&w->cv);
 	}
 	free(w->t);
+	free(w->p);
+	free(w->grads);
+	free(w->preds);
+	free(w->state);
 	memset(w, 0, sizeof *w);
 }
 
-/* n towers on the run's graph g (built, its parameters set). */
+/* n threads on the run's graph g (built, its parameters set), for
+ * batches of up to bs rows. */
 static int
 towers_start(struct run *r, struct towers *w, const struct tf_registry *reg,
-             int n)
+             int n, size_t bs)
 {
 	memset(w, 0, sizeof *w);
 	w->n = 1;
 	if (n <= 1) {
 		return TF_OK;
 	}
+	w->pred = prediction_node(r->task);
+	w->np = tf_graph_nparams(r->g);
+	int64_t pw = tf_graph_width(r->g, w->pred);
+	w->pw = pw > 0 ? (size_t)pw : 1;
+	w->maxparts = w->np <= CHUNK_PARAMS ? 4 * n : n;
+	if ((size_t)w->maxparts > bs) {
+		w->maxparts = (int)bs;
+	}
+	size_t ns = tf_graph_nstate(r->g);
 	w->t = calloc((size_t)n, sizeof *w->t);
-	if (w->t == NULL) {
+	w->p = calloc((size_t)w->maxparts, sizeof *w->p);
+	w->grads = malloc((size_t)w->maxparts * (w->np + 1) * sizeof(float));
+	w->preds = malloc((bs * w->pw + 1) * sizeof(float));
+	w->state = malloc((ns + 1) * sizeof(float));
+	if (!w->t || !w->p || !w->grads || !w->preds || !w->state) {
 		return fail(r, TF_ENOMEM, "out of memory");
 	}
 	w->t[0].g = r->g;
@@ -1960,10 +2095,12 @@ towers_run(struct run *r, struct towers *w, const struct tf_batch *b,
 {
 	const char *pred = prediction_node(r->task);
 	size_t rows = b->rows;
-	int parts = w->n < (int)rows ? w->n : (int)rows;
+	int parts =
+	    w->n > 1 ? (w->maxparts < (int)rows ? w->maxparts : (int)rows) : 1;
 	if (parts <= 1) { /* the whole batch on the run's graph */
-		struct tower one = {.g = r->g, .b = *b};
-		int rc = tower_step(&one);
+		int rc = tf_graph_feed_batch(r->g, b);
+		rc = rc ? rc : tf_graph_forward(r->g, 1);
+		rc = rc ? rc : tf_graph_backward(r->g);
 		if (rc != TF_OK) {
 			return fail(r, rc, "%s", tf_errmsg(r->g));
 		}
@@ -1972,56 +2109,72 @@ towers_run(struct run *r, struct towers *w, const struct tf_batch *b,
 		               b->y, rows, *loss);
 		return TF_OK;
 	}
+	struct tf_rng *rng = tf_graph_rng(r->g);
+	float *pr = w->preds;
 	for (int k = 0; k < parts; k++) {
 		size_t lo = rows * (size_t)k / (size_t)parts;
 		size_t hi = rows * (size_t)(k + 1) / (size_t)parts;
-		struct tf_batch *v = &w->t[k].b;
+		struct part *p = &w->p[k];
+		struct tf_batch *v = &p->b;
 		*v = *b;
 		v->x = b->x + lo * (size_t)b->width;
 		v->ids = b->ids ? b->ids + lo * (size_t)b->id_width : NULL;
 		v->y = b->y + lo;
 		v->rows = hi - lo;
 		v->capacity = hi - lo;
-		if (k > 0) {
-			tf_rng_seed(tf_graph_rng(w->t[k].g),
-			            tf_rng_next(tf_graph_rng(r->g)));
-		}
+		p->seed = k > 0 ? tf_rng_next(rng) : 0;
+		p->grad = w->grads + (size_t)k * w->np;
+		p->pred = pr;
+		pr += v->rows * w->pw;
 	}
-	pthread_mutex_lock(&w->mu);
-	w->active = parts;
-	w->busy = parts - 1;
-	w->gen++;
-	pthread_cond_broadcast(&w->cv);
-	pthread_mutex_unlock(&w->mu);
-	w->t[0].rc = tower_step(&w->t[0]);
-	pthread_mutex_lock(&w->mu);
-	while (w->busy > 0) {
-		pthread_cond_wait(&w->cv, &w->mu);
+	/* the parts before next: a thread that takes one sees them
+	 * (next's store and load are sequentially consistent) */
+	w->nparts = parts;
+	atomic_store(&w->failed, 0);
+	atomic_store(&w->left, parts);
+	atomic_store(&w->next, 1);
+	atomic_fetch_add(&w->gen, 1);
+	towers_wake(w);
+	/* The first part on the run's graph, first; its generator and
+	 * moving averages are the run's, whatever else this thread runs. */
+	run_part(w, r->g, 0, pred);
+	struct tf_rng kept = *rng;
+	size_t ns = tf_graph_nstate(r->g);
+	float *st = tf_graph_state(r->g);
+	if (ns > 0) {
+		memcpy(w->state, st, ns * sizeof(float));
 	}
-	pthread_mutex_unlock(&w->mu);
+	take_parts(w, r->g, pred);
+	towers_wait(w, step_done, 0);
+	*rng = kept;
+	if (ns > 0) {
+		memcpy(st, w->state, ns * sizeof(float));
+	}
 	for (int k = 0; k < parts; k++) {
-		if (w->t[k].rc != TF_OK) {
-			return fail(r, w->t[k].rc, "%s", tf_errmsg(w->t[k].g));
+		struct part *p = &w->p[k];
+		if (p->rc != TF_OK || p->g == NULL) {
+			return fail(r, p->rc ? p->rc : TF_EINTERNAL, "%s",
+			            p->g ? tf_errmsg(p->g)
+			                 : "a part did not run");
 		}
 	}
-	/* The batch's mean: each part's weighted by its share of rows. */
-	size_t np = tf_graph_nparams(r->g);
+	/* The batch's mean: each part's weighted by its share of rows,
+	 * added in part order. */
+	size_t np = w->np;
 	float *g0 = tf_graph_grads(r->g);
-	float a = (float)w->t[0].b.rows / (float)rows;
+	float a = (float)w->p[0].b.rows / (float)rows;
+	const float *s0 = w->p[0].grad;
 	for (size_t i = 0; i < np; i++) {
-		g0[i] *= a;
+		g0[i] = s0[i] * a;
 	}
 	*loss = 0;
 	for (int k = 0; k < parts; k++) {
-		const struct tf_batch *v = &w->t[k].b;
-		double lk = tf_graph_loss(w->t[k].g);
-		*loss += lk * (double)v->rows / (double)rows;
-		tf_metrics_add(m,
-		               tf_tensor_f32(tf_graph_value(w->t[k].g, pred)),
-		               v->y, v->rows, lk);
+		const struct part *p = &w->p[k];
+		*loss += p->loss * (double)p->b.rows / (double)rows;
+		tf_metrics_add(m, p->pred, p->b.y, p->b.rows, p->loss);
 		if (k > 0) {
-			const float *gk = tf_graph_grads(w->t[k].g);
-			float c = (float)v->rows / (float)rows;
+			const float *gk = p->grad;
+			float c = (float)p->b.rows / (float)rows;
 			for (size_t i = 0; i < np; i++) {
 				g0[i] += c * gk[i];
 			}
@@ -2080,7 +2233,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 	uint64_t ex_mark = r.h.examples, saved_step = r.h.step;
 	uint64_t ex_mark0 = r.h.examples;
 	double lr = r.h.learning_rate;
-	if ((rc = towers_start(&r, &tw, reg, cfg->threads)) != TF_OK) {
+	if ((rc = towers_start(&r, &tw, reg, cfg->threads, bs)) != TF_OK) {
 		goto out;
 	}
 	if (r.cl != NULL && cfg->l1 == 0 && cfg->l2 == 0) {

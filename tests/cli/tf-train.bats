@@ -765,12 +765,15 @@ PY
 	same_state three/model.ckpt-29 four/model.ckpt-29
 }
 
-@test "--threads 2 splits each batch in two: repeatable for its seed, resumes exactly, learns as well" {
+@test "--threads 2 splits each batch in parts two threads take: repeatable for its seed whichever thread ran which part, resumes exactly, learns as well" {
 	split_bc
 	args="-q --schema bc.tfrecord.schema.json --batch-size 32 --seed 3 --epochs 0 --model dnn --hidden 16,8 --enable-bn --dropout-keep-prob 0.8"
 	tf-train $args -j 2 --max-steps 60 --checkpoint-dir a $TRAIN > /dev/null
 	tf-train $args -j 2 --max-steps 60 --checkpoint-dir b $TRAIN > /dev/null
 	same_state a/model.ckpt-60 b/model.ckpt-60
+	# both threads on one CPU: the parts fall to the threads otherwise
+	taskset -c 0 tf-train $args -j 2 --max-steps 60 --checkpoint-dir t1 $TRAIN > /dev/null
+	same_state a/model.ckpt-60 t1/model.ckpt-60
 	tf-train $args -j 2 --max-steps 25 --checkpoint-dir c $TRAIN > /dev/null
 	tf-train $args -j 2 --max-steps 60 --checkpoint-dir c $TRAIN > /dev/null
 	same_state a/model.ckpt-60 c/model.ckpt-60
