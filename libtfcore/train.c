@@ -1826,7 +1826,8 @@ input_state(struct run *r)
  * then one gradient: the parts' weighted by their rows and summed in
  * part order, so a run is repeatable for its (seed, thread count).
  * There are 4N parts for a model of up to CHUNK_PARAMS parameters (N
- * for a larger one), taken by whichever thread is free: the reader
+ * for a larger one, whose parts' gradients would cost more to keep
+ * apart than they save), taken by whichever thread is free: the reader
  * thread shares the CPUs with the towers, and a thread it slows takes
  * fewer parts instead of holding up the step.  Which thread ran a part
  * changes nothing: each part's gradient, loss and predictions are kept
@@ -1837,7 +1838,7 @@ input_state(struct run *r)
  * parts' random numbers (dropout) are seeded from the run's generator
  * at each step, so a checkpoint's generator resumes them all.
  */
-#define CHUNK_PARAMS (1 << 20)
+#define CHUNK_PARAMS (1 << 16)
 
 struct tower {
 	struct tf_graph *g;
