@@ -1973,14 +1973,22 @@ run_part(struct towers *w, struct tf_graph *g, int k, const char *pred)
 	}
 }
 
-/* Take parts until there are none (or one failed). */
+/* Take parts until there are none; after a part failed, those left are
+ * taken and counted without running (the step waits for every part). */
 static void
 take_parts(struct towers *w, struct tf_graph *g, const char *pred)
 {
-	while (!atomic_load(&w->failed)) {
+	for (;;) {
 		int k = atomic_fetch_add(&w->next, 1);
 		if (k >= w->nparts) {
 			break;
+		}
+		if (atomic_load(&w->failed)) {
+			if (atomic_fetch_sub(&w->left, 1) == 1) {
+				towers_wake(
+				    w); /* part k stays unrun (g NULL) */
+			}
+			continue;
 		}
 		run_part(w, g, k, pred);
 	}
@@ -2124,6 +2132,8 @@ towers_run(struct run *r, struct towers *w, const struct tf_batch *b,
 		v->rows = hi - lo;
 		v->capacity = hi - lo;
 		p->seed = k > 0 ? tf_rng_next(rng) : 0;
+		p->g = NULL; /* set by the part's run */
+		p->rc = TF_OK;
 		p->grad = w->grads + (size_t)k * w->np;
 		p->pred = pr;
 		pr += v->rows * w->pw;
@@ -2151,12 +2161,18 @@ towers_run(struct run *r, struct towers *w, const struct tf_batch *b,
 	if (ns > 0) {
 		memcpy(st, w->state, ns * sizeof(float));
 	}
+	/* the first part that failed says why (the parts after it may not
+	 * have run) */
 	for (int k = 0; k < parts; k++) {
 		struct part *p = &w->p[k];
-		if (p->rc != TF_OK || p->g == NULL) {
-			return fail(r, p->rc ? p->rc : TF_EINTERNAL, "%s",
-			            p->g ? tf_errmsg(p->g)
-			                 : "a part did not run");
+		if (p->g != NULL && p->rc != TF_OK) {
+			return fail(r, p->rc, "%s", tf_errmsg(p->g));
+		}
+	}
+	for (int k = 0; k < parts; k++) {
+		if (w->p[k].g == NULL) {
+			return fail(r, TF_EINTERNAL,
+			            "part %d of the step did not run", k);
 		}
 	}
 	/* The batch's mean: each part's weighted by its share of rows,
