@@ -156,15 +156,10 @@ struct tf_dataset {
 	/* ... and the whole of the last record it read entry by entry
 	 * through those templates (whole_record()): its bytes, a mask of
 	 * those that make its structure (0 over the values), where each
-	 * input's floats and the label's value are in it; a row's means
+	 * float of a row and the label's value are in it; a row's means
 	 * and inverse deviations side by side (0 and 1 where none) */
 	uint8_t *rtpl, *rmask;
-	size_t rlen, rcap; /* rlen 0: none yet */
-	struct rslot {
-		uint32_t off;
-		uint32_t width;
-		int64_t col;
-	} * rslot;
+	size_t rlen, rcap;     /* rlen 0: none yet */
 	uint32_t *roff, *rcol; /* each float of a row: where, which column */
 	int rseq; /* the row's floats one run in the record, in row order */
 	size_t ryoff;
@@ -269,7 +264,6 @@ tf_dataset_free(struct tf_dataset *ds)
 	free(ds->ftlen);
 	free(ds->rtpl);
 	free(ds->rmask);
-	free(ds->rslot);
 	free(ds->roff);
 	free(ds->rcol);
 	free(ds->rmu);
@@ -1273,7 +1267,6 @@ build_templates(struct tf_dataset *ds)
 	free(ds->ftpl);
 	free(ds->ftoff);
 	free(ds->ftlen);
-	free(ds->rslot);
 	free(ds->roff);
 	free(ds->rcol);
 	free(ds->rmu);
@@ -1285,11 +1278,10 @@ build_templates(struct tf_dataset *ds)
 	ds->ftpl = malloc(room);
 	ds->ftoff = malloc((ds->nin + 1) * sizeof *ds->ftoff);
 	ds->ftlen = malloc((ds->nin + 1) * sizeof *ds->ftlen);
-	ds->rslot = malloc((ds->nin + 1) * sizeof *ds->rslot);
 	ds->rmu = malloc(w * sizeof *ds->rmu);
 	ds->ris = malloc(w * sizeof *ds->ris);
-	if (!ds->ftpl || !ds->ftoff || !ds->ftlen || !ds->rslot || !ds->rmu ||
-	    !ds->ris || !ds->roff || !ds->rcol || ds->width > UINT32_MAX) {
+	if (!ds->ftpl || !ds->ftoff || !ds->ftlen || !ds->rmu || !ds->ris ||
+	    !ds->roff || !ds->rcol || ds->width > UINT32_MAX) {
 		return TF_ENOMEM;
 	}
 	for (size_t c = 0; c < w; c++) {
@@ -1445,10 +1437,14 @@ whole_record(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 }
 
 /* Keep the record just read entry by entry (every input and the label
- * through their templates) as whole_record()'s template. */
+ * through their templates, nf floats placed in roff and rcol) as
+ * whole_record()'s template. */
 static void
-keep_record(struct tf_dataset *ds, const uint8_t *d, size_t n)
+keep_record(struct tf_dataset *ds, const uint8_t *d, size_t n, size_t nf)
 {
+	if (nf != (size_t)ds->width) {
+		return; /* (the inputs cover the row: never) */
+	}
 	if (n > ds->rcap) {
 		uint8_t *a = realloc(ds->rtpl, n);
 		if (a == NULL) {
@@ -1464,21 +1460,9 @@ keep_record(struct tf_dataset *ds, const uint8_t *d, size_t n)
 	}
 	memcpy(ds->rtpl, d, n);
 	memset(ds->rmask, 0xff, n);
-	size_t f = 0;
-	for (size_t k = 0; k < ds->nin; k++) {
-		const struct rslot *sl = &ds->rslot[k];
-		memset(ds->rmask + sl->off, 0, 4 * (size_t)sl->width);
-		for (uint32_t j = 0; j < sl->width && f < (size_t)ds->width;
-		     j++, f++) {
-			ds->roff[f] = sl->off + 4 * j;
-			ds->rcol[f] = (uint32_t)sl->col + j;
-		}
-	}
-	if (f != (size_t)ds->width) {
-		return; /* (the inputs cover the row: never) */
-	}
-	ds->rseq = f > 0;
-	for (size_t k = 0; k < f; k++) {
+	ds->rseq = nf > 0;
+	for (size_t k = 0; k < nf; k++) {
+		memset(ds->rmask + ds->roff[k], 0, 4);
 		if (ds->rcol[k] != k || ds->roff[k] != ds->roff[0] + 4 * k) {
 			ds->rseq = 0;
 		}
@@ -1511,7 +1495,7 @@ fast_record(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		return 1;
 	}
 	const uint8_t *p = d, *end = d + n, *fs, *fe;
-	size_t ylen = ds->ylen, found = 0, place = 0;
+	size_t ylen = ds->ylen, found = 0, place = 0, nf = 0;
 	/* every entry through its template: the record becomes the next
 	 * whole_record() template */
 	int whole = n <= UINT32_MAX;
@@ -1539,10 +1523,12 @@ fast_record(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 				put_floats(row + in->col, fs + tl, in->width,
 				           ds->normalize ? in->mean : NULL,
 				           in->inv_std);
-				if (found < ds->nin) {
-					ds->rslot[found] = (struct rslot){
-					    (uint32_t)(fs + tl - d),
-					    (uint32_t)in->width, in->col};
+				for (int64_t j = 0;
+				     j < in->width && nf < (size_t)ds->width;
+				     j++, nf++) { /* for keep_record() */
+					ds->roff[nf] =
+					    (uint32_t)(fs + tl - d + 4 * j);
+					ds->rcol[nf] = (uint32_t)(in->col + j);
 				}
 				ds->fseen[g] = gen;
 				found++;
@@ -1631,7 +1617,7 @@ fast_record(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		return 0;
 	}
 	if (whole) {
-		keep_record(ds, d, n);
+		keep_record(ds, d, n, nf);
 	}
 	return 1;
 }

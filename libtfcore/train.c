@@ -1947,6 +1947,15 @@ step_done(struct towers *w, uint64_t unused)
 	return atomic_load(&w->left) == 0;
 }
 
+/* Batch b through graph g, forward and backward. */
+static int
+train_pass(struct tf_graph *g, const struct tf_batch *b)
+{
+	int rc = tf_graph_feed_batch(g, b);
+	rc = rc ? rc : tf_graph_forward(g, 1);
+	return rc ? rc : tf_graph_backward(g);
+}
+
 /* Part k on graph g: forward, backward, and what it gave kept apart. */
 static void
 run_part(struct towers *w, struct tf_graph *g, int k, const char *pred)
@@ -1956,9 +1965,7 @@ run_part(struct towers *w, struct tf_graph *g, int k, const char *pred)
 	if (k > 0) {
 		tf_rng_seed(tf_graph_rng(g), p->seed);
 	}
-	int rc = tf_graph_feed_batch(g, &p->b);
-	rc = rc ? rc : tf_graph_forward(g, 1);
-	rc = rc ? rc : tf_graph_backward(g);
+	int rc = train_pass(g, &p->b);
 	p->rc = rc;
 	if (rc == TF_OK) {
 		p->loss = tf_graph_loss(g);
@@ -2046,10 +2053,10 @@ towers_start(struct run *r, struct towers *w, const struct tf_registry *reg,
 {
 	memset(w, 0, sizeof *w);
 	w->n = 1;
+	w->pred = prediction_node(r->task);
 	if (n <= 1) {
 		return TF_OK;
 	}
-	w->pred = prediction_node(r->task);
 	w->np = tf_graph_nparams(r->g);
 	int64_t pw = tf_graph_width(r->g, w->pred);
 	w->pw = pw > 0 ? (size_t)pw : 1;
@@ -2102,14 +2109,12 @@ static int
 towers_run(struct run *r, struct towers *w, const struct tf_batch *b,
            struct tf_metrics *m, double *loss)
 {
-	const char *pred = prediction_node(r->task);
+	const char *pred = w->pred;
 	size_t rows = b->rows;
 	int parts =
 	    w->n > 1 ? (w->maxparts < (int)rows ? w->maxparts : (int)rows) : 1;
 	if (parts <= 1) { /* the whole batch on the run's graph */
-		int rc = tf_graph_feed_batch(r->g, b);
-		rc = rc ? rc : tf_graph_forward(r->g, 1);
-		rc = rc ? rc : tf_graph_backward(r->g);
+		int rc = train_pass(r->g, b);
 		if (rc != TF_OK) {
 			return fail(r, rc, "%s", tf_errmsg(r->g));
 		}
