@@ -60,7 +60,8 @@ endif
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-result
 CPPFLAGS += -D_GNU_SOURCE -Ilibtfcore/include -I$(B)/gen -MMD -MP \
-            -DTF_VERSION='"$(VERSION)"' -DTF_TOOL_VERSION='"$(VERSION)"' -DTF_PLUGINDIR='"$(PLUGINDIR)"'
+            -DTF_VERSION='"$(VERSION)"' -DTF_TOOL_VERSION='"$(VERSION)"' -DTF_PLUGINDIR='"$(PLUGINDIR)"' \
+            -DTF_CUDA_MODULE='"$(LIBDIR)/tfkit/cuda.so"'
 CFLAGS   ?= $(OPT)
 CFLAGS   += -std=c11 $(WARN) -pthread $(SANFLAGS)
 LIBCFLAGS = $(CFLAGS) -fPIC -fvisibility=hidden -DTF_BUILDING_LIBRARY -Ilibtfcore -I.
@@ -123,12 +124,15 @@ ifneq ($(CUDA_MISSING),)
 else ifeq ($(NVCC),)
 	@echo "tfkit: nvcc not found: building without CUDA (CPU kernels only)"
 else
-	@echo "tfkit: nvcc found at $(NVCC) (toolkit $(CUDA_INC:/include/=)): the CUDA kernels are built (kernels/cuda; make check-gpu tests them; training does not use them yet)"
+	@echo "tfkit: nvcc found at $(NVCC) (toolkit $(CUDA_INC:/include/=)): the CUDA device is built ($(B)/lib/tfkit/cuda.so: --device cuda; make check-gpu tests it)"
 endif
 
-# The CUDA kernels (kernels/cuda), when nvcc is found (CUDA=0: never),
-# and their test against the CPU kernels (tests/gpu), which needs only
-# them, the CUDA runtime and cuBLAS.  CUDA_ARCH: the GPUs to build for
+# The CUDA kernels (kernels/cuda), when nvcc is found (CUDA=0: never):
+# the CUDA device, tfkit/cuda.so beside libtfcore (linked with the CUDA
+# runtime and cuBLAS, which libtfcore is not: it loads the module when a
+# GPU is asked for), and the tests of tests/gpu: the kernels against
+# the CPU's (needing only them, the CUDA runtime and cuBLAS) and a whole
+# training run on both devices.  CUDA_ARCH: the GPUs to build for
 # (Ampere and Hopper, and PTX for newer ones).
 CUDA_ARCH ?= --generate-code arch=compute_80,code=[compute_80,sm_80] \
              --generate-code arch=compute_90,code=sm_90
@@ -138,14 +142,29 @@ GPU_TEST  := $(B)/tests/gpu/test_kernels
 $(CUDA_OBJ): kernels/cuda/kernels.cu kernels/cuda/cuda.h | deps
 	@mkdir -p $(@D)
 	$(Q)$(call say,NVCC,$<)$(NVCC) -O2 -std=c++17 -Xcompiler -fPIC,-Wall,-Wextra,-Werror -I. $(CUDA_ARCH) -c $< -o $@
-$(GPU_TEST): tests/gpu/test_kernels.c kernels/cuda/cuda.h $(CUDA_OBJ) $(KERN_OBJ)
+CUDA_MOD  := $(B)/lib/tfkit/cuda.so
+GPU_TRAIN := $(B)/tests/gpu/test_train
+$(GPU_TEST): tests/gpu/test_kernels.c kernels/cuda/cuda.h kernels/kernels.h $(CUDA_OBJ) $(KERN_OBJ)
 	@mkdir -p $(@D)
-	$(Q)$(call say,CC,$<)$(CC) $(CFLAGS) -I. -I$(CUDA_INC) -o $@ $< $(CUDA_OBJ) $(KERN_OBJ) \
+	$(Q)$(call say,CC,$<)$(CC) $(CFLAGS) -I. -Ilibtfcore/include -I$(CUDA_INC) -o $@ $< $(CUDA_OBJ) $(KERN_OBJ) \
 	    -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB) -lcublas -lcudart -lopenblas -lstdc++ -lm $(LDFLAGS)
+$(CUDA_MOD): kernels/cuda/module.c kernels/cuda/cuda.h kernels/kernels.h $(CUDA_OBJ)
+	@mkdir -p $(@D)
+	$(Q)$(call say,LD,$@)$(CC) $(CPPFLAGS) $(CFLAGS) -I. -shared -fPIC -fvisibility=hidden -o $@ $< $(CUDA_OBJ) \
+	    -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB) -lcublas -lcudart -lstdc++ -lm $(LDFLAGS)
+GPU_SGEMM := $(B)/bench/gpu-sgemm
+$(GPU_SGEMM): bench/gpu-sgemm.c
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$<)$(CC) $(CFLAGS) -I$(CUDA_INC) -o $@ $< -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB) -lcublas -lcudart $(LDFLAGS)
+$(GPU_TRAIN): tests/gpu/test_train.c $(SOLIB) $(PLUGIN_SO) $(CUDA_MOD)
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -L$(B)/lib -ltfcore -Wl,-rpath,'$$ORIGIN/../../lib' -lm $(LDFLAGS)
 ifneq ($(NVCC),)
-cuda: $(GPU_TEST)
-check-gpu: deps $(GPU_TEST)
+CPPFLAGS += -DTF_CUDA_BUILT=1
+cuda: $(GPU_TEST) $(CUDA_MOD) $(GPU_TRAIN) $(GPU_SGEMM)
+check-gpu: deps $(GPU_TEST) $(GPU_TRAIN)
 	@$(GPU_TEST)
+	@$(GPU_TRAIN)
 else
 cuda:
 check-gpu:
@@ -276,7 +295,14 @@ $(B)/tests/psreq: tests/cli/psreq.c $(B)/gen/ps.pb-c.c $(B)/gen/ps.pb-c.h
 
 # The export checks' JavaScript libraries too (mk/node.sh; they skip,
 # saying so, where npm cannot be had).
-check: deps-check all $(UNIT_BIN) $(FUZZ_RUN) $(B)/tests/nngreq $(B)/tests/psreq
+# A CPU stand-in for the CUDA module (tests/unit/fake_gpu.c): the
+# device path of libtfcore, tested where there is no GPU.
+FAKE_GPU := $(B)/tests/fake-gpu.so
+$(FAKE_GPU): tests/unit/fake_gpu.c kernels/kernels.h $(KERN_OBJ)
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -I. -shared -fPIC -fvisibility=hidden -o $@ $< $(KERN_OBJ) -lopenblas -lm $(LDFLAGS)
+
+check: deps-check all $(UNIT_BIN) $(FUZZ_RUN) $(B)/tests/nngreq $(B)/tests/psreq $(FAKE_GPU)
 	@sh mk/node.sh
 	@B=$(B) SANITIZE=$(SANITIZE) sh tests/run
 
@@ -317,10 +343,11 @@ bench: all
 	@sh mk/deps.sh bench
 	@B=$(B) sh bench/csv2record
 	@B=$(B) sh bench/train
-		@B=$(B) sh bench/serve
+	@B=$(B) sh bench/serve
 	@B=$(B) sh bench/accuracy
 	@B=$(B) sh bench/distributed
 	@B=$(B) sh bench/resume
+	@B=$(B) sh bench/gpu
 
 lint:
 	@sh mk/deps.sh lint
@@ -335,6 +362,7 @@ install: all
 	ln -sf libtfcore.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libtfcore.so
 	install -m 644 $(ALIB) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(PLUGIN_SO) $(DESTDIR)$(PLUGINDIR)/
+	if [ -f $(CUDA_MOD) ]; then install -m 755 $(CUDA_MOD) $(DESTDIR)$(LIBDIR)/tfkit/; fi
 	install -m 644 $(B)/libtfcore.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
 	install -m 644 $(LIB_HDR) $(DESTDIR)$(INCDIR)/tf/
 	for m in $(MANPAGES); do s=$$(echo $$m | sed 's|.*\.||'); \
@@ -354,6 +382,7 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(TOOLS))
 	rm -f $(DESTDIR)$(LIBDIR)/libtfcore.* $(DESTDIR)$(LIBDIR)/pkgconfig/libtfcore.pc
 	rm -rf $(DESTDIR)$(INCDIR)/tf $(DESTDIR)$(DATADIR) $(DESTDIR)$(PLUGINDIR)
+	rm -f $(DESTDIR)$(LIBDIR)/tfkit/cuda.so
 
 clean:
 	rm -rf build build-san

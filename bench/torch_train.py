@@ -1,9 +1,10 @@
 #!/usr/bin/python3
-"""PyTorch baseline for bench/train: the same 28-128-32-8-1 network, Adam,
-batch 1024, one epoch, data already in memory as a tensor (so this times
-compute only).  Prints examples/s.
+"""PyTorch baseline for bench/train and bench/gpu: the same 28-128-32-8-1
+network (or lr, or the wide 28-1024-1024-1024-1), Adam, batch 1024 (wide:
+4096), one epoch (or STEPS steps), data already in memory as a tensor, on
+the GPU for cuda (so this times compute only).  Prints examples/s.
 
-    torch_train.py CSV THREADS [dnn|lr]
+    torch_train.py CSV THREADS [dnn|lr|wide] [cpu|cuda] [STEPS]
 """
 import sys
 import time
@@ -24,22 +25,50 @@ except OSError:
     except OSError:
         pass
 torch.set_num_threads(int(sys.argv[2]))
+kind = sys.argv[3] if len(sys.argv) > 3 else "dnn"
+device = sys.argv[4] if len(sys.argv) > 4 else "cpu"
+steps = int(sys.argv[5]) if len(sys.argv) > 5 else 0
 x = torch.from_numpy(data[:, :-1])
 x = (x - x.mean(0)) / x.std(0)
 y = torch.from_numpy(data[:, -1:])
-if len(sys.argv) > 3 and sys.argv[3] == "lr":
+batch = 4096 if kind == "wide" else 1024
+if kind == "lr":
     model = torch.nn.Linear(28, 1)
+elif kind == "wide":
+    model = torch.nn.Sequential(
+        torch.nn.Linear(28, 1024), torch.nn.ReLU(),
+        torch.nn.Linear(1024, 1024), torch.nn.ReLU(),
+        torch.nn.Linear(1024, 1024), torch.nn.ReLU(),
+        torch.nn.Linear(1024, 1))
 else:
     model = torch.nn.Sequential(
         torch.nn.Linear(28, 128), torch.nn.ReLU(), torch.nn.Linear(128, 32),
         torch.nn.ReLU(), torch.nn.Linear(32, 8), torch.nn.ReLU(),
         torch.nn.Linear(8, 1))
+if device == "cuda":
+    torch.backends.cuda.matmul.allow_tf32 = False  # FP32, as tf-train's
+    x, y, model = x.cuda(), y.cuda(), model.cuda()
 opt = torch.optim.Adam(model.parameters(), lr=0.001)
 loss_fn = torch.nn.BCEWithLogitsLoss()
-t0 = time.time()
-for i in range(0, len(x), 1024):
+starts = list(range(0, len(x) - batch + 1, batch))
+if steps:
+    starts = [starts[s % len(starts)] for s in range(steps)]
+
+
+def step(i):
     opt.zero_grad()
-    loss = loss_fn(model(x[i:i + 1024]), y[i:i + 1024])
+    loss = loss_fn(model(x[i:i + batch]), y[i:i + batch])
     loss.backward()
     opt.step()
-print(f"{len(x) / (time.time() - t0):.0f}")
+
+
+if device == "cuda":
+    for i in starts[:10]:  # warm up: cuBLAS handles, kernels loaded
+        step(i)
+    torch.cuda.synchronize()
+t0 = time.time()
+for i in starts:
+    step(i)
+if device == "cuda":
+    torch.cuda.synchronize()
+print(f"{len(starts) * batch / (time.time() - t0):.0f}")

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct tf_update; /* tf/device.h */
+
 struct tf_kernels {
 	void (*gemm)(int ta, int tb, int64_t m, int64_t n, int64_t k,
 	             float alpha, const float *a, const float *b, float beta,
@@ -65,6 +67,10 @@ struct tf_kernels {
 	void (*scatter)(const float *dy, int64_t vocab, int64_t dim,
 	                const int64_t *ids, int64_t stride, int64_t rows,
 	                int64_t width, int combiner, float *dtable);
+	/* An optimizer's update (tf_update() in tf/device.h). */
+	void (*update)(const struct tf_update *u, float *w, const float *g,
+	               float *const *slots, size_t n);
+	void (*fill)(float *y, size_t n, float v);
 };
 
 /*
@@ -90,6 +96,7 @@ void bias_grad_cpu(const float *restrict dy, float *restrict db, int64_t rows,
                    int64_t cols);
 void copy_cpu(const float *x, float *y, size_t n);
 void zero_cpu(float *y, size_t n);
+void fill_cpu(float *y, size_t n, float v);
 void add_cpu(const float *x, float *y, size_t n);
 void relu_forward_cpu(const float *restrict x, float *restrict y, size_t n);
 void relu_backward_cpu(const float *restrict y, const float *restrict dy,
@@ -140,5 +147,35 @@ void gather_cpu(const float *table, int64_t vocab, int64_t dim,
 void scatter_cpu(const float *dy, int64_t vocab, int64_t dim,
                  const int64_t *ids, int64_t stride, int64_t rows,
                  int64_t width, int combiner, float *dtable);
+void update_cpu(const struct tf_update *u, float *w, const float *g,
+                float *const *slots, size_t n);
+
+/*
+ * The CUDA device's module, tfkit/cuda.so (kernels/cuda/module.c): what
+ * libtfcore's device.c finds with dlsym("tfk_module").  One GPU a
+ * process, so the table's kernels need no context argument.
+ */
+#define TFK_MODULE_ABI 1
+struct tfk_module {
+	uint32_t abi; /* TFK_MODULE_ABI */
+	/* Start GPU gpu (tf32: tensor-core matrix products); 0, or -1
+	 * with why in err, everything it opened closed again. */
+	int (*open)(int gpu, int tf32, char *err, size_t errlen);
+	const char *(*name)(void); /* "NVIDIA H200" */
+	const struct tf_kernels *kernels;
+	float *(*alloc)(size_t n); /* zeroed managed memory, or NULL */
+	void (*release)(float *p);
+	/* Wait for the queue; 0, or -1 with the first failure in err. */
+	int (*sync)(char *err, size_t errlen);
+	void (*upload)(void *dst, const void *src, size_t n);
+	/* on the copy stream, in lane 0 or 1; the compute stream waits
+	 * for a lane's last one */
+	void (*upload_ahead)(void *dst, const void *src, size_t n, int lane);
+	void (*await_uploads)(int lane);
+	/* ... and back, waiting for the queue first */
+	void (*download)(void *dst, const void *src, size_t n);
+	int (*pin)(void *p, size_t n);
+	void (*unpin)(void *p);
+};
 
 #endif

@@ -52,6 +52,14 @@ struct tf_node {
 	struct tf_tensor out, dout;
 	const void *fed; /* inputs: the data of the next forward */
 	int64_t fed_rows;
+	/* inputs on a device: the next batch, uploaded while this step
+	 * computes (tf_graph_stage_batch()), into two buffers in turn;
+	 * each remembers what it holds until a forward pass takes it */
+	float *stage[2];
+	size_t stage_cap[2];
+	const void *stage_src[2];
+	int64_t stage_rows[2];
+	int stage_last;
 	struct pdecl params[MAX_PARAMS];
 	int nparams;
 	double loss;
@@ -81,6 +89,8 @@ struct tf_graph {
 	int64_t rows;
 	int forward_done;
 	struct tf_rng rng;
+	float *host; /* tf_graph_fetch()'s copies off a device */
+	size_t host_cap;
 };
 
 struct tf_graph *
@@ -103,23 +113,29 @@ tf_graph_free(struct tf_graph *g)
 		struct tf_node *nd = &g->nodes[i];
 		free(nd->name);
 		free(nd->opname);
+		for (int k = 0; k < 2 && g->dev != NULL; k++) {
+			tf_device_free(g->dev, nd->stage[k]);
+		}
 		for (int a = 0; a < nd->nattrs; a++) {
 			free(nd->attrs[a].key);
 			free(nd->attrs[a].val);
 		}
 		free(nd->attrs);
 	}
+	/* Tensor memory is the device's (a graph never built has none). */
+	struct tf_device *dev = g->dev ? g->dev : tf_device_cpu();
 	for (int b = 0; b < g->nblocks; b++) {
-		free(g->blocks[b].data);
+		tf_device_free(dev, g->blocks[b].data);
 	}
 	free(g->blocks);
 	free(g->nodes);
 	free(g->loss_name);
 	if (!g->shares_params) {
-		free(g->params);
+		tf_device_free(dev, g->params);
 	}
-	free(g->grads);
-	free(g->state);
+	tf_device_free(dev, g->grads);
+	tf_device_free(dev, g->state);
+	free(g->host);
 	tfi_buf_free(&g->spec);
 	free(g);
 }
@@ -388,6 +404,13 @@ tf_node_input(struct tf_node *n, int i)
 	return &n->g->nodes[n->inputs[i]].out;
 }
 
+const float *
+tf_node_input_host(struct tf_node *n, int i)
+{
+	const struct tf_node *in = &n->g->nodes[n->inputs[i]];
+	return in->is_input && in->dtype == TF_FLOAT32 ? in->fed : NULL;
+}
+
 struct tf_tensor *
 tf_node_input_grad(struct tf_node *n, int i)
 {
@@ -570,7 +593,7 @@ arena_alloc(struct tf_graph *g, size_t floats)
 		return NULL;
 	}
 	g->blocks = bl;
-	float *data = aligned_alloc(64, cap * sizeof(float));
+	float *data = tf_device_alloc(g->dev, cap);
 	if (data == NULL) {
 		return NULL;
 	}
@@ -737,9 +760,9 @@ tf_graph_build(struct tf_graph *g, const struct tf_registry *r,
 			*(p->state ? &g->nstate : &g->nparams) += sz;
 		}
 	}
-	g->params = calloc(g->nparams + 1, sizeof(float));
-	g->grads = calloc(g->nparams + 1, sizeof(float));
-	g->state = calloc(g->nstate + 1, sizeof(float));
+	g->params = tf_device_alloc(dev, g->nparams + 1);
+	g->grads = tf_device_alloc(dev, g->nparams + 1);
+	g->state = tf_device_alloc(dev, g->nstate + 1);
 	if (!g->params || !g->grads || !g->state) {
 		return tfi_set_error(g, TF_ENOMEM,
 		                     "out of memory for %zu "
@@ -777,7 +800,11 @@ tfi_graph_share_params(struct tf_graph *t, struct tf_graph *g)
 		return tfi_set_error(t, TF_EINVAL,
 		                     "towers: not the same model");
 	}
-	free(t->params);
+	if (t->dev != g->dev) {
+		return tfi_set_error(t, TF_EINVAL,
+		                     "towers: not on the same device");
+	}
+	tf_device_free(t->dev, t->params);
 	t->params = g->params;
 	t->shares_params = 1;
 	for (int i = 0; i < t->n; i++) {
@@ -845,6 +872,57 @@ tf_graph_feed_ids(struct tf_graph *g, const char *input, const int64_t *ids,
 	return feed(g, input, TF_INT64, ids, rows);
 }
 
+/* The next batch's rows of one input, on their way to the device in
+ * the buffer the current step does not use. */
+static int
+stage_input(struct tf_graph *g, const char *input, const void *data,
+            int64_t rows)
+{
+	int k = find_node(g, input);
+	if (k < 0 || !g->nodes[k].is_input || data == NULL || rows < 1) {
+		return TF_OK;
+	}
+	struct tf_node *nd = &g->nodes[k];
+	/* Not the buffer staged last, which the next forward may take; the
+	 * other one's batch has been computed (or was never fed). */
+	int s = nd->stage_last ^ 1;
+	nd->stage_src[s] = NULL;
+	size_t floats =
+	    (size_t)(rows * nd->width) * (nd->dtype == TF_INT64 ? 2 : 1);
+	if (nd->stage_cap[s] < floats) {
+		tf_device_free(g->dev, nd->stage[s]);
+		nd->stage[s] = tf_device_alloc(g->dev, floats);
+		nd->stage_cap[s] = nd->stage[s] ? floats : 0;
+		if (nd->stage[s] == NULL) {
+			return tfi_set_error(
+			    g, TF_ENOMEM, "out of device memory for a batch");
+		}
+	}
+	tf_device_upload_ahead(g->dev, nd->stage[s], data,
+	                       floats * sizeof(float), s);
+	nd->stage_src[s] = data;
+	nd->stage_rows[s] = rows;
+	nd->stage_last = s;
+	return TF_OK;
+}
+
+int
+tf_graph_stage_batch(struct tf_graph *g, const struct tf_batch *b)
+{
+	if (!g->built || tf_device_kind(g->dev) == TF_DEVICE_CPU) {
+		return TF_OK; /* the CPU reads batches in place */
+	}
+	int64_t rows = (int64_t)b->rows;
+	int rc = stage_input(g, "x", b->x, rows);
+	if (rc == TF_OK && b->id_width > 0) {
+		rc = stage_input(g, "ids", b->ids, rows);
+	}
+	if (rc == TF_OK && b->y != NULL) {
+		rc = stage_input(g, "label", b->y, rows);
+	}
+	return rc;
+}
+
 int
 tf_graph_feed_batch(struct tf_graph *g, const struct tf_batch *b)
 {
@@ -895,6 +973,18 @@ alloc_tensor(struct tf_graph *g, struct tf_tensor *t, int dtype, int64_t rows,
 	return TF_OK;
 }
 
+/* Wait for the device (a GPU's queue): the values of the pass are then
+ * the host's to read.  A failed kernel's message becomes the graph's. */
+static int
+sync(struct tf_graph *g)
+{
+	char msg[300];
+	if (tf_device_sync(g->dev, msg, sizeof msg) != TF_OK) {
+		return tfi_set_error(g, TF_EINTERNAL, "%s", msg);
+	}
+	return TF_OK;
+}
+
 int
 tf_graph_forward(struct tf_graph *g, int training)
 {
@@ -939,16 +1029,28 @@ tf_graph_forward(struct tf_graph *g, int training)
 			nd->out.dev = g->dev;
 			continue;
 		}
+		int s = !nd->is_input                 ? -1
+		        : nd->stage_src[0] == nd->fed ? 0
+		        : nd->stage_src[1] == nd->fed ? 1
+		                                      : -1;
+		if (s >= 0 && nd->stage_rows[s] == rows) {
+			/* Uploaded during the step before: the device waits
+			 * for that copy only. */
+			nd->stage_src[s] = NULL;
+			tf_device_await_uploads(g->dev, s);
+			nd->out = (struct tf_tensor){nd->stage[s], nd->dtype,
+			                             rows, nd->width, g->dev};
+			continue;
+		}
 		if (alloc_tensor(g, &nd->out, nd->dtype, rows, nd->width) !=
 		    TF_OK) {
 			return g->err.code;
 		}
 		if (nd->is_input) {
-			/* Bytes to the device: an int64 is two floats' worth.
-			 */
-			tf_copy(g->dev, nd->fed, tf_tensor_f32(&nd->out),
-			        (size_t)(rows * nd->width) *
-			            (nd->dtype == TF_INT64 ? 2 : 1));
+			/* Bytes to the device, in order with its kernels. */
+			tf_device_upload(g->dev, nd->out.data, nd->fed,
+			                 (size_t)(rows * nd->width) *
+			                     (nd->dtype == TF_INT64 ? 8 : 4));
 			continue;
 		}
 		if (nd->op->forward(nd, training) != TF_OK ||
@@ -957,6 +1059,9 @@ tf_graph_forward(struct tf_graph *g, int training)
 			           ? g->err.code
 			           : tf_node_error(nd, "forward failed");
 		}
+	}
+	if (sync(g) != TF_OK) {
+		return g->err.code;
 	}
 	g->forward_done = 1;
 	return TF_OK;
@@ -997,10 +1102,8 @@ tf_graph_backward(struct tf_graph *g)
 	}
 	/* d loss / d loss = 1 in every row of the loss output. */
 	struct tf_node *ln = &g->nodes[g->loss_node];
-	float *d = tf_tensor_f32(&ln->dout);
-	for (size_t k = 0; k < tf_tensor_size(&ln->dout); k++) {
-		d[k] = 1.0f;
-	}
+	tf_fill(g->dev, tf_tensor_f32(&ln->dout), tf_tensor_size(&ln->dout),
+	        1.0f);
 	for (int i = g->loss_node; i >= 0; i--) {
 		struct tf_node *nd = &g->nodes[i];
 		if (nd->is_input || !nd->on_loss_path) {
@@ -1012,7 +1115,7 @@ tf_graph_backward(struct tf_graph *g)
 			           : tf_node_error(nd, "backward failed");
 		}
 	}
-	return TF_OK;
+	return sync(g);
 }
 
 const struct tf_tensor *
@@ -1020,6 +1123,30 @@ tf_graph_value(struct tf_graph *g, const char *node)
 {
 	int k = find_node(g, node);
 	return k >= 0 && g->nodes[k].out.data ? &g->nodes[k].out : NULL;
+}
+
+const float *
+tf_graph_fetch(struct tf_graph *g, const char *node)
+{
+	const struct tf_tensor *t = tf_graph_value(g, node);
+	if (t == NULL || t->dtype != TF_FLOAT32) {
+		return NULL;
+	}
+	if (tf_device_kind(g->dev) == TF_DEVICE_CPU) {
+		return tf_tensor_f32(t);
+	}
+	size_t n = tf_tensor_size(t);
+	if (n > g->host_cap) {
+		float *p = realloc(g->host, n * sizeof *p);
+		if (p == NULL) {
+			return NULL;
+		}
+		g->host = p;
+		g->host_cap = n;
+	}
+	tf_device_download(g->dev, g->host, tf_tensor_f32(t),
+	                   n * sizeof(float));
+	return g->host;
 }
 
 const struct tf_tensor *

@@ -252,6 +252,11 @@ const struct tfi_vocab *tfi_schema_vocab(const struct tf_schema *s,
  */
 struct tf_graph;
 int tfi_graph_share_params(struct tf_graph *t, struct tf_graph *g);
+
+/* Work a device lacked a kernel for ran on the host: name it once in
+ * tf_device_fallbacks() (device.c). */
+struct tf_device;
+void tfi_device_fallback(struct tf_device *d, const char *what);
 struct tf_batch;
 struct tf_metrics;
 int tfi_evaluate(struct tf_graph *g, const char *prediction,

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,18 @@ struct tf_model {
 	size_t nzeros;
 	char prediction[32];
 	char path[4096];
+	struct tf_device *dev; /* where it runs (NULL: the CPU) */
 };
+
+/* A GPU is one queue with one set of loss buffers: the models of a
+ * process (tf-serve's workers each have one) take turns on it. */
+static pthread_mutex_t gpu_turn = PTHREAD_MUTEX_INITIALIZER;
+
+void
+tf_model_set_device(struct tf_model *m, struct tf_device *d)
+{
+	m->dev = d;
+}
 
 struct tf_model *
 tf_model_new(void)
@@ -139,7 +151,8 @@ setup(struct tf_model *m, const struct tf_registry *reg, const char *spec,
 	m->normalize = normalize;
 	m->classes = tf_dataset_classes(m->ds);
 	if ((rc = tf_graph_parse(m->g, spec)) != TF_OK ||
-	    (rc = tf_graph_build(m->g, reg, tf_device_cpu(), 0)) != TF_OK) {
+	    (rc = tf_graph_build(m->g, reg, m->dev ? m->dev : tf_device_cpu(),
+	                         0)) != TF_OK) {
 		/* The stored model does not build: bad data. */
 		return tfi_set_error(m, rc == TF_EINVAL ? TF_EFORMAT : rc,
 		                     "%s: %s", m->path, tf_errmsg(m->g));
@@ -638,12 +651,22 @@ tf_model_predict(struct tf_model *m, const struct tf_batch *b, float *out)
 	}
 	struct tf_batch in = *b;
 	in.y = m->has_label ? m->zeros : NULL;
+	int gpu = m->dev != NULL && tf_device_kind(m->dev) != TF_DEVICE_CPU;
+	if (gpu) {
+		pthread_mutex_lock(&gpu_turn);
+	}
 	int rc = tf_graph_feed_batch(m->g, &in);
 	rc = rc ? rc : tf_graph_forward(m->g, 0);
+	if (gpu) {
+		pthread_mutex_unlock(&gpu_turn);
+	}
 	if (rc != TF_OK) {
 		return tfi_set_error(m, rc, "%s", tf_errmsg(m->g));
 	}
-	const float *p = tf_tensor_f32(tf_graph_value(m->g, m->prediction));
+	const float *p = tf_graph_fetch(m->g, m->prediction);
+	if (p == NULL) {
+		return tfi_set_error(m, TF_ENOMEM, "out of memory");
+	}
 	if (m->task == TF_TASK_BINARY) {
 		for (size_t r = 0; r < rows; r++) {
 			out[2 * r] = 1.0f - p[r];
@@ -666,8 +689,11 @@ tfi_evaluate(struct tf_graph *g, const char *prediction, struct tf_dataset *ds,
 		    (rc = tf_graph_forward(g, 0)) != TF_OK) {
 			return tfi_set_error(errh, rc, "%s", tf_errmsg(g));
 		}
-		tf_metrics_add(mt, tf_tensor_f32(tf_graph_value(g, prediction)),
-		               b->y, b->rows, tf_graph_loss(g));
+		const float *p = tf_graph_fetch(g, prediction);
+		if (p == NULL) {
+			return tfi_set_error(errh, TF_ENOMEM, "out of memory");
+		}
+		tf_metrics_add(mt, p, b->y, b->rows, tf_graph_loss(g));
 	}
 	return rc == TF_EOF ? TF_OK
 	                    : tfi_set_error(errh, rc, "%s", tf_errmsg(ds));

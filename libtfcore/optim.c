@@ -159,6 +159,8 @@ struct tf_optim {
 	unsigned nslots;
 	size_t n;
 	uint64_t steps;
+	struct tf_device *dev; /* where the slots live (the CPU: NULL) */
+	tf_update_fn update;   /* the plugin's fused update, or NULL */
 };
 
 struct tf_optim *
@@ -174,7 +176,7 @@ optim_release(struct tf_optim *o)
 		o->opt->destroy(o->state);
 	}
 	for (unsigned i = 0; i < o->nslots; i++) {
-		free(o->slots[i]);
+		tf_device_free(o->dev ? o->dev : tf_device_cpu(), o->slots[i]);
 		o->slots[i] = NULL;
 	}
 	o->state = NULL;
@@ -189,6 +191,19 @@ tf_optim_free(struct tf_optim *o)
 		optim_release(o);
 		free(o);
 	}
+}
+
+int
+tf_optim_place(struct tf_optim *o, struct tf_device *d, tf_update_fn update)
+{
+	if (o->opt != NULL) {
+		return tfi_set_error(o, TF_EINVAL,
+		                     "optimizer already set up: place it "
+		                     "first");
+	}
+	o->dev = d;
+	o->update = update;
+	return TF_OK;
 }
 
 int
@@ -214,7 +229,8 @@ tf_optim_init(struct tf_optim *o, const struct tf_optimizer *opt,
 	o->state = state;
 	o->opt = opt;
 	for (unsigned i = 0; i < opt->nslots; i++) {
-		o->slots[i] = calloc(n + 1, sizeof(float));
+		o->slots[i] =
+		    tf_device_alloc(o->dev ? o->dev : tf_device_cpu(), n + 1);
 		o->nslots = i + 1;
 		if (o->slots[i] == NULL) {
 			return tfi_set_error(o, TF_ENOMEM, "out of memory");
@@ -235,7 +251,26 @@ tf_optim_step(struct tf_optim *o, float *w, const float *g, float lr)
 		return tfi_set_error(o, TF_EINVAL, "optimizer not set up");
 	}
 	o->steps++;
-	o->opt->apply(o->state, w, g, o->slots, o->n, o->steps, lr);
+	struct tf_device *d = o->dev ? o->dev : tf_device_cpu();
+	struct tf_update u;
+	char msg[300];
+	if (o->update != NULL && o->update(o->state, o->steps, lr, &u) == 0) {
+		tf_update(d, &u, w, g, o->slots, o->n);
+	} else {
+		/* The plugin's own loop, on the host: a GPU's parameters
+		 * are managed memory, readable once its queue is done. */
+		if (tf_device_kind(d) != TF_DEVICE_CPU) {
+			if (tf_device_sync(d, msg, sizeof msg) != TF_OK) {
+				return tfi_set_error(o, TF_EINTERNAL, "%s",
+				                     msg);
+			}
+			tfi_device_fallback(d, o->opt->name);
+		}
+		o->opt->apply(o->state, w, g, o->slots, o->n, o->steps, lr);
+	}
+	if (tf_device_sync(d, msg, sizeof msg) != TF_OK) {
+		return tfi_set_error(o, TF_EINTERNAL, "%s", msg);
+	}
 	return TF_OK;
 }
 

@@ -31,11 +31,16 @@
 	(offsetof(struct tf_plugin, optimizer_keys) +                          \
 	 sizeof(const char *const *const *))
 
+/* ... and one that has optimizer_updates. */
+#define UPDATES_DESCRIPTOR_SIZE                                                \
+	(offsetof(struct tf_plugin, optimizer_updates) + sizeof(tf_update_fn *))
+
 struct entry {
 	int is_op;
 	const struct tf_op *op;
 	const struct tf_optimizer *opt;
 	const char *const *keys; /* the optimizer's settings, or NULL */
+	tf_update_fn update;     /* its update on a device, or NULL */
 	const struct tf_plugin *plugin;
 	char *path;
 };
@@ -164,6 +169,8 @@ tf_registry_add(struct tf_registry *r, const struct tf_plugin *p,
 	 * ends before them. */
 	const char *const *const *keys =
 	    p->size >= KEYS_DESCRIPTOR_SIZE ? p->optimizer_keys : NULL;
+	const tf_update_fn *updates =
+	    p->size >= UPDATES_DESCRIPTOR_SIZE ? p->optimizer_updates : NULL;
 	for (const struct tf_optimizer *o = p->optimizers; o && o->name; o++) {
 		if (o->apply == NULL) {
 			return tfi_set_error(r, TF_EFORMAT,
@@ -177,6 +184,8 @@ tf_registry_add(struct tf_registry *r, const struct tf_plugin *p,
 			return TF_ENOMEM;
 		}
 		r->e[r->n - 1].keys = keys ? keys[o - p->optimizers] : NULL;
+		r->e[r->n - 1].update =
+		    updates ? updates[o - p->optimizers] : NULL;
 	}
 	return TF_OK;
 }
@@ -332,6 +341,17 @@ tf_registry_optimizer(const struct tf_registry *r, const char *name)
 	for (size_t i = 0; i < r->n; i++) {
 		if (!r->e[i].is_op && strcmp(r->e[i].opt->name, name) == 0) {
 			return r->e[i].opt;
+		}
+	}
+	return NULL;
+}
+
+tf_update_fn
+tf_registry_optimizer_update(const struct tf_registry *r, const char *name)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		if (!r->e[i].is_op && strcmp(r->e[i].opt->name, name) == 0) {
+			return r->e[i].update;
 		}
 	}
 	return NULL;

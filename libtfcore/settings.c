@@ -79,6 +79,8 @@ static const struct def defs[] = {
     {"from-scratch", K_BOOL, RUN, ALWAYS, "false", NONE},
     {"if-damaged", K_STR, RUN, IF_SET, NULL, NONE},
     {"threads", K_INT, RUN, ALWAYS, "1", I(1, 256)},
+    {"device", K_STR, RUN, ALWAYS, "cpu", NONE},
+    {"gpu-math", K_STR, RUN, ALWAYS, "fp32", NONE},
     {"sync-mode", K_STR, RUN, IF_SET, NULL, NONE},
     {"replicas-to-aggregate", K_INT, RUN, IF_SET, NULL, I(1, 65536)},
     {"total-replicas", K_INT, RUN, IF_SET, NULL, I(1, 65536)},
@@ -884,6 +886,8 @@ fill(const struct tf_settings *s, struct tf_train_config *cfg)
 	const char *dm = text(s, "if-damaged");
 	cfg->take_previous = dm != NULL && strcmp(dm, "previous") == 0;
 	cfg->threads = (int)num(s, "threads");
+	cfg->device = text(s, "device");
+	cfg->gpu_math = text(s, "gpu-math");
 	cfg->task = text(s, "task");
 	cfg->schema = text(s, "schema");
 	cfg->label = text(s, "label");

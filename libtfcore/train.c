@@ -481,7 +481,8 @@ struct run {
 	/* the reader thread and the batch trained last (input_state()) */
 	struct prefetch *pf;
 	struct batch *cur;
-	struct sparse *sp; /* row-sparse exchange, or NULL */
+	struct sparse *sp;     /* row-sparse exchange, or NULL */
+	struct tf_device *dev; /* where the model trains (--device) */
 };
 
 static int input_state(struct run *r);
@@ -1529,8 +1530,7 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 	}
 	int64_t want = r->task == TF_TASK_MULTICLASS ? r->classes : 1;
 	if ((rc = tf_graph_parse(r->g, r->h.model_spec)) != TF_OK ||
-	    (rc = tf_graph_build(r->g, reg, tf_device_cpu(), cfg->seed)) !=
-	        TF_OK) {
+	    (rc = tf_graph_build(r->g, reg, r->dev, cfg->seed)) != TF_OK) {
 		int64_t lw = tf_graph_width(r->g, "logits");
 		if (cfg->model_file != NULL && lw > 0 && lw != want) {
 			goto logits; /* the loss on it refused to build */
@@ -1575,6 +1575,9 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 	if ((rc = tf_hparams_check(
 	         r->h.hparams, r->h.optimizer,
 	         tf_registry_optimizer_keys(reg, r->h.optimizer))) != TF_OK ||
+	    (rc = tf_optim_place(
+	         r->o, r->dev,
+	         tf_registry_optimizer_update(reg, r->h.optimizer))) != TF_OK ||
 	    (rc = tf_optim_init(r->o, opt, r->h.hparams,
 	                        tf_graph_nparams(r->g))) != TF_OK) {
 		return fail(r, rc, "%s",
@@ -1637,6 +1640,8 @@ struct batch {
 
 struct prefetch {
 	struct tf_dataset *ds;
+	struct tf_device *dev; /* a GPU: the batches are page-locked */
+	void *pinned[AHEAD][3];
 	size_t bs;
 	struct batch b[AHEAD];
 	size_t head, tail;
@@ -1691,16 +1696,40 @@ prefetch_main(void *arg)
 	return NULL;
 }
 
+/* A GPU's batches are page-locked, so their upload is one DMA each and
+ * does not stage through the driver's buffers (refused: they still
+ * upload, staged). */
+static void
+pin_batch(struct prefetch *p, int i)
+{
+	struct tf_batch *b = &p->b[i].b;
+	void *mem[3] = {b->x, b->y, b->ids};
+	size_t len[3] = {b->capacity * (size_t)b->width * sizeof(float),
+	                 b->capacity * sizeof(float),
+	                 b->capacity * (size_t)b->id_width * sizeof(int64_t)};
+	for (int k = 0; k < 3; k++) {
+		if (mem[k] != NULL && len[k] > 0 &&
+		    tf_device_pin(p->dev, mem[k], len[k]) == 0) {
+			p->pinned[i][k] = mem[k];
+		}
+	}
+}
+
 static int
-prefetch_start(struct prefetch *p, struct tf_dataset *ds, size_t bs)
+prefetch_start(struct prefetch *p, struct tf_dataset *ds, size_t bs,
+               struct tf_device *dev)
 {
 	memset(p, 0, sizeof *p);
 	p->ds = ds;
 	p->bs = bs;
+	p->dev = dev;
 	for (int i = 0; i < AHEAD; i++) {
 		if (tf_dataset_batch(ds, &p->b[i].b, bs) != TF_OK ||
 		    (p->b[i].log = malloc(bs * sizeof *p->b[i].log)) == NULL) {
 			return TF_ENOMEM;
+		}
+		if (dev != NULL && tf_device_kind(dev) != TF_DEVICE_CPU) {
+			pin_batch(p, i);
 		}
 	}
 	pthread_mutex_init(&p->mu, NULL);
@@ -1724,6 +1753,18 @@ prefetch_peek(struct prefetch *p)
 	}
 	pthread_mutex_unlock(&p->mu);
 	return b;
+}
+
+/* The batch after the one held when the reader has it already, with
+ * rows; NULL otherwise (an upload ahead never waits for the reader). */
+static struct batch *
+prefetch_ready(struct prefetch *p)
+{
+	struct batch *b = &p->b[(p->head + 1) % AHEAD];
+	pthread_mutex_lock(&p->mu);
+	int full = b->full;
+	pthread_mutex_unlock(&p->mu);
+	return full && b->rc == TF_OK && b->b.rows > 0 ? b : NULL;
 }
 
 /* The next batch in order; prefetch_release() hands it back. */
@@ -1762,6 +1803,12 @@ prefetch_stop(struct prefetch *p)
 		pthread_cond_destroy(&p->cv);
 	}
 	for (int i = 0; i < AHEAD; i++) {
+		for (int k = 0; k < 3; k++) {
+			if (p->pinned[i][k] != NULL) {
+				tf_device_unpin(p->dev, p->pinned[i][k]);
+				p->pinned[i][k] = NULL;
+			}
+		}
 		tf_batch_release(&p->b[i].b);
 		free(p->b[i].log);
 		p->b[i].log = NULL;
@@ -2119,8 +2166,11 @@ towers_run(struct run *r, struct towers *w, const struct tf_batch *b,
 			return fail(r, rc, "%s", tf_errmsg(r->g));
 		}
 		*loss = tf_graph_loss(r->g);
-		tf_metrics_add(m, tf_tensor_f32(tf_graph_value(r->g, pred)),
-		               b->y, rows, *loss);
+		const float *p = tf_graph_fetch(r->g, pred);
+		if (p == NULL) {
+			return fail(r, TF_ENOMEM, "out of memory");
+		}
+		tf_metrics_add(m, p, b->y, rows, *loss);
 		return TF_OK;
 	}
 	struct tf_rng *rng = tf_graph_rng(r->g);
@@ -2232,6 +2282,21 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		rc = fail(&r, TF_EINVAL, "the batch size must be at least 1");
 		goto out;
 	}
+	char dmsg[300];
+	const char *dname = cfg->device ? cfg->device : "cpu";
+	if ((rc = tf_device_open(dname, cfg->gpu_math, &r.dev, dmsg,
+	                         sizeof dmsg)) != TF_OK) {
+		rc = fail(&r, rc, "--device %s: %s", dname, dmsg);
+		goto out;
+	}
+	if (tf_device_kind(r.dev) != TF_DEVICE_CPU && cfg->threads > 1) {
+		rc = fail(&r, TF_EINVAL,
+		          "--threads %d splits each batch across CPU threads; "
+		          "on --device %s the GPU takes the whole batch (leave "
+		          "--threads at 1)",
+		          cfg->threads, dname);
+		goto out;
+	}
 	if ((rc = setup(&r, reg, &resumed)) != TF_OK) {
 		goto out;
 	}
@@ -2262,7 +2327,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		r.sp = sparse_plan(r.g); /* NULL: no tables, dense */
 	}
 	r.pf = &pf;
-	if ((rc = prefetch_start(&pf, r.ds, bs)) != TF_OK) {
+	if ((rc = prefetch_start(&pf, r.ds, bs, r.dev)) != TF_OK) {
 		rc = fail(&r, rc, "cannot start the reader thread");
 		goto out;
 	}
@@ -2302,6 +2367,16 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			goto out;
 		}
 		double loss = NAN;
+		/* On a GPU the next batch crosses the bus while this one
+		 * computes. */
+		struct batch *nx = tf_device_kind(r.dev) != TF_DEVICE_CPU
+		                       ? prefetch_ready(&pf)
+		                       : NULL;
+		if (nx != NULL &&
+		    (rc = tf_graph_stage_batch(r.g, &nx->b)) != TF_OK) {
+			rc = fail(&r, rc, "%s", tf_errmsg(r.g));
+			goto out;
+		}
 		if ((rc = towers_run(&r, &tw, &b->b, m, &loss)) != TF_OK) {
 			goto out;
 		}
@@ -2458,6 +2533,15 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 	if ((r.h.step != saved_step || !resumed || ran_out) &&
 	    (rc = save(&r)) != TF_OK) {
 		goto out;
+	}
+	if (r.dev != NULL && tf_device_fallbacks(r.dev)[0] != '\0' &&
+	    sink->note != NULL) {
+		char note[700];
+		snprintf(
+		    note, sizeof note,
+		    "%s: these ran on the CPU (no kernel on the device): %s",
+		    tf_device_name(r.dev), tf_device_fallbacks(r.dev));
+		sink->note(sink->ctx, note);
 	}
 	double tn = now();
 	rc = report(&r, m, lr,

@@ -37,10 +37,14 @@ usage(void)
 	       "  -p, --predict             one prediction per record\n"
 	       "  -j, --threads=N           threads for matrix products "
 	       "(default 1)\n"
+	       "      --device=DEV          cpu (default), cuda or cuda:N "
+	       "(a GPU)\n"
+	       "      --gpu-math=M          fp32 (default) or tf32\n"
 	       "  -h, --help                show this help and exit\n"
 	       "  -V, --version             show the version and exit\n\n"
 	       "Exit status: 0 success, 64 usage, 65 bad data or checkpoint, "
-	       "66 missing input\nor checkpoint, 74 I/O error.\n",
+	       "66 missing input\nor checkpoint, 69 device unavailable, 74 I/O "
+	       "error.\n",
 	       tool_name);
 }
 
@@ -51,7 +55,9 @@ enum {
 	OPT_CSV,
 	OPT_HUMAN,
 	OPT_PLUGIN_DIR,
-	OPT_KEY
+	OPT_KEY,
+	OPT_DEVICE,
+	OPT_GPU_MATH
 };
 
 static const struct option options[] = {
@@ -61,6 +67,8 @@ static const struct option options[] = {
     {"checkpoint-dir", required_argument, NULL, 'd'},
     {"confusion", no_argument, NULL, OPT_CONFUSION},
     {"csv", no_argument, NULL, OPT_CSV},
+    {"device", required_argument, NULL, OPT_DEVICE},
+    {"gpu-math", required_argument, NULL, OPT_GPU_MATH},
     {"help", no_argument, NULL, 'h'},
     {"human", no_argument, NULL, OPT_HUMAN},
     {"key", required_argument, NULL, OPT_KEY},
@@ -227,7 +235,7 @@ main(int argc, char **argv)
 	if (reg == NULL || model == NULL) {
 		die(EX_OSERR, "out of memory");
 	}
-	const char *ckpt = NULL, *key = NULL;
+	const char *ckpt = NULL, *key = NULL, *device = NULL, *math = NULL;
 	size_t bs = 1024;
 	int predict = 0, csv = 0, human = 0, confusion = 0, threads = 1;
 	int allow_missing = 0;
@@ -270,6 +278,12 @@ main(int argc, char **argv)
 		case OPT_KEY:
 			key = optarg;
 			break;
+		case OPT_DEVICE:
+			device = optarg;
+			break;
+		case OPT_GPU_MATH:
+			math = optarg;
+			break;
 		case OPT_PLUGIN_DIR:
 			tf_registry_add_dir(reg, optarg);
 			break;
@@ -289,6 +303,7 @@ main(int argc, char **argv)
 		die(EX_SOFTWARE, "%s", tf_errmsg(reg));
 	}
 	tf_set_threads(threads);
+	tf_model_set_device(model, open_device(device, math));
 	if (tf_model_load(model, reg, ckpt) != TF_OK) {
 		die_status(tf_errcode(model), tf_errmsg(model));
 	}

@@ -74,6 +74,23 @@ die_status(int status, const char *msg)
 	    msg && *msg ? msg : tf_strerror(status));
 }
 
+struct tf_device *
+open_device(const char *name, const char *math)
+{
+	struct tf_device *d;
+	char msg[400];
+	name = name ? name : "cpu";
+	int rc = tf_device_open(name, math, &d, msg, sizeof msg);
+	if (rc == TF_EINVAL) {
+		usage_error("--device %s%s%s: %s", name,
+		            math ? " --gpu-math " : "", math ? math : "", msg);
+	}
+	if (rc != TF_OK) {
+		die(tf_exit_code(rc), "--device %s: %s", name, msg);
+	}
+	return d;
+}
+
 long long
 opt_int(const char *opt, const char *s, long long min, long long max)
 {

@@ -10,6 +10,7 @@
 #include <sysexits.h>
 
 extern const char *tool_name;
+struct tf_device;
 
 /* "tf-NAME: message" on stderr. */
 void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -21,6 +22,9 @@ __attribute__((noreturn, format(printf, 1, 2))) void
 usage_error(const char *fmt, ...);
 /* Exit with the sysexits code for a libtfcore status and its message. */
 __attribute__((noreturn)) void die_status(int status, const char *msg);
+/* --device NAME with --gpu-math MATH (either may be NULL: cpu, fp32):
+ * the device, or exit 64 for a bad name, 69 when it cannot be had. */
+struct tf_device *open_device(const char *name, const char *math);
 
 /* Each line of a multi-line message as its own warning. */
 void warn_lines(const char *text);

@@ -84,6 +84,14 @@ zero_cpu(float *y, size_t n)
 	memset(y, 0, n * sizeof *y);
 }
 
+void
+fill_cpu(float *y, size_t n, float v)
+{
+	for (size_t i = 0; i < n; i++) {
+		y[i] = v;
+	}
+}
+
 TF_VECTOR_CLONES void
 add_cpu(const float *restrict x, float *restrict y, size_t n)
 {

@@ -55,6 +55,7 @@ void bias_grad_cuda(const float *dy, float *db, int64_t rows, int64_t cols,
                     struct tfk_cuda *cx);
 void copy_cuda(const float *x, float *y, size_t n, struct tfk_cuda *cx);
 void zero_cuda(float *y, size_t n, struct tfk_cuda *cx);
+void fill_cuda(float *y, size_t n, float v, struct tfk_cuda *cx);
 void add_cuda(const float *x, float *y, size_t n, struct tfk_cuda *cx);
 void relu_forward_cuda(const float *x, float *y, size_t n, struct tfk_cuda *cx);
 void relu_backward_cuda(const float *y, const float *dy, float *dx, size_t n,
@@ -106,6 +107,33 @@ void scatter_cuda(const float *dy, int64_t vocab, int64_t dim,
                   const int64_t *ids, int64_t stride, int64_t rows,
                   int64_t width, int combiner, float *dtable,
                   struct tfk_cuda *cx);
+
+/* An optimizer's update of n parameters (tf_update() in tf/device.h:
+ * kind and the numbers of its struct tf_update; slots as many as the
+ * kind has). */
+void update_cuda(int kind, int flag, float lr, float f0, float f1, float f2,
+                 double d0, float *w, const float *g, float *const *slots,
+                 size_t n, struct tfk_cuda *cx);
+
+/* n zeroed floats of managed memory (the host may touch them once the
+ * stream is synced), or NULL. */
+float *tfk_cuda_alloc(struct tfk_cuda *cx, size_t n);
+void tfk_cuda_free(struct tfk_cuda *cx, float *p);
+/* n bytes from host (or device) memory, queued on the stream. */
+void tfk_cuda_upload(struct tfk_cuda *cx, void *dst, const void *src, size_t n);
+/* The same on the context's copy stream, overlapping the kernels, in
+ * lane 0 or 1 (a batch's buffers); the kernels queued after
+ * tfk_cuda_await_uploads(lane) wait for the lane's last upload only. */
+void tfk_cuda_upload_ahead(struct tfk_cuda *cx, void *dst, const void *src,
+                           size_t n, int lane);
+void tfk_cuda_await_uploads(struct tfk_cuda *cx, int lane);
+/* n bytes to host memory, in order with the stream, waited for (a
+ * failure is kept for tfk_cuda_sync()). */
+void tfk_cuda_download(struct tfk_cuda *cx, void *dst, const void *src,
+                       size_t n);
+/* Page-lock host memory for faster uploads: 0, or -1 when refused. */
+int tfk_cuda_pin(struct tfk_cuda *cx, void *p, size_t n);
+void tfk_cuda_unpin(struct tfk_cuda *cx, void *p);
 
 #ifdef __cplusplus
 }

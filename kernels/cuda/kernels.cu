@@ -20,6 +20,9 @@ enum { COMBINE_SUM = 0, COMBINE_MEAN = 1, COMBINE_CONCAT = 2 };
 struct tfk_cuda {
 	int device;
 	cudaStream_t stream;
+	cudaStream_t copy;   /* uploads ahead (made on first use) */
+	cudaEvent_t copied[2]; /* ... the last one into each lane */
+	int copy_ready;
 	cublasHandle_t blas;
 	double *scratch; /* the losses' terms, one a row or an element */
 	size_t scratch_n;
@@ -140,6 +143,12 @@ tfk_cuda_close(struct tfk_cuda *cx)
 	if (cx->stream != NULL) {
 		cudaStreamSynchronize(cx->stream);
 		cudaStreamDestroy(cx->stream);
+	}
+	if (cx->copy_ready) {
+		cudaStreamSynchronize(cx->copy);
+		cudaEventDestroy(cx->copied[0]);
+		cudaEventDestroy(cx->copied[1]);
+		cudaStreamDestroy(cx->copy);
 	}
 	cudaFree(cx->scratch);
 	cudaFree(cx->sum);
@@ -312,6 +321,25 @@ zero_cuda(float *y, size_t n, struct tfk_cuda *cx)
 	if (e != cudaSuccess) {
 		failed(cx, "zero", cudaGetErrorString(e));
 	}
+}
+
+__global__ void
+k_fill(float *y, size_t n, float v)
+{
+	GRID_STRIDE(i, n)
+	{
+		y[i] = v;
+	}
+}
+
+extern "C" void
+fill_cuda(float *y, size_t n, float v, struct tfk_cuda *cx)
+{
+	if (n == 0) {
+		return;
+	}
+	k_fill<<<blocks(n), THREADS, 0, cx->stream>>>(y, n, v);
+	check(cx, "fill");
 }
 
 __global__ void
@@ -897,4 +925,234 @@ scatter_cuda(const float *dy, int64_t vocab, int64_t dim, const int64_t *ids,
 	k_scatter<<<blocks(n), THREADS, 0, cx->stream>>>(
 	    dy, vocab, dim, ids, stride, rows, width, combiner, dtable);
 	check(cx, "scatter");
+}
+
+/* ---- optimizer updates ---------------------------------------------- */
+
+/* The kinds of tf/device.h (TF_UPDATE_*). */
+enum {
+	UPDATE_SGD = 0,
+	UPDATE_MOMENTUM = 1,
+	UPDATE_ADAGRAD = 2,
+	UPDATE_RMSPROP = 3,
+	UPDATE_ADADELTA = 4,
+	UPDATE_ADAM = 5,
+	UPDATE_FTRL = 6
+};
+
+/* One kernel a parameter block a step: each element's update reads and
+ * writes only its own w, slots and g, in kernels/cpu/update.c's formulas
+ * (the kind is uniform across the grid, so the switch does not diverge). */
+__global__ void
+k_update(int kind, int flag, float lr, float f0, float f1, float f2, double d0,
+         float *w, const float *g, float *s0, float *s1, float *s2, size_t n)
+{
+	GRID_STRIDE(i, n)
+	{
+		float gi = g[i];
+		switch (kind) {
+		case UPDATE_SGD:
+			w[i] -= lr * gi;
+			break;
+		case UPDATE_MOMENTUM: {
+			float a = f0 * s0[i] + gi;
+			s0[i] = a;
+			w[i] -= flag ? lr * (gi + f0 * a) : lr * a;
+			break;
+		}
+		case UPDATE_ADAGRAD: {
+			float acc = s0[i] + gi * gi;
+			s0[i] = acc;
+			w[i] -= lr * gi / sqrtf(acc);
+			break;
+		}
+		case UPDATE_RMSPROP: {
+			float ms = f0 * s0[i] + (1 - f0) * gi * gi;
+			s0[i] = ms;
+			float den = ms;
+			if (flag) {
+				float mg = f0 * s2[i] + (1 - f0) * gi;
+				s2[i] = mg;
+				den -= mg * mg;
+			}
+			float mom = f1 * s1[i] + lr * gi / sqrtf(den + f2);
+			s1[i] = mom;
+			w[i] -= mom;
+			break;
+		}
+		case UPDATE_ADADELTA: {
+			float acc = f0 * s0[i] + (1 - f0) * gi * gi;
+			s0[i] = acc;
+			float u = sqrtf(s1[i] + f1) / sqrtf(acc + f1) * gi;
+			s1[i] = f0 * s1[i] + (1 - f0) * u * u;
+			w[i] -= lr * u;
+			break;
+		}
+		case UPDATE_ADAM: {
+			float m = f0 * s0[i] + (1 - f0) * gi;
+			float v = f1 * s1[i] + (1 - f1) * gi * gi;
+			s0[i] = m;
+			s1[i] = v;
+			w[i] -= lr * m / (sqrtf(v) + f2);
+			break;
+		}
+		case UPDATE_FTRL: {
+			double a0 = s0[i], a1 = a0 + (double)gi * gi;
+			double p0 = pow(a0, -d0), p1 = pow(a1, -d0);
+			float lin = s1[i] + (gi - (float)((p1 - p0) / lr * w[i]));
+			s1[i] = lin;
+			double quad = p1 / lr + 2.0 * (double)f1;
+			double l = lin;
+			w[i] = fabs(l) > (double)f0
+			           ? (float)(((l > 0 ? 1 : -1) * (double)f0 - l) /
+			                     quad)
+			           : 0.0f;
+			s0[i] = (float)a1;
+			break;
+		}
+		default:
+			break;
+		}
+	}
+}
+
+extern "C" void
+update_cuda(int kind, int flag, float lr, float f0, float f1, float f2,
+            double d0, float *w, const float *g, float *const *slots, size_t n,
+            struct tfk_cuda *cx)
+{
+	if (n == 0) {
+		return;
+	}
+	float *s0 = slots ? slots[0] : NULL;
+	float *s1 = s0 && (kind == UPDATE_RMSPROP || kind == UPDATE_ADADELTA ||
+	                   kind == UPDATE_ADAM || kind == UPDATE_FTRL)
+	                ? slots[1]
+	                : NULL;
+	float *s2 = kind == UPDATE_RMSPROP && slots ? slots[2] : NULL;
+	k_update<<<blocks(n), THREADS, 0, cx->stream>>>(
+	    kind, flag, lr, f0, f1, f2, d0, w, g, s0, s1, s2, n);
+	check(cx, "update");
+}
+
+/* ---- memory ------------------------------------------------------------ */
+
+extern "C" float *
+tfk_cuda_alloc(struct tfk_cuda *cx, size_t n)
+{
+	void *p = NULL;
+	size_t bytes = (n < 16 ? 16 : n) * sizeof(float);
+	cudaError_t e = cudaMallocManaged(&p, bytes, cudaMemAttachGlobal);
+	if (e != cudaSuccess) {
+		cudaGetLastError();
+		return NULL;
+	}
+	/* Zeroed on the host: the memory is touched first where it is
+	 * filled (parameters' initial values are drawn on the host). */
+	memset(p, 0, bytes);
+	(void)cx;
+	return (float *)p;
+}
+
+extern "C" void
+tfk_cuda_free(struct tfk_cuda *cx, float *p)
+{
+	if (p != NULL) {
+		cudaStreamSynchronize(cx->stream);
+		cudaFree(p);
+	}
+}
+
+extern "C" void
+tfk_cuda_upload(struct tfk_cuda *cx, void *dst, const void *src, size_t n)
+{
+	if (n == 0) {
+		return;
+	}
+	cudaError_t e =
+	    cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, cx->stream);
+	if (e != cudaSuccess) {
+		failed(cx, "upload", cudaGetErrorString(e));
+	}
+}
+
+extern "C" void
+tfk_cuda_upload_ahead(struct tfk_cuda *cx, void *dst, const void *src, size_t n,
+                      int lane)
+{
+	if (!cx->copy_ready) {
+		if (cudaStreamCreateWithFlags(&cx->copy, cudaStreamNonBlocking) !=
+		    cudaSuccess) {
+			cudaGetLastError();
+			tfk_cuda_upload(cx, dst, src, n); /* in order, then */
+			return;
+		}
+		if (cudaEventCreateWithFlags(&cx->copied[0],
+		                             cudaEventDisableTiming) !=
+		        cudaSuccess ||
+		    cudaEventCreateWithFlags(&cx->copied[1],
+		                             cudaEventDisableTiming) !=
+		        cudaSuccess) {
+			cudaGetLastError();
+			cudaStreamDestroy(cx->copy);
+			tfk_cuda_upload(cx, dst, src, n);
+			return;
+		}
+		cx->copy_ready = 1;
+	}
+	cudaError_t e = cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, cx->copy);
+	if (e == cudaSuccess) {
+		e = cudaEventRecord(cx->copied[lane & 1], cx->copy);
+	}
+	if (e != cudaSuccess) {
+		failed(cx, "upload ahead", cudaGetErrorString(e));
+	}
+}
+
+extern "C" void
+tfk_cuda_await_uploads(struct tfk_cuda *cx, int lane)
+{
+	if (cx->copy_ready) {
+		cudaError_t e =
+		    cudaStreamWaitEvent(cx->stream, cx->copied[lane & 1], 0);
+		if (e != cudaSuccess) {
+			failed(cx, "await uploads", cudaGetErrorString(e));
+		}
+	}
+}
+
+extern "C" void
+tfk_cuda_download(struct tfk_cuda *cx, void *dst, const void *src, size_t n)
+{
+	if (n == 0) {
+		return;
+	}
+	cudaError_t e =
+	    cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, cx->stream);
+	if (e == cudaSuccess) {
+		e = cudaStreamSynchronize(cx->stream);
+	}
+	if (e != cudaSuccess) {
+		failed(cx, "download", cudaGetErrorString(e));
+	}
+}
+
+extern "C" int
+tfk_cuda_pin(struct tfk_cuda *cx, void *p, size_t n)
+{
+	(void)cx;
+	if (cudaHostRegister(p, n, cudaHostRegisterDefault) != cudaSuccess) {
+		cudaGetLastError();
+		return -1;
+	}
+	return 0;
+}
+
+extern "C" void
+tfk_cuda_unpin(struct tfk_cuda *cx, void *p)
+{
+	(void)cx;
+	if (cudaHostUnregister(p) != cudaSuccess) {
+		cudaGetLastError();
+	}
 }

@@ -62,20 +62,28 @@ static int
 set_loss(struct tf_node *n, double loss)
 {
 	struct tf_tensor *y = tf_node_output(n);
-	float *v = tf_tensor_f32(y);
-	for (int64_t r = 0; r < y->rows; r++) {
-		v[r] = (float)loss;
-	}
+	tf_fill(tf_node_device(n), tf_tensor_f32(y), (size_t)y->rows,
+	        (float)loss);
 	tf_node_set_loss(n, loss);
 	return 0;
 }
 
-/* Labels must be whole numbers from 0 to max (classes, or 0/1). */
+/* Labels must be whole numbers from 0 to max (classes, or 0/1).  The
+ * host reads them as they were fed (labels computed by another node:
+ * off the device, once its queue is done). */
 static int
 check_labels(struct tf_node *n, int64_t max)
 {
 	const struct tf_tensor *y = tf_node_input(n, 1);
-	const float *v = tf_tensor_f32(y);
+	const float *v = tf_node_input_host(n, 1);
+	char msg[300];
+	if (v == NULL &&
+	    tf_device_sync(tf_node_device(n), msg, sizeof msg) != TF_OK) {
+		return tf_node_error(n, "%s", msg);
+	}
+	if (v == NULL) {
+		v = tf_tensor_f32(y);
+	}
 	for (int64_t r = 0; r < y->rows; r++) {
 		if (!(v[r] >= 0 && v[r] <= (float)max &&
 		      v[r] == floorf(v[r]))) {
@@ -88,10 +96,15 @@ check_labels(struct tf_node *n, int64_t max)
 	return 0;
 }
 
+/* The gradient the loss's output carries (1 unless another node uses
+ * the loss), read off the device. */
 static float
 scale(struct tf_node *n)
 {
-	return tf_tensor_f32(tf_node_output_grad(n))[0];
+	float s;
+	tf_device_download(tf_node_device(n), &s,
+	                   tf_tensor_f32(tf_node_output_grad(n)), sizeof s);
+	return s;
 }
 
 static int

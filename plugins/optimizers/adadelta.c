@@ -35,20 +35,25 @@ create(const struct tf_hparams *h, void **state, char *err, size_t errlen)
 	return 0;
 }
 
+/* The update, as the device runs it (kernels/cpu/update.c and its CUDA
+ * twin hold the formula). */
+static int
+describe(const void *state, uint64_t step, float lr, struct tf_update *u)
+{
+	(void)step;
+	const struct st *s = state;
+	*u = (struct tf_update){
+	    .kind = TF_UPDATE_ADADELTA, .lr = lr, .f0 = s->rho, .f1 = s->eps};
+	return 0;
+}
+
 static void
 apply(void *state, float *w, const float *g, float *const *slots, size_t n,
       uint64_t step, float lr)
 {
-	(void)step;
-	const struct st *s = state;
-	float *acc = slots[0], *accu = slots[1];
-	for (size_t i = 0; i < n; i++) {
-		acc[i] = s->rho * acc[i] + (1 - s->rho) * g[i] * g[i];
-		float u =
-		    sqrtf(accu[i] + s->eps) / sqrtf(acc[i] + s->eps) * g[i];
-		accu[i] = s->rho * accu[i] + (1 - s->rho) * u * u;
-		w[i] -= lr * u;
-	}
+	struct tf_update u;
+	describe(state, step, lr, &u);
+	tf_update(tf_device_cpu(), &u, w, g, slots, n);
 }
 
 static const struct tf_optimizer optimizers[] = {
@@ -61,4 +66,7 @@ static const struct tf_optimizer optimizers[] = {
 static const char *const keys[] = {"rho", "epsilon", NULL};
 static const char *const *const optimizer_keys[] = {keys};
 
-TF_PLUGIN_DEFINE_KEYS("adadelta", "1.1", NULL, optimizers, optimizer_keys)
+static const tf_update_fn updates[] = {describe};
+
+TF_PLUGIN_DEFINE_UPDATES("adadelta", "1.2", NULL, optimizers, optimizer_keys,
+                         updates)

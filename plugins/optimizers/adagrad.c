@@ -40,17 +40,24 @@ init_slots(void *state, float *const *slots, size_t n)
 	}
 }
 
+/* The update, as the device runs it (kernels/cpu/update.c and its CUDA
+ * twin hold the formula). */
+static int
+describe(const void *state, uint64_t step, float lr, struct tf_update *u)
+{
+	(void)state;
+	(void)step;
+	*u = (struct tf_update){.kind = TF_UPDATE_ADAGRAD, .lr = lr};
+	return 0;
+}
+
 static void
 apply(void *state, float *w, const float *g, float *const *slots, size_t n,
       uint64_t step, float lr)
 {
-	(void)state;
-	(void)step;
-	float *acc = slots[0];
-	for (size_t i = 0; i < n; i++) {
-		acc[i] += g[i] * g[i];
-		w[i] -= lr * g[i] / sqrtf(acc[i]);
-	}
+	struct tf_update u;
+	describe(state, step, lr, &u);
+	tf_update(tf_device_cpu(), &u, w, g, slots, n);
 }
 
 static const struct tf_optimizer optimizers[] = {
@@ -63,4 +70,7 @@ static const struct tf_optimizer optimizers[] = {
 static const char *const keys[] = {"initial_accumulator_value", NULL};
 static const char *const *const optimizer_keys[] = {keys};
 
-TF_PLUGIN_DEFINE_KEYS("adagrad", "1.1", NULL, optimizers, optimizer_keys)
+static const tf_update_fn updates[] = {describe};
+
+TF_PLUGIN_DEFINE_UPDATES("adagrad", "1.2", NULL, optimizers, optimizer_keys,
+                         updates)

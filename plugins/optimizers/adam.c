@@ -39,20 +39,29 @@ create(const struct tf_hparams *h, void **state, char *err, size_t errlen)
 	return 0;
 }
 
+/* The update, as the device runs it (kernels/cpu/update.c and its CUDA
+ * twin hold the formula). */
+static int
+describe(const void *state, uint64_t step, float lr, struct tf_update *u)
+{
+	const struct st *s = state;
+	float lr_t = (float)(lr * sqrt(1 - pow(s->beta2, (double)step)) /
+	                     (1 - pow(s->beta1, (double)step)));
+	*u = (struct tf_update){.kind = TF_UPDATE_ADAM,
+	                        .lr = lr_t,
+	                        .f0 = (float)s->beta1,
+	                        .f1 = (float)s->beta2,
+	                        .f2 = s->eps};
+	return 0;
+}
+
 static void
 apply(void *state, float *w, const float *g, float *const *slots, size_t n,
       uint64_t step, float lr)
 {
-	const struct st *s = state;
-	float *m = slots[0], *v = slots[1];
-	float b1 = (float)s->beta1, b2 = (float)s->beta2;
-	float lr_t = (float)(lr * sqrt(1 - pow(s->beta2, (double)step)) /
-	                     (1 - pow(s->beta1, (double)step)));
-	for (size_t i = 0; i < n; i++) {
-		m[i] = b1 * m[i] + (1 - b1) * g[i];
-		v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i];
-		w[i] -= lr_t * m[i] / (sqrtf(v[i]) + s->eps);
-	}
+	struct tf_update u;
+	describe(state, step, lr, &u);
+	tf_update(tf_device_cpu(), &u, w, g, slots, n);
 }
 
 static const struct tf_optimizer optimizers[] = {
@@ -65,4 +74,7 @@ static const struct tf_optimizer optimizers[] = {
 static const char *const keys[] = {"beta1", "beta2", "epsilon", NULL};
 static const char *const *const optimizer_keys[] = {keys};
 
-TF_PLUGIN_DEFINE_KEYS("adam", "1.1", NULL, optimizers, optimizer_keys)
+static const tf_update_fn updates[] = {describe};
+
+TF_PLUGIN_DEFINE_UPDATES("adam", "1.2", NULL, optimizers, optimizer_keys,
+                         updates)

@@ -52,24 +52,28 @@ init_slots(void *state, float *const *slots, size_t n)
 	}
 }
 
+/* The update, as the device runs it (kernels/cpu/update.c and its CUDA
+ * twin hold the formula). */
+static int
+describe(const void *state, uint64_t step, float lr, struct tf_update *u)
+{
+	(void)step;
+	const struct st *s = state;
+	*u = (struct tf_update){.kind = TF_UPDATE_FTRL,
+	                        .lr = lr,
+	                        .f0 = s->l1,
+	                        .f1 = s->l2,
+	                        .d0 = s->power};
+	return 0;
+}
+
 static void
 apply(void *state, float *w, const float *g, float *const *slots, size_t n,
       uint64_t step, float lr)
 {
-	(void)step;
-	const struct st *s = state;
-	float *acc = slots[0], *lin = slots[1];
-	for (size_t i = 0; i < n; i++) {
-		double a0 = acc[i], a1 = a0 + (double)g[i] * g[i];
-		double p0 = pow(a0, -s->power), p1 = pow(a1, -s->power);
-		lin[i] += g[i] - (float)((p1 - p0) / lr * w[i]);
-		double quad = p1 / lr + 2.0 * s->l2;
-		double l = lin[i];
-		w[i] = fabs(l) > s->l1
-		           ? (float)(((l > 0 ? 1 : -1) * s->l1 - l) / quad)
-		           : 0.0f;
-		acc[i] = (float)a1;
-	}
+	struct tf_update u;
+	describe(state, step, lr, &u);
+	tf_update(tf_device_cpu(), &u, w, g, slots, n);
 }
 
 static const struct tf_optimizer optimizers[] = {
@@ -85,4 +89,7 @@ static const char *const keys[] = {
     "learning_rate_power", "initial_accumulator_value", "l1", "l2", NULL};
 static const char *const *const optimizer_keys[] = {keys};
 
-TF_PLUGIN_DEFINE_KEYS("ftrl", "1.1", NULL, optimizers, optimizer_keys)
+static const tf_update_fn updates[] = {describe};
+
+TF_PLUGIN_DEFINE_UPDATES("ftrl", "1.2", NULL, optimizers, optimizer_keys,
+                         updates)

@@ -32,17 +32,27 @@ create(const struct tf_hparams *h, void **state, char *err, size_t errlen)
 	return 0;
 }
 
+/* The update, as the device runs it (kernels/cpu/update.c and its CUDA
+ * twin hold the formula). */
+static int
+describe(const void *state, uint64_t step, float lr, struct tf_update *u)
+{
+	(void)step;
+	const struct st *s = state;
+	*u = (struct tf_update){.kind = TF_UPDATE_MOMENTUM,
+	                        .flag = s->nesterov,
+	                        .lr = lr,
+	                        .f0 = s->momentum};
+	return 0;
+}
+
 static void
 apply(void *state, float *w, const float *g, float *const *slots, size_t n,
       uint64_t step, float lr)
 {
-	(void)step;
-	const struct st *s = state;
-	float *a = slots[0], m = s->momentum;
-	for (size_t i = 0; i < n; i++) {
-		a[i] = m * a[i] + g[i];
-		w[i] -= s->nesterov ? lr * (g[i] + m * a[i]) : lr * a[i];
-	}
+	struct tf_update u;
+	describe(state, step, lr, &u);
+	tf_update(tf_device_cpu(), &u, w, g, slots, n);
 }
 
 static const struct tf_optimizer optimizers[] = {
@@ -55,4 +65,7 @@ static const struct tf_optimizer optimizers[] = {
 static const char *const keys[] = {"momentum", "nesterov", NULL};
 static const char *const *const optimizer_keys[] = {keys};
 
-TF_PLUGIN_DEFINE_KEYS("momentum", "1.1", NULL, optimizers, optimizer_keys)
+static const tf_update_fn updates[] = {describe};
+
+TF_PLUGIN_DEFINE_UPDATES("momentum", "1.2", NULL, optimizers, optimizer_keys,
+                         updates)

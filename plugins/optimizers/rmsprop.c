@@ -50,24 +50,29 @@ init_slots(void *state, float *const *slots, size_t n)
 	}
 }
 
+/* The update, as the device runs it (kernels/cpu/update.c and its CUDA
+ * twin hold the formula). */
+static int
+describe(const void *state, uint64_t step, float lr, struct tf_update *u)
+{
+	(void)step;
+	const struct st *s = state;
+	*u = (struct tf_update){.kind = TF_UPDATE_RMSPROP,
+	                        .flag = s->centered,
+	                        .lr = lr,
+	                        .f0 = s->decay,
+	                        .f1 = s->momentum,
+	                        .f2 = s->eps};
+	return 0;
+}
+
 static void
 apply(void *state, float *w, const float *g, float *const *slots, size_t n,
       uint64_t step, float lr)
 {
-	(void)step;
-	const struct st *s = state;
-	float *ms = slots[0], *mom = slots[1], *mg = slots[2];
-	float d = s->decay;
-	for (size_t i = 0; i < n; i++) {
-		ms[i] = d * ms[i] + (1 - d) * g[i] * g[i];
-		float den = ms[i];
-		if (s->centered) {
-			mg[i] = d * mg[i] + (1 - d) * g[i];
-			den -= mg[i] * mg[i];
-		}
-		mom[i] = s->momentum * mom[i] + lr * g[i] / sqrtf(den + s->eps);
-		w[i] -= mom[i];
-	}
+	struct tf_update u;
+	describe(state, step, lr, &u);
+	tf_update(tf_device_cpu(), &u, w, g, slots, n);
 }
 
 static const struct tf_optimizer optimizers[] = {
@@ -81,4 +86,7 @@ static const char *const keys[] = {"decay", "momentum", "epsilon", "centered",
                                    NULL};
 static const char *const *const optimizer_keys[] = {keys};
 
-TF_PLUGIN_DEFINE_KEYS("rmsprop", "1.1", NULL, optimizers, optimizer_keys)
+static const tf_update_fn updates[] = {describe};
+
+TF_PLUGIN_DEFINE_UPDATES("rmsprop", "1.2", NULL, optimizers, optimizer_keys,
+                         updates)

@@ -6,16 +6,24 @@
 
 #include "tf/plugin.h"
 
+/* The update, as the device runs it (kernels/cpu/update.c and its CUDA
+ * twin hold the formula). */
+static int
+describe(const void *state, uint64_t step, float lr, struct tf_update *u)
+{
+	(void)state;
+	(void)step;
+	*u = (struct tf_update){.kind = TF_UPDATE_SGD, .lr = lr};
+	return 0;
+}
+
 static void
 apply(void *state, float *w, const float *g, float *const *slots, size_t n,
       uint64_t step, float lr)
 {
-	(void)state;
-	(void)slots;
-	(void)step;
-	for (size_t i = 0; i < n; i++) {
-		w[i] -= lr * g[i];
-	}
+	struct tf_update u;
+	describe(state, step, lr, &u);
+	tf_update(tf_device_cpu(), &u, w, g, slots, n);
 }
 
 static const struct tf_optimizer optimizers[] = {
@@ -27,4 +35,7 @@ static const struct tf_optimizer optimizers[] = {
 static const char *const keys[] = {NULL};
 static const char *const *const optimizer_keys[] = {keys};
 
-TF_PLUGIN_DEFINE_KEYS("sgd", "1.1", NULL, optimizers, optimizer_keys)
+static const tf_update_fn updates[] = {describe};
+
+TF_PLUGIN_DEFINE_UPDATES("sgd", "1.2", NULL, optimizers, optimizer_keys,
+                         updates)

@@ -155,3 +155,18 @@ assert n == 569, n'
 	run -0 tf-eval -d ck-shape --predict --csv bc-shape.tfrecord
 	[ "${lines[0]}" = "class,p_0,p_1" ]
 }
+
+@test "--device: cpu evaluates as the default; a GPU that is not there is exit 69; a bad name 64" {
+	tf-eval -d ck iris.tfrecord > default.json
+	tf-eval -d ck --device cpu iris.tfrecord > cpu.json
+	cmp default.json cpu.json
+	run --separate-stderr tf-eval -d ck --device cuda:0 iris.tfrecord
+	if [ "$status" -eq 0 ]; then
+		skip "a GPU is here: tests/gpu compares it with the CPU"
+	fi
+	[ "$status" -eq 69 ]
+	[[ "$stderr" == "tf-eval: --device cuda:0: "* ]]
+	run -64 --separate-stderr tf-eval -d ck --device gpu iris.tfrecord
+	[[ "$stderr" == *"'gpu' is not a device"* ]]
+	run -64 tf-eval -d ck --gpu-math tf64 iris.tfrecord
+}

@@ -324,6 +324,24 @@ for g, w in zip(got, want):
 	stop_server
 }
 
+@test "--device: cpu serves as the default; a GPU that is not there is exit 69 before any port is taken" {
+	/usr/bin/python3 -c '
+import json; [print(json.dumps(r)) for r in json.load(open("'"$F"'/named.json"))["instances"]]' > lines.json
+	run -0 --separate-stderr tf-serve --model-base "$F/models" --device cpu --stdin < lines.json
+	a=$output
+	run -0 --separate-stderr tf-serve --model-base "$F/models" --stdin < lines.json
+	[ "$a" = "$output" ]
+	run --separate-stderr timeout 20 tf-serve --model-base "$F/models" --device cuda --rest-api-port 0 --grpc-port off
+	if [ "$status" -eq 124 ]; then
+		skip "a GPU is here: it served until the timeout"
+	fi
+	[ "$status" -eq 69 ]
+	[[ "$stderr" == "tf-serve: --device cuda: "* ]]
+	[[ "$stderr" != *"REST API on"* ]]
+	run -64 --separate-stderr tf-serve --model-base "$F/models" --device cuda:one --stdin
+	[[ "$stderr" == *"a GPU is cuda:N"* ]]
+}
+
 @test "--stdin: JSON lines or records in, one prediction a line out" {
 	/usr/bin/python3 -c '
 import json; [print(json.dumps(r)) for r in json.load(open("'"$F"'/named.json"))["instances"]]' > lines.json

@@ -807,3 +807,65 @@ assert json.load(open(sys.argv[1]))["accuracy"] >= 0.95, sys.argv[1]' $ck.json
 		done
 	done
 }
+
+@test "--device: cpu is the default's model; a GPU that is not there is exit 69 saying why; bad names and maths are usage errors" {
+	split_bc
+	args="-q --schema bc.tfrecord.schema.json --batch-size 32 --seed 5 --epochs 0 --max-steps 30 --enable-bn --dropout-keep-prob 0.8"
+	tf-train $args --checkpoint-dir a $TRAIN > /dev/null
+	tf-train $args --device cpu --gpu-math fp32 --checkpoint-dir b $TRAIN > /dev/null
+	same_state a/model.ckpt-30 b/model.ckpt-30
+	# the device is this run's: a resume elsewhere goes on from the same state
+	tf-train $args --print-config $TRAIN | grep -q '"device": "cpu"'
+	run --separate-stderr tf-train $args --device cuda --checkpoint-dir g $TRAIN
+	if [ "$status" -eq 0 ]; then
+		skip "a GPU is here: tests/gpu compares its training with the CPU's"
+	fi
+	[ "$status" -eq 69 ]
+	echo "$stderr"
+	[[ "$stderr" == "tf-train: --device cuda: "* ]]
+	[[ "$stderr" =~ CUDA|GPU ]]
+	[ ! -e g/checkpoint ]
+	run -64 --separate-stderr tf-train $args --device tpu $TRAIN
+	[[ "$stderr" == *"'tpu' is not a device (cpu, cuda or cuda:N)"* ]]
+	run -64 --separate-stderr tf-train $args --device cuda:x $TRAIN
+	[[ "$stderr" == *"a GPU is cuda:N"* ]]
+	run -64 --separate-stderr tf-train $args --gpu-math tf32 $TRAIN
+	[[ "$stderr" == *"the CPU multiplies in fp32"* ]]
+	run -64 --separate-stderr tf-train $args --device cuda --gpu-math fp16 $TRAIN
+	[[ "$stderr" == *"'fp16' is not a GPU math"* ]]
+}
+
+# The device path without a GPU: build/tests/fake-gpu.so stands in for
+# the CUDA module, running the CPU kernels on memory that faults when the
+# host touches it while a kernel that used it is still queued.
+@test "--device cuda through the device module (a CPU stand-in that faults on unsynced host access): the CPU's model bit for bit, every optimizer, resumed; evaluated and served alike; a missing kernel runs on the CPU, named" {
+	export TFKIT_CUDA_MODULE="$TFKIT_BUILD/tests/fake-gpu.so"
+	split_bc
+	args="-q --schema bc.tfrecord.schema.json --batch-size 32 --seed 9 --epochs 0 --enable-bn --dropout-keep-prob 0.8"
+	for opt in adam sgd momentum adagrad rmsprop adadelta ftrl; do
+		tf-train $args --max-steps 40 --optimizer $opt --checkpoint-dir c-$opt $TRAIN > /dev/null
+		tf-train $args --max-steps 40 --optimizer $opt --device cuda --checkpoint-dir g-$opt $TRAIN > /dev/null
+		same_state c-$opt/model.ckpt-40 g-$opt/model.ckpt-40
+	done
+	# resumed on the other device: the same run
+	tf-train $args --max-steps 20 --device cuda --checkpoint-dir r $TRAIN > /dev/null
+	tf-train $args --max-steps 40 --checkpoint-dir r $TRAIN > /dev/null
+	same_state c-adam/model.ckpt-40 r/model.ckpt-40
+	tf-eval -d c-adam "$TEST" > cpu.json
+	tf-eval -d c-adam --device cuda "$TEST" > gpu.json
+	cmp cpu.json gpu.json
+	tf-export -d g-adam --export-base models > /dev/null
+	tf-records head -n 5 --raw "$TEST" > five.tfrecord
+	tf-serve --model-base models --stdin --stdin-format tfrecord < five.tfrecord > cpu.lines
+	tf-serve --model-base models --device cuda --stdin --stdin-format tfrecord < five.tfrecord > gpu.lines
+	cmp cpu.lines gpu.lines
+	[ "$(wc -l < gpu.lines)" = 5 ]
+	# a device without the update kernel: the CPU's, after a sync, said
+	run -0 --separate-stderr env FAKE_GPU_NO=update tf-train $args --max-steps 40 --device cuda --checkpoint-dir f $TRAIN
+	[[ "$stderr" == *"cuda:0 (fake GPU): these ran on the CPU (no kernel on the device): update"* ]]
+	same_state c-adam/model.ckpt-40 f/model.ckpt-40
+	run -64 --separate-stderr tf-train $args --max-steps 40 --device cuda -j 2 --checkpoint-dir t $TRAIN
+	[[ "$stderr" == *"on --device cuda the GPU takes the whole batch"* ]]
+	run -69 --separate-stderr tf-train $args --max-steps 40 --device cuda:1 --checkpoint-dir t $TRAIN
+	[[ "$stderr" == *"no CUDA GPU 1"* ]]
+}

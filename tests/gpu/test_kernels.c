@@ -14,6 +14,7 @@
 
 #include "kernels/cuda/cuda.h"
 #include "kernels/kernels.h"
+#include "tf/device.h"
 
 static struct tfk_cuda *cx;
 static int ntests, nfailed, cur_failed;
@@ -180,7 +181,22 @@ copy_zero_add(void)
 	float *g0 = down(d0, n);
 	zero_cpu(y, n);
 	same("zero", y, g0, n, 0, 0);
-	free(x), free(y), free(g), free(gc), free(g0);
+	float *df = upf(x, n);
+	fill_cuda(df, n, -2.5f, cx);
+	float *gf = down(df, n);
+	fill_cpu(y, n, -2.5f);
+	same("fill", y, gf, n, 0, 0);
+	/* managed memory, uploads and downloads in order with kernels */
+	float *m = tfk_cuda_alloc(cx, n), back[1000];
+	tfk_cuda_upload(cx, m, x, n * sizeof *x);
+	add_cuda(dx, m, n, cx);
+	tfk_cuda_download(cx, back, m, sizeof back);
+	for (size_t i = 0; i < n; i++) {
+		y[i] = x[i] + x[i];
+	}
+	same("upload, add, download", y, back, n, 0, 0);
+	tfk_cuda_free(cx, m);
+	free(x), free(y), free(g), free(gc), free(g0), free(gf);
 	cudaFree(dx);
 }
 
@@ -414,6 +430,65 @@ embedding_gather_scatter(void)
 	cudaFree(gt), cudaFree(gids);
 }
 
+/* Every optimizer's fused update, ten steps on the same block: w and
+ * every slot as on the CPU (positive accumulators where the optimizer
+ * takes a square root or a power of them). */
+static void
+optimizer_updates(void)
+{
+	const size_t n = 4099;
+	const struct tf_update kinds[] = {
+	    {TF_UPDATE_SGD, 0, 0.1f, 0, 0, 0, 0},
+	    {TF_UPDATE_MOMENTUM, 0, 0.05f, 0.9f, 0, 0, 0},
+	    {TF_UPDATE_MOMENTUM, 1, 0.05f, 0.9f, 0, 0, 0},
+	    {TF_UPDATE_ADAGRAD, 0, 0.1f, 0, 0, 0, 0},
+	    {TF_UPDATE_RMSPROP, 0, 0.01f, 0.9f, 0.5f, 1e-10f, 0},
+	    {TF_UPDATE_RMSPROP, 1, 0.01f, 0.9f, 0.0f, 1e-10f, 0},
+	    {TF_UPDATE_ADADELTA, 0, 1.0f, 0.95f, 1e-8f, 0, 0},
+	    {TF_UPDATE_ADAM, 0, 0.001f, 0.9f, 0.999f, 1e-8f, 0},
+	    {TF_UPDATE_FTRL, 0, 0.1f, 0.01f, 0.001f, 0, -0.5},
+	};
+	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+		const struct tf_update *u = &kinds[k];
+		float *w = host(n), *s[3], *ds[3];
+		float *dw = upf(w, n);
+		for (int j = 0; j < 3; j++) {
+			s[j] = host(n);
+			for (size_t i = 0; i < n; i++) {
+				/* accumulators start positive, as their
+				 * optimizers' do */
+				s[j][i] =
+				    j == 0 || u->kind == TF_UPDATE_ADADELTA
+				        ? fabsf(s[j][i]) + 0.1f
+				        : s[j][i];
+			}
+			ds[j] = upf(s[j], n);
+		}
+		for (int step = 0; step < 10; step++) {
+			float *g = host(n), *dg = upf(g, n);
+			update_cpu(u, w, g, s, n);
+			update_cuda(u->kind, u->flag, u->lr, u->f0, u->f1,
+			            u->f2, u->d0, dw, dg, ds, n, cx);
+			free(down(dg, 0));
+			free(g);
+		}
+		char what[48];
+		snprintf(what, sizeof what, "update kind %d flag %d w", u->kind,
+		         u->flag);
+		float *hw = down(dw, n);
+		/* fused multiply-adds on the GPU: a few ulps a step */
+		same(what, w, hw, n, 1e-4, 1e-5);
+		for (int j = 0; j < 3; j++) {
+			float *hs = down(ds[j], n);
+			snprintf(what, sizeof what, "update kind %d slot %d",
+			         u->kind, j);
+			same(what, s[j], hs, n, 1e-4, 1e-5);
+			free(hs), free(s[j]);
+		}
+		free(w), free(hw);
+	}
+}
+
 static void
 gemm_tf32_when_asked(void)
 {
@@ -467,6 +542,7 @@ main(void)
 	RUN(batchnorm_train_infer_gradient);
 	RUN(column_blocks);
 	RUN(embedding_gather_scatter);
+	RUN(optimizer_updates);
 	RUN(gemm_tf32_when_asked);
 	printf("1..%d\n", ntests);
 	tfk_cuda_close(cx);

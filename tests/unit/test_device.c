@@ -60,10 +60,80 @@ TEST(gemm_against_loops)
 	}
 }
 
+/* Names and maths: the CPU always; a GPU where there is one, else a
+ * clear TF_EUNAVAIL saying why (no CUDA in this build, no module, no
+ * driver or no GPU). */
+TEST(devices_by_name)
+{
+	struct tf_device *d = (struct tf_device *)1;
+	char msg[400];
+	CHECK(tf_device_open("cpu", NULL, &d, msg, sizeof msg) == TF_OK);
+	CHECK(d == tf_device_cpu());
+	CHECK(tf_device_open("cpu", "fp32", &d, msg, sizeof msg) == TF_OK);
+	CHECK(tf_device_open("cpu", "tf32", &d, msg, sizeof msg) == TF_EINVAL);
+	CHECK(d == NULL);
+	CHECK_CONTAINS(msg, "tf32 is a GPU math");
+	const char *bad[] = {"tpu",   "cuda:",      "cuda:x", "cuda:-1",
+	                     "cuda0", "cuda:99999", "CPU",    ""};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		if (tf_device_open(bad[i], NULL, &d, msg, sizeof msg) !=
+		    TF_EINVAL) {
+			FAILF("'%s' was taken for a device", bad[i]);
+		}
+	}
+	CHECK(tf_device_open("cuda", "fp16", &d, msg, sizeof msg) == TF_EINVAL);
+	CHECK_CONTAINS(msg, "'fp16' is not a GPU math");
+	int rc = tf_device_open("cuda:0", NULL, &d, msg, sizeof msg);
+	if (rc == TF_OK) {
+		CHECK(tf_device_kind(d) == TF_DEVICE_CUDA);
+		CHECK_CONTAINS(tf_device_name(d), "cuda:0 (");
+	} else {
+		CHECK(rc == TF_EUNAVAIL);
+		CHECK(d == NULL && strlen(msg) > 10);
+	}
+}
+
+/* The optimizers' fused updates against their formulas, by hand. */
+TEST(updates_against_formulas)
+{
+	struct tf_device *d = tf_device_cpu();
+	float w[3] = {1, -2, 0.5f}, g[3] = {0.5f, -1, 2};
+	float m[3] = {0}, v[3] = {0}, *slots[3] = {m, v, NULL};
+	struct tf_update u = {.kind = TF_UPDATE_ADAM,
+	                      .lr = 0.1f,
+	                      .f0 = 0.9f,
+	                      .f1 = 0.999f,
+	                      .f2 = 1e-8f};
+	tf_update(d, &u, w, g, slots, 3);
+	for (int i = 0; i < 3; i++) {
+		float gi = (i == 0 ? 0.5f : i == 1 ? -1.0f : 2.0f);
+		float mi = (1 - 0.9f) * gi, vi = (1 - 0.999f) * gi * gi;
+		float want = (i == 0   ? 1
+		              : i == 1 ? -2
+		                       : 0.5f) -
+		             0.1f * mi / (sqrtf(vi) + 1e-8f);
+		if (fabsf(w[i] - want) > 1e-6f || m[i] != mi || v[i] != vi) {
+			FAILF("adam %d: w %g (want %g), m %g, v %g", i, w[i],
+			      want, m[i], v[i]);
+		}
+	}
+	float a[2] = {1, 2}, w2[2] = {1, 1}, g2[2] = {1, -1};
+	float *s2[1] = {a};
+	u = (struct tf_update){
+	    .kind = TF_UPDATE_MOMENTUM, .flag = 1, .lr = 0.5f, .f0 = 0.5f};
+	tf_update(d, &u, w2, g2, s2, 2);
+	/* a = 0.5 a + g: 1.5, 0; nesterov: w -= 0.5 (g + 0.5 a) */
+	CHECK(a[0] == 1.5f && a[1] == 0.0f);
+	CHECK(w2[0] == 1 - 0.5f * (1 + 0.75f) && w2[1] == 1 - 0.5f * -1);
+	CHECK(tf_device_fallbacks(d)[0] == '\0');
+}
+
 int
 main(void)
 {
 	RUN(cpu_table_is_complete);
 	RUN(gemm_against_loops);
+	RUN(devices_by_name);
+	RUN(updates_against_formulas);
 	DONE();
 }

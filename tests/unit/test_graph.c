@@ -39,9 +39,11 @@ TEST(registry_finds_builtins)
 
 TEST(abi_mismatch_is_refused)
 {
-	static const struct tf_plugin bad = {
-	    99,  sizeof(struct tf_plugin), "future", "9.0", NULL, NULL, NULL,
-	    NULL};
+	static const struct tf_plugin bad = {99,       sizeof(struct tf_plugin),
+	                                     "future", "9.0",
+	                                     NULL,     NULL,
+	                                     NULL,     NULL,
+	                                     NULL};
 	struct tf_registry *r = tf_registry_new();
 	CHECK_STATUS(tf_registry_add(r, &bad, "/x/future.so"), TF_EFORMAT, r);
 	CHECK_CONTAINS(tf_errmsg(r), "/x/future.so: plugin ABI 99");

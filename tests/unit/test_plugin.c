@@ -32,7 +32,8 @@ TEST(optimizer_keys_are_read_from_a_descriptor_that_has_them)
 	    TF_PLUGIN_ABI, sizeof(struct tf_plugin),
 	    "keys",        "1",
 	    NULL,          opts,
-	    NULL,          keys};
+	    NULL,          keys,
+	    NULL};
 	struct tf_registry *r = tf_registry_new();
 	CHECK_STATUS(tf_registry_add(r, &p, "/x/keys.so"), TF_OK, r);
 	const char *const *k = tf_registry_optimizer_keys(r, "one");
@@ -52,7 +53,8 @@ TEST(a_first_abi_descriptor_loads_and_its_keys_are_never_read)
 	    TF_PLUGIN_ABI, (uint32_t)offsetof(struct tf_plugin, optimizer_keys),
 	    "old",         "1",
 	    NULL,          opts,
-	    NULL,          (const char *const *const *)(uintptr_t)0x1};
+	    NULL,          (const char *const *const *)(uintptr_t)0x1,
+	    NULL};
 	struct tf_registry *r = tf_registry_new();
 	CHECK_STATUS(tf_registry_add(r, &p, "/x/old.so"), TF_OK, r);
 	CHECK(tf_registry_optimizer(r, "one") != NULL);
@@ -60,10 +62,54 @@ TEST(a_first_abi_descriptor_loads_and_its_keys_are_never_read)
 	tf_registry_free(r);
 }
 
+static int
+sgd_update(const void *state, uint64_t step, float lr, struct tf_update *u)
+{
+	(void)state;
+	(void)step;
+	*u = (struct tf_update){.kind = TF_UPDATE_SGD, .lr = lr};
+	return 0;
+}
+static const tf_update_fn updates[] = {sgd_update, NULL};
+
+TEST(device_updates_are_read_only_from_a_descriptor_that_has_them)
+{
+	static const struct tf_plugin p = {
+	    TF_PLUGIN_ABI, sizeof(struct tf_plugin),
+	    "upd",         "1",
+	    NULL,          opts,
+	    NULL,          keys,
+	    updates};
+	struct tf_registry *r = tf_registry_new();
+	CHECK_STATUS(tf_registry_add(r, &p, "/x/upd.so"), TF_OK, r);
+	CHECK(tf_registry_optimizer_update(r, "one") == sgd_update);
+	CHECK(tf_registry_optimizer_update(r, "two") == NULL);
+	CHECK(tf_registry_optimizer_update(r, "nosuch") == NULL);
+	tf_registry_free(r);
+	/* Built when optimizer_keys was the last field: whatever follows
+	 * it is never read. */
+	static const struct tf_plugin old = {
+	    TF_PLUGIN_ABI,
+	    (uint32_t)(offsetof(struct tf_plugin, optimizer_keys) +
+	               sizeof(void *)),
+	    "oldkeys",
+	    "1",
+	    NULL,
+	    opts,
+	    NULL,
+	    keys,
+	    (const tf_update_fn *)(uintptr_t)0x1};
+	r = tf_registry_new();
+	CHECK_STATUS(tf_registry_add(r, &old, "/x/oldkeys.so"), TF_OK, r);
+	CHECK(tf_registry_optimizer_keys(r, "one") != NULL);
+	CHECK(tf_registry_optimizer_update(r, "one") == NULL);
+	tf_registry_free(r);
+}
+
 TEST(a_short_or_foreign_descriptor_is_refused)
 {
 	static const struct tf_plugin tiny = {
-	    TF_PLUGIN_ABI, 8, "tiny", "1", NULL, NULL, NULL, NULL};
+	    TF_PLUGIN_ABI, 8, "tiny", "1", NULL, NULL, NULL, NULL, NULL};
 	struct tf_registry *r = tf_registry_new();
 	CHECK_STATUS(tf_registry_add(r, &tiny, "/x/tiny.so"), TF_EFORMAT, r);
 	CHECK_CONTAINS(tf_errmsg(r), "/x/tiny.so: plugin ABI 1");
@@ -74,7 +120,8 @@ TEST(a_short_or_foreign_descriptor_is_refused)
 	    TF_PLUGIN_ABI, sizeof(struct tf_plugin),
 	    "bad",         "1",
 	    NULL,          noapply,
-	    NULL,          NULL};
+	    NULL,          NULL,
+	    NULL};
 	r = tf_registry_new();
 	CHECK_STATUS(tf_registry_add(r, &p, "/x/bad.so"), TF_EFORMAT, r);
 	CHECK_CONTAINS(tf_errmsg(r), "optimizer 'bad' has no apply");
@@ -116,6 +163,7 @@ main(void)
 {
 	RUN(optimizer_keys_are_read_from_a_descriptor_that_has_them);
 	RUN(a_first_abi_descriptor_loads_and_its_keys_are_never_read);
+	RUN(device_updates_are_read_only_from_a_descriptor_that_has_them);
 	RUN(a_short_or_foreign_descriptor_is_refused);
 	RUN(hparams_are_checked_against_the_keys);
 	DONE();

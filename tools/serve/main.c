@@ -69,12 +69,15 @@ usage(void)
 	    "      --stdin-format=FORMAT json (one instance a line, default) "
 	    "or tfrecord\n"
 	    "  -j, --threads=N           worker threads (default 2)\n"
+	    "      --device=DEV          cpu (default), cuda or cuda:N: "
+	    "where models run\n"
+	    "      --gpu-math=M          fp32 (default) or tf32\n"
 	    "  -h, --help                show this help and exit\n"
 	    "  -V, --version             show the version and exit\n\n"
 	    "Exit status: 0 after SIGTERM or SIGINT (requests drained) or "
 	    "at the end of\n--stdin, 64 usage, 65 bad input (--stdin), 66 "
-	    "missing model base, 69 no\nvalid version or the port is "
-	    "taken, 74 I/O error.\n",
+	    "missing model base, 69 no\nvalid version, the port is "
+	    "taken or no such device, 74 I/O error.\n",
 	    tool_name, tool_name, tool_name);
 }
 
@@ -98,13 +101,17 @@ enum {
 	OPT_PORT,
 	OPT_GRPC_PORT,
 	OPT_STDIN,
-	OPT_STDIN_FORMAT
+	OPT_STDIN_FORMAT,
+	OPT_DEVICE,
+	OPT_GPU_MATH
 };
 
 static const struct option options[] = {
     {"allow-missing", no_argument, NULL, OPT_ALLOW_MISSING},
     {"batch-timeout-micros", required_argument, NULL, OPT_BATCH_TIMEOUT},
+    {"device", required_argument, NULL, OPT_DEVICE},
     {"enable-batching", no_argument, NULL, OPT_BATCHING},
+    {"gpu-math", required_argument, NULL, OPT_GPU_MATH},
     {"grpc-port", required_argument, NULL, OPT_GRPC_PORT},
     {"help", no_argument, NULL, 'h'},
     {"idle-timeout", required_argument, NULL, OPT_IDLE},
@@ -175,6 +182,12 @@ apply(struct serve_opts *o, int c, const char *arg)
 		break;
 	case OPT_NNG:
 		o->nng_url = arg;
+		break;
+	case OPT_DEVICE:
+		o->device = arg;
+		break;
+	case OPT_GPU_MATH:
+		o->gpu_math = arg;
 		break;
 	case OPT_POLL:
 		o->poll = opt_double("--poll-interval", arg);
@@ -323,6 +336,7 @@ main(int argc, char **argv)
 	if (tf_registry_load(sv.reg) != TF_OK) {
 		die(EX_SOFTWARE, "%s", tf_errmsg(sv.reg));
 	}
+	sv.opt.dev = open_device(sv.opt.device, sv.opt.gpu_math);
 	if (config != NULL) {
 		serve_load_config(&sv, config);
 	} else {

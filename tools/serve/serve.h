@@ -41,7 +41,9 @@ struct serve_opts {
 	int grpc_port; /* -1: no gRPC API */
 	const char *address;
 	const char *nng_url;
-	int allow_missing; /* examples may lack features */
+	int allow_missing;             /* examples may lack features */
+	const char *device, *gpu_math; /* --device, --gpu-math */
+	struct tf_device *dev;         /* ... opened, for every model */
 };
 
 /* ---- versions and models ------------------------------------------------- */

@@ -186,6 +186,9 @@ load_version(struct serve *sv, struct served *s, int64_t number,
 	for (int i = 0; i < n; i++) {
 		struct tf_model *m = tf_model_new();
 		v->inst[v->ninst++] = m;
+		if (m != NULL) {
+			tf_model_set_device(m, sv->opt.dev);
+		}
 		int rc = m == NULL ? TF_ENOMEM
 		         : mv      ? tf_model_load_files(m, sv->reg, mv->files,
 		                                         mv->nfiles, origin)

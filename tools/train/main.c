@@ -120,6 +120,10 @@ usage(void)
 	    "  -q, --quiet                no progress line\n"
 	    "  -j, --threads=N            split each batch across N "
 	    "threads (default 1)\n"
+	    "      --device=DEV           cpu (default), cuda or cuda:N "
+	    "(a GPU)\n"
+	    "      --gpu-math=M           fp32 (default) or tf32 "
+	    "(tensor cores)\n"
 	    "  -h, --help                 show this help and exit\n"
 	    "  -V, --version              show the version and exit\n\n"
 	    "Distributed (tf-ps(1)):\n"
@@ -223,12 +227,14 @@ static const struct option options[] = {
     {"dropout-keep-prob", required_argument, NULL, OPT_DROPOUT},
     {"embedding-dim", required_argument, NULL, OPT_EMB_DIM},
     {"enable-bn", no_argument, NULL, OPT_BN},
+    {"device", required_argument, NULL, OPT_SETTING},
     {"epochs", required_argument, NULL, 'e'},
     {"exclude", required_argument, NULL, OPT_EXCLUDE},
     {"features", required_argument, NULL, OPT_FEATURES},
     {"from-scratch", no_argument, NULL, OPT_FROM_SCRATCH},
     {"if-damaged", required_argument, NULL, OPT_SETTING},
     {"hash-buckets", required_argument, NULL, OPT_BUCKETS},
+    {"gpu-math", required_argument, NULL, OPT_SETTING},
     {"help", no_argument, NULL, 'h'},
     {"hidden", required_argument, NULL, OPT_HIDDEN},
     {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},

@@ -29,6 +29,62 @@ TF_API struct tf_device *tf_device_cpu(void);
 TF_API int tf_device_kind(const struct tf_device *d);
 TF_API const char *tf_device_name(const struct tf_device *d);
 
+/*
+ * A device by name: "cpu", "cuda" (GPU 0) or "cuda:N".  math is how the
+ * GPU multiplies matrices: "fp32" (the default, NULL: results as on the
+ * CPU within rounding) or "tf32" (tensor cores, faster, about 1e-3
+ * relative); the CPU takes only fp32.  The CUDA device is a module,
+ * tfkit/cuda.so beside libtfcore, loaded on first use: a program that
+ * never asks for a GPU never loads the CUDA libraries.
+ * TF_EINVAL for a name or math that is not one of these, TF_EUNAVAIL
+ * (with why in msg: this build has no CUDA, the CUDA libraries do not
+ * load, no GPU, no GPU N) when the device cannot be had.  One GPU a
+ * process: asking again for the same one returns it.  *out is never
+ * freed by the caller.
+ */
+TF_API int tf_device_open(const char *name, const char *math,
+                          struct tf_device **out, char *msg, size_t msglen);
+/* Kernels the device lacked, run on the CPU instead: "" when none, else
+ * their names, ", "-separated (each named once). */
+TF_API const char *tf_device_fallbacks(const struct tf_device *d);
+
+/*
+ * Tensor memory on a device: params, gradients, optimizer slots and a
+ * step's values.  The CUDA device's is managed memory, so the host may
+ * read and write it, but only once tf_device_sync() has said the queued
+ * work is done.  tf_device_alloc() returns n zeroed floats, 64-byte
+ * aligned, or NULL.
+ */
+TF_API float *tf_device_alloc(struct tf_device *d, size_t n);
+TF_API void tf_device_free(struct tf_device *d, float *p);
+/*
+ * Wait for the work queued on the device; TF_OK, or TF_EINTERNAL with a
+ * failed kernel's message in msg.  A no-op on the CPU.  Graphs sync at
+ * the end of each forward and backward pass, optimizers after each
+ * step, so host code between those sees finished values.
+ */
+TF_API int tf_device_sync(struct tf_device *d, char *msg, size_t msglen);
+/* Host memory to device memory (n bytes), queued in order with the
+ * kernels: a batch's rows on their way to a GPU. */
+TF_API void tf_device_upload(struct tf_device *d, void *dst, const void *src,
+                             size_t n);
+/* The same on a copy stream, so it overlaps the kernels queued, in lane
+ * 0 or 1 (one for each of two batches in turn); kernels queued after
+ * tf_device_await_uploads(lane) see that lane's uploads done. */
+TF_API void tf_device_upload_ahead(struct tf_device *d, void *dst,
+                                   const void *src, size_t n, int lane);
+TF_API void tf_device_await_uploads(struct tf_device *d, int lane);
+/* Device memory to host memory (n bytes), once the queued work is done:
+ * the few values the host reads each step (predictions, a loss's
+ * scale), without moving the device's pages. */
+TF_API void tf_device_download(struct tf_device *d, void *dst, const void *src,
+                               size_t n);
+/* Keep host memory that is uploaded again and again (the reader's
+ * batches) page-locked, so copies of it do not stage; 0 or -1 (not
+ * worth failing over: copies still work). */
+TF_API int tf_device_pin(struct tf_device *d, void *p, size_t n);
+TF_API void tf_device_unpin(struct tf_device *d, void *p);
+
 /* Threads the CPU kernels may use (matrix products); default 1. */
 TF_API void tf_set_threads(int n);
 
@@ -47,6 +103,8 @@ TF_API void tf_bias_grad(struct tf_device *d, const float *dy, float *db,
 TF_API void tf_copy(struct tf_device *d, const float *x, float *y, size_t n);
 /* y = 0 (n floats). */
 TF_API void tf_zero(struct tf_device *d, float *y, size_t n);
+/* y[i] = v. */
+TF_API void tf_fill(struct tf_device *d, float *y, size_t n, float v);
 /* y += x (n floats). */
 TF_API void tf_add(struct tf_device *d, const float *x, float *y, size_t n);
 
@@ -146,6 +204,39 @@ TF_API void tf_scatter(struct tf_device *d, const float *dy, int64_t vocab,
                        int64_t dim, const int64_t *ids, int64_t stride,
                        int64_t rows, int64_t width, int combiner,
                        float *dtable);
+
+/*
+ * Optimizer updates, one fused pass over a parameter block: w from its
+ * gradient g and the optimizer's slots (tf-plugin(7)).  The formulas are
+ * the optimizer plugins' (plugins/optimizers/); hp holds the update's
+ * numbers, each kind naming which:
+ *   SGD       w -= lr g
+ *   MOMENTUM  a = m a + g; w -= lr a (nesterov: lr (g + m a));
+ *             f0 = momentum, flag = nesterov
+ *   ADAGRAD   acc += g^2; w -= lr g / sqrt(acc)
+ *   RMSPROP   f0 = decay, f1 = momentum, f2 = epsilon, flag = centered
+ *   ADADELTA  f0 = rho, f1 = epsilon
+ *   ADAM      lr is lr_t; f0 = beta1, f1 = beta2, f2 = epsilon
+ *   FTRL      d0 = learning_rate_power, f0 = l1, f1 = l2
+ */
+enum tf_update_kind {
+	TF_UPDATE_SGD = 0,
+	TF_UPDATE_MOMENTUM = 1,
+	TF_UPDATE_ADAGRAD = 2,
+	TF_UPDATE_RMSPROP = 3,
+	TF_UPDATE_ADADELTA = 4,
+	TF_UPDATE_ADAM = 5,
+	TF_UPDATE_FTRL = 6
+};
+struct tf_update {
+	int kind;
+	int flag;
+	float lr;
+	float f0, f1, f2;
+	double d0;
+};
+TF_API void tf_update(struct tf_device *d, const struct tf_update *u, float *w,
+                      const float *g, float *const *slots, size_t n);
 
 #ifdef __cplusplus
 }

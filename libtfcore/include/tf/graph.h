@@ -69,6 +69,14 @@ TF_API int tf_graph_feed_ids(struct tf_graph *g, const char *input,
  */
 struct tf_batch;
 TF_API int tf_graph_feed_batch(struct tf_graph *g, const struct tf_batch *b);
+/*
+ * On a GPU, start copying the batch after the current one while the
+ * current one computes (on a copy stream); when that batch is then fed,
+ * its forward pass uses the copy instead of uploading it.  b's memory
+ * must not change until then (the reader's batches do not).  A no-op on
+ * the CPU, which reads batches in place.
+ */
+TF_API int tf_graph_stage_batch(struct tf_graph *g, const struct tf_batch *b);
 /* Width of the int64 input "ids" tf_graph_feed_batch() feeds; 0 when
  * the graph has none. */
 TF_API int64_t tf_graph_ids_width(const struct tf_graph *g);
@@ -88,6 +96,10 @@ TF_API const struct tf_tensor *tf_graph_grad(struct tf_graph *g,
                                              const char *node);
 /* Width of a node or input; -1 if unknown. */
 TF_API int64_t tf_graph_width(const struct tf_graph *g, const char *node);
+/* A node's float values after a forward pass, where the host can read
+ * them: the tensor itself on the CPU, a copy (valid until the next call)
+ * off a GPU.  NULL for no such value (or out of memory). */
+TF_API const float *tf_graph_fetch(struct tf_graph *g, const char *node);
 
 /* The generator ops draw from (dropout masks); seeded by build. */
 struct tf_rng;

@@ -22,6 +22,9 @@ extern "C" {
 struct tf_model;
 TF_API struct tf_model *tf_model_new(void);
 TF_API void tf_model_free(struct tf_model *m);
+/* Where the model runs, before it is loaded (tf_device_open(); the CPU
+ * unless set).  Checkpoints and exports load on any device. */
+TF_API void tf_model_set_device(struct tf_model *m, struct tf_device *d);
 
 /*
  * Load a checkpoint file, the latest checkpoint of a directory, or an

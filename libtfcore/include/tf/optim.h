@@ -47,7 +47,16 @@ TF_API void tf_optim_free(struct tf_optim *o);
  * bad hyperparameter. */
 TF_API int tf_optim_init(struct tf_optim *o, const struct tf_optimizer *opt,
                          const struct tf_hparams *h, size_t n);
-/* One update: the step count goes up by one first. */
+/*
+ * Where the optimizer runs, before tf_optim_init(): its slots live on
+ * device d (NULL: the CPU), and update, when not NULL, is the plugin's
+ * fused update (tf_registry_optimizer_update()), which then runs there;
+ * without it the plugin's apply runs on the host.
+ */
+TF_API int tf_optim_place(struct tf_optim *o, struct tf_device *d,
+                          tf_update_fn update);
+/* One update: the step count goes up by one first.  On a GPU the step
+ * is waited for, so the parameters are the host's to read after it. */
 TF_API int tf_optim_step(struct tf_optim *o, float *w, const float *g,
                          float lr);
 TF_API uint64_t tf_optim_steps(const struct tf_optim *o);

@@ -73,6 +73,10 @@ TF_API struct tf_tensor *tf_node_input(struct tf_node *n, int i);
 TF_API struct tf_tensor *tf_node_input_grad(struct tf_node *n, int i);
 TF_API struct tf_tensor *tf_node_output(struct tf_node *n);
 TF_API struct tf_tensor *tf_node_output_grad(struct tf_node *n);
+/* Input i as the host has it: the data fed, when input i is one of the
+ * graph's inputs (labels), so an op may check it on the host without
+ * waiting for the device; NULL for any other input. */
+TF_API const float *tf_node_input_host(struct tf_node *n, int i);
 /* The width (columns) of input i, known when the graph is built. */
 TF_API int64_t tf_node_input_width(const struct tf_node *n, int i);
 /*
@@ -163,6 +167,10 @@ struct tf_optimizer {
 
 /* ---- the descriptor -------------------------------------------------- */
 
+/* An optimizer's update as a device runs it (optimizer_updates below). */
+typedef int (*tf_update_fn)(const void *state, uint64_t step, float lr,
+                            struct tf_update *u);
+
 struct tf_plugin {
 	uint32_t abi;  /* TF_PLUGIN_ABI when built */
 	uint32_t size; /* sizeof(struct tf_plugin) when built */
@@ -180,6 +188,17 @@ struct tf_plugin {
 	 * plugin does not say, and every key is passed on to create().
 	 */
 	const char *const *const *optimizer_keys;
+	/*
+	 * Appended after optimizer_keys: how each optimizer's update is
+	 * run on any device, parallel to optimizers.  optimizer_updates[i]
+	 * fills u with the fused update (tf_update() in tf/device.h) that
+	 * optimizers[i] does at this step and learning rate, and returns 0;
+	 * tfkit then runs it on the device the parameters live on (a GPU
+	 * keeps them there).  NULL, a NULL entry, or non-zero returned: the
+	 * optimizer's apply runs on the host (on a GPU, after waiting for
+	 * it, and named in tf_device_fallbacks()).
+	 */
+	const tf_update_fn *optimizer_updates;
 };
 
 /*
@@ -188,17 +207,21 @@ struct tf_plugin {
  * or, naming each optimizer's settings (optimizer_keys):
  * TF_PLUGIN_DEFINE_KEYS("adam", "1.1", NULL, optimizers, keys)
  */
-#define TF_PLUGIN_DEFINE_KEYS(NAME, VERSION, OPS, OPTIMIZERS, KEYS)            \
+#define TF_PLUGIN_DEFINE_UPDATES(NAME, VERSION, OPS, OPTIMIZERS, KEYS,         \
+                                 UPDATES)                                      \
 	static const struct tf_plugin tf_plugin_descriptor_ = {                \
 	    TF_PLUGIN_ABI, sizeof(struct tf_plugin),                           \
 	    NAME,          VERSION,                                            \
 	    OPS,           OPTIMIZERS,                                         \
-	    NULL,          KEYS};                                              \
+	    NULL,          KEYS,                                               \
+	    UPDATES};                                                          \
 	TF_PLUGIN_EXPORT const struct tf_plugin *tf_plugin_entry(void);        \
 	const struct tf_plugin *tf_plugin_entry(void)                          \
 	{                                                                      \
 		return &tf_plugin_descriptor_;                                 \
 	}
+#define TF_PLUGIN_DEFINE_KEYS(NAME, VERSION, OPS, OPTIMIZERS, KEYS)            \
+	TF_PLUGIN_DEFINE_UPDATES(NAME, VERSION, OPS, OPTIMIZERS, KEYS, NULL)
 #define TF_PLUGIN_DEFINE(NAME, VERSION, OPS, OPTIMIZERS)                       \
 	TF_PLUGIN_DEFINE_KEYS(NAME, VERSION, OPS, OPTIMIZERS, NULL)
 
@@ -238,6 +261,10 @@ tf_registry_optimizer(const struct tf_registry *r, const char *name);
  * plugin does not say (or there is no such optimizer). */
 TF_API const char *const *
 tf_registry_optimizer_keys(const struct tf_registry *r, const char *name);
+/* How an optimizer's update runs on a device (optimizer_updates), or
+ * NULL when its plugin does not say. */
+TF_API tf_update_fn tf_registry_optimizer_update(const struct tf_registry *r,
+                                                 const char *name);
 
 /* What was found, for --list-plugins. */
 struct tf_plugin_info {

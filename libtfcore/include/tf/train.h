@@ -93,6 +93,11 @@ struct tf_train_config {
 	 * copy of the graph each, their gradients summed in order (1 or 0:
 	 * one thread; the kernels then run single-threaded). */
 	int threads;
+	/* Where the model trains: "cpu" (NULL), "cuda" or "cuda:N", and
+	 * how a GPU multiplies ("fp32", NULL, or "tf32"): tf_device_open().
+	 * Checkpoints are the same files whichever device wrote them. */
+	const char *device;
+	const char *gpu_math;
 };
 
 /* The defaults (settings.c's table); optimizer NULL and learning_rate 0
