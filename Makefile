@@ -144,7 +144,7 @@ $(CUDA_OBJ): kernels/cuda/kernels.cu kernels/cuda/cuda.h | deps
 	$(Q)$(call say,NVCC,$<)$(NVCC) -O2 -std=c++17 -Xcompiler -fPIC,-Wall,-Wextra,-Werror -I. $(CUDA_ARCH) -c $< -o $@
 CUDA_MOD  := $(B)/lib/tfkit/cuda.so
 GPU_TRAIN := $(B)/tests/gpu/test_train
-$(GPU_TEST): tests/gpu/test_kernels.c kernels/cuda/cuda.h kernels/kernels.h $(CUDA_OBJ) $(KERN_OBJ)
+$(GPU_TEST): tests/gpu/test_kernels.c tests/gpu/tap.h kernels/cuda/cuda.h kernels/kernels.h $(CUDA_OBJ) $(KERN_OBJ)
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$<)$(CC) $(CFLAGS) -I. -Ilibtfcore/include -I$(CUDA_INC) -o $@ $< $(CUDA_OBJ) $(KERN_OBJ) \
 	    -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB) -lcublas -lcudart -lopenblas -lstdc++ -lm $(LDFLAGS)
@@ -156,7 +156,7 @@ GPU_SGEMM := $(B)/bench/gpu-sgemm
 $(GPU_SGEMM): bench/gpu-sgemm.c
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$<)$(CC) $(CFLAGS) -I$(CUDA_INC) -o $@ $< -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB) -lcublas -lcudart $(LDFLAGS)
-$(GPU_TRAIN): tests/gpu/test_train.c $(SOLIB) $(PLUGIN_SO) $(CUDA_MOD)
+$(GPU_TRAIN): tests/gpu/test_train.c tests/gpu/tap.h $(SOLIB) $(PLUGIN_SO) $(CUDA_MOD)
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -L$(B)/lib -ltfcore -Wl,-rpath,'$$ORIGIN/../../lib' -lm $(LDFLAGS)
 ifneq ($(NVCC),)

@@ -47,14 +47,7 @@ describe(const void *state, uint64_t step, float lr, struct tf_update *u)
 	return 0;
 }
 
-static void
-apply(void *state, float *w, const float *g, float *const *slots, size_t n,
-      uint64_t step, float lr)
-{
-	struct tf_update u;
-	describe(state, step, lr, &u);
-	tf_update(tf_device_cpu(), &u, w, g, slots, n);
-}
+TF_APPLY_BY_UPDATE(apply, describe)
 
 static const struct tf_optimizer optimizers[] = {
     {"adadelta", "Adadelta (rho=0.95, epsilon=1e-8)", 2, create, free, NULL,

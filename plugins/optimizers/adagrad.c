@@ -51,14 +51,7 @@ describe(const void *state, uint64_t step, float lr, struct tf_update *u)
 	return 0;
 }
 
-static void
-apply(void *state, float *w, const float *g, float *const *slots, size_t n,
-      uint64_t step, float lr)
-{
-	struct tf_update u;
-	describe(state, step, lr, &u);
-	tf_update(tf_device_cpu(), &u, w, g, slots, n);
-}
+TF_APPLY_BY_UPDATE(apply, describe)
 
 static const struct tf_optimizer optimizers[] = {
     {"adagrad", "Adagrad (initial_accumulator_value=0.1)", 1, create, free,

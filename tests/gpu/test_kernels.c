@@ -16,8 +16,9 @@
 #include "kernels/kernels.h"
 #include "tf/device.h"
 
+#include "tap.h"
+
 static struct tfk_cuda *cx;
-static int ntests, nfailed, cur_failed;
 static unsigned long long rng = 88172645463325252ull;
 
 static float
@@ -99,16 +100,6 @@ same_d(const char *what, double cpu, double gpu, double rtol)
 		cur_failed++;
 	}
 }
-
-#define RUN(name)                                                              \
-	do {                                                                   \
-		cur_failed = 0;                                                \
-		name();                                                        \
-		ntests++;                                                      \
-		nfailed += cur_failed > 0;                                     \
-		printf("%sok %d - %s\n", cur_failed ? "not " : "", ntests,     \
-		       #name);                                                 \
-	} while (0)
 
 /* exp, tanh and log are the GPU's libm, a few ulps from glibc's; nvcc
  * fuses a * b + c where the CPU build rounds twice: results agree to a

@@ -16,29 +16,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tap.h"
 #include "tf/tf.h"
 
-static int ntests, nfailed, cur_failed;
 static struct tf_registry *reg;
 static struct tf_device *gpu;
-
-#define FAILF(...)                                                             \
-	do {                                                                   \
-		printf("# ");                                                  \
-		printf(__VA_ARGS__);                                           \
-		printf("\n");                                                  \
-		cur_failed++;                                                  \
-	} while (0)
-
-#define RUN(name)                                                              \
-	do {                                                                   \
-		cur_failed = 0;                                                \
-		name();                                                        \
-		ntests++;                                                      \
-		nfailed += cur_failed > 0;                                     \
-		printf("%sok %d - %s\n", cur_failed ? "not " : "", ntests,     \
-		       #name);                                                 \
-	} while (0)
 
 enum { ROWS = 4096, WIDTH = 16, BATCH = 256, STEPS = 60 };
 static float x[ROWS * WIDTH], y[ROWS];

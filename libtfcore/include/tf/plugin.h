@@ -170,6 +170,17 @@ struct tf_optimizer {
 /* An optimizer's update as a device runs it (optimizer_updates below). */
 typedef int (*tf_update_fn)(const void *state, uint64_t step, float lr,
                             struct tf_update *u);
+/* Define an optimizer's apply as its update run on the CPU, so the one
+ * formula is the kernel's:  TF_APPLY_BY_UPDATE(apply, describe) */
+#define TF_APPLY_BY_UPDATE(APPLY, DESCRIBE)                                    \
+	static void APPLY(void *state, float *w, const float *g,               \
+	                  float *const *slots, size_t n, uint64_t step,        \
+	                  float lr)                                            \
+	{                                                                      \
+		struct tf_update u;                                            \
+		DESCRIBE(state, step, lr, &u);                                 \
+		tf_update(tf_device_cpu(), &u, w, g, slots, n);                \
+	}
 
 struct tf_plugin {
 	uint32_t abi;  /* TF_PLUGIN_ABI when built */
