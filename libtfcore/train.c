@@ -2300,6 +2300,16 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 	if ((rc = setup(&r, reg, &resumed)) != TF_OK) {
 		goto out;
 	}
+	if (tf_device_kind(r.dev) != TF_DEVICE_CPU && sink->note != NULL &&
+	    (cfg->l1 > 0 || cfg->l2 > 0 || cfg->cluster != NULL)) {
+		sink->note(sink->ctx,
+		           cfg->cluster != NULL
+		               ? "on a GPU, each step's gradient and values "
+		                 "cross the bus to and from the ps tasks"
+		               : "--l1 and --l2 are added to the gradients on "
+		                 "the host: on a GPU, each step moves them "
+		                 "across the bus");
+	}
 	size_t bs = cfg->batch_size;
 	m = tf_metrics_new(r.task, r.classes);
 	r.vm = tf_metrics_new(r.task, r.classes);

@@ -847,6 +847,11 @@ assert json.load(open(sys.argv[1]))["accuracy"] >= 0.95, sys.argv[1]' $ck.json
 		tf-train $args --max-steps 40 --optimizer $opt --device cuda --checkpoint-dir g-$opt $TRAIN > /dev/null
 		same_state c-$opt/model.ckpt-40 g-$opt/model.ckpt-40
 	done
+	# l2 on the host, between the device's passes (a note says so)
+	tf-train $args --max-steps 40 --l2 0.01 --checkpoint-dir c-l2 $TRAIN > /dev/null
+	run -0 --separate-stderr tf-train $args --max-steps 40 --l2 0.01 --device cuda --checkpoint-dir g-l2 $TRAIN
+	[[ "$stderr" == *"--l1 and --l2 are added to the gradients on the host"* ]]
+	same_state c-l2/model.ckpt-40 g-l2/model.ckpt-40
 	# resumed on the other device: the same run
 	tf-train $args --max-steps 20 --device cuda --checkpoint-dir r $TRAIN > /dev/null
 	tf-train $args --max-steps 40 --checkpoint-dir r $TRAIN > /dev/null
