@@ -163,7 +163,8 @@ struct tfk_module {
 	int (*open)(int gpu, int tf32, char *err, size_t errlen);
 	const char *(*name)(void); /* "NVIDIA H200" */
 	const struct tf_kernels *kernels;
-	float *(*alloc)(size_t n); /* zeroed managed memory, or NULL */
+	/* managed memory (zeroed when zero is set), or NULL */
+	float *(*alloc)(size_t n, int zero);
 	void (*release)(float *p);
 	/* Wait for the queue; 0, or -1 with the first failure in err. */
 	int (*sync)(char *err, size_t errlen);

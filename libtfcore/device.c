@@ -244,14 +244,19 @@ float *
 tf_device_alloc(struct tf_device *d, size_t n)
 {
 	if (d->m != NULL) {
-		return d->m->alloc(n);
+		return d->m->alloc(n, 1);
+	}
+	return calloc(n ? n : 1, sizeof(float)); /* zero pages, untouched */
+}
+
+float *
+tfi_device_alloc_step(struct tf_device *d, size_t n)
+{
+	if (d->m != NULL) {
+		return d->m->alloc(n, 0);
 	}
 	size_t bytes = ((n * sizeof(float)) + 63) & ~(size_t)63;
-	float *p = aligned_alloc(64, bytes ? bytes : 64);
-	if (p != NULL) {
-		memset(p, 0, bytes ? bytes : 64);
-	}
-	return p;
+	return aligned_alloc(64, bytes ? bytes : 64);
 }
 
 void

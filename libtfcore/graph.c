@@ -593,7 +593,7 @@ arena_alloc(struct tf_graph *g, size_t floats)
 		return NULL;
 	}
 	g->blocks = bl;
-	float *data = tf_device_alloc(g->dev, cap);
+	float *data = tfi_device_alloc_step(g->dev, cap);
 	if (data == NULL) {
 		return NULL;
 	}
@@ -891,7 +891,7 @@ stage_input(struct tf_graph *g, const char *input, const void *data,
 	    (size_t)(rows * nd->width) * (nd->dtype == TF_INT64 ? 2 : 1);
 	if (nd->stage_cap[s] < floats) {
 		tf_device_free(g->dev, nd->stage[s]);
-		nd->stage[s] = tf_device_alloc(g->dev, floats);
+		nd->stage[s] = tfi_device_alloc_step(g->dev, floats);
 		nd->stage_cap[s] = nd->stage[s] ? floats : 0;
 		if (nd->stage[s] == NULL) {
 			return tfi_set_error(

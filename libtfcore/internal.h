@@ -257,6 +257,10 @@ int tfi_graph_share_params(struct tf_graph *t, struct tf_graph *g);
  * tf_device_fallbacks() (device.c). */
 struct tf_device;
 void tfi_device_fallback(struct tf_device *d, const char *what);
+/* A step's memory (the graph's arena, batches uploaded ahead): n floats,
+ * 64-byte aligned, not zeroed, so pages are touched only where used;
+ * freed with tf_device_free(). */
+float *tfi_device_alloc_step(struct tf_device *d, size_t n);
 struct tf_batch;
 struct tf_metrics;
 int tfi_evaluate(struct tf_graph *g, const char *prediction,

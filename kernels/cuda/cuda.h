@@ -115,9 +115,9 @@ void update_cuda(int kind, int flag, float lr, float f0, float f1, float f2,
                  double d0, float *w, const float *g, float *const *slots,
                  size_t n, struct tfk_cuda *cx);
 
-/* n zeroed floats of managed memory (the host may touch them once the
- * stream is synced), or NULL. */
-float *tfk_cuda_alloc(struct tfk_cuda *cx, size_t n);
+/* n floats of managed memory, zeroed when asked (the host may touch them once
+ * the stream is synced), or NULL. */
+float *tfk_cuda_alloc(struct tfk_cuda *cx, size_t n, int zero);
 void tfk_cuda_free(struct tfk_cuda *cx, float *p);
 /* n bytes from host (or device) memory, queued on the stream. */
 void tfk_cuda_upload(struct tfk_cuda *cx, void *dst, const void *src, size_t n);

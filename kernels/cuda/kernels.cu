@@ -1038,7 +1038,7 @@ update_cuda(int kind, int flag, float lr, float f0, float f1, float f2,
 /* ---- memory ------------------------------------------------------------ */
 
 extern "C" float *
-tfk_cuda_alloc(struct tfk_cuda *cx, size_t n)
+tfk_cuda_alloc(struct tfk_cuda *cx, size_t n, int zero)
 {
 	void *p = NULL;
 	size_t bytes = (n < 16 ? 16 : n) * sizeof(float);
@@ -1047,9 +1047,11 @@ tfk_cuda_alloc(struct tfk_cuda *cx, size_t n)
 		cudaGetLastError();
 		return NULL;
 	}
-	/* Zeroed on the host: the memory is touched first where it is
-	 * filled (parameters' initial values are drawn on the host). */
-	memset(p, 0, bytes);
+	/* Zeroed on the host, where parameters' initial values are drawn;
+	 * a step's memory is left for the GPU to touch first. */
+	if (zero) {
+		memset(p, 0, bytes);
+	}
 	(void)cx;
 	return (float *)p;
 }

@@ -255,9 +255,9 @@ m_name(void)
 }
 
 static float *
-m_alloc(size_t n)
+m_alloc(size_t n, int zero)
 {
-	return tfk_cuda_alloc(cx, n);
+	return tfk_cuda_alloc(cx, n, zero);
 }
 
 static void

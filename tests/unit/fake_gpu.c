@@ -476,8 +476,9 @@ m_name(void)
 }
 
 static float *
-m_alloc(size_t n)
+m_alloc(size_t n, int zero)
 {
+	(void)zero; /* fresh mappings are zero pages anyway */
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t len = ((n ? n : 1) * sizeof(float) + page - 1) / page * page;
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,

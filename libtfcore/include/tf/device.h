@@ -52,8 +52,7 @@ TF_API const char *tf_device_fallbacks(const struct tf_device *d);
  * Tensor memory on a device: params, gradients, optimizer slots and a
  * step's values.  The CUDA device's is managed memory, so the host may
  * read and write it, but only once tf_device_sync() has said the queued
- * work is done.  tf_device_alloc() returns n zeroed floats, 64-byte
- * aligned, or NULL.
+ * work is done.  tf_device_alloc() returns n zeroed floats, or NULL.
  */
 TF_API float *tf_device_alloc(struct tf_device *d, size_t n);
 TF_API void tf_device_free(struct tf_device *d, float *p);
