@@ -109,21 +109,20 @@ tf_graph_free(struct tf_graph *g)
 	if (g == NULL) {
 		return;
 	}
+	/* Tensor memory is the device's (a graph never built has none). */
+	struct tf_device *dev = g->dev ? g->dev : tf_device_cpu();
 	for (int i = 0; i < g->n; i++) {
 		struct tf_node *nd = &g->nodes[i];
 		free(nd->name);
 		free(nd->opname);
-		for (int k = 0; k < 2 && g->dev != NULL; k++) {
-			tf_device_free(g->dev, nd->stage[k]);
-		}
+		tf_device_free(dev, nd->stage[0]);
+		tf_device_free(dev, nd->stage[1]);
 		for (int a = 0; a < nd->nattrs; a++) {
 			free(nd->attrs[a].key);
 			free(nd->attrs[a].val);
 		}
 		free(nd->attrs);
 	}
-	/* Tensor memory is the device's (a graph never built has none). */
-	struct tf_device *dev = g->dev ? g->dev : tf_device_cpu();
 	for (int b = 0; b < g->nblocks; b++) {
 		tf_device_free(dev, g->blocks[b].data);
 	}

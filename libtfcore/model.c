@@ -36,7 +36,7 @@ struct tf_model {
 	size_t nzeros;
 	char prediction[32];
 	char path[4096];
-	struct tf_device *dev; /* where it runs (NULL: the CPU) */
+	struct tf_device *dev; /* where it runs */
 };
 
 /* A GPU is one queue with one set of loss buffers: the models of a
@@ -46,13 +46,17 @@ static pthread_mutex_t gpu_turn = PTHREAD_MUTEX_INITIALIZER;
 void
 tf_model_set_device(struct tf_model *m, struct tf_device *d)
 {
-	m->dev = d;
+	m->dev = d ? d : tf_device_cpu();
 }
 
 struct tf_model *
 tf_model_new(void)
 {
-	return calloc(1, sizeof(struct tf_model));
+	struct tf_model *m = calloc(1, sizeof(struct tf_model));
+	if (m != NULL) {
+		m->dev = tf_device_cpu();
+	}
+	return m;
 }
 
 static void
@@ -151,8 +155,7 @@ setup(struct tf_model *m, const struct tf_registry *reg, const char *spec,
 	m->normalize = normalize;
 	m->classes = tf_dataset_classes(m->ds);
 	if ((rc = tf_graph_parse(m->g, spec)) != TF_OK ||
-	    (rc = tf_graph_build(m->g, reg, m->dev ? m->dev : tf_device_cpu(),
-	                         0)) != TF_OK) {
+	    (rc = tf_graph_build(m->g, reg, m->dev, 0)) != TF_OK) {
 		/* The stored model does not build: bad data. */
 		return tfi_set_error(m, rc == TF_EINVAL ? TF_EFORMAT : rc,
 		                     "%s: %s", m->path, tf_errmsg(m->g));
@@ -651,7 +654,7 @@ tf_model_predict(struct tf_model *m, const struct tf_batch *b, float *out)
 	}
 	struct tf_batch in = *b;
 	in.y = m->has_label ? m->zeros : NULL;
-	int gpu = m->dev != NULL && tf_device_kind(m->dev) != TF_DEVICE_CPU;
+	int gpu = tf_device_kind(m->dev) != TF_DEVICE_CPU;
 	if (gpu) {
 		pthread_mutex_lock(&gpu_turn);
 	}

@@ -159,14 +159,18 @@ struct tf_optim {
 	unsigned nslots;
 	size_t n;
 	uint64_t steps;
-	struct tf_device *dev; /* where the slots live (the CPU: NULL) */
+	struct tf_device *dev; /* where the slots live */
 	tf_update_fn update;   /* the plugin's fused update, or NULL */
 };
 
 struct tf_optim *
 tf_optim_new(void)
 {
-	return calloc(1, sizeof(struct tf_optim));
+	struct tf_optim *o = calloc(1, sizeof(struct tf_optim));
+	if (o != NULL) {
+		o->dev = tf_device_cpu();
+	}
+	return o;
 }
 
 static void
@@ -176,7 +180,7 @@ optim_release(struct tf_optim *o)
 		o->opt->destroy(o->state);
 	}
 	for (unsigned i = 0; i < o->nslots; i++) {
-		tf_device_free(o->dev ? o->dev : tf_device_cpu(), o->slots[i]);
+		tf_device_free(o->dev, o->slots[i]);
 		o->slots[i] = NULL;
 	}
 	o->state = NULL;
@@ -201,7 +205,7 @@ tf_optim_place(struct tf_optim *o, struct tf_device *d, tf_update_fn update)
 		                     "optimizer already set up: place it "
 		                     "first");
 	}
-	o->dev = d;
+	o->dev = d ? d : tf_device_cpu();
 	o->update = update;
 	return TF_OK;
 }
@@ -229,8 +233,7 @@ tf_optim_init(struct tf_optim *o, const struct tf_optimizer *opt,
 	o->state = state;
 	o->opt = opt;
 	for (unsigned i = 0; i < opt->nslots; i++) {
-		o->slots[i] =
-		    tf_device_alloc(o->dev ? o->dev : tf_device_cpu(), n + 1);
+		o->slots[i] = tf_device_alloc(o->dev, n + 1);
 		o->nslots = i + 1;
 		if (o->slots[i] == NULL) {
 			return tfi_set_error(o, TF_ENOMEM, "out of memory");
@@ -251,7 +254,7 @@ tf_optim_step(struct tf_optim *o, float *w, const float *g, float lr)
 		return tfi_set_error(o, TF_EINVAL, "optimizer not set up");
 	}
 	o->steps++;
-	struct tf_device *d = o->dev ? o->dev : tf_device_cpu();
+	struct tf_device *d = o->dev;
 	struct tf_update u;
 	char msg[300];
 	if (o->update != NULL && o->update(o->state, o->steps, lr, &u) == 0) {

@@ -335,37 +335,37 @@ tf_registry_op(const struct tf_registry *r, const char *name)
 	return NULL;
 }
 
-const struct tf_optimizer *
-tf_registry_optimizer(const struct tf_registry *r, const char *name)
+/* The registry's entry of the optimizer named, or NULL. */
+static const struct entry *
+optimizer_entry(const struct tf_registry *r, const char *name)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		if (!r->e[i].is_op && strcmp(r->e[i].opt->name, name) == 0) {
-			return r->e[i].opt;
+			return &r->e[i];
 		}
 	}
 	return NULL;
+}
+
+const struct tf_optimizer *
+tf_registry_optimizer(const struct tf_registry *r, const char *name)
+{
+	const struct entry *e = optimizer_entry(r, name);
+	return e ? e->opt : NULL;
 }
 
 tf_update_fn
 tf_registry_optimizer_update(const struct tf_registry *r, const char *name)
 {
-	for (size_t i = 0; i < r->n; i++) {
-		if (!r->e[i].is_op && strcmp(r->e[i].opt->name, name) == 0) {
-			return r->e[i].update;
-		}
-	}
-	return NULL;
+	const struct entry *e = optimizer_entry(r, name);
+	return e ? e->update : NULL;
 }
 
 const char *const *
 tf_registry_optimizer_keys(const struct tf_registry *r, const char *name)
 {
-	for (size_t i = 0; i < r->n; i++) {
-		if (!r->e[i].is_op && strcmp(r->e[i].opt->name, name) == 0) {
-			return r->e[i].keys;
-		}
-	}
-	return NULL;
+	const struct entry *e = optimizer_entry(r, name);
+	return e ? e->keys : NULL;
 }
 
 size_t

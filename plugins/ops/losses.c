@@ -76,12 +76,12 @@ check_labels(struct tf_node *n, int64_t max)
 {
 	const struct tf_tensor *y = tf_node_input(n, 1);
 	const float *v = tf_node_input_host(n, 1);
-	char msg[300];
-	if (v == NULL &&
-	    tf_device_sync(tf_node_device(n), msg, sizeof msg) != TF_OK) {
-		return tf_node_error(n, "%s", msg);
-	}
 	if (v == NULL) {
+		char msg[300];
+		if (tf_device_sync(tf_node_device(n), msg, sizeof msg) !=
+		    TF_OK) {
+			return tf_node_error(n, "%s", msg);
+		}
 		v = tf_tensor_f32(y);
 	}
 	for (int64_t r = 0; r < y->rows; r++) {
