@@ -200,7 +200,7 @@ parse_delim(const char *s)
 int
 main(int argc, char **argv)
 {
-	tool_name = "tf-csv2record";
+	tool_start("tf-csv2record");
 	struct tf_csv_options o;
 	tf_csv_options_init(&o);
 	const char *output = NULL, *schema = NULL;

@@ -227,7 +227,7 @@ predict_all(struct tf_model *model, const char *const *files, size_t nfiles,
 int
 main(int argc, char **argv)
 {
-	tool_name = "tf-eval";
+	tool_start("tf-eval");
 	static struct tf_registry *reg;
 	static struct tf_model *model;
 	reg = tf_registry_new();

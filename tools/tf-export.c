@@ -170,7 +170,7 @@ newest_metric(const struct tf_registry *reg, const char *base,
 int
 main(int argc, char **argv)
 {
-	tool_name = "tf-export";
+	tool_start("tf-export");
 	static struct tf_registry *reg;
 	static struct tf_model *model;
 	reg = tf_registry_new();

@@ -653,7 +653,7 @@ cmd_shuffle(void)
 int
 main(int argc, char **argv)
 {
-	tool_name = "tf-records";
+	tool_start("tf-records");
 	O.in_comp = TF_COMPRESS_AUTO;
 	O.memory = (size_t)256 << 20;
 	O.n = 10;

@@ -17,6 +17,13 @@
 
 const char *tool_name = "tf";
 
+void
+tool_start(const char *name)
+{
+	tool_name = name;
+	tf_set_threads(1);
+}
+
 /* One line, written at once, so threads' messages do not interleave. */
 static void
 vmsg(const char *fmt, va_list ap)

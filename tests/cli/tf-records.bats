@@ -285,3 +285,23 @@ for s in a, b:
 assert a == b, (a["label"], b["label"])'
 	cmp <(tf-records cat bc.tfrecord) <(tf-records cat back.tfrecord)
 }
+
+@test "a command runs no idle OpenBLAS workers beside its own threads" {
+	# OpenBLAS starts a worker per further CPU when it loads; idle, they
+	# spin and take a CPU from the command.  tf-records is one thread:
+	# blocked opening a FIFO, it must be that thread alone.
+	[ "$(nproc)" -ge 2 ] || skip "OpenBLAS starts no workers on one CPU"
+	mkfifo in.fifo
+	tf-records count in.fifo > count.out &
+	pid=$!
+	for _ in $(seq 50); do
+		[ "$(awk '/^State:/ { print $2 }' /proc/$pid/status)" = S ] && break
+		sleep 0.1
+	done
+	sleep 0.3
+	tasks=$(ls /proc/$pid/task | wc -l)
+	: > in.fifo
+	wait "$pid"
+	[ "$(cat count.out)" = 0 ]
+	[ "$tasks" -eq 1 ]
+}

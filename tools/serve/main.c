@@ -258,7 +258,7 @@ run(struct serve *sv)
 int
 main(int argc, char **argv)
 {
-	tool_name = "tf-serve";
+	tool_start("tf-serve");
 	static struct serve sv = {
 	    .opt = {.threads = 2,
 	            .max_batch = 64,

@@ -401,9 +401,9 @@ int
 main(int argc, char **argv)
 {
 #ifdef TFKIT_PS
-	tool_name = "tf-ps";
+	tool_start("tf-ps");
 #else
-	tool_name = "tf-train";
+	tool_start("tf-train");
 #endif
 	static struct tf_settings *set;
 	static struct tf_registry *reg;
@@ -524,7 +524,6 @@ main(int argc, char **argv)
 	cfg.inputs = (const char *const *)input_files(argc - optind,
 	                                              argv + optind, &nin);
 	cfg.ninputs = (size_t)nin;
-	tf_set_threads(1); /* --threads: towers (cfg.threads), one each */
 	int quiet = strcmp(tf_settings_get(set, "quiet"), "true") == 0;
 	struct tf_train_sink sink = {NULL, print_line, quiet ? NULL : on_step,
 	                             print_note, should_stop};
