@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "kernels/kernels.h"
 #include "tf/batch.h"
 #include "tf/checkpoint.h"
 #include "tf/cluster.h"
@@ -1994,6 +1995,24 @@ step_done(struct towers *w, uint64_t unused)
 	return atomic_load(&w->left) == 0;
 }
 
+/* y = c x and y += c x, for the parts' gradients: vector loops, each
+ * element's arithmetic as a scalar loop's (no contraction in C11). */
+static TF_VECTOR_CLONES void
+scaled(float *restrict y, const float *restrict x, float c, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		y[i] = c * x[i];
+	}
+}
+
+static TF_VECTOR_CLONES void
+add_scaled(float *restrict y, const float *restrict x, float c, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		y[i] += c * x[i];
+	}
+}
+
 /* Batch b through graph g, forward and backward. */
 static int
 train_pass(struct tf_graph *g, const struct tf_batch *b)
@@ -2234,22 +2253,15 @@ towers_run(struct run *r, struct towers *w, const struct tf_batch *b,
 	 * added in part order. */
 	size_t np = w->np;
 	float *g0 = tf_graph_grads(r->g);
-	float a = (float)w->p[0].b.rows / (float)rows;
-	const float *s0 = w->p[0].grad;
-	for (size_t i = 0; i < np; i++) {
-		g0[i] = s0[i] * a;
-	}
+	scaled(g0, w->p[0].grad, (float)w->p[0].b.rows / (float)rows, np);
 	*loss = 0;
 	for (int k = 0; k < parts; k++) {
 		const struct part *p = &w->p[k];
 		*loss += p->loss * (double)p->b.rows / (double)rows;
 		tf_metrics_add(m, p->pred, p->b.y, p->b.rows, p->loss);
 		if (k > 0) {
-			const float *gk = p->grad;
-			float c = (float)p->b.rows / (float)rows;
-			for (size_t i = 0; i < np; i++) {
-				g0[i] += c * gk[i];
-			}
+			add_scaled(g0, p->grad, (float)p->b.rows / (float)rows,
+			           np);
 		}
 	}
 	return TF_OK;
