@@ -84,7 +84,10 @@ TF_API void tf_device_download(struct tf_device *d, void *dst, const void *src,
 TF_API int tf_device_pin(struct tf_device *d, void *p, size_t n);
 TF_API void tf_device_unpin(struct tf_device *d, void *p);
 
-/* Threads the CPU kernels may use (matrix products); default 1. */
+/* Threads the CPU kernels may use (matrix products); default 1.  OpenBLAS
+ * starts its own workers when it loads, and idle they spin for a while:
+ * tf_set_threads(1) stops them, so a program that runs threads of its own
+ * calls it first (the commands do, in tool_start()). */
 TF_API void tf_set_threads(int n);
 
 /* C = alpha * op(A) * op(B) + beta * C; op(A) is m x k, op(B) k x n. */
