@@ -12,10 +12,8 @@
 extern const char *tool_name;
 struct tf_device;
 
-/* A command's first call: its name for messages, and the CPU kernels on
- * one thread (tf_set_threads(1)), which also stops the workers OpenBLAS
- * starts when it loads: idle, they spin for a while and take a CPU from
- * the command's own threads (readers, converters, servers). */
+/* A command's first call: its name for messages, and tf_set_threads(1)
+ * (tf/device.h), before the command starts threads of its own. */
 void tool_start(const char *name);
 
 /* "tf-NAME: message" on stderr. */
