@@ -356,6 +356,7 @@ strset_at(const struct strset *s, size_t i)
 
 struct colstats {
 	uint64_t present, missing;
+	uint64_t nonfinite;  /* of present: NaN or infinite (not in sums) */
 	double min, max;
 	double sum, sumsq;   /* for the mean and standard deviation */
 	struct strset vocab; /* bytes columns, and int64 labels */
@@ -1044,6 +1045,25 @@ row_reset(struct worker *w)
 	memset(w->row.present, 0, w->c->ncols);
 }
 
+/* Why a parsed value that is not finite is refused (the message is
+ * static: the caller prints it). */
+static const char *
+nonfinite_why(const char *s, size_t len, float v)
+{
+	static _Thread_local char why[120];
+	int digits = 0;
+	for (size_t j = 0; j < len && !digits; j++) {
+		digits = s[j] >= '0' && s[j] <= '9';
+	}
+	snprintf(why, sizeof why,
+	         "'%.*s' is %s (--allow-nonfinite keeps such values)",
+	         (int)(len > 40 ? 40 : len), s,
+	         isnan(v) ? "not a number (NaN)"
+	         : digits ? "out of the range of a 32-bit float"
+	                  : "infinite");
+	return why;
+}
+
 static void row_error(struct worker *w, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -1083,6 +1103,12 @@ static void
 stat_num(struct colstats *s, double v)
 {
 	s->present++;
+	if (!isfinite(v)) {
+		/* kept (--allow-nonfinite) and counted, but out of the
+		 * statistics, so that they and the schema stay finite */
+		s->nonfinite++;
+		return;
+	}
 	s->sum += v;
 	s->sumsq += v * v;
 	if (v < s->min) {
@@ -1114,6 +1140,12 @@ w_field(void *sp, size_t len, void *data)
 		if (tf_parse_float(s, len, &w->row.f[i]) != 0) {
 			row_error(w, "column '%s': '%.*s' is not a number",
 			          k->name, (int)(len > 40 ? 40 : len), s);
+			return;
+		}
+		if (!isfinite(w->row.f[i]) && !w->c->o.allow_nonfinite) {
+			row_error(w, "column '%s' (field %zu): %s",
+			          k->name, i + 1,
+			          nonfinite_why(s, len, w->row.f[i]));
 			return;
 		}
 		break;
@@ -1498,6 +1530,11 @@ libsvm_line(struct worker *w, const char *s, size_t n)
 		row_failed(w);
 		return;
 	}
+	if (ltype != TF_COL_INT64 && !isfinite(lf) && !c->o.allow_nonfinite) {
+		row_error(w, "label: %s", nonfinite_why(t, tl, lf));
+		row_failed(w);
+		return;
+	}
 	size_t k = 0;
 	while (p < end) {
 		while (p < end && isspace((unsigned char)*p)) {
@@ -1522,6 +1559,13 @@ libsvm_line(struct worker *w, const char *s, size_t n)
 			}
 			row_error(w, "expected INDEX:VALUE, found '%.*s'",
 			          (int)(p - t > 40 ? 40 : p - t), t);
+			row_failed(w);
+			return;
+		}
+		if (!isfinite(v) && !c->o.allow_nonfinite) {
+			row_error(w, "index %lld: %s", (long long)idx,
+			          nonfinite_why(colon + 1,
+			                        (size_t)(p - colon - 1), v));
 			row_failed(w);
 			return;
 		}
@@ -1770,6 +1814,7 @@ merge_stats(struct colstats *dst, const struct colstats *src)
 {
 	dst->present += src->present;
 	dst->missing += src->missing;
+	dst->nonfinite += src->nonfinite;
 	dst->sum += src->sum;
 	dst->sumsq += src->sumsq;
 	if (src->min < dst->min) {
@@ -2317,8 +2362,10 @@ schema_col(const struct col *k, size_t index, struct tfi_schema_col *out)
 	out->present = k->st.present;
 	out->missing = k->st.missing;
 	out->packed_index = k->pack;
-	if (k->type != TF_COL_BYTES && k->st.present > 0) {
-		double n = (double)k->st.present, mean = k->st.sum / n;
+	out->nonfinite = k->st.nonfinite;
+	if (k->type != TF_COL_BYTES && k->st.present > k->st.nonfinite) {
+		double n = (double)(k->st.present - k->st.nonfinite),
+		       mean = k->st.sum / n;
 		double var = k->st.sumsq / n - mean * mean;
 		out->has_stats = 1;
 		out->min = k->st.min;

@@ -204,7 +204,8 @@ struct tfi_schema_col {
 	int type;       /* TF_COL_INT64, TF_COL_FLOAT, TF_COL_BYTES */
 	int64_t column; /* its column in the source, -1 unknown */
 	uint64_t present, missing;
-	int has_stats; /* min, max, mean, std are known */
+	uint64_t nonfinite; /* of present: NaN or infinite, not in the stats */
+	int has_stats; /* min, max, mean, std are known (finite values) */
 	double min, max, mean, std;
 	int64_t packed_index; /* its place in the packed list, or -1 */
 };

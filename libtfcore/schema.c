@@ -117,7 +117,8 @@ parse_col(json_t *o, struct tfi_schema_col *c)
 		c->packed_index = json_integer_value(v);
 	}
 	if (count(json_object_get(o, "present"), &c->present) != 0 ||
-	    count(json_object_get(o, "missing"), &c->missing) != 0) {
+	    count(json_object_get(o, "missing"), &c->missing) != 0 ||
+	    count(json_object_get(o, "nonfinite"), &c->nonfinite) != 0) {
 		return -1;
 	}
 	json_t *mean = json_object_get(o, "mean"),
@@ -361,6 +362,12 @@ jcol(struct tfi_buf *b, const struct tfi_schema_col *k)
 	         (unsigned long long)k->present,
 	         (unsigned long long)k->missing);
 	rc = rc || tfi_json_put(b, t, strlen(t));
+	if (k->nonfinite > 0) {
+		/* NaN and infinities: present, but not in the statistics */
+		snprintf(t, sizeof t, ",\"nonfinite\":%llu",
+		         (unsigned long long)k->nonfinite);
+		rc = rc || tfi_json_put(b, t, strlen(t));
+	}
 	if (k->type != TF_COL_BYTES && k->has_stats) {
 		rc = rc || tfi_json_put(b, ",\"min\":", 7) ||
 		     jnum(b, k->min, k->type) ||
@@ -593,6 +600,7 @@ struct survey_entry {
 	size_t min_len, max_len;
 	/* Numbers by position in the list: for the schema's statistics. */
 	double *sum, *sumsq, *min, *max;
+	double *nonfinite; /* values left out of the statistics: NaN, inf */
 	size_t npos;
 	/* The distinct values of a one-value bytes or int64 feature, sorted
 	 * (vocabularies, label classes); over: more than VOCAB_MAX. */
@@ -628,6 +636,7 @@ tf_survey_free(struct tf_survey *s)
 		free(e->sumsq);
 		free(e->min);
 		free(e->max);
+		free(e->nonfinite);
 		free_strs(e->vals, e->nvals);
 	}
 	free(s->f);
@@ -640,8 +649,9 @@ add_numbers(struct survey_entry *t, const struct tf_feature *f)
 {
 	size_t n = f->count < POS_MAX ? f->count : POS_MAX;
 	if (n > t->npos) {
-		double **a[] = {&t->sum, &t->sumsq, &t->min, &t->max};
-		for (size_t k = 0; k < 4; k++) {
+		double **a[] = {&t->sum, &t->sumsq, &t->min, &t->max,
+		                &t->nonfinite};
+		for (size_t k = 0; k < 5; k++) {
 			double *p = realloc(*a[k], n * sizeof *p);
 			if (p == NULL) {
 				return -1;
@@ -649,7 +659,7 @@ add_numbers(struct survey_entry *t, const struct tf_feature *f)
 			*a[k] = p;
 		}
 		for (size_t i = t->npos; i < n; i++) {
-			t->sum[i] = t->sumsq[i] = 0;
+			t->sum[i] = t->sumsq[i] = t->nonfinite[i] = 0;
 			t->min[i] = INFINITY;
 			t->max[i] = -INFINITY;
 		}
@@ -658,6 +668,12 @@ add_numbers(struct survey_entry *t, const struct tf_feature *f)
 	for (size_t i = 0; i < n; i++) {
 		double v = f->kind == TF_KIND_FLOAT ? (double)f->floats[i]
 		                                    : (double)f->ints[i];
+		if (!isfinite(v)) {
+			/* counted, kept out of the statistics, which stay
+			 * finite (and the schema JSON) */
+			t->nonfinite[i]++;
+			continue;
+		}
 		t->sum[i] += v;
 		t->sumsq[i] += v * v;
 		t->min[i] = v < t->min[i] ? v : t->min[i];
@@ -853,8 +869,13 @@ survey_col(const struct survey_entry *t, size_t i, const char *name, int type,
 	if ((c->name = strdup(name)) == NULL) {
 		return -1;
 	}
-	if (type != TF_COL_BYTES && i < t->npos && t->records > 0) {
-		double n = (double)t->records, mean = t->sum[i] / n;
+	if (type != TF_COL_BYTES && i < t->npos) {
+		c->nonfinite = (uint64_t)t->nonfinite[i];
+	}
+	if (type != TF_COL_BYTES && i < t->npos &&
+	    (double)t->records > t->nonfinite[i]) {
+		double n = (double)t->records - t->nonfinite[i],
+		       mean = t->sum[i] / n;
 		double var = t->sumsq[i] / n - mean * mean;
 		c->has_stats = 1;
 		c->mean = mean;

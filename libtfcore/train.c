@@ -154,7 +154,8 @@ tf_model_spec(const char *model, const char *hidden, int64_t inputs, int task,
 		}
 	} else if (strcmp(model, "lr") != 0) {
 		snprintf(err, errlen,
-		         "unknown model '%s' (lr, dnn or wide_and_deep)",
+		         "unknown model '%s' (lr, dnn or wide_and_deep; a model "
+		         "of your own: --model-file SPEC)",
 		         model);
 		tfi_buf_free(&b);
 		return TF_EINVAL;

@@ -20,6 +20,8 @@ usage(void)
 	       "FILE may be a .tar, .tar.gz, .zip or .gz archive; with no "
 	       "FILE, or when\nFILE is -, read standard input.\n\n"
 	       "Input:\n"
+	       "      --allow-nonfinite      keep NaN, inf and values out of "
+	       "float32's range\n"
 	       "  -d, --delimiter=C          field separator (default ','; "
 	       "'tab' for a tab)\n"
 	       "      --drop=LIST            leave out these columns "
@@ -70,7 +72,8 @@ usage(void)
 }
 
 enum {
-	OPT_COLUMNS = 256,
+	OPT_ALLOW_NONFINITE = 256,
+	OPT_COLUMNS,
 	OPT_DROP,
 	OPT_EMPTY,
 	OPT_INFER,
@@ -86,6 +89,7 @@ enum {
 };
 
 static const struct option options[] = {
+    {"allow-nonfinite", no_argument, NULL, OPT_ALLOW_NONFINITE},
     {"columns", required_argument, NULL, OPT_COLUMNS},
     {"compress", required_argument, NULL, 'z'},
     {"delimiter", required_argument, NULL, 'd'},
@@ -320,6 +324,9 @@ main(int argc, char **argv)
 			break;
 		case OPT_SCHEMA:
 			schema = optarg;
+			break;
+		case OPT_ALLOW_NONFINITE:
+			o.allow_nonfinite = 1;
 			break;
 		case OPT_SKIP_BAD:
 			o.skip_bad = 1;

@@ -17,11 +17,33 @@
 
 const char *tool_name = "tf";
 
+/* Set by the exits that report a failure of their own: standard output's
+ * last flush then says nothing more and changes no status. */
+static int failing;
+
+/* What a command printed must have reached standard output, or the run
+ * failed: a metrics line lost to a full disk is not success.  Runs at
+ * every exit(), and at the return from main. */
+static void
+flush_at_exit(void)
+{
+	if (failing) {
+		return;
+	}
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		int e = errno;
+		fprintf(stderr, "%s: cannot write standard output: %s\n",
+		        tool_name, strerror(e ? e : EIO));
+		_exit(EX_IOERR);
+	}
+}
+
 void
 tool_start(const char *name)
 {
 	tool_name = name;
 	tf_set_threads(1);
+	atexit(flush_at_exit);
 }
 
 /* One line, written at once, so threads' messages do not interleave. */
@@ -60,6 +82,7 @@ die(int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vmsg(fmt, ap);
 	va_end(ap);
+	failing = code != 0;
 	exit(code);
 }
 
@@ -71,6 +94,7 @@ usage_error(const char *fmt, ...)
 	vmsg(fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "try '%s --help'\n", tool_name);
+	failing = 1;
 	exit(EX_USAGE);
 }
 

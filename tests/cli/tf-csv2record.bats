@@ -237,6 +237,45 @@ for i in range(60000):
 	[ "$stderr" = "tf-csv2record: num.csv:3: column 'x': 'abc' is not a number" ]
 }
 
+@test "NaN, inf and 1e39 are bad data unless --allow-nonfinite; the schema stays JSON" {
+	printf 'x,z,y\n1.5,2,0\nnan,3,1\n2.5,1e39,0\n-inf,4,1\n3.5,5,0\n' > nf.csv
+	run -65 --separate-stderr tf-csv2record nf.csv -o out.tfrecord
+	[ "$stderr" = "tf-csv2record: nf.csv:3: column 'x' (field 1): 'nan' is not a number (NaN) (--allow-nonfinite keeps such values)" ]
+	[ ! -e out.tfrecord ] && [ ! -e out.tfrecord.schema.json ]
+	printf 'x,z,y\n1.5,2,0\n2.5,1e39,0\n' > big.csv
+	run -65 --separate-stderr tf-csv2record big.csv -o out.tfrecord
+	[ "$stderr" = "tf-csv2record: big.csv:3: column 'z' (field 2): '1e39' is out of the range of a 32-bit float (--allow-nonfinite keeps such values)" ]
+	# --skip-bad skips and counts such rows as any other bad row
+	run -0 --separate-stderr tf-csv2record --skip-bad nf.csv -o skip.tfrecord
+	[[ "$stderr" == *"skipped 3 malformed rows of 5"* ]]
+	run -0 tf-records count skip.tfrecord
+	[ "$output" = 2 ]
+	# kept on request: the values as written, the statistics over the
+	# finite ones, a count of the others, and the schema is JSON
+	run -0 tf-csv2record --allow-nonfinite nf.csv -o keep.tfrecord
+	run -0 /usr/bin/python3 - <<'PY'
+import json, math
+s = json.load(open("keep.tfrecord.schema.json"))
+x = next(c for c in s["features"] if c["name"] == "x")
+z = next(c for c in s["features"] if c["name"] == "z")
+assert x["present"] == 5 and x["nonfinite"] == 2, x
+assert abs(x["mean"] - 2.5) < 1e-9 and x["min"] == 1.5 and x["max"] == 3.5, x
+assert z["nonfinite"] == 1 and z["max"] == 5, z
+PY
+	run -0 tf-records cat --csv keep.tfrecord
+	[[ "$output" == *"NaN,3,1"* && "$output" == *"2.5,Infinity,0"* && "$output" == *"-Infinity,4,1"* ]]
+	# the schema that tf-records writes from such records is JSON too
+	tf-csv2record --allow-nonfinite --no-schema nf.csv -o bare.tfrecord
+	run -0 tf-records schema --write --label y bare.tfrecord
+	/usr/bin/python3 -c 'import json; json.load(open("bare.tfrecord.schema.json"))'
+	# and tf-train reads both
+	run -0 tf-train -q --epochs 1 --checkpoint-dir ck keep.tfrecord
+	# libsvm values and labels likewise
+	printf '1 1:0.5 2:nan\n' > nf.svm
+	run -65 --separate-stderr tf-csv2record -f libsvm nf.svm -o svm.tfrecord
+	[[ "$stderr" == *"nf.svm:1: index 2: 'nan' is not a number (NaN)"* ]]
+}
+
 @test "--skip-bad keeps going and reports the skipped rows" {
 	printf 'x,y\n1,0\n2,1\n3\n4,1\n5\n' > bad.csv
 	run -0 --separate-stderr tf-csv2record --skip-bad bad.csv -o out.tfrecord

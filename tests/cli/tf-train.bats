@@ -171,12 +171,28 @@ assert set(j) >= {"mse", "rmse", "mae", "r2", "loss", "examples"}, j' "$output"
 	[ "$(ls ck | grep -c '^model.ckpt-')" -eq 1 ]
 }
 
+@test "a standard output that cannot be written is exit 74, for every command" {
+	split_bc
+	mknod full c 1 7
+	run -74 --separate-stderr sh -c "tf-train -q --epochs 1 --checkpoint-dir ck2 $TRAIN > full"
+	[[ "$stderr" == *"tf-train: cannot write standard output: No space left on device" ]]
+	# the checkpoint was written before the line was lost
+	[ -e ck2/checkpoint ]
+	for t in tf-csv2record tf-records tf-train tf-ps tf-eval tf-export tf-serve; do
+		run -74 sh -c "$t --version > full"
+		run -74 sh -c "$t --help > full"
+	done
+	run -74 sh -c "tf-csv2record $DATA/iris.csv > full"
+	run -74 sh -c "tf-records count bc.tfrecord > full"
+	run -74 sh -c "tf-eval -d ck2 bc.tfrecord > full"
+}
+
 @test "bad settings and bad input: a clear message and a sysexits code" {
 	split_bc
 	run -64 --separate-stderr tf-train --optimizer nope --schema bc.tfrecord.schema.json $TRAIN
 	[ "$stderr" = "tf-train: unknown optimizer 'nope' (see --list-plugins)" ]
 	run -64 --separate-stderr tf-train --model forest --schema bc.tfrecord.schema.json $TRAIN
-	[ "$stderr" = "tf-train: unknown model 'forest' (lr, dnn or wide_and_deep)" ]
+	[ "$stderr" = "tf-train: unknown model 'forest' (lr, dnn or wide_and_deep; a model of your own: --model-file SPEC)" ]
 	run -64 --separate-stderr tf-train --hidden "10 x" --schema bc.tfrecord.schema.json $TRAIN
 	[[ "$stderr" == *"--hidden: '10 x' is not a list of layer sizes"* ]]
 	run -64 --separate-stderr tf-train --opt beta1=2 --schema bc.tfrecord.schema.json $TRAIN
@@ -408,7 +424,7 @@ assert v["serial"] is None and v["color"] == ["black", "blue", "green", "red"], 
 	run -64 --separate-stderr tf-train -q --model wide_and_deep iris.tfrecord
 	[[ "$stderr" == *"wide_and_deep needs categorical features"* ]]
 	run -64 --separate-stderr tf-train -q --model wide iris.tfrecord
-	[[ "$stderr" == *"unknown model 'wide' (lr, dnn or wide_and_deep)"* ]]
+	[[ "$stderr" == *"unknown model 'wide' (lr, dnn or wide_and_deep; a model of your own: --model-file SPEC)"* ]]
 }
 
 @test "file patterns: 'bc-0000[0-3]-*' stands for its shards, in name order" {

@@ -63,6 +63,8 @@ struct tf_csv_options {
 	int numeric_as_float; /* write integer feature columns as floats */
 	int skip_bad;         /* skip malformed rows instead of failing */
 	int threads;          /* worker threads; 0: one per CPU */
+	int allow_nonfinite;  /* keep NaN, inf and out-of-range floats
+	                         (otherwise a bad row, as skip_bad says) */
 };
 
 /* Defaults: CSV, ',', header, last column is the label, 1000 rows. */
