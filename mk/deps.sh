@@ -20,7 +20,7 @@ if [ "$mode" = lint ]; then
 	pkgs="clang-format cppcheck"
 fi
 if [ "$mode" = check ]; then
-	pkgs="$pkgs bats python3 python3-protobuf protobuf-compiler mandoc gzip
+	pkgs="$pkgs bats python3 python3-protobuf protobuf-compiler mandoc man-db gzip
 	      binutils jq slurmctld slurmd slurm-client munge openmpi-bin mpich
 	      python3-yaml openssl python3-grpcio python3-grpc-tools nghttp2-client
 	      wrk valgrind"

@@ -32,10 +32,11 @@ usage(void)
 	       "  -f, --format=FORMAT       tfkit (default), tfjs or onnx\n"
 	       "      --if-better=METRIC    export only when the checkpoint's "
 	       "validation METRIC\n"
-	       "                            beats the newest export's (loss, "
-	       "mse, rmse, mae:\n"
-	       "                            lower is better; accuracy, auc, "
-	       "r2: higher)\n"
+	       "                            is no worse than the newest "
+	       "export's (a tie\n"
+	       "                            exports; loss, mse, rmse, mae: "
+	       "lower is better;\n"
+	       "                            accuracy, auc, r2: higher)\n"
 	       "  -o, --output=PATH         tfjs: a directory; onnx: a file\n"
 	       "      --plugin-dir=DIR      look for plugins in DIR first\n"
 	       "      --version N           write version N (never "
@@ -131,7 +132,7 @@ static void
 print_json(json_t *o)
 {
 	char *text =
-	    o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+	    o ? json_shortest(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 	if (text == NULL) {
 		die(EX_OSERR, "out of memory");
 	}
@@ -272,8 +273,12 @@ main(int argc, char **argv)
 		json_object_set_new(line, "metric", json_string(if_better));
 		json_object_set_new(line, "value", json_real(mine));
 		if (newest_metric(reg, base, if_better, &theirs, &v)) {
-			int better = lower_better(if_better) ? mine < theirs
-			                                     : mine > theirs;
+			/* A tie exports: the checkpoint has trained on
+			 * more data and is no worse on validation, and a
+			 * metric at its best value (an AUC of 1) would
+			 * otherwise never export again. */
+			int better = lower_better(if_better) ? mine <= theirs
+			                                     : mine >= theirs;
 			json_object_set_new(line, "newest_version",
 			                    json_integer(v));
 			json_object_set_new(line, "newest_value",
@@ -283,7 +288,7 @@ main(int argc, char **argv)
 				                    json_false());
 				char why[256];
 				snprintf(why, sizeof why,
-				         "%s %.9g does not beat version %lld's "
+				         "%s %.9g is worse than version %lld's "
 				         "%.9g",
 				         if_better, mine, v, theirs);
 				json_object_set_new(line, "reason",

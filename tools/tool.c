@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <glob.h>
+#include <jansson.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -36,6 +37,56 @@ flush_at_exit(void)
 		        tool_name, strerror(e ? e : EIO));
 		_exit(EX_IOERR);
 	}
+}
+
+/* The fewest significant digits (1 to 17) that read back as x. */
+static int
+shortest_digits(double x)
+{
+	char t[40];
+	for (int p = 1; p < 17; p++) {
+		snprintf(t, sizeof t, "%.*g", p, x);
+		if (strtod(t, NULL) == x) {
+			return p;
+		}
+	}
+	return 17;
+}
+
+/* The most digits any real in v needs to read back exactly. */
+static int
+digits_needed(json_t *v)
+{
+	int most = 1;
+	if (json_is_real(v)) {
+		return shortest_digits(json_real_value(v));
+	}
+	if (json_is_object(v)) {
+		const char *k;
+		json_t *e;
+		json_object_foreach(v, k, e) {
+			int d = digits_needed(e);
+			most = d > most ? d : most;
+		}
+	} else if (json_is_array(v)) {
+		size_t i;
+		json_t *e;
+		json_array_foreach(v, i, e) {
+			int d = digits_needed(e);
+			most = d > most ? d : most;
+		}
+	}
+	return most;
+}
+
+char *
+json_shortest(json_t *v, size_t flags)
+{
+	/* jansson writes reals with one precision for the document: the
+	 * most any of them needs.  Up to 15 digits, each real then reads as
+	 * its shortest form (0.963093146, not 0.96309314599999996), since
+	 * %.Ng of a double nearest a shorter decimal is that decimal. */
+	return json_dumps(v, flags | JSON_REAL_PRECISION(digits_needed(v)));
 }
 
 void

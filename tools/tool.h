@@ -30,6 +30,11 @@ __attribute__((noreturn)) void die_status(int status, const char *msg);
  * the device, or exit 64 for a bad name, 69 when it cannot be had. */
 struct tf_device *open_device(const char *name, const char *math);
 
+/* json_dumps() with each real in its shortest form that reads back
+ * exactly (up to 15 significant digits; more only where needed). */
+struct json_t;
+char *json_shortest(struct json_t *v, size_t flags);
+
 /* Each line of a multi-line message as its own warning. */
 void warn_lines(const char *text);
 
