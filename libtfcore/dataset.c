@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -922,6 +924,46 @@ cmp_input_name(const void *a, const void *b, void *ctx)
 	return strcmp(in[*(const size_t *)a].name, in[*(const size_t *)b].name);
 }
 
+/* The memory a process may have: physical memory, or less under a
+ * limit on its address space. */
+static double
+memory_limit(void)
+{
+	double phys = (double)sysconf(_SC_PHYS_PAGES) *
+	              (double)sysconf(_SC_PAGESIZE);
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    (double)rl.rlim_cur < phys) {
+		return (double)rl.rlim_cur;
+	}
+	return phys > 0 ? phys : 1e18;
+}
+
+/* The shuffle buffer's bytes, known before it is allocated: a buffer that
+ * cannot fit (wide rows with the default size) is refused, naming its
+ * size and the flag that lowers it, instead of failing as "out of memory"
+ * once asked for. */
+static int
+check_buffer_memory(struct tf_dataset *ds)
+{
+	double row = (double)(ds->width + 1) * sizeof(float) +
+	             (double)ds->nids * sizeof(int64_t) +
+	             sizeof *ds->spos + (ds->key ? KEYLEN : 0);
+	double need = row * (double)ds->shuffle, have = memory_limit();
+	if (need <= have / 2) {
+		return TF_OK;
+	}
+	double fit = floor(have / 2 / row);
+	return tfi_set_error(
+	    ds, TF_EINVAL,
+	    "a shuffle buffer of %zu rows of %lld features%s needs %.1f GB, "
+	    "more than half of the %.1f GB this process may use: lower "
+	    "--shuffle-buffer (at most %.0f rows fit)",
+	    ds->shuffle, (long long)ds->width,
+	    ds->nids > 0 ? " and their ids" : "", need / 1e9, have / 1e9,
+	    fit);
+}
+
 int
 tf_dataset_open(struct tf_dataset *ds, const char *const *files, size_t nfiles,
                 uint64_t epochs, size_t shuffle, uint64_t seed)
@@ -971,6 +1013,9 @@ tf_dataset_open(struct tf_dataset *ds, const char *const *files, size_t nfiles,
 	ds->epochs = epochs;
 	ds->shuffle = shuffle > 1 ? shuffle : 1;
 	ds->seed = seed;
+	if (check_buffer_memory(ds) != TF_OK) {
+		return TF_EINVAL;
+	}
 	free(ds->by_name);
 	free(ds->buf);
 	ds->by_name = malloc((ds->nin + 1) * sizeof *ds->by_name);

@@ -285,6 +285,18 @@ tf_registry_load(struct tf_registry *r)
 	r->search.len = 0;
 	int rc = TF_OK;
 	for (size_t i = 0; i < r->ndirs && rc == TF_OK; i++) {
+		/* A directory the user named must be there: a run that
+		 * needs its ops would otherwise fail later, or run without
+		 * them. */
+		struct stat st;
+		int e = stat(r->dirs[i], &st) != 0 ? errno
+		        : S_ISDIR(st.st_mode)       ? 0
+		                                    : ENOTDIR;
+		if (e != 0) {
+			return tfi_set_error(r, TF_ENOENT,
+			                     "plugin directory '%s': %s",
+			                     r->dirs[i], strerror(e));
+		}
 		rc = search_add(r, r->dirs[i]);
 	}
 	const char *env = getenv("TF_PLUGIN_PATH");

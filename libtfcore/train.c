@@ -740,10 +740,10 @@ sparse_ranges(struct sparse *sp, const struct tf_batch *b,
 	return TF_OK;
 }
 
-/* Evaluate the graph on a file into m (the evaluation loop of
- * tf_model_evaluate(), over this run's graph). */
+/* The reader of evaluation files (set up once, the training schema's),
+ * opened on file. */
 static int
-evaluate(struct run *r, const char *file, struct tf_metrics *m)
+open_evaluation(struct run *r, const char *file)
 {
 	if (r->vd == NULL) {
 		/* Set up once; each evaluation reopens the file. */
@@ -773,11 +773,39 @@ evaluate(struct run *r, const char *file, struct tf_metrics *m)
 	}
 	const char *files[] = {file};
 	int rc = tf_dataset_open(r->vd, files, 1, 1, 1, 0);
-	if (rc != TF_OK) {
-		return fail(r, rc, "%s", tf_errmsg(r->vd));
+	return rc == TF_OK ? TF_OK : fail(r, rc, "%s", tf_errmsg(r->vd));
+}
+
+/* Evaluate the graph on a file into m (the evaluation loop of
+ * tf_model_evaluate(), over this run's graph). */
+static int
+evaluate(struct run *r, const char *file, struct tf_metrics *m)
+{
+	int rc = open_evaluation(r, file);
+	return rc != TF_OK ? rc
+	                   : tfi_evaluate(r->g, prediction_node(r->task),
+	                                  r->vd, &r->vb, m, r->t);
+}
+
+/* --validate's file, opened and its first batch read against the
+ * schema before the first step: a missing or mismatched file found only
+ * when the run ends would cost the whole run. */
+static int
+check_validation(struct run *r)
+{
+	const char *file = r->cfg->validate;
+	if (file == NULL || !leads(r) || strcmp(file, "-") == 0) {
+		return TF_OK; /* standard input: read once, at the end */
 	}
-	return tfi_evaluate(r->g, prediction_node(r->task), r->vd, &r->vb, m,
-	                    r->t);
+	int rc = open_evaluation(r, file);
+	if (rc == TF_OK) {
+		rc = tf_dataset_read(r->vd, &r->vb);
+		rc = rc == TF_EOF ? TF_OK
+		     : rc != TF_OK
+		         ? fail(r, rc, "--validate: %s", tf_errmsg(r->vd))
+		         : TF_OK;
+	}
+	return rc;
 }
 
 /* Add L1/L2 penalties to the gradients. */
@@ -2287,6 +2315,9 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 	struct towers tw = {0};
 	struct batch *b = NULL;
 	int rc, resumed;
+	/* A failure once steps have trained checkpoints them first. */
+	int trained = 0, diverged = 0;
+	uint64_t saved_step = 0;
 	if (!r.ds || !r.g || !r.o || !r.ck) {
 		rc = fail(&r, TF_ENOMEM, "out of memory");
 		goto out;
@@ -2310,7 +2341,8 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		          cfg->threads, dname);
 		goto out;
 	}
-	if ((rc = setup(&r, reg, &resumed)) != TF_OK) {
+	if ((rc = setup(&r, reg, &resumed)) != TF_OK ||
+	    (rc = check_validation(&r)) != TF_OK) {
 		goto out;
 	}
 	if (tf_device_kind(r.dev) != TF_DEVICE_CPU && sink->note != NULL &&
@@ -2340,7 +2372,8 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 	}
 	float *params = tf_graph_params(r.g), *grads = tf_graph_grads(r.g);
 	double t0 = now(), last_save = t0, t_mark = t0;
-	uint64_t ex_mark = r.h.examples, saved_step = r.h.step;
+	uint64_t ex_mark = r.h.examples;
+	saved_step = r.h.step;
 	uint64_t ex_mark0 = r.h.examples;
 	double lr = r.h.learning_rate;
 	if ((rc = towers_start(&r, &tw, reg, cfg->threads, bs)) != TF_OK) {
@@ -2404,6 +2437,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			goto out;
 		}
 		if (!isfinite(loss)) {
+			diverged = 1; /* its checkpoint is the last good one */
 			rc = fail(
 			    &r, TF_EINTERNAL,
 			    "step %llu: the loss is %g; stopping (the last "
@@ -2446,6 +2480,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		r.h.examples += rows;
 		r.h.epoch = b->epoch;
 		r.h.done = b->done;
+		trained = 1;
 		if (sink->progress != NULL) {
 			struct tf_train_progress pr = {
 			    r.h.step, r.h.examples - ex_mark0,
@@ -2576,6 +2611,26 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		rc = fail(&r, tf_errcode(r.cl), "%s", tf_errmsg(r.cl));
 	}
 out:
+	if (rc != TF_OK && trained && !diverged && r.cl == NULL &&
+	    r.h.step != saved_step && cfg->checkpoint_dir != NULL) {
+		/* Keep what trained (a reader's error in a later file, a
+		 * validation file gone): the checkpoint, then the error. */
+		char msg[TFI_MSG_MAX];
+		snprintf(msg, sizeof msg, "%s", tf_errmsg(t));
+		tf_errclear(t); /* the first error is kept: this one's */
+		if (save(&r) == TF_OK) {
+			fail(&r, rc, "%s (step %llu is checkpointed in %s)",
+			     msg, (unsigned long long)r.h.step,
+			     cfg->checkpoint_dir);
+		} else {
+			char why[TFI_MSG_MAX];
+			snprintf(why, sizeof why, "%s", tf_errmsg(t));
+			tf_errclear(t);
+			fail(&r, rc, "%s (and no checkpoint could be written: "
+			             "%s)",
+			     msg, why);
+		}
+	}
 	prefetch_stop(&pf);
 	towers_stop(&tw);
 	sparse_free(r.sp);

@@ -67,7 +67,8 @@ usage(void)
 	       "  -h, --help                 show this help and exit\n"
 	       "  -V, --version              show the version and exit\n\n"
 	       "Exit status: 0 success, 64 usage, 65 malformed input, 66 "
-	       "missing input,\n73 cannot create output, 74 I/O error.\n",
+	       "missing input,\n70 out of memory or an internal error, 73 "
+	       "cannot create output, 74 I/O error.\n",
 	       tool_name);
 }
 

@@ -43,8 +43,8 @@ usage(void)
 	       "  -h, --help                show this help and exit\n"
 	       "  -V, --version             show the version and exit\n\n"
 	       "Exit status: 0 success, 64 usage, 65 bad data or checkpoint, "
-	       "66 missing input\nor checkpoint, 69 device unavailable, 74 I/O "
-	       "error.\n",
+	       "66 missing input\nor checkpoint, 69 device unavailable, 70 out "
+	       "of memory or an internal error,\n74 I/O error.\n",
 	       tool_name);
 }
 
@@ -300,7 +300,7 @@ main(int argc, char **argv)
 		usage_error("--csv goes with --predict");
 	}
 	if (tf_registry_load(reg) != TF_OK) {
-		die(EX_SOFTWARE, "%s", tf_errmsg(reg));
+		die_status(tf_errcode(reg), tf_errmsg(reg));
 	}
 	tf_set_threads(threads);
 	tf_model_set_device(model, open_device(device, math));

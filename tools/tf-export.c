@@ -46,8 +46,8 @@ usage(void)
 	       "(--version with no number)\n\n"
 	       "Exit status: 0 success (also when --if-better declines), 64 "
 	       "usage, 65 bad\ncheckpoint or no such metric, 66 missing "
-	       "checkpoint, 73 the version exists or\ncannot be created, 74 "
-	       "I/O error.\n",
+	       "checkpoint, 70 out of memory or an internal error,\n73 the "
+	       "version exists or cannot be created, 74 I/O error.\n",
 	       tool_name, tool_name);
 }
 
@@ -250,7 +250,7 @@ main(int argc, char **argv)
 		            if_better);
 	}
 	if (tf_registry_load(reg) != TF_OK) {
-		die(EX_SOFTWARE, "%s", tf_errmsg(reg));
+		die_status(tf_errcode(reg), tf_errmsg(reg));
 	}
 	if (tf_model_load(model, reg, ckpt) != TF_OK) {
 		die_status(tf_errcode(model), tf_errmsg(model));

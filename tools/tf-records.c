@@ -60,8 +60,8 @@ usage(void)
 	       "(FILE.schema.json)\n"
 	       "  -z, --compress=TYPE     output compression: gzip or zlib\n\n"
 	       "Exit status: 0 success, 64 usage, 65 damaged or malformed "
-	       "data, 66 missing\ninput, 73 cannot create output, 74 I/O "
-	       "error.\n",
+	       "data, 66 missing\ninput, 70 out of memory or an internal "
+	       "error, 73 cannot create output,\n74 I/O error.\n",
 	       tool_name);
 }
 

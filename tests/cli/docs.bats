@@ -102,3 +102,16 @@ fixtures() {
 	grep -q '^ *make demo' "$TOP/README"
 	grep -q '^ *make check' "$TOP/README"
 }
+
+@test "each command's --help and man page name the same exit statuses" {
+	for t in tf-csv2record tf-records tf-train tf-ps tf-eval tf-export tf-serve; do
+		h=$("$t" --help | sed -n '/Exit status\|Exit$/,$p' | tr '\n' ' ' |
+			grep -oE '(^| )(0|6[4-9]|7[0-9])( |,|\.)' | grep -oE '[0-9]+' | sort -un | tr '\n' ' ')
+		m=$(sed -n '/^\.Sh EXIT STATUS/,/^\.Sh /p' "$TOP/man/man1/$t.1" |
+			grep -E '^\.It [0-9]' | grep -oE '[0-9]+' | grep -vE '^(130|143)$' | sort -un | tr '\n' ' ')
+		echo "$t: --help $h; man $m"
+		[ -n "$h" ] && [ "$h" = "$m" ]
+		# out of memory is 70 (tf_exit_code()), documented everywhere
+		[[ " $h" == *" 70 "* ]]
+	done
+}

@@ -187,6 +187,65 @@ assert set(j) >= {"mse", "rmse", "mae", "r2", "loss", "examples"}, j' "$output"
 	run -74 sh -c "tf-eval -d ck2 bc.tfrecord > full"
 }
 
+@test "inputs are checked before the first step; a failure after it checkpoints first" {
+	split_bc
+	tf-csv2record "$DATA/iris.csv" -o iris.tfrecord
+	# a missing or mismatched --validate: found before training, nothing written
+	run -66 --separate-stderr tf-train -q --epochs 50 --validate nothere --checkpoint-dir ck $TRAIN
+	[ "$stderr" = "tf-train: --validate: cannot open 'nothere': No such file or directory" ]
+	[ ! -e ck/checkpoint ]
+	run -65 --separate-stderr tf-train -q --epochs 50 --validate iris.tfrecord --checkpoint-dir ck $TRAIN
+	[[ "$stderr" == "tf-train: --validate: iris.tfrecord: record 0: no feature 'area_error', one of the model's 30"* ]]
+	[ ! -e ck/checkpoint ]
+	# a --plugin-dir or --model-file that is not there
+	run -66 --separate-stderr tf-train -q --plugin-dir nodir --checkpoint-dir ck $TRAIN
+	[ "$stderr" = "tf-train: plugin directory 'nodir': No such file or directory" ]
+	run -66 --separate-stderr tf-train -q --model-file no.spec --checkpoint-dir ck $TRAIN
+	[ ! -e ck/checkpoint ]
+	# a damaged record in the second file, met after steps have trained:
+	# the checkpoint of the steps before it, then the error
+	cp bc-00001-of-00005 dam.tfrecord
+	flip_byte dam.tfrecord 30000
+	run -65 --separate-stderr tf-train -q --epochs 1 --batch-size 16 --shuffle-buffer 16 \
+		--checkpoint-dir ck bc-00000-of-00005 dam.tfrecord
+	[[ "$stderr" =~ dam\.tfrecord:\ record\ [0-9]+:\ .*\ \(step\ ([0-9]+)\ is\ checkpointed\ in\ ck\)$ ]]
+	step=${BASH_REMATCH[1]}
+	[ "$step" -ge 7 ]
+	grep -q "model_checkpoint_path: \"model.ckpt-$step\"" ck/checkpoint
+	# the validation file gone by the end of training (the data comes
+	# through a FIFO held open until it is removed): checkpointed first
+	cp bc-00004-of-00005 val.tfrecord
+	mkfifo in.fifo
+	tf-train -q --epochs 1 --batch-size 16 --shuffle-buffer 16 --schema bc.tfrecord.schema.json \
+		--validate val.tfrecord --checkpoint-dir ck2 in.fifo > out.json 2> err &
+	pid=$!
+	exec 4> in.fifo
+	cat bc-00000-of-00005 >&4
+	sleep 0.5
+	rm val.tfrecord
+	exec 4>&-
+	st=0
+	wait "$pid" || st=$?
+	[ "$st" -eq 66 ]
+	[[ "$(cat err)" == *"cannot open 'val.tfrecord'"*"(step "*" is checkpointed in ck2)" ]]
+	grep -q 'model_checkpoint_path: "model.ckpt-' ck2/checkpoint
+}
+
+@test "a shuffle buffer that cannot fit is refused up front, naming its size and the flag" {
+	[ "$(awk '/^MemTotal/ {print $2}' /proc/meminfo)" -lt 80000000 ] ||
+		skip "40 GB fits in half of this machine's memory"
+	# 200 rows of libsvm data with ids up to 999,999: a million-wide row
+	/usr/bin/python3 -c '
+import random
+random.seed(1)
+for i in range(200):
+    print(i % 2, " ".join("%d:1" % j for j in sorted(random.sample(range(1, 1000000), 20))))' > wide.svm
+	tf-csv2record -f libsvm wide.svm -o wide.tfrecord
+	run -64 --separate-stderr tf-train -q --model lr --epochs 1 --checkpoint-dir ck wide.tfrecord
+	[[ "$stderr" =~ ^tf-train:\ a\ shuffle\ buffer\ of\ 10000\ rows\ of\ [0-9]+\ features\ needs\ 40\.0\ GB,\ more\ than\ half\ of\ the\ [0-9.]+\ GB\ this\ process\ may\ use:\ lower\ --shuffle-buffer\ \(at\ most\ [0-9]+\ rows\ fit\)$ ]]
+	[ ! -e ck/checkpoint ]
+}
+
 @test "bad settings and bad input: a clear message and a sysexits code" {
 	split_bc
 	run -64 --separate-stderr tf-train --optimizer nope --schema bc.tfrecord.schema.json $TRAIN

@@ -77,7 +77,8 @@ usage(void)
 	    "Exit status: 0 after SIGTERM or SIGINT (requests drained) or "
 	    "at the end of\n--stdin, 64 usage, 65 bad input (--stdin), 66 "
 	    "missing model base, 69 no\nvalid version, the port is "
-	    "taken or no such device, 74 I/O error.\n",
+	    "taken or no such device, 70 out of memory or an internal\n"
+	    "error, 74 I/O error.\n",
 	    tool_name, tool_name, tool_name);
 }
 
@@ -334,7 +335,7 @@ main(int argc, char **argv)
 		            sv.opt.address);
 	}
 	if (tf_registry_load(sv.reg) != TF_OK) {
-		die(EX_SOFTWARE, "%s", tf_errmsg(sv.reg));
+		die_status(tf_errcode(sv.reg), tf_errmsg(sv.reg));
 	}
 	sv.opt.dev = open_device(sv.opt.device, sv.opt.gpu_math);
 	if (config != NULL) {

@@ -149,7 +149,7 @@ ps_main(struct tf_registry *reg, struct tf_settings *set,
 		tf_registry_add_dir(reg, dir);
 	}
 	if (tf_registry_load(reg) != TF_OK) {
-		die(EX_SOFTWARE, "%s", tf_errmsg(reg));
+		die_status(tf_errcode(reg), tf_errmsg(reg));
 	}
 	const char *me = tf_cluster_host(cl, "ps", tf_cluster_index(cl));
 	const char *colon = strrchr(me, ':');

@@ -157,7 +157,7 @@ usage(void)
 	    "      --worker-hosts=H:P,... the workers\n\n"
 	    "Exit status: 0 success, 64 usage, 65 bad data or checkpoint, "
 	    "66 missing input,\n69 a ps or the chief unavailable, 70 the "
-	    "loss diverged, 73 cannot create,\n74 I/O error, 75 the "
+	    "loss diverged (or out of memory), 73 cannot create,\n74 I/O error, 75 the "
 	    "checkpoint directory is in use.\n",
 	    tool_name);
 }
@@ -208,8 +208,9 @@ ps_usage(void)
 	       "It exits 0 when the chief has written its last checkpoint, "
 	       "when every trainer\nis done and the chief is silent for 5 s, "
 	       "after --idle-timeout, or on SIGINT\nor SIGTERM.  Exit "
-	       "status: 64 usage, 69 a ps unavailable (--status), 74 the "
-	       "address\ncannot be listened on.\n",
+	       "status: 0 then, 64 usage, 69 a ps unavailable (--status), 70 "
+	       "out of\nmemory or an internal error, 74 the address cannot be "
+	       "listened on.\n",
 	       tool_name);
 }
 #endif
@@ -494,7 +495,7 @@ main(int argc, char **argv)
 		tf_registry_add_dir(reg, dir);
 	}
 	if (tf_registry_load(reg) != TF_OK) {
-		die(EX_SOFTWARE, "%s", tf_errmsg(reg));
+		die_status(tf_errcode(reg), tf_errmsg(reg));
 	}
 	if (list) {
 		list_plugins(reg);
