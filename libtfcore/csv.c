@@ -2363,6 +2363,11 @@ schema_col(const struct col *k, size_t index, struct tfi_schema_col *out)
 	out->missing = k->st.missing;
 	out->packed_index = k->pack;
 	out->nonfinite = k->st.nonfinite;
+	/* a different string in every row: no category (the vocabulary
+	 * stops counting at its limit, past which nothing is known) */
+	out->unique = k->type == TF_COL_BYTES && !k->st.vocab.over &&
+	              k->st.vocab.n == k->st.present &&
+	              k->st.present >= UNIQUE_MIN;
 	if (k->type != TF_COL_BYTES && k->st.present > k->st.nonfinite) {
 		double n = (double)(k->st.present - k->st.nonfinite),
 		       mean = k->st.sum / n;

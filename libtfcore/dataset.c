@@ -2454,6 +2454,19 @@ tf_dataset_set_categorical(struct tf_dataset *ds, const char *crosses,
 		if (f->type != TF_COL_BYTES || f->packed_index >= 0) {
 			continue;
 		}
+		if (f->binary || f->unique) {
+			/* Hashing them would train on noise. */
+			rc = tfi_set_error(
+			    ds, TF_EFORMAT,
+			    "feature '%s' %s: it is not a category (--exclude "
+			    "%s leaves it out)",
+			    f->name,
+			    f->binary ? "holds binary data (an encoded image?)"
+			              : "has a different value in every record "
+			                "(an identifier or free text?)",
+			    f->name);
+			break;
+		}
 		const struct tfi_vocab *v =
 		    tfi_schema_vocab(ds->schema, f->name);
 		int listed = v != NULL && !v->over;

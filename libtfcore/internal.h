@@ -199,12 +199,19 @@ void tfi_sync_dir(const char *dir);
  */
 enum { TFI_LAYOUT_COLUMNS, TFI_LAYOUT_PACKED, TFI_LAYOUT_LIBSVM };
 
+/* A bytes feature with a different value in each of this many records
+ * or more is no category (an identifier, free text). */
+#define UNIQUE_MIN 20
+
 struct tfi_schema_col {
 	char *name;
 	int type;       /* TF_COL_INT64, TF_COL_FLOAT, TF_COL_BYTES */
 	int64_t column; /* its column in the source, -1 unknown */
 	uint64_t present, missing;
 	uint64_t nonfinite; /* of present: NaN or infinite, not in the stats */
+	int binary; /* bytes: a value that is not text (NUL, not UTF-8) */
+	int unique; /* bytes: no value seen twice, in UNIQUE_MIN or more
+	               records (counted up to the vocabulary's limit) */
 	int has_stats; /* min, max, mean, std are known (finite values) */
 	double min, max, mean, std;
 	int64_t packed_index; /* its place in the packed list, or -1 */

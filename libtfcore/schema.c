@@ -121,6 +121,8 @@ parse_col(json_t *o, struct tfi_schema_col *c)
 	    count(json_object_get(o, "nonfinite"), &c->nonfinite) != 0) {
 		return -1;
 	}
+	c->binary = json_is_true(json_object_get(o, "binary"));
+	c->unique = json_is_true(json_object_get(o, "unique"));
 	json_t *mean = json_object_get(o, "mean"),
 	       *sd = json_object_get(o, "std");
 	if (json_is_number(mean) && json_is_number(sd)) {
@@ -368,6 +370,13 @@ jcol(struct tfi_buf *b, const struct tfi_schema_col *k)
 		         (unsigned long long)k->nonfinite);
 		rc = rc || tfi_json_put(b, t, strlen(t));
 	}
+	/* bytes that are no category: binary (images), or all different */
+	if (k->binary) {
+		rc = rc || tfi_json_put(b, ",\"binary\":true", 14);
+	}
+	if (k->unique) {
+		rc = rc || tfi_json_put(b, ",\"unique\":true", 14);
+	}
 	if (k->type != TF_COL_BYTES && k->has_stats) {
 		rc = rc || tfi_json_put(b, ",\"min\":", 7) ||
 		     jnum(b, k->min, k->type) ||
@@ -607,6 +616,8 @@ struct survey_entry {
 	char **vals;
 	size_t nvals;
 	int over;
+	int binary;       /* a bytes value that is not text */
+	uint64_t repeats; /* values met again before over */
 };
 
 struct tf_survey {
@@ -691,6 +702,40 @@ value_cmp(const char *kept, const char *v, size_t n)
 	return c != 0 ? c : k < n ? -1 : k > n;
 }
 
+/* Whether n bytes read as text: UTF-8 without NUL or other control
+ * characters but tab, newline and carriage return (an encoded image
+ * is none). */
+static int
+is_text(const uint8_t *p, size_t n)
+{
+	size_t i = 0;
+	while (i < n) {
+		uint8_t c = p[i];
+		if (c < 0x80) {
+			if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+				return 0;
+			}
+			i++;
+			continue;
+		}
+		/* a lead byte and its continuation bytes */
+		size_t k = c >= 0xc2 && c <= 0xdf   ? 1
+		           : c >= 0xe0 && c <= 0xef ? 2
+		           : c >= 0xf0 && c <= 0xf4 ? 3
+		                                    : 0;
+		if (k == 0 || i + k >= n) {
+			return 0;
+		}
+		for (size_t j = 1; j <= k; j++) {
+			if ((p[i + j] & 0xc0) != 0x80) {
+				return 0;
+			}
+		}
+		i += k + 1;
+	}
+	return 1;
+}
+
 /* A one-value feature's value into its sorted distinct values. */
 static int
 add_value(struct survey_entry *t, const char *v, size_t n)
@@ -703,6 +748,7 @@ add_value(struct survey_entry *t, const char *v, size_t n)
 		size_t mid = lo + (hi - lo) / 2;
 		int c = value_cmp(t->vals[mid], v, n);
 		if (c == 0) {
+			t->repeats++;
 			return 0;
 		}
 		if (c < 0) {
@@ -781,6 +827,11 @@ tf_survey_add(struct tf_survey *s, struct tf_example *ex)
 		} else if (t->kind == TF_KIND_BYTES && f.count == 1) {
 			bad = add_value(t, (const char *)f.bytes[0].data,
 			                f.bytes[0].len);
+		}
+		for (size_t v = 0; t->kind == TF_KIND_BYTES && !t->binary &&
+		                   v < f.count;
+		     v++) {
+			t->binary = !is_text(f.bytes[v].data, f.bytes[v].len);
 		}
 		if (bad) {
 			return tfi_set_error(s, TF_ENOMEM, "out of memory");
@@ -868,6 +919,10 @@ survey_col(const struct survey_entry *t, size_t i, const char *name, int type,
 	c->present = t->records;
 	if ((c->name = strdup(name)) == NULL) {
 		return -1;
+	}
+	if (type == TF_COL_BYTES) {
+		c->binary = t->binary;
+		c->unique = t->repeats == 0 && t->records >= UNIQUE_MIN;
 	}
 	if (type != TF_COL_BYTES && i < t->npos) {
 		c->nonfinite = (uint64_t)t->nonfinite[i];

@@ -26,6 +26,7 @@
 #include "internal.h"
 #include "kernels/kernels.h"
 #include "tf/batch.h"
+#include "tf/csv.h"
 #include "tf/checkpoint.h"
 #include "tf/cluster.h"
 #include "tf/events.h"
@@ -1266,6 +1267,45 @@ spec_reads_ids(const char *text)
 	return 0;
 }
 
+/* Say which features a model without categorical inputs leaves out:
+ * bytes features (strings, encoded images) are read only by embeddings
+ * (wide_and_deep, a spec with an ids input). */
+static void
+note_unused(struct run *r)
+{
+	const struct tf_schema *sc = tf_dataset_schema(r->ds);
+	if (sc == NULL || r->sink->note == NULL) {
+		return;
+	}
+	char names[600] = "";
+	size_t n = 0, len = 0;
+	for (size_t i = 0; i < sc->nfeatures; i++) {
+		const struct tfi_schema_col *f = &sc->features[i];
+		if (f->type != TF_COL_BYTES || f->packed_index >= 0) {
+			continue;
+		}
+		if (len + strlen(f->name) + 8 < sizeof names) {
+			len += (size_t)snprintf(names + len, sizeof names - len,
+			                        "%s'%s'", n ? ", " : "", f->name);
+		} else if (len + 6 < sizeof names && names[len - 1] != '.') {
+			len += (size_t)snprintf(names + len, sizeof names - len,
+			                        ", ...");
+		}
+		n++;
+	}
+	if (n == 0) {
+		return;
+	}
+	char msg[900];
+	snprintf(msg, sizeof msg,
+	         "--model %s does not use %zu bytes feature%s: %s (categories "
+	         "train with --model wide_and_deep, or a --model-file spec "
+	         "with an ids input; --exclude leaves a feature out without "
+	         "this note)",
+	         r->cfg->model, n, n == 1 ? "" : "s", names);
+	r->sink->note(r->sink->ctx, msg);
+}
+
 static int
 start(struct run *r)
 {
@@ -1298,8 +1338,12 @@ start(struct run *r)
 	if (!oom && custom && (rc = read_user_spec(r)) != TF_OK) {
 		return rc;
 	}
-	if (!oom && (strcmp(cfg->model, "wide_and_deep") == 0 ||
-	             (custom && spec_reads_ids(r->user_spec)))) {
+	int categorical = strcmp(cfg->model, "wide_and_deep") == 0 ||
+	                  (custom && spec_reads_ids(r->user_spec));
+	if (!oom && !categorical) {
+		note_unused(r);
+	}
+	if (!oom && categorical) {
 		const char *x = cfg->crosses ? cfg->crosses : "";
 		oom = set_text(&r->h.crosses, x);
 		r->h.buckets = cfg->hash_buckets;
