@@ -2,7 +2,9 @@
  * cluster.c - a distributed run's cluster from flags, TF_CONFIG, Slurm's
  * environment or an MPI launcher's (tf/cluster.h).
  */
+#include <arpa/inet.h>
 #include <ctype.h>
+#include <netdb.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -656,4 +658,76 @@ tf_cluster_json(const struct tf_cluster *c)
 	char *text = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	return text;
+}
+
+/* ---- the addresses of a host name ---------------------------------------- */
+
+/*
+ * A name such as localhost may resolve to several addresses (Debian's
+ * /etc/hosts gives it ::1 and 127.0.0.1): a listener on one of them and
+ * a dialer that tries another miss each other.  So a ps listens on, and
+ * a trainer dials, every address the name resolves to, as gRPC does.
+ * An address literal, bracketed or not, is itself.
+ */
+int
+tfi_url_addresses(const char *url, char (*out)[TFI_URL_MAX], int max,
+                  int v6_only, char *err, size_t errlen)
+{
+	const char *sep = strstr(url, "://");
+	const char *host = sep ? sep + 3 : url;
+	const char *colon = strrchr(host, ':');
+	if (sep == NULL || colon == NULL || colon == host || host[0] == '[' ||
+	    max < 1) {
+		snprintf(out[0], TFI_URL_MAX, "%s", url);
+		return v6_only ? 0 : 1;
+	}
+	char name[256];
+	snprintf(name, sizeof name, "%.*s", (int)(colon - host), host);
+	unsigned char bin[sizeof(struct in6_addr)];
+	if (inet_pton(AF_INET, name, bin) == 1 ||
+	    inet_pton(AF_INET6, name, bin) == 1) {
+		snprintf(out[0], TFI_URL_MAX, "%s", url);
+		return v6_only ? 0 : 1;
+	}
+	struct addrinfo hints = {.ai_family = AF_UNSPEC,
+	                         .ai_socktype = SOCK_STREAM};
+	struct addrinfo *res = NULL;
+	int rv = getaddrinfo(name, NULL, &hints, &res);
+	if (rv != 0) {
+		snprintf(err, errlen, "%s: %s", name, gai_strerror(rv));
+		return -1;
+	}
+	int n = 0;
+	for (struct addrinfo *a = res; a != NULL && n < max; a = a->ai_next) {
+		char addr[INET6_ADDRSTRLEN];
+		const void *p =
+		    a->ai_family == AF_INET
+		        ? (const void *)&((struct sockaddr_in *)(void *)a->ai_addr)
+		              ->sin_addr
+		        : (const void *)&((struct sockaddr_in6 *)(void *)
+		                              a->ai_addr)
+		              ->sin6_addr;
+		if ((a->ai_family != AF_INET && a->ai_family != AF_INET6) ||
+		    (v6_only && a->ai_family != AF_INET6) ||
+		    inet_ntop(a->ai_family, p, addr, sizeof addr) == NULL) {
+			continue;
+		}
+		char u[TFI_URL_MAX];
+		snprintf(u, sizeof u, "%.*s%s%s%s%s", (int)(sep + 3 - url), url,
+		         a->ai_family == AF_INET6 ? "[" : "", addr,
+		         a->ai_family == AF_INET6 ? "]" : "", colon);
+		int seen = 0;
+		for (int k = 0; k < n && !seen; k++) {
+			seen = strcmp(out[k], u) == 0;
+		}
+		if (!seen) {
+			memcpy(out[n++], u, sizeof u);
+		}
+	}
+	freeaddrinfo(res);
+	if (n == 0 && !v6_only) {
+		snprintf(err, errlen, "%s: no address", name);
+		return -1;
+	}
+	return n;
 }

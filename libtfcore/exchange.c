@@ -8,6 +8,7 @@
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
 #include <nng/supplemental/tls/tls.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +34,17 @@ struct conn {
 	int some; /* the last reply holds only the ranges want names */
 	float *vals;
 	size_t capvals;
+	atomic_int pipes; /* connections up (nng's pipe events) */
 };
+
+/* nng's pipe events: a connection to the ps came up or went. */
+static void
+on_pipe(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	(void)p;
+	struct conn *c = arg;
+	atomic_fetch_add(&c->pipes, ev == NNG_PIPE_EV_ADD_POST ? 1 : -1);
+}
 
 struct tf_ps_client {
 	struct tfi_handle err;
@@ -53,6 +64,9 @@ struct tf_ps_client {
 	uint64_t steps, step_bytes; /* of the pushes alone */
 	double *ms;
 	size_t nms, capms;
+	/* the trainers the ps tasks have gone on without (the first 64),
+	 * as their replies last said, and whether that changed */
+	uint64_t lost, lost_seen;
 };
 
 static double
@@ -118,17 +132,18 @@ tf_ps_client_set_tls(struct tf_ps_client *cl, const char *ca_file)
 	           : tfi_set_error(cl, TF_ENOMEM, "out of memory");
 }
 
-/* Dial a ps: plain tcp, or TLS checking its certificate against the CA
- * file and its host name. */
+/* Dial a ps at one of its addresses: plain tcp, or TLS checking its
+ * certificate against the CA file and its host name. */
 static int
-dial(struct tf_ps_client *cl, struct conn *c, const char *host)
+dial_url(struct tf_ps_client *cl, struct conn *c, const char *url,
+         const char *host)
 {
 	if (cl->ca_file == NULL) {
-		return nng_dial(c->sock, c->url, NULL, NNG_FLAG_NONBLOCK);
+		return nng_dial(c->sock, url, NULL, NNG_FLAG_NONBLOCK);
 	}
 	nng_dialer d;
 	nng_tls_config *tc = NULL;
-	int rv = nng_dialer_create(&d, c->sock, c->url);
+	int rv = nng_dialer_create(&d, c->sock, url);
 	rv = rv ? rv : nng_tls_config_alloc(&tc, NNG_TLS_MODE_CLIENT);
 	rv = rv ? rv : nng_tls_config_ca_file(tc, cl->ca_file);
 	rv = rv ? rv : nng_tls_config_server_name(tc, host);
@@ -137,6 +152,26 @@ dial(struct tf_ps_client *cl, struct conn *c, const char *host)
 	rv = rv ? rv : nng_dialer_start(d, NNG_FLAG_NONBLOCK);
 	if (tc != NULL) {
 		nng_tls_config_free(tc); /* the dialer holds it */
+	}
+	return rv;
+}
+
+/* Dial every address of a ps's name (localhost may be ::1 and
+ * 127.0.0.1, and the ps on either): a dialer each, reconnecting in the
+ * background, the requests going by whichever is connected. */
+static int
+dial(struct tf_ps_client *cl, struct conn *c, const char *host)
+{
+	char urls[TFI_URLS_MAX][TFI_URL_MAX], err[300];
+	int n = tfi_url_addresses(c->url, urls, TFI_URLS_MAX, 0, err,
+	                          sizeof err);
+	if (n < 0) {
+		/* not resolved now: nng resolves again as it reconnects */
+		return dial_url(cl, c, c->url, host);
+	}
+	int rv = 0;
+	for (int i = 0; i < n && rv == 0; i++) {
+		rv = dial_url(cl, c, urls[i], host);
 	}
 	return rv;
 }
@@ -174,6 +209,8 @@ tf_ps_client_connect(struct tf_ps_client *cl, const char *const *addrs,
 			                     nng_strerror(rv));
 		}
 		c->open = 1;
+		nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_POST, on_pipe, c);
+		nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, on_pipe, c);
 		/* Reconnect soon after a ps comes (back); never resend a
 		 * request on a timer (a push is answered once). */
 		nng_socket_set_ms(c->sock, NNG_OPT_RECONNMINT, 20);
@@ -297,6 +334,16 @@ round_trip(struct tf_ps_client *cl, Tfkit__Ps__Request *q)
 			nng_msg_free(m);
 			todo[k] = 0;
 			left--;
+			if (k == 0 && c->reply != NULL) {
+				uint64_t lost = 0;
+				for (size_t i = 0; i < c->reply->n_lost; i++) {
+					lost |= c->reply->lost[i] < 64
+					            ? (uint64_t)1
+					                  << c->reply->lost[i]
+					            : 0;
+				}
+				cl->lost = lost;
+			}
 			if (c->reply == NULL) {
 				rc = tfi_set_error(
 				    cl, TF_EUNAVAIL,
@@ -777,4 +824,51 @@ tf_ps_client_status(struct tf_ps_client *cl, char **json)
 	*p = '\0';
 	*json = out;
 	return TF_OK;
+}
+
+int
+tfi_ps_lost(struct tf_ps_client *cl, uint64_t *lost)
+{
+	*lost = cl->lost;
+	int changed = cl->lost != cl->lost_seen;
+	cl->lost_seen = cl->lost;
+	return changed;
+}
+
+int
+tfi_ps_ready(struct tf_ps_client *cl, double wait,
+             void (*waiting)(void *ctx, const char *msg), void *ctx)
+{
+	/* Connected to every ps first (dialers retry in the background),
+	 * saying now and then which is awaited; then each must answer. */
+	double t0 = now(), said = t0;
+	for (;;) {
+		size_t k = 0;
+		while (k < cl->n && atomic_load(&cl->c[k].pipes) > 0) {
+			k++;
+		}
+		if (k == cl->n) {
+			break;
+		}
+		double t = now();
+		if (t - t0 >= wait) {
+			return tfi_set_error(
+			    cl, TF_EUNAVAIL,
+			    "ps %zu (%s) cannot be reached after --startup-"
+			    "timeout %g s (is it running?)",
+			    k, cl->c[k].url, wait);
+		}
+		if (waiting != NULL && t - said >= (said == t0 ? 2 : 30)) {
+			char msg[400];
+			snprintf(msg, sizeof msg,
+			         "waiting for ps %zu (%s) to be reachable (up to "
+			         "--startup-timeout %g s)",
+			         k, cl->c[k].url, wait);
+			waiting(ctx, msg);
+			said = t;
+		}
+		struct timespec ts = {0, 20 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	return tell(cl, TFKIT__PS__REQUEST__KIND__STATUS, NULL);
 }

@@ -401,5 +401,22 @@ int tfi_ps_done(struct tf_ps_client *cl);
 int tfi_ps_wait_done(struct tf_ps_client *cl, uint32_t trainers, double wait);
 int tfi_ps_finish(struct tf_ps_client *cl);
 char *tfi_ps_stats(struct tf_ps_client *cl);
+/* Connected to every ps within wait seconds (waiting() told which is
+ * awaited now and then), then each answering a STATUS; TF_EUNAVAIL
+ * naming the ps that did not. */
+int tfi_ps_ready(struct tf_ps_client *cl, double wait,
+                 void (*waiting)(void *ctx, const char *msg), void *ctx);
+/* The trainers the ps tasks have gone on without (bit k: trainer k, the
+ * first 64), as ps 0 last said; 1 when that changed since last asked. */
+int tfi_ps_lost(struct tf_ps_client *cl, uint64_t *lost);
+
+/* scheme://HOST:PORT as one URL for each address HOST resolves to (IPv6
+ * in brackets), in the resolver's order without repeats; an address
+ * literal is itself.  v6_only: only the IPv6 ones (none is no error).
+ * The count, or -1 with the reason in err.  (cluster.c) */
+#define TFI_URL_MAX 320
+#define TFI_URLS_MAX 8
+int tfi_url_addresses(const char *url, char (*out)[TFI_URL_MAX], int max,
+                      int v6_only, char *err, size_t errlen);
 
 #endif

@@ -93,7 +93,8 @@ struct ps {
 	double first; /* when its first gradient came */
 	struct worker *w;
 	uint32_t done;
-	double all_done_at, last_request, init_at;
+	double all_done_at, last_request, init_at, started_at;
+	uint64_t requests; /* every request, of any trainer */
 	int finish;
 };
 
@@ -146,6 +147,18 @@ static void
 send_reply(struct ps *ps, struct slot *s, Tfkit__Ps__Reply *r, uint32_t wk)
 {
 	r->version = TF_PS_PROTOCOL;
+	/* Every reply names the trainers gone on without, so the chief can
+	 * say so (the first 64). */
+	uint32_t lost[64];
+	size_t nlost = 0;
+	for (uint32_t k = 0; ps->w != NULL && k < ps->trainers && nlost < 64;
+	     k++) {
+		if (ps->w[k].lost) {
+			lost[nlost++] = k;
+		}
+	}
+	r->lost = lost;
+	r->n_lost = nlost;
 	size_t len = tfkit__ps__reply__get_packed_size(r);
 	if (s->aio == NULL) { /* no socket: kept for tf_ps_reply() */
 		if (len > s->reply_cap) {
@@ -635,6 +648,7 @@ handle(struct ps *ps, struct slot *s, const uint8_t *d, size_t len)
 {
 	Tfkit__Ps__Request *q = tfkit__ps__request__unpack(NULL, len, d);
 	ps->last_request = now();
+	ps->requests++;
 	s->nranges = 0; /* replies hold the whole shard unless asked */
 	s->some = 0;
 	if (q == NULL) {
@@ -808,10 +822,16 @@ lose_silent(struct ps *ps, double t)
 		w->lost = w->done = 1;
 		ps->done++;
 		any = 1;
+		uint32_t alive = 0;
+		for (uint32_t j = 0; j < ps->trainers; j++) {
+			alive += !ps->w[j].lost;
+		}
 		note(ps,
-		     "ps %zu: trainer %u silent for %g s (--peer-timeout): "
-		     "going on without it",
-		     ps->cfg->index, k, ps->peer_timeout);
+		     "ps %zu: step %llu: trainer %u silent for %g s "
+		     "(--peer-timeout): going on without it (%u of %u "
+		     "trainers remain)",
+		     ps->cfg->index, (unsigned long long)ps->step, k,
+		     ps->peer_timeout, alive, ps->trainers);
 		if (ps->done == ps->trainers) {
 			ps->all_done_at = t;
 		}
@@ -820,6 +840,25 @@ lose_silent(struct ps *ps, double t)
 		complete_step(ps);
 	}
 	return any;
+}
+
+/* When the chief (trainer 0) was last heard from, or all were done. */
+static double
+chief_heard(const struct ps *ps)
+{
+	double t = ps->all_done_at;
+	return ps->trainers > 0 && ps->w[0].seen && ps->w[0].last > t
+	           ? ps->w[0].last
+	           : t;
+}
+
+/* How long a chief silent after every trainer is done is waited for:
+ * longer than it waits for another ps that does not answer. */
+static double
+done_grace(const struct ps *ps)
+{
+	return ps->peer_timeout + 10 > DONE_GRACE ? ps->peer_timeout + 10
+	                                          : DONE_GRACE;
 }
 
 /* A ps started again where the chief checkpoints: its shard, slots,
@@ -920,18 +959,18 @@ ps_release(struct ps *ps)
 	pthread_mutex_destroy(&ps->mu);
 }
 
-/* Listen on the configured address: plain tcp, or TLS with this ps's
- * certificate (tls+tcp://). */
+/* Listen on one URL: plain tcp, or TLS with this ps's certificate
+ * (tls+tcp://). */
 static int
-listen_on(struct ps *ps)
+listen_url(struct ps *ps, const char *url)
 {
 	const struct tf_ps_config *cfg = ps->cfg;
 	if (cfg->tls_cert_key == NULL) {
-		return nng_listen(ps->sock, cfg->listen, NULL, 0);
+		return nng_listen(ps->sock, url, NULL, 0);
 	}
 	nng_listener l;
 	nng_tls_config *tc = NULL;
-	int rv = nng_listener_create(&l, ps->sock, cfg->listen);
+	int rv = nng_listener_create(&l, ps->sock, url);
 	if (rv == 0) {
 		rv = nng_tls_config_alloc(&tc, NNG_TLS_MODE_SERVER);
 	}
@@ -952,6 +991,46 @@ listen_on(struct ps *ps)
 	return rv;
 }
 
+/* Listen on every address of the configured one (a host name's, and the
+ * IPv6 ones of listen_v6): a trainer may reach any of them.  An address
+ * the machine does not have (IPv6 turned off) is passed over; the port
+ * taken on any, or none listened on, fails.  where: the URLs listened
+ * on, for the log. */
+static int
+listen_on(struct ps *ps, char *where, size_t size)
+{
+	const struct tf_ps_config *cfg = ps->cfg;
+	char urls[TFI_URLS_MAX][TFI_URL_MAX], err[300];
+	int n = tfi_url_addresses(cfg->listen, urls, TFI_URLS_MAX, 0, err,
+	                          sizeof err);
+	if (n < 0) {
+		note(ps, "cannot resolve %s: %s", cfg->listen, err);
+		return NNG_EADDRINVAL;
+	}
+	if (cfg->listen_v6 != NULL) {
+		int k = tfi_url_addresses(cfg->listen_v6, urls + n,
+		                          TFI_URLS_MAX - n, 1, err, sizeof err);
+		n += k > 0 ? k : 0;
+	}
+	int ok = 0, rv = 0;
+	size_t len = 0;
+	where[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		int r = listen_url(ps, urls[i]);
+		if (r == NNG_EADDRINVAL && (n > 1 || ok)) {
+			continue; /* an address this machine lacks */
+		}
+		if (r != 0) {
+			snprintf(where, size, "%s", urls[i]);
+			return r;
+		}
+		ok++;
+		len += (size_t)snprintf(where + len, len < size ? size - len : 0,
+		                        "%s%s", len ? " " : "", urls[i]);
+	}
+	return ok ? 0 : rv ? rv : NNG_EADDRINVAL;
+}
+
 int
 tf_ps_run(const struct tf_registry *reg, const struct tf_ps_config *cfg,
           const struct tf_ps_sink *sink)
@@ -969,9 +1048,10 @@ tf_ps_run(const struct tf_registry *reg, const struct tf_ps_config *cfg,
 	}
 	nng_socket_set_size(ps.sock, NNG_OPT_RECVMAXSZ,
 	                    cfg->max_message ? cfg->max_message : 1u << 30);
-	if ((rv = listen_on(&ps)) != 0) {
-		note(&ps, "cannot listen on %s: %s", cfg->listen,
-		     nng_strerror(rv));
+	char where[TFI_URLS_MAX * TFI_URL_MAX];
+	if ((rv = listen_on(&ps, where, sizeof where)) != 0) {
+		note(&ps, "cannot listen on %s: %s",
+		     where[0] ? where : cfg->listen, nng_strerror(rv));
 		nng_close(ps.sock);
 		pthread_mutex_destroy(&ps.mu);
 		return TF_EIO;
@@ -997,11 +1077,12 @@ tf_ps_run(const struct tf_registry *reg, const struct tf_ps_config *cfg,
 		started++;
 		nng_ctx_recv(s->ctx, s->aio);
 	}
-	ps.last_request = now();
+	ps.last_request = ps.started_at = now();
+	double startup = cfg->startup_timeout > 0 ? cfg->startup_timeout : 300;
 	restore_shard(&ps);
 	pthread_mutex_unlock(&ps.mu);
 	note(&ps, "ps %zu of %zu listening on %s", cfg->index, cfg->count,
-	     cfg->listen);
+	     where);
 	while (rc == TF_OK) {
 		struct timespec ts = {0, 20 * 1000 * 1000};
 		nanosleep(&ts, NULL);
@@ -1020,11 +1101,32 @@ tf_ps_run(const struct tf_registry *reg, const struct tf_ps_config *cfg,
 			     cfg->index, (unsigned long long)ps.step);
 			quit = 1;
 		} else if (ps.init && ps.done == ps.trainers &&
-		           t - ps.all_done_at > DONE_GRACE) {
+		           t - chief_heard(&ps) > done_grace(&ps)) {
+			/* The chief snapshots and finishes right after its
+			 * DONE; silent longer than a round trip takes it to
+			 * give up on a ps, it has stopped. */
+			uint32_t lost = 0;
+			for (uint32_t k = 0; k < ps.trainers; k++) {
+				lost += ps.w[k].lost;
+			}
 			note(&ps,
-			     "ps %zu: every trainer is done and the chief is "
-			     "silent: exiting at step %llu",
-			     cfg->index, (unsigned long long)ps.step);
+			     "ps %zu: every trainer has reported done or been "
+			     "lost (%u lost), and the chief has sent nothing "
+			     "for %g s: it has stopped; exiting at step %llu "
+			     "(the chief's last checkpoint holds the model)",
+			     cfg->index, lost, done_grace(&ps),
+			     (unsigned long long)ps.step);
+			quit = 1;
+		} else if (!ps.init &&
+		           t - (ps.requests ? ps.last_request : ps.started_at) >
+		               startup) {
+			note(&ps,
+			     "ps %zu: %s for %g s (--startup-timeout): exiting",
+			     cfg->index,
+			     ps.requests ? "the chief has not sent the model"
+			                 : "no trainer has contacted this ps",
+			     startup);
+			rc = TF_EUNAVAIL;
 			quit = 1;
 		} else if (cfg->idle_timeout > 0 &&
 		           t - ps.last_request > cfg->idle_timeout) {

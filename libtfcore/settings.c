@@ -86,6 +86,7 @@ static const struct def defs[] = {
     {"total-replicas", K_INT, RUN, IF_SET, NULL, I(1, 65536)},
     {"staleness", K_INT, RUN, IF_SET, NULL, I(0, 1 << 30)},
     {"peer-timeout", K_REAL, RUN, IF_SET, NULL, R(0, 1, 86400)},
+    {"startup-timeout", K_REAL, RUN, IF_SET, NULL, R(0, 1, 86400)},
     {"task", K_STR, MODEL, IF_SET, NULL, NONE},
     {"schema", K_STR, RUN, IF_SET, NULL, NONE},
     {"label", K_STR, MODEL, IF_SET, NULL, NONE},
@@ -905,6 +906,8 @@ fill(const struct tf_settings *s, struct tf_train_config *cfg)
 	    text(s, "staleness") ? (unsigned)num(s, "staleness") : 16;
 	cfg->peer_timeout =
 	    text(s, "peer-timeout") ? real(s, "peer-timeout") : 60;
+	cfg->startup_timeout =
+	    text(s, "startup-timeout") ? real(s, "startup-timeout") : 300;
 }
 
 void

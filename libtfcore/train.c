@@ -1440,6 +1440,56 @@ start_reading(struct run *r, const char *ckpt)
  * them theirs first (its own, from the seed or the checkpoint), the
  * others wait for them.
  */
+/* A note of the run's (the library's callbacks take a context). */
+static void
+say_note(void *ctx, const char *msg)
+{
+	struct run *r = ctx;
+	if (r->sink->note != NULL) {
+		r->sink->note(r->sink->ctx, msg);
+	}
+}
+
+/* The chief says when the ps tasks go on without trainers (or take one
+ * back): which, at which step, and how many remain. */
+static void
+note_lost(struct run *r)
+{
+	uint64_t lost;
+	if (!r->chief || !tfi_ps_lost(r->cl, &lost)) {
+		return;
+	}
+	char who[400] = "";
+	size_t len = 0;
+	unsigned n = 0;
+	for (unsigned k = 0; k < 64 && k < r->trainers; k++) {
+		if (lost >> k & 1) {
+			n++;
+			if (len + 12 < sizeof who) {
+				len += (size_t)snprintf(who + len,
+				                        sizeof who - len,
+				                        "%s%u", len ? ", " : "",
+				                        k);
+			}
+		}
+	}
+	char msg[600];
+	if (n == 0) {
+		snprintf(msg, sizeof msg, "step %llu: every trainer is back",
+		         (unsigned long long)r->h.step);
+	} else {
+		snprintf(msg, sizeof msg,
+		         "step %llu: the ps tasks go on without trainer%s %s "
+		         "(silent longer than --peer-timeout): %u of %u "
+		         "trainers remain; %s share of the data is not trained "
+		         "until %s back",
+		         (unsigned long long)r->h.step, n == 1 ? "" : "s", who,
+		         r->trainers - n, r->trainers, n == 1 ? "its" : "their",
+		         n == 1 ? "it is" : "they are");
+	}
+	say_note(r, msg);
+}
+
 static int
 join_cluster(struct run *r)
 {
@@ -1488,6 +1538,11 @@ join_cluster(struct run *r)
 		return fail(r, rc, "%s", tf_errmsg(r->cl));
 	}
 	tfi_ps_client_setup(r->cl, r->rank, tf_graph_nparams(r->g));
+	/* The tasks of a cluster start in any order: wait for the ps. */
+	double st = cfg->startup_timeout > 0 ? cfg->startup_timeout : 300;
+	if ((rc = tfi_ps_ready(r->cl, st, say_note, r)) != TF_OK) {
+		return fail(r, rc, "%s", tf_errmsg(r->cl));
+	}
 	if (r->chief) {
 		struct tfi_ps_mode mode = {cfg->sync,
 		                           cfg->replicas_to_aggregate,
@@ -2508,15 +2563,19 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 					goto out;
 				}
 			}
+			uint64_t at = r.h.step;
 			rc = tfi_ps_push(r.cl, params, grads, (float)lr, rows,
 			                 b->epoch, b->done, &r.h.step,
 			                 r.sp ? &r.sp->grad : NULL,
 			                 r.sp ? &r.sp->want : NULL);
 			if (rc != TF_OK) {
-				rc = fail(&r, tf_errcode(r.cl), "%s",
+				rc = fail(&r, tf_errcode(r.cl),
+				          "step %llu: %s; this trainer stops",
+				          (unsigned long long)at + 1,
 				          tf_errmsg(r.cl));
 				goto out;
 			}
+			note_lost(&r);
 		} else {
 			tf_optim_step(r.o, params, grads, (float)lr);
 			r.h.step++;

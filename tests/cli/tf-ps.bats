@@ -280,9 +280,60 @@ assert c["step"] < applied <= 2 * c["step"], c'
 	run -0 --separate-stderr tf-train $C --job-name worker --task-index 0 -q --epochs 300 \
 		--batch-size 32 --peer-timeout 1 --checkpoint-dir ck "$F/train.tfrecord"
 	wait_all
-	grep -q "going on without" ps-0.log
+	# the ps and the chief say which trainer was lost, when, and how
+	# many remain
+	grep -Eq "ps 0: step [0-9]+: trainer 1 silent for 1 s \(--peer-timeout\): going on without it \(1 of 2 trainers remain\)" ps-0.log
+	[[ "$stderr" =~ tf-train:\ note:\ step\ [0-9]+:\ the\ ps\ tasks\ go\ on\ without\ trainer\ 1\ \(silent\ longer\ than\ --peer-timeout\):\ 1\ of\ 2\ trainers\ remain ]]
 	[[ "${lines[-1]}" == '{"final":true,'* ]]
 	[ -e ck/checkpoint ]
+}
+
+@test "start order does not matter: a trainer waits for its ps, saying so; a ps no trainer contacts exits 69" {
+	cluster 1 1
+	# nothing listening: the trainer gives up after --startup-timeout, 69
+	run -69 --separate-stderr timeout 60 tf-train $C --job-name worker --task-index 0 -q --epochs 1 \
+		--startup-timeout 3 --checkpoint-dir none "$F/train.tfrecord"
+	[[ "$stderr" == *"note: waiting for ps 0 (tcp://localhost:"*") to be reachable (up to --startup-timeout 3 s)"* ]]
+	[[ "$stderr" == *"ps 0 (tcp://localhost:"*") cannot be reached after --startup-timeout 3 s (is it running?)"* ]]
+	[ ! -e none/checkpoint ]
+	# the trainer first, the ps 3 s later: it trains
+	timeout 60 tf-train $C --job-name worker --task-index 0 -q --epochs 2 --batch-size 32 \
+		--checkpoint-dir ck "$F/train.tfrecord" > w0.out 2> w0.err 3>&- &
+	PIDS+=" $!"
+	sleep 3
+	start_ps 1
+	wait_all
+	grep -q "note: waiting for ps 0" w0.err
+	grep -q '"final":true' w0.out
+	# a ps that no trainer contacts: 69 after --startup-timeout, saying so
+	run -69 --separate-stderr timeout 60 tf-ps $C --task-index 0 --startup-timeout 1
+	[[ "$stderr" == *"ps 0: no trainer has contacted this ps for 1 s (--startup-timeout): exiting"* ]]
+}
+
+@test "localhost as Debian has it (::1 and 127.0.0.1): the ps listens on both, trainers reach it" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root for a mount namespace"
+	unshare -m true 2> /dev/null || skip "no mount namespaces here"
+	ip -6 addr show lo 2> /dev/null | grep -q '::1' || skip "no IPv6 loopback"
+	printf '::1\tlocalhost ip6-localhost ip6-loopback\n127.0.0.1\tlocalhost\n' > hosts-debian
+	printf '127.0.0.1\tlocalhost\n' > hosts-v4
+	for h in hosts-debian hosts-v4; do
+		cluster 1 2
+		run -0 --separate-stderr timeout 120 unshare -m sh -c "
+			mount --bind $h /etc/hosts || exit 99
+			tf-ps $C --task-index 0 --startup-timeout 60 2> ps.log &
+			tf-train $C --job-name worker --task-index 1 -q --epochs 2 --batch-size 32 \
+				--startup-timeout 60 '$F/train.tfrecord' > w1.out 2> w1.err &
+			tf-train $C --job-name worker --task-index 0 -q --epochs 2 --batch-size 32 \
+				--startup-timeout 60 --checkpoint-dir ck-$h '$F/train.tfrecord' || exit \$?
+			wait"
+		[[ "$output" == *'"final":true'* ]]
+		if [ "$h" = hosts-debian ]; then
+			grep -Eq "listening on tcp://\[::1\]:[0-9]+ tcp://127.0.0.1:[0-9]+" ps.log
+		else
+			grep -Eq "listening on tcp://127.0.0.1:[0-9]+$" ps.log
+		fi
+		grep -q "the run is over" ps.log
+	done
 }
 
 @test "the ps killed and started again: it takes its shard from the last checkpoint, training goes on" {
@@ -299,7 +350,7 @@ assert c["step"] < applied <= 2 * c["step"], c'
 			sleep 0.05
 		done
 		kill -9 "$first"
-		tf-ps $C --task-index 0 $args 2> ps-again.log
+		timeout 300 tf-ps $C --task-index 0 $args 2> ps-again.log
 		date +%s.%N > again.end
 	) 3>&- &
 	again=$!

@@ -3,6 +3,7 @@
  * the ps task (tf_ps_run) with --status.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,11 +157,16 @@ ps_main(struct tf_registry *reg, struct tf_settings *set,
 	char url[320];
 	/* The port on every interface, as TensorFlow's servers listen;
 	 * a loopback host stays on loopback. */
-	int loop =
-	    strncmp(me, "localhost:", 10) == 0 || strncmp(me, "127.", 4) == 0;
-	snprintf(url, sizeof url, "%s://%s%s",
-	         d->tls_cert_key ? "tls+tcp" : "tcp",
-	         loop ? "127.0.0.1" : "0.0.0.0", colon ? colon : ":0");
+	int loop = strncmp(me, "localhost:", 10) == 0 ||
+	           strncmp(me, "127.", 4) == 0 || strncmp(me, "[::1]:", 6) == 0;
+	const char *scheme = d->tls_cert_key ? "tls+tcp" : "tcp";
+	/* a loopback name: each address it has (::1 and 127.0.0.1, say);
+	 * any other: the IPv4 wildcard and the name's IPv6 addresses */
+	char v6[320];
+	snprintf(url, sizeof url, "%s://%.*s%s", scheme,
+	         loop ? (int)(colon ? colon - me : (ptrdiff_t)strlen(me)) : 7,
+	         loop ? me : "0.0.0.0", colon ? colon : ":0");
+	snprintf(v6, sizeof v6, "%s://%s", scheme, me);
 	const char *tr = tf_settings_get(set, "total-replicas");
 	/* The run's settings a ps restarted where the chief checkpoints
 	 * needs (the same command line's). */
@@ -183,6 +189,8 @@ ps_main(struct tf_registry *reg, struct tf_settings *set,
 	    .replicas_to_aggregate = tc.replicas_to_aggregate,
 	    .staleness = tc.staleness,
 	    .peer_timeout = tc.peer_timeout,
+	    .listen_v6 = loop ? NULL : v6,
+	    .startup_timeout = tc.startup_timeout,
 	};
 	struct tf_ps_sink sink = {NULL, ps_note, should_stop};
 	struct sigaction sa = {.sa_handler = on_stop_signal};
@@ -192,6 +200,9 @@ ps_main(struct tf_registry *reg, struct tf_settings *set,
 	int rc = tf_ps_run(reg, &pc, &sink);
 	if (rc == TF_EIO) {
 		die(EX_IOERR, "ps %zu: cannot serve on %s", pc.index, url);
+	}
+	if (rc == TF_EUNAVAIL) {
+		return EX_UNAVAILABLE; /* no trainer came: said in a note */
 	}
 	if (rc != TF_OK) {
 		die_status(rc, tf_strerror(rc));

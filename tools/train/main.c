@@ -147,6 +147,8 @@ usage(void)
 	    "(default: all)\n"
 	    "      --staleness=N          async: the oldest gradient applied, "
 	    "in steps (16)\n"
+	    "      --startup-timeout=S    seconds to wait for the ps tasks "
+	    "to answer first (300)\n"
 	    "      --sync-mode=MODE       sync (default) or async\n"
 	    "      --task-index=N         this task's index in its job\n"
 	    "      --tls-ca=FILE          TLS to the ps tasks: their CAs "
@@ -193,6 +195,8 @@ ps_usage(void)
 	       "      --ps-hosts=H:P,...     the ps tasks\n"
 	       "      --ps-tasks=N           Slurm, MPI: the first N tasks are "
 	       "ps (default 1)\n"
+	       "      --startup-timeout=S    exit when no trainer has come for S "
+	       "seconds (300)\n"
 	       "      --status               print each ps's counters as JSON "
 	       "and exit\n"
 	       "      --task-index=N         this task's index among the ps\n"
@@ -271,6 +275,7 @@ static const struct option options[] = {
     {"seed", required_argument, NULL, OPT_SEED},
     {"shuffle-buffer", required_argument, NULL, OPT_SHUFFLE},
     {"staleness", required_argument, NULL, OPT_SETTING},
+    {"startup-timeout", required_argument, NULL, OPT_SETTING},
     {"status", no_argument, NULL, OPT_STATUS},
     {"steps-to-validate", required_argument, NULL, OPT_VSTEPS},
     {"sync-mode", required_argument, NULL, OPT_SETTING},

@@ -54,6 +54,13 @@ struct tf_ps_config {
 	int sync;
 	unsigned replicas_to_aggregate, staleness;
 	double peer_timeout;
+	/* listen's host may be a name: every address it resolves to is
+	 * listened on.  listen_v6: a host name whose IPv6 addresses are
+	 * listened on as well (beside an IPv4 wildcard listen), or NULL. */
+	const char *listen_v6;
+	/* Seconds to wait for the first trainer, and for another after the
+	 * last one has gone (0: 600 and 120 s), then exit saying so. */
+	double startup_timeout;
 };
 
 /* What a ps says while it runs (one line each), and whether to stop
