@@ -304,6 +304,7 @@ struct tf_request {
 	void *pb;                /* the gRPC request decoded (serving_pb.c) */
 	struct tfi_pbview *view; /* ... by the quick reader, into here */
 	int no_quick;            /* tests: every body through jansson */
+	int precondition;        /* the error: a signature not there */
 	uint64_t quick_hits;     /* tests: bodies the scan read */
 };
 /* Start q for model m and method (buffers of m's widths, no rows). */

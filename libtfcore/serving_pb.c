@@ -656,6 +656,7 @@ tf_request_decode_pb(struct tf_request *q, int method, const void *msg,
 {
 	tf_errclear(q);
 	tfi_request_free_pb(q);
+	q->precondition = 0;
 	*spec = (struct tf_model_spec){"", -1, NULL, ""};
 	if (method < 0 || method > TF_METHOD_STATUS ||
 	    request_desc[method] == NULL) {
@@ -971,8 +972,21 @@ check_signature(struct tf_request *q, const char *sn, int method)
 	    (method == TF_METHOD_REGRESS && strcmp(sn, "regression") == 0)) {
 		return TF_OK;
 	}
-	return tfi_request_bad(
-	    q, "Serving signature name: \"%s\" not found in signature def", sn);
+	/* TF Serving's words and code (FAILED_PRECONDITION); REST says 400 */
+	q->precondition = 1;
+	return tfi_request_bad(q, "Serving signature key \"%s\" not found.",
+	                       sn);
+}
+
+int
+tf_request_grpc_code(const struct tf_request *q)
+{
+	int rc = tf_errcode(q);
+	return rc == TF_OK       ? 0
+	       : q->precondition ? 9
+	       : rc == TF_EINVAL ? 3
+	       : rc == TF_ENOMEM ? 8
+	                         : 13;
 }
 
 static int

@@ -41,6 +41,7 @@ enum {
 	G_INVALID_ARGUMENT = 3,
 	G_NOT_FOUND = 5,
 	G_RESOURCE_EXHAUSTED = 8,
+	G_FAILED_PRECONDITION = 9,
 	G_UNIMPLEMENTED = 12,
 	G_INTERNAL = 13,
 	G_UNAVAILABLE = 14,
@@ -92,6 +93,7 @@ http_status(int code)
 	case G_OK:
 		return 200;
 	case G_INVALID_ARGUMENT:
+	case G_FAILED_PRECONDITION:
 		return 400;
 	case G_NOT_FOUND:
 		return 404;
@@ -167,6 +169,10 @@ answer(struct serve *sv, struct tf_request *q, int method, const void *body,
 		fail(a, G_INVALID_ARGUMENT, m);
 		return;
 	}
+	if (spec.name[0] == '\0') {
+		fail(a, G_INVALID_ARGUMENT, "ModelSpec has no name specified.");
+		return;
+	}
 	struct served *s = serve_find(sv, spec.name, strlen(spec.name));
 	struct version *v = NULL;
 	if (method == TF_METHOD_STATUS) {
@@ -200,9 +206,9 @@ answer(struct serve *sv, struct tf_request *q, int method, const void *body,
 	} else if (rc == TF_OK &&
 	           (rc = tf_request_respond_pb(q, m, s->name, v->number,
 	                                       &a->msg, &a->len)) != TF_OK) {
-		fail(a, code_of(rc), tf_errmsg(q));
+		fail(a, tf_request_grpc_code(q), tf_errmsg(q));
 	} else if (rc != TF_OK) {
-		fail(a, code_of(rc), tf_errmsg(q));
+		fail(a, tf_request_grpc_code(q), tf_errmsg(q));
 	}
 	/* The response lies in q, not in the version: safe to let go. */
 	serve_release(s, v);

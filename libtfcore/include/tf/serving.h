@@ -183,6 +183,11 @@ TF_API int tf_request_parse_pb(struct tf_request *q, const struct tf_model *m,
 TF_API int tf_request_respond_pb(struct tf_request *q, const struct tf_model *m,
                                  const char *name, int64_t version,
                                  const void **msg, size_t *len);
+/* The gRPC status code TF Serving gives the request's last error: 9
+ * (FAILED_PRECONDITION) for a signature the model does not have, 3
+ * (INVALID_ARGUMENT) for the other mistakes of a client's (TF_EINVAL),
+ * 8 (RESOURCE_EXHAUSTED) out of memory, 13 (INTERNAL) otherwise. */
+TF_API int tf_request_grpc_code(const struct tf_request *q);
 /* One version as GetModelStatus reports it: state "AVAILABLE", "END",
  * ...; code a tensorflow.error.Code name ("OK", "DATA_LOSS", ...). */
 struct tf_version_state {
