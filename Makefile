@@ -202,6 +202,8 @@ $(B)/lib/libtfcore.so: $(SOLIB)
 $(ALIB): $(LIB_OBJ)
 	$(Q)$(call say,AR,$@)rm -f $@ && ar rcs $@ $^
 
+# The build tree's (for PKG_CONFIG_PATH=build); make install writes its
+# own with the PREFIX it is given.
 $(B)/libtfcore.pc: mk/libtfcore.pc.in Makefile
 	$(Q)mkdir -p $(@D) && sed -e 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|; s|@PLUGINDIR@|$(PLUGINDIR)|' $< > $@
 
@@ -363,7 +365,8 @@ install: all
 	install -m 644 $(ALIB) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(PLUGIN_SO) $(DESTDIR)$(PLUGINDIR)/
 	if [ -f $(CUDA_MOD) ]; then install -m 755 $(CUDA_MOD) $(DESTDIR)$(LIBDIR)/tfkit/; fi
-	install -m 644 $(B)/libtfcore.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|; s|@PLUGINDIR@|$(PLUGINDIR)|' \
+	  mk/libtfcore.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libtfcore.pc
 	install -m 644 $(LIB_HDR) $(DESTDIR)$(INCDIR)/tf/
 	for m in $(MANPAGES); do s=$$(echo $$m | sed 's|.*\.||'); \
 	  install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done

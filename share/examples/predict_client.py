@@ -8,8 +8,9 @@ predictions of the rows of a CSV file, as TF Serving's Python clients do.
 The stubs come from the protos tfkit installs (share/tfkit/proto):
 
     P=/usr/local/share/tfkit/proto
+    mkdir -p stubs
     python3 -m grpc_tools.protoc -I$P -I/usr/include --python_out=stubs \\
-        --grpc_python_out=stubs $(cd $P && find . -name '*.proto')
+        --grpc_python_out=stubs $(find $P -name '*.proto')
 
 GetModelMetadata says what the model takes: one tensor per feature,
 filled from the CSV column of that name, or one [n, N] matrix (a model

@@ -230,10 +230,13 @@ C
 
 @test "an out-of-tree op in a model spec: trained, evaluated, exported and served" {
 	dest=$BATS_TEST_TMPDIR/root
-	make -s -C "$TOP" install DESTDIR="$dest" PREFIX=/usr/local SANITIZE=0 >/dev/null
-	export PKG_CONFIG_PATH=$dest/usr/local/lib/pkgconfig
+	# a prefix other than the build's (/usr/local): the installed
+	# libtfcore.pc names the one installed to
+	make -s -C "$TOP" install DESTDIR="$dest" PREFIX=/opt/tfkit SANITIZE=0 >/dev/null
+	grep -qx 'prefix=/opt/tfkit' "$dest/opt/tfkit/lib/pkgconfig/libtfcore.pc"
+	export PKG_CONFIG_PATH=$dest/opt/tfkit/lib/pkgconfig
 	export PKG_CONFIG_SYSROOT_DIR=$dest
-	ex=$dest/usr/local/share/tfkit/examples
+	ex=$dest/opt/tfkit/share/tfkit/examples
 	mkdir ops
 	# the example as its comment says to build it, with the warnings on
 	cc -std=c11 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden \

@@ -422,6 +422,39 @@ PY
 	stop_server
 }
 
+# The lines of a documented block, from the line that starts with $2 to
+# the command that starts with $3 and the lines it continues on (README:
+# indented; a man page: \e joins).
+doc_block() {
+	sed -e 's/^    //' -e 's/\\e$/\\/' "$1" |
+		awk -v a="^$2" -v b="^$3" '$0 ~ a { on = 1 } on { print } on && $0 ~ b { last = 1 }
+			last && !/\\$/ { exit }'
+}
+
+@test "the README's and tf-serve(1)'s gRPC client steps run as written" {
+	start_ready --model-config-file "$F/all.conf"
+	dest=$BATS_TEST_TMPDIR/root
+	make -s -C "$TOP" install DESTDIR="$dest" PREFIX=/usr/local SANITIZE=0 > /dev/null
+	# python3 as Debian's (grpc_tools), the installed tree under $dest
+	mkdir bin
+	ln -s /usr/bin/python3 bin/python3
+	head -n 4 "$DATA/breast_cancer.csv" > rows.csv
+	head -n 4 "$DATA/iris.csv" > iris.csv
+	for doc in "$TOP/README" "$TOP/man/man1/tf-serve.1"; do
+		rm -rf stubs
+		doc_block "$doc" 'P=\/usr\/local\/share\/tfkit$' 'python3 \$P\/examples' |
+			sed -e "s|^P=/usr/local|P=$dest/usr/local|" \
+			    -e "s|python3 \$P/examples/predict_client.py|& --server 127.0.0.1:$GPORT|" \
+			    -e 's|--server localhost:8500 ||' -e 's|--model cancer|--model bc|' > steps.sh
+		cat steps.sh
+		[ "$(grep -c . steps.sh)" -ge 4 ]
+		run -0 --separate-stderr env PATH="$PWD/bin:$PATH" bash -e steps.sh
+		[ "${#lines[@]}" -eq 3 ]
+		[[ "${lines[0]}" == '{"classes": '*'"probabilities": ['* ]]
+	done
+	stop_server
+}
+
 @test "ports: --port is TF Serving's spelling, a taken port exits 69, off serves REST alone" {
 	start_ready --model-base "$F/bcp" --port 0
 	/usr/bin/python3 -c '
