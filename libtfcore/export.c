@@ -1221,6 +1221,41 @@ group(struct tf_export_member_version **mv, size_t *n, int64_t v)
 	return &g[(*n)++];
 }
 
+/* A member of size bytes, as the archive's header says, NUL-terminated:
+ * the buffer grows with the bytes that arrive, so a header that claims
+ * more than the archive holds allocates no more than it holds (a
+ * 199-byte archive asked for 2 GiB).  NULL when short or out of memory. */
+static char *
+read_member(struct archive *a, size_t size)
+{
+	size_t cap = size < 65536 ? size + 1 : 65536, len = 0;
+	char *data = malloc(cap);
+	while (data != NULL && len < size) {
+		if (len + 1 == cap) {
+			size_t more = cap * 2 < size + 1 ? cap * 2 : size + 1;
+			char *p = realloc(data, more);
+			if (p == NULL) {
+				break;
+			}
+			data = p;
+			cap = more;
+		}
+		la_ssize_t got = archive_read_data(a, data + len, cap - 1 - len);
+		if (got <= 0) {
+			break;
+		}
+		len += (size_t)got;
+	}
+	if (data != NULL && len != size) {
+		free(data);
+		return NULL;
+	}
+	if (data != NULL) {
+		data[len] = '\0';
+	}
+	return data;
+}
+
 int
 tf_export_read_archive(const char *path,
                        struct tf_export_member_version **versions, size_t *n,
@@ -1262,10 +1297,9 @@ tf_export_read_archive(const char *path,
 		if (g->nfiles == TF_EXPORT_MAX_FILES) {
 			continue;
 		}
-		char *data = malloc((size_t)size + 1);
+		char *data = read_member(a, (size_t)size);
 		char *fname = strdup(slash + 1);
-		if (data == NULL || fname == NULL ||
-		    archive_read_data(a, data, (size_t)size) != size) {
+		if (data == NULL || fname == NULL) {
 			free(data);
 			free(fname);
 			snprintf(err, errlen, "%s: %s: %s", path, name,

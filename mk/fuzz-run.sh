@@ -23,7 +23,7 @@ for t in $targets; do
 	mkdir -p "$corpus" "$art"
 	cp -n tests/fuzz/corpus/"$t"/* "$corpus"/ 2>/dev/null || true
 	log=$B/fuzz/$t.log
-	"$B/fuzz/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+	"$B/fuzz/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 \
 		-print_final_stats=1 -artifact_prefix="$art/" "$corpus" > "$log" 2>&1
 	rc=$?
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n1)
