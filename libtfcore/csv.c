@@ -646,9 +646,10 @@ check_list(struct tf_csv *c, const char *list, const char *what)
 	}
 }
 
-/* Set up columns from names (header row or --names). */
+/* Set up columns from names (header row or --names: where says which,
+ * for messages). */
 static int
-set_columns(struct tf_csv *c, char **names, size_t n)
+set_columns(struct tf_csv *c, char **names, size_t n, const char *where)
 {
 	c->cols = calloc(n ? n : 1, sizeof *c->cols);
 	if (c->cols == NULL) {
@@ -662,12 +663,20 @@ set_columns(struct tf_csv *c, char **names, size_t n)
 		c->cols[i].inf_int = c->cols[i].inf_num = 1;
 		c->cols[i].st.min = INFINITY;
 		c->cols[i].st.max = -INFINITY;
+		if (c->cols[i].name[0] == '\0') {
+			/* it would become a feature named "" */
+			return tfi_set_error(c, TF_EFORMAT,
+			                     "%s: column %zu has no name (--names "
+			                     "names every column)",
+			                     where, i + 1);
+		}
 		for (size_t j = 0; j < i; j++) {
 			if (strcmp(c->cols[j].name, c->cols[i].name) == 0) {
-				return tfi_set_error(c, TF_EFORMAT,
-				                     "column name '%s' appears "
-				                     "twice",
-				                     c->cols[i].name);
+				return tfi_set_error(
+				    c, TF_EFORMAT,
+				    "%s: column name '%s' appears twice "
+				    "(columns %zu and %zu)",
+				    where, c->cols[i].name, j + 1, i + 1);
 			}
 		}
 	}
@@ -1729,7 +1738,18 @@ process_chunk(struct worker *w, struct chunk *ch)
 	row_reset(w);
 	if (ch->has_quotes) {
 		csv_parse(&w->p, ch->data, ch->len, w_field, w_row, w);
-		csv_fini(&w->p, w_field, w_row, w);
+		/* Still inside a quoted field at the end (libcsv's state
+		 * FIELD_BEGUN, 2): its quote is never closed, and the rest
+		 * of the input went into it. */
+		if (w->p.quoted && w->p.pstate == 2 && !w->stop) {
+			w->row_bad = 0;
+			row_error(w, "a quoted field that starts in this row "
+			             "is never closed");
+			row_failed(w);
+			csv_fini(&w->p, NULL, NULL, NULL); /* the row: dropped */
+		} else {
+			csv_fini(&w->p, w_field, w_row, w);
+		}
 	} else {
 		tfi_csv_split_plain(ch->data, ch->len, c->o.delimiter, w_field,
 		                    w_row, w);
@@ -2204,7 +2224,7 @@ infer_libsvm(struct tf_csv *c)
 	if (name == NULL) {
 		return tfi_set_error(c, TF_ENOMEM, "out of memory");
 	}
-	int rc = set_columns(c, &name, 1);
+	int rc = set_columns(c, &name, 1, "libsvm");
 	if (rc != TF_OK) {
 		return rc;
 	}
@@ -2273,7 +2293,11 @@ convert_stream(struct tf_csv *c, struct tf_input *in, const char *name,
 			memmove(hf.v[0], hf.v[0] + 3, strlen(hf.v[0]) - 2);
 		}
 		if (!c->planned) {
-			if ((rc = set_columns(c, hf.v, hf.n)) != TF_OK) {
+			char where[300];
+			snprintf(where, sizeof where, "%s%s",
+			         c->o.names != NULL ? "--names" : name,
+			         c->o.names != NULL ? "" : ":1");
+			if ((rc = set_columns(c, hf.v, hf.n, where)) != TF_OK) {
 				goto out;
 			}
 			if ((rc = infer(c, in, &pb)) != TF_OK ||

@@ -103,6 +103,7 @@ struct tf_dataset {
 	struct tf_reader *pre;
 	struct tfi_buf replay;
 	size_t replay_pos;
+	uint64_t stdin_rec; /* records of standard input given this epoch */
 	int on_pre;             /* the current file is standard input */
 	int pre_eof;            /* standard input is at its end */
 	int stdin_kept;         /* every record read from it is in replay */
@@ -1742,7 +1743,8 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		return TF_OK;
 	}
 	const char *file = ds->files[ds->file];
-	uint64_t rec = tf_reader_count(ds->r) - 1;
+	/* the record's index in its file (standard input's: as given) */
+	uint64_t rec = (ds->on_pre ? ds->stdin_rec : tf_reader_count(ds->r)) - 1;
 	if (tf_example_parse(ds->ex, d, n) != TF_OK) {
 		return tfi_set_error(ds, TF_EFORMAT, "%s: record %llu: %s",
 		                     file, (unsigned long long)rec,
@@ -1916,6 +1918,7 @@ next_stdin(struct tf_dataset *ds, const uint8_t **d, size_t *n)
 		return TF_EOF;
 	}
 	if (ds->replay_pos < ds->replay.len) {
+		ds->stdin_rec++;
 		*n = (size_t)tfi_get_le64(ds->replay.data + ds->replay_pos);
 		*d = ds->replay.data + ds->replay_pos + 8;
 		ds->replay_pos += 8 + *n;
@@ -1928,6 +1931,7 @@ next_stdin(struct tf_dataset *ds, const uint8_t **d, size_t *n)
 	if (rc == TF_EOF) {
 		ds->pre_eof = 1;
 	}
+	ds->stdin_rec += rc == TF_OK;
 	if (rc == TF_OK && (rc = keep_stdin(ds, *d, *n)) == TF_OK) {
 		ds->replay_pos = ds->replay.len;
 	}
@@ -1981,6 +1985,7 @@ read_one(struct tf_dataset *ds, size_t i)
 		if (!ds->reading) {
 			ds->on_pre = strcmp(ds->files[ds->file], "-") == 0;
 			ds->replay_pos = 0;
+			ds->stdin_rec = 0;
 			if (ds->on_pre && open_stdin(ds) != TF_OK) {
 				return ds->err.code;
 			}
@@ -2823,6 +2828,7 @@ tf_dataset_infer_schema(struct tf_dataset *ds, const char *const *files,
 		if (in) {
 			/* Read again from the start by the dataset. */
 			ds->replay_pos = 0;
+			ds->stdin_rec = 0;
 			r = tf_reader_new();
 			if (r == NULL && rc == TF_OK) {
 				rc = tfi_set_error(ds, TF_ENOMEM,

@@ -336,21 +336,31 @@ cmd_count(void)
 {
 	char **files = O.files;
 	int nfiles = O.nfiles;
-	uint64_t total = 0;
+	uint64_t total = 0, *each = calloc((size_t)nfiles + 1, sizeof *each);
+	if (each == NULL) {
+		die(EX_OSERR, "out of memory");
+	}
 	for (int i = 0; i < nfiles; i++) {
 		O.files = &files[i];
 		O.nfiles = 1;
-		uint64_t n = each_record(nothing, NULL);
-		total += n;
-		if (nfiles > 1) {
-			printf("%llu %s\n", (unsigned long long)n, files[i]);
-		}
+		each[i] = each_record(nothing, NULL);
+		total += each[i];
+	}
+	/* A count is printed only when whole: a damaged file (without
+	 * --skip-corrupt) has none. */
+	if (status != 0) {
+		free(each);
+		return;
+	}
+	for (int i = 0; nfiles > 1 && i < nfiles; i++) {
+		printf("%llu %s\n", (unsigned long long)each[i], files[i]);
 	}
 	if (nfiles > 1) {
 		printf("%llu total\n", (unsigned long long)total);
 	} else {
 		printf("%llu\n", (unsigned long long)total);
 	}
+	free(each);
 }
 
 static void
@@ -365,23 +375,23 @@ cmd_verify(void)
 		const uint8_t *d;
 		size_t n;
 		int rc;
-		uint64_t bad_examples = 0;
+		/* Framing and checksums make a record good; one whose
+		 * content is not a tf.train.Example (a TensorBoard event)
+		 * is counted as such, not as damage. */
+		uint64_t others = 0;
+		char first[600] = "";
 		while ((rc = tf_reader_next(r, &d, &n)) == TF_OK) {
-			if (tf_example_parse(ex, d, n) != TF_OK) {
-				if (bad_examples++ < 20) {
-					warnx_("%s: record %llu at %llu: %s",
-					       O.files[i],
-					       (unsigned long long)
-					               tf_reader_count(r) -
-					           1,
-					       (unsigned long long)
-					           tf_reader_offset(r),
-					       tf_errmsg(ex));
-				}
+			if (tf_example_parse(ex, d, n) != TF_OK &&
+			    others++ == 0) {
+				snprintf(first, sizeof first,
+				         "record %llu: %s",
+				         (unsigned long long)tf_reader_count(r) -
+				             1,
+				         tf_errmsg(ex));
 			}
 		}
 		warn_lines(tf_reader_skip_log(r));
-		uint64_t bad = tf_reader_skipped(r) + bad_examples;
+		uint64_t bad = tf_reader_skipped(r);
 		if (rc != TF_EOF) {
 			warnx_("%s", tf_errmsg(r));
 			status = status ? status : tf_exit_code(rc);
@@ -389,9 +399,20 @@ cmd_verify(void)
 			warnx_("%s: %llu damaged record%s, %llu good",
 			       O.files[i], (unsigned long long)bad,
 			       bad == 1 ? "" : "s",
-			       (unsigned long long)(tf_reader_count(r) -
-			                            bad_examples));
+			       (unsigned long long)tf_reader_count(r));
 			status = status ? status : EX_DATAERR;
+		} else if (others > 0) {
+			char some[40] = "none is";
+			if (others < tf_reader_count(r)) {
+				snprintf(some, sizeof some, "%llu %s not",
+				         (unsigned long long)others,
+				         others == 1 ? "is" : "are");
+			}
+			printf("%s: OK, %llu records (%s); %s a "
+			       "tf.train.Example (%s)\n",
+			       O.files[i], (unsigned long long)tf_reader_count(r),
+			       tf_compression_name(tf_reader_compression(r)),
+			       some, first);
 		} else {
 			printf("%s: OK, %llu records (%s)\n", O.files[i],
 			       (unsigned long long)tf_reader_count(r),

@@ -21,13 +21,15 @@ load helpers
 }
 
 # Run the ".Dl $ command" lines of a page's EXAMPLES section (of a
-# section 1 page; of the whole page for another: "tfkit.7").
+# section 1 page; of the whole page for another: "tfkit.7"), as a reader
+# sees them (\e is a backslash).
 run_examples() {
 	case $1 in
 	*.[0-9]) sed -n 's/^\.Dl \$ //p' "$TOP/man/man${1##*.}/$1" > examples.sh ;;
 	*) sed -n '/^\.Sh EXAMPLES/,/^\.Sh /p' "$TOP/man/man1/$1.1" |
 		sed -n 's/^\.Dl \$ //p' > examples.sh ;;
 	esac
+	sed -i 's/\\e/\\/g' examples.sh
 	[ -s examples.sh ]
 	while IFS= read -r cmd; do
 		echo "# $cmd"
@@ -35,19 +37,11 @@ run_examples() {
 	done < examples.sh
 }
 
-# The files the examples name, made from share/data.
+# A clone's top directory: the examples run on the bundled data alone
+# (tfkit(7) says so), each page's making the files it names.
 fixtures() {
 	mkdir -p share
 	ln -s "$DATA" share/data
-	mkdir m
-	cp "$DATA/iris.csv" "$DATA/wine.csv" m/
-	tar -czf data.tar.gz -C m iris.csv
-	printf '1\t0.5\t0\n2\t1.5\t1\n' | gzip > log.tsv.gz
-	tf-csv2record --no-schema "$DATA/breast_cancer.csv" -o bc.tfrecord
-	cp bc.tfrecord train.tfrecord
-	tf-records split -n 2 -o train train.tfrecord
-	tf-csv2record --no-schema -z gzip "$DATA/iris.csv" -o data.tfrecord.gz
-	printf 'input x\nnode h dense x units=16\nnode a tanh h\nnode logits dense a units=outputs\n' > tanh.spec
 }
 
 @test "the EXAMPLES of tf-csv2record(1) run" {

@@ -276,6 +276,28 @@ PY
 	[[ "$stderr" == *"nf.svm:1: index 2: 'nan' is not a number (NaN)"* ]]
 }
 
+@test "headers: a repeated or empty name names the file; an unclosed quote is said as such" {
+	printf 'a,b,a,y\n1,2,3,0\n' > dup.csv
+	run -65 --separate-stderr tf-csv2record dup.csv -o out.tfrecord
+	[ "$stderr" = "tf-csv2record: dup.csv:1: column name 'a' appears twice (columns 1 and 3)" ]
+	printf 'a,,c,y\n1,2,3,0\n' > empty.csv
+	run -65 --separate-stderr tf-csv2record empty.csv -o out.tfrecord
+	[ "$stderr" = "tf-csv2record: empty.csv:1: column 2 has no name (--names names every column)" ]
+	run -0 tf-csv2record --names a,b,c,y empty.csv -o out.tfrecord
+	run -65 --separate-stderr sh -c 'printf "1,2\n" | tf-csv2record --no-header --names a,a'
+	[ "$stderr" = "tf-csv2record: --names: column name 'a' appears twice (columns 1 and 2)" ]
+	[ ! -e out.tfrecord.tmp ] && [ -z "$(ls | grep '\.tmp\.')" ]
+	printf 'a,b,y\n1,2,0\n3,4,1\n5,"6\n,1\n' > quote.csv
+	for j in 1 2; do
+		run -65 --separate-stderr tf-csv2record -j $j quote.csv -o q.tfrecord
+		[ "$stderr" = "tf-csv2record: quote.csv:4: a quoted field that starts in this row is never closed" ]
+	done
+	run -0 --separate-stderr tf-csv2record --skip-bad quote.csv -o q.tfrecord
+	[[ "$stderr" == *"skipped 1 malformed row of 3" ]]
+	run -0 tf-records count q.tfrecord
+	[ "$output" = 2 ]
+}
+
 @test "--skip-bad keeps going and reports the skipped rows" {
 	printf 'x,y\n1,0\n2,1\n3\n4,1\n5\n' > bad.csv
 	run -0 --separate-stderr tf-csv2record --skip-bad bad.csv -o out.tfrecord

@@ -135,6 +135,11 @@ assert j["task"] == "binary" and j["auc"] > 0.98 and j["accuracy"] > 0.95, j' "$
 	# metrics need classes the model has: a label error names the record
 	run -65 --separate-stderr tf-eval -d ck-other --allow-missing wine-other.tfrecord
 	[ "$stderr" = "tf-eval: wine-other.tfrecord: record 130: label 'label' is 2, not a class from 0 to 1" ]
+	# standard input's records are numbered as given, from 0
+	run -65 --separate-stderr sh -c 'tf-eval -d ck-other --predict < wine-other.tfrecord'
+	[[ "$stderr" == "tf-eval: -: record 0: no feature 'area_error'"* ]]
+	run -65 --separate-stderr sh -c 'tf-eval -d ck-other --allow-missing - < wine-other.tfrecord'
+	[ "$stderr" = "tf-eval: -: record 130: label 'label' is 2, not a class from 0 to 1" ]
 }
 
 @test "binary predictions: the class and both probabilities, as tf-serve's rows" {

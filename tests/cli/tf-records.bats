@@ -109,6 +109,27 @@ print("ok")' "$DATA/iris.csv"
 	[[ "$stderr" == *"record 1: corrupted record at $((r1 + 12)) (data checksum mismatch)"* ]]
 	[[ "$stderr" == *"corrupted record at $r3 (length checksum mismatch)"* ]]
 	[[ "$stderr" == *"iris.tfrecord: 2 damaged records, 148 good"* ]]
+	# count: nothing on standard output unless the count is whole
+	run -65 --separate-stderr tf-records count iris.tfrecord
+	[ -z "$output" ]
+	cp iris.tfrecord copy.tfrecord
+	run -65 --separate-stderr tf-records count copy.tfrecord iris.tfrecord
+	[ -z "$output" ]
+	run -0 --separate-stderr tf-records count --skip-corrupt iris.tfrecord
+	[ "$output" = 148 ]
+}
+
+@test "verify: any TFRecord file's framing; content that is not an Example is said, not damage" {
+	iris
+	tf-train -q --label label --epochs 2 --logdir logs --checkpoint-dir ck iris.tfrecord > /dev/null 2>&1
+	ev=$(ls logs/events.out.tfevents.*)
+	run -0 --separate-stderr tf-records verify "$ev"
+	[[ "$output" =~ ^logs/events\.out\.tfevents\..*:\ OK,\ [0-9]+\ records\ \(none\)\;\ none\ is\ a\ tf\.train\.Example\ \(record\ 0:\ .*\)$ ]]
+	[ -z "$stderr" ]
+	# a file of Examples with one record that is not one
+	cat iris.tfrecord "$ev" > mixed.tfrecord
+	run -0 tf-records verify mixed.tfrecord
+	[[ "$output" == "mixed.tfrecord: OK, "*" records (none); "*" not a tf.train.Example (record 150: "* ]]
 }
 
 @test "a truncated file: the good records, then exit 65 naming the offset" {
