@@ -924,7 +924,7 @@ report(struct run *r, struct tf_metrics *m, double lr, double eps, int final)
 	snprintf(head, sizeof head,
 	         "{%s\"step\":%llu,\"epoch\":%llu,\"examples_total\":%llu,",
 	         final ? "\"final\":true," : "", (unsigned long long)r->h.step,
-	         (unsigned long long)r->h.epoch,
+	         (unsigned long long)r->h.epoch + 1, /* from 1, as said */
 	         (unsigned long long)r->h.examples);
 	char tail[160];
 	snprintf(tail, sizeof tail,
@@ -2531,6 +2531,14 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		    (rc = tf_graph_stage_batch(r.g, &nx->b)) != TF_OK) {
 			rc = fail(&r, rc, "%s", tf_errmsg(r.g));
 			goto out;
+		}
+		/* The training metrics of a line are those of its epoch:
+		 * a batch that starts one starts them again (the final
+		 * line's are the last epoch's, not the run's). */
+		if (b->epoch != r.h.epoch && tf_metrics_count(m) > 0) {
+			tf_metrics_reset(m);
+			t_mark = now();
+			ex_mark = r.h.examples;
 		}
 		if ((rc = towers_run(&r, &tw, &b->b, m, &loss)) != TF_OK) {
 			goto out;
