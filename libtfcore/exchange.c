@@ -855,8 +855,11 @@ tfi_ps_ready(struct tf_ps_client *cl, double wait,
 			return tfi_set_error(
 			    cl, TF_EUNAVAIL,
 			    "ps %zu (%s) cannot be reached after --startup-"
-			    "timeout %g s (is it running?)",
-			    k, cl->c[k].url, wait);
+			    "timeout %g s (is it running, %s?)",
+			    k, cl->c[k].url, wait,
+			    cl->ca_file != NULL
+			        ? "with a certificate --tls-ca trusts"
+			        : "and without TLS");
 		}
 		if (waiting != NULL && t - said >= (said == t0 ? 2 : 30)) {
 			char msg[400];

@@ -294,7 +294,7 @@ assert c["step"] < applied <= 2 * c["step"], c'
 	run -69 --separate-stderr timeout 60 tf-train $C --job-name worker --task-index 0 -q --epochs 1 \
 		--startup-timeout 3 --checkpoint-dir none "$F/train.tfrecord"
 	[[ "$stderr" == *"note: waiting for ps 0 (tcp://localhost:"*") to be reachable (up to --startup-timeout 3 s)"* ]]
-	[[ "$stderr" == *"ps 0 (tcp://localhost:"*") cannot be reached after --startup-timeout 3 s (is it running?)"* ]]
+	[[ "$stderr" == *"ps 0 (tcp://localhost:"*") cannot be reached after --startup-timeout 3 s (is it running, and without TLS?)"* ]]
 	[ ! -e none/checkpoint ]
 	# the trainer first, the ps 3 s later: it trains
 	timeout 60 tf-train $C --job-name worker --task-index 0 -q --epochs 2 --batch-size 32 \
@@ -463,16 +463,17 @@ PY
 	run -0 --separate-stderr tf-train $C $tls --job-name worker --task-index 0 -q --epochs 5 \
 		--checkpoint-dir ck "$F/train.tfrecord"
 	wait_all
-	grep -q "listening on tls+tcp://127.0.0.1:${ports[0]}" ps-0.log
+	grep -Eq "listening on (tls\+tcp://[^ ]* )?tls\+tcp://127.0.0.1:${ports[0]}" ps-0.log
 	[[ "${lines[-1]}" == '{"final":true,"step":20,'* ]]
 	[ -e ck/checkpoint ]
 	# another CA, or no TLS at all: no answer, said so, 69
 	start_ps 1 $tls --idle-timeout 20
 	run -69 --separate-stderr tf-train $C --tls-ca other.pem --job-name worker --task-index 0 -q \
-		--peer-timeout 1 "$F/train.tfrecord"
-	[[ "$stderr" == *"(tls+tcp://localhost:${ports[0]}) did not answer: Timed out (is it running, with a certificate --tls-ca trusts?)" ]]
-	run -69 --separate-stderr tf-train $C --job-name worker --task-index 0 -q --peer-timeout 1 "$F/train.tfrecord"
-	[[ "$stderr" == *"did not answer: Timed out (is it running, and without TLS?)" ]]
+		--peer-timeout 1 --startup-timeout 2 "$F/train.tfrecord"
+	[[ "$stderr" == *"ps 0 (tls+tcp://localhost:${ports[0]}) cannot be reached after --startup-timeout 2 s (is it running, with a certificate --tls-ca trusts?)" ]]
+	run -69 --separate-stderr tf-train $C --job-name worker --task-index 0 -q --peer-timeout 1 \
+		--startup-timeout 2 "$F/train.tfrecord"
+	[[ "$stderr" == *"cannot be reached after --startup-timeout 2 s (is it running, and without TLS?)" ]]
 }
 
 @test "the protocol: not ready before INIT, a resent push applied once, staleness, bad requests refused and counted" {
