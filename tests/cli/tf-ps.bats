@@ -288,6 +288,27 @@ assert c["step"] < applied <= 2 * c["step"], c'
 	[ -e ck/checkpoint ]
 }
 
+@test "a ps killed for good: the chief says which ps at which step and stops; the other ps says why it exits" {
+	cluster 2 1
+	start_ps 2 --peer-timeout 1
+	victim=${PIDS##* }
+	( sleep 1.5; kill -9 "$victim" ) 3>&- &
+	run -69 --separate-stderr timeout 120 tf-train $C --job-name worker --task-index 0 -q --epochs 0 \
+		--max-steps 1000000 --batch-size 16 --peer-timeout 1 --checkpoint-dir ck "$F/train.tfrecord"
+	[[ "$stderr" =~ tf-train:\ step\ [0-9]+:\ ps\ 1\ \(tcp://localhost:[0-9]+\)\ did\ not\ answer:.*\;\ this\ trainer\ stops ]]
+	PIDS=${PIDS% *}
+	ps0=${PIDS# }
+	timeout 60 tail --pid="$ps0" -f /dev/null
+	st=0
+	wait "$ps0" || st=$?
+	PIDS=
+	[ "$st" -eq 0 ]
+	# ps 0 did not claim the run was done: its trainer was lost, the
+	# chief silent longer than its own timeout
+	grep -Eq "ps 0: step [0-9]+: trainer 0 silent for 1 s \(--peer-timeout\): going on without it \(0 of 1 trainers remain\)" ps-0.log
+	grep -q "ps 0: every trainer has reported done or been lost (1 lost), and the chief has sent nothing for 11 s: it has stopped" ps-0.log
+}
+
 @test "start order does not matter: a trainer waits for its ps, saying so; a ps no trainer contacts exits 69" {
 	cluster 1 1
 	# nothing listening: the trainer gives up after --startup-timeout, 69
