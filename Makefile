@@ -7,6 +7,7 @@
 #   make install PREFIX=/usr/local DESTDIR=
 #   make fuzz       build the libFuzzer targets (clang)
 #   make bench      run the benchmarks under bench/
+#   make device-kit the build and its libraries for a lent GPU machine
 #   make lint       clang-format (check mode) and cppcheck
 #
 # Missing Debian packages are installed first (mk/deps.sh).
@@ -108,7 +109,7 @@ ALIB      := $(B)/lib/libtfcore.a
 MANPAGES  := $(wildcard man/man*/*.[0-9])
 
 .PHONY: all deps deps-check lib tools plugins check unit demo install uninstall \
-        clean fuzz fuzz-run bench lint cuda-note check-slow cuda check-gpu
+        clean fuzz fuzz-run bench lint cuda-note check-slow cuda check-gpu device-kit
 all: deps lib tools plugins cuda cuda-note
 
 # Every compile waits for the packages (order-only: `make -j` on a fresh
@@ -350,6 +351,11 @@ bench: all
 	@B=$(B) sh bench/distributed
 	@B=$(B) sh bench/resume
 	@B=$(B) sh bench/gpu
+
+# The GPU machine's kit (kit/README): the build and what it loads, in
+# $(B)/device-kit/ and $(B)/device-kit.tar.xz.
+device-kit: all
+	@sh mk/device-kit.sh $(B)
 
 lint:
 	@sh mk/deps.sh lint

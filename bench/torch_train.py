@@ -5,7 +5,10 @@ network (or lr, or the wide 28-1024-1024-1024-1), Adam, batch 1024 (wide:
 the GPU for cuda (so this times compute only).  Prints examples/s.
 
     torch_train.py CSV THREADS [dnn|lr|wide] [cpu|cuda] [STEPS]
+
+TORCH_TF32=1 lets the GPU's matrix products use TF32.
 """
+import os
 import sys
 import time
 
@@ -46,7 +49,11 @@ else:
         torch.nn.ReLU(), torch.nn.Linear(32, 8), torch.nn.ReLU(),
         torch.nn.Linear(8, 1))
 if device == "cuda":
-    torch.backends.cuda.matmul.allow_tf32 = False  # FP32, as tf-train's
+    # FP32, as tf-train's --gpu-math fp32; TORCH_TF32=1: TF32 products,
+    # as --gpu-math tf32
+    tf32 = os.environ.get("TORCH_TF32") == "1"
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
     x, y, model = x.cuda(), y.cuda(), model.cuda()
 opt = torch.optim.Adam(model.parameters(), lr=0.001)
 loss_fn = torch.nn.BCEWithLogitsLoss()
