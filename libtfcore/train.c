@@ -486,6 +486,7 @@ struct run {
 	struct batch *cur;
 	struct sparse *sp;     /* row-sparse exchange, or NULL */
 	struct tf_device *dev; /* where the model trains (--device) */
+	char *fallbacks_said;  /* the kernels said to run on the CPU */
 };
 
 static int input_state(struct run *r);
@@ -1440,6 +1441,31 @@ start_reading(struct run *r, const char *ckpt)
  * them theirs first (its own, from the seed or the checkpoint), the
  * others wait for them.
  */
+/* The kernels a device lacks, which ran on the CPU: said after the
+ * first step (every kernel a step needs has run by then: each later
+ * step pays the bus both ways for them), and at the end if more came. */
+static void
+note_fallbacks(struct run *r, int first)
+{
+	const char *f = r->dev ? tf_device_fallbacks(r->dev) : "";
+	if (f[0] == '\0' || r->sink->note == NULL ||
+	    (!first && r->fallbacks_said != NULL &&
+	     strcmp(r->fallbacks_said, f) == 0)) {
+		return;
+	}
+	char note[800];
+	snprintf(note, sizeof note,
+	         first ? "warning: %s: from the first step these run on the "
+	                 "CPU (no kernel on the device), their tensors "
+	                 "crossing the bus each step: %s"
+	               : "%s: these ran on the CPU (no kernel on the "
+	                 "device): %s",
+	         tf_device_name(r->dev), f);
+	r->sink->note(r->sink->ctx, note);
+	free(r->fallbacks_said);
+	r->fallbacks_said = strdup(f);
+}
+
 /* A note of the run's (the library's callbacks take a context). */
 static void
 say_note(void *ctx, const char *msg)
@@ -2591,6 +2617,9 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		r.h.examples += rows;
 		r.h.epoch = b->epoch;
 		r.h.done = b->done;
+		if (!trained) {
+			note_fallbacks(&r, 1);
+		}
 		trained = 1;
 		if (sink->progress != NULL) {
 			struct tf_train_progress pr = {
@@ -2703,15 +2732,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 	    (rc = save(&r)) != TF_OK) {
 		goto out;
 	}
-	if (r.dev != NULL && tf_device_fallbacks(r.dev)[0] != '\0' &&
-	    sink->note != NULL) {
-		char note[700];
-		snprintf(
-		    note, sizeof note,
-		    "%s: these ran on the CPU (no kernel on the device): %s",
-		    tf_device_name(r.dev), tf_device_fallbacks(r.dev));
-		sink->note(sink->ctx, note);
-	}
+	note_fallbacks(&r, 0);
 	double tn = now();
 	rc = report(&r, m, lr,
 	            (double)(r.h.examples - ex_mark) /
@@ -2754,6 +2775,7 @@ out:
 	free(r.sig);
 	free(r.val_text);
 	free(r.user_spec);
+	free(r.fallbacks_said);
 	tf_ps_client_free(r.cl);
 	tf_dataset_free(r.ds);
 	tf_graph_free(r.g);

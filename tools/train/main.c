@@ -305,7 +305,8 @@ print_note(void *ctx, const char *msg)
 {
 	(void)ctx;
 	progress_done();
-	warnx_("note: %s", msg);
+	/* the library's words start with "warning: " where they warn */
+	warnx_("%s%s", strncmp(msg, "warning: ", 9) == 0 ? "" : "note: ", msg);
 }
 
 /* SIGINT or SIGTERM: the run checkpoints where it stands, then the
