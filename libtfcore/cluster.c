@@ -4,8 +4,8 @@
  */
 #include <arpa/inet.h>
 #include <ctype.h>
-#include <netdb.h>
 #include <jansson.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -702,10 +702,11 @@ tfi_url_addresses(const char *url, char (*out)[TFI_URL_MAX], int max,
 		char addr[INET6_ADDRSTRLEN];
 		const void *p =
 		    a->ai_family == AF_INET
-		        ? (const void *)&((struct sockaddr_in *)(void *)a->ai_addr)
+		        ? (const void *)&(
+		              (struct sockaddr_in *)(void *)a->ai_addr)
 		              ->sin_addr
-		        : (const void *)&((struct sockaddr_in6 *)(void *)
-		                              a->ai_addr)
+		        : (const void *)&(
+		              (struct sockaddr_in6 *)(void *)a->ai_addr)
 		              ->sin6_addr;
 		if ((a->ai_family != AF_INET && a->ai_family != AF_INET6) ||
 		    (v6_only && a->ai_family != AF_INET6) ||

@@ -356,7 +356,7 @@ strset_at(const struct strset *s, size_t i)
 
 struct colstats {
 	uint64_t present, missing;
-	uint64_t nonfinite;  /* of present: NaN or infinite (not in sums) */
+	uint64_t nonfinite; /* of present: NaN or infinite (not in sums) */
 	double min, max;
 	double sum, sumsq;   /* for the mean and standard deviation */
 	struct strset vocab; /* bytes columns, and int64 labels */
@@ -665,10 +665,11 @@ set_columns(struct tf_csv *c, char **names, size_t n, const char *where)
 		c->cols[i].st.max = -INFINITY;
 		if (c->cols[i].name[0] == '\0') {
 			/* it would become a feature named "" */
-			return tfi_set_error(c, TF_EFORMAT,
-			                     "%s: column %zu has no name (--names "
-			                     "names every column)",
-			                     where, i + 1);
+			return tfi_set_error(
+			    c, TF_EFORMAT,
+			    "%s: column %zu has no name (--names "
+			    "names every column)",
+			    where, i + 1);
 		}
 		for (size_t j = 0; j < i; j++) {
 			if (strcmp(c->cols[j].name, c->cols[i].name) == 0) {
@@ -1152,9 +1153,8 @@ w_field(void *sp, size_t len, void *data)
 			return;
 		}
 		if (!isfinite(w->row.f[i]) && !w->c->o.allow_nonfinite) {
-			row_error(w, "column '%s' (field %zu): %s",
-			          k->name, i + 1,
-			          nonfinite_why(s, len, w->row.f[i]));
+			row_error(w, "column '%s' (field %zu): %s", k->name,
+			          i + 1, nonfinite_why(s, len, w->row.f[i]));
 			return;
 		}
 		break;
@@ -1746,7 +1746,8 @@ process_chunk(struct worker *w, struct chunk *ch)
 			row_error(w, "a quoted field that starts in this row "
 			             "is never closed");
 			row_failed(w);
-			csv_fini(&w->p, NULL, NULL, NULL); /* the row: dropped */
+			csv_fini(&w->p, NULL, NULL,
+			         NULL); /* the row: dropped */
 		} else {
 			csv_fini(&w->p, w_field, w_row, w);
 		}

@@ -103,7 +103,7 @@ struct tf_dataset {
 	struct tf_reader *pre;
 	struct tfi_buf replay;
 	size_t replay_pos;
-	uint64_t stdin_rec; /* records of standard input given this epoch */
+	uint64_t stdin_rec;     /* records of standard input given this epoch */
 	int on_pre;             /* the current file is standard input */
 	int pre_eof;            /* standard input is at its end */
 	int stdin_kept;         /* every record read from it is in replay */
@@ -930,8 +930,8 @@ cmp_input_name(const void *a, const void *b, void *ctx)
 static double
 memory_limit(void)
 {
-	double phys = (double)sysconf(_SC_PHYS_PAGES) *
-	              (double)sysconf(_SC_PAGESIZE);
+	double phys =
+	    (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
 	    (double)rl.rlim_cur < phys) {
@@ -948,8 +948,8 @@ static int
 check_buffer_memory(struct tf_dataset *ds)
 {
 	double row = (double)(ds->width + 1) * sizeof(float) +
-	             (double)ds->nids * sizeof(int64_t) +
-	             sizeof *ds->spos + (ds->key ? KEYLEN : 0);
+	             (double)ds->nids * sizeof(int64_t) + sizeof *ds->spos +
+	             (ds->key ? KEYLEN : 0);
 	double need = row * (double)ds->shuffle, have = memory_limit();
 	if (need <= have / 2) {
 		return TF_OK;
@@ -961,8 +961,7 @@ check_buffer_memory(struct tf_dataset *ds)
 	    "more than half of the %.1f GB this process may use: lower "
 	    "--shuffle-buffer (at most %.0f rows fit)",
 	    ds->shuffle, (long long)ds->width,
-	    ds->nids > 0 ? " and their ids" : "", need / 1e9, have / 1e9,
-	    fit);
+	    ds->nids > 0 ? " and their ids" : "", need / 1e9, have / 1e9, fit);
 }
 
 int
@@ -1744,7 +1743,8 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 	}
 	const char *file = ds->files[ds->file];
 	/* the record's index in its file (standard input's: as given) */
-	uint64_t rec = (ds->on_pre ? ds->stdin_rec : tf_reader_count(ds->r)) - 1;
+	uint64_t rec =
+	    (ds->on_pre ? ds->stdin_rec : tf_reader_count(ds->r)) - 1;
 	if (tf_example_parse(ds->ex, d, n) != TF_OK) {
 		return tfi_set_error(ds, TF_EFORMAT, "%s: record %llu: %s",
 		                     file, (unsigned long long)rec,

@@ -163,8 +163,8 @@ static int
 dial(struct tf_ps_client *cl, struct conn *c, const char *host)
 {
 	char urls[TFI_URLS_MAX][TFI_URL_MAX], err[300];
-	int n = tfi_url_addresses(c->url, urls, TFI_URLS_MAX, 0, err,
-	                          sizeof err);
+	int n =
+	    tfi_url_addresses(c->url, urls, TFI_URLS_MAX, 0, err, sizeof err);
 	if (n < 0) {
 		/* not resolved now: nng resolves again as it reconnects */
 		return dial_url(cl, c, c->url, host);
@@ -863,10 +863,11 @@ tfi_ps_ready(struct tf_ps_client *cl, double wait,
 		}
 		if (waiting != NULL && t - said >= (said == t0 ? 2 : 30)) {
 			char msg[400];
-			snprintf(msg, sizeof msg,
-			         "waiting for ps %zu (%s) to be reachable (up to "
-			         "--startup-timeout %g s)",
-			         k, cl->c[k].url, wait);
+			snprintf(
+			    msg, sizeof msg,
+			    "waiting for ps %zu (%s) to be reachable (up to "
+			    "--startup-timeout %g s)",
+			    k, cl->c[k].url, wait);
 			waiting(ctx, msg);
 			said = t;
 		}

@@ -1230,7 +1230,10 @@ read_member(struct archive *a, size_t size)
 {
 	size_t cap = size < 65536 ? size + 1 : 65536, len = 0;
 	char *data = malloc(cap);
-	while (data != NULL && len < size) {
+	if (data == NULL) {
+		return NULL;
+	}
+	while (len < size) {
 		if (len + 1 == cap) {
 			size_t more = cap * 2 < size + 1 ? cap * 2 : size + 1;
 			char *p = realloc(data, more);
@@ -1240,19 +1243,18 @@ read_member(struct archive *a, size_t size)
 			data = p;
 			cap = more;
 		}
-		la_ssize_t got = archive_read_data(a, data + len, cap - 1 - len);
+		la_ssize_t got =
+		    archive_read_data(a, data + len, cap - 1 - len);
 		if (got <= 0) {
 			break;
 		}
 		len += (size_t)got;
 	}
-	if (data != NULL && len != size) {
+	if (len != size) {
 		free(data);
 		return NULL;
 	}
-	if (data != NULL) {
-		data[len] = '\0';
-	}
+	data[len] = '\0';
 	return data;
 }
 

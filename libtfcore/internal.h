@@ -209,9 +209,9 @@ struct tfi_schema_col {
 	int64_t column; /* its column in the source, -1 unknown */
 	uint64_t present, missing;
 	uint64_t nonfinite; /* of present: NaN or infinite, not in the stats */
-	int binary; /* bytes: a value that is not text (NUL, not UTF-8) */
-	int unique; /* bytes: no value seen twice, in UNIQUE_MIN or more
-	               records (counted up to the vocabulary's limit) */
+	int binary;    /* bytes: a value that is not text (NUL, not UTF-8) */
+	int unique;    /* bytes: no value seen twice, in UNIQUE_MIN or more
+	                  records (counted up to the vocabulary's limit) */
 	int has_stats; /* min, max, mean, std are known (finite values) */
 	double min, max, mean, std;
 	int64_t packed_index; /* its place in the packed list, or -1 */
@@ -415,7 +415,7 @@ int tfi_ps_lost(struct tf_ps_client *cl, uint64_t *lost);
  * in brackets), in the resolver's order without repeats; an address
  * literal is itself.  v6_only: only the IPv6 ones (none is no error).
  * The count, or -1 with the reason in err.  (cluster.c) */
-#define TFI_URL_MAX 320
+#define TFI_URL_MAX  320
 #define TFI_URLS_MAX 8
 int tfi_url_addresses(const char *url, char (*out)[TFI_URL_MAX], int max,
                       int v6_only, char *err, size_t errlen);

@@ -290,8 +290,8 @@ tf_registry_load(struct tf_registry *r)
 		 * them. */
 		struct stat st;
 		int e = stat(r->dirs[i], &st) != 0 ? errno
-		        : S_ISDIR(st.st_mode)       ? 0
-		                                    : ENOTDIR;
+		        : S_ISDIR(st.st_mode)      ? 0
+		                                   : ENOTDIR;
 		if (e != 0) {
 			return tfi_set_error(r, TF_ENOENT,
 			                     "plugin directory '%s': %s",

@@ -1025,8 +1025,9 @@ listen_on(struct ps *ps, char *where, size_t size)
 			return r;
 		}
 		ok++;
-		len += (size_t)snprintf(where + len, len < size ? size - len : 0,
-		                        "%s%s", len ? " " : "", urls[i]);
+		len +=
+		    (size_t)snprintf(where + len, len < size ? size - len : 0,
+		                     "%s%s", len ? " " : "", urls[i]);
 	}
 	return ok ? 0 : rv ? rv : NNG_EADDRINVAL;
 }

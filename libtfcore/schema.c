@@ -828,8 +828,8 @@ tf_survey_add(struct tf_survey *s, struct tf_example *ex)
 			bad = add_value(t, (const char *)f.bytes[0].data,
 			                f.bytes[0].len);
 		}
-		for (size_t v = 0; t->kind == TF_KIND_BYTES && !t->binary &&
-		                   v < f.count;
+		for (size_t v = 0;
+		     t->kind == TF_KIND_BYTES && !t->binary && v < f.count;
 		     v++) {
 			t->binary = !is_text(f.bytes[v].data, f.bytes[v].len);
 		}

@@ -26,9 +26,9 @@
 #include "internal.h"
 #include "kernels/kernels.h"
 #include "tf/batch.h"
-#include "tf/csv.h"
 #include "tf/checkpoint.h"
 #include "tf/cluster.h"
+#include "tf/csv.h"
 #include "tf/events.h"
 #include "tf/file.h"
 #include "tf/metrics.h"
@@ -154,10 +154,11 @@ tf_model_spec(const char *model, const char *hidden, int64_t inputs, int task,
 			return hr;
 		}
 	} else if (strcmp(model, "lr") != 0) {
-		snprintf(err, errlen,
-		         "unknown model '%s' (lr, dnn or wide_and_deep; a model "
-		         "of your own: --model-file SPEC)",
-		         model);
+		snprintf(
+		    err, errlen,
+		    "unknown model '%s' (lr, dnn or wide_and_deep; a model "
+		    "of your own: --model-file SPEC)",
+		    model);
 		tfi_buf_free(&b);
 		return TF_EINVAL;
 	}
@@ -785,8 +786,8 @@ evaluate(struct run *r, const char *file, struct tf_metrics *m)
 {
 	int rc = open_evaluation(r, file);
 	return rc != TF_OK ? rc
-	                   : tfi_evaluate(r->g, prediction_node(r->task),
-	                                  r->vd, &r->vb, m, r->t);
+	                   : tfi_evaluate(r->g, prediction_node(r->task), r->vd,
+	                                  &r->vb, m, r->t);
 }
 
 /* --validate's file, opened and its first batch read against the
@@ -1286,8 +1287,9 @@ note_unused(struct run *r)
 			continue;
 		}
 		if (len + strlen(f->name) + 8 < sizeof names) {
-			len += (size_t)snprintf(names + len, sizeof names - len,
-			                        "%s'%s'", n ? ", " : "", f->name);
+			len +=
+			    (size_t)snprintf(names + len, sizeof names - len,
+			                     "%s'%s'", n ? ", " : "", f->name);
 		} else if (len + 6 < sizeof names && names[len - 1] != '.') {
 			len += (size_t)snprintf(names + len, sizeof names - len,
 			                        ", ...");
@@ -1492,10 +1494,9 @@ note_lost(struct run *r)
 		if (lost >> k & 1) {
 			n++;
 			if (len + 12 < sizeof who) {
-				len += (size_t)snprintf(who + len,
-				                        sizeof who - len,
-				                        "%s%u", len ? ", " : "",
-				                        k);
+				len += (size_t)snprintf(
+				    who + len, sizeof who - len, "%s%u",
+				    len ? ", " : "", k);
 			}
 		}
 	}
@@ -2758,8 +2759,9 @@ out:
 			char why[TFI_MSG_MAX];
 			snprintf(why, sizeof why, "%s", tf_errmsg(t));
 			tf_errclear(t);
-			fail(&r, rc, "%s (and no checkpoint could be written: "
-			             "%s)",
+			fail(&r, rc,
+			     "%s (and no checkpoint could be written: "
+			     "%s)",
 			     msg, why);
 		}
 	}

@@ -383,11 +383,10 @@ cmd_verify(void)
 		while ((rc = tf_reader_next(r, &d, &n)) == TF_OK) {
 			if (tf_example_parse(ex, d, n) != TF_OK &&
 			    others++ == 0) {
-				snprintf(first, sizeof first,
-				         "record %llu: %s",
-				         (unsigned long long)tf_reader_count(r) -
-				             1,
-				         tf_errmsg(ex));
+				snprintf(
+				    first, sizeof first, "record %llu: %s",
+				    (unsigned long long)tf_reader_count(r) - 1,
+				    tf_errmsg(ex));
 			}
 		}
 		warn_lines(tf_reader_skip_log(r));
@@ -410,7 +409,8 @@ cmd_verify(void)
 			}
 			printf("%s: OK, %llu records (%s); %s a "
 			       "tf.train.Example (%s)\n",
-			       O.files[i], (unsigned long long)tf_reader_count(r),
+			       O.files[i],
+			       (unsigned long long)tf_reader_count(r),
 			       tf_compression_name(tf_reader_compression(r)),
 			       some, first);
 		} else {

@@ -64,14 +64,16 @@ digits_needed(json_t *v)
 	if (json_is_object(v)) {
 		const char *k;
 		json_t *e;
-		json_object_foreach(v, k, e) {
+		json_object_foreach(v, k, e)
+		{
 			int d = digits_needed(e);
 			most = d > most ? d : most;
 		}
 	} else if (json_is_array(v)) {
 		size_t i;
 		json_t *e;
-		json_array_foreach(v, i, e) {
+		json_array_foreach(v, i, e)
+		{
 			int d = digits_needed(e);
 			most = d > most ? d : most;
 		}

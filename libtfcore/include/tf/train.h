@@ -89,7 +89,7 @@ struct tf_train_config {
 	double peer_timeout;            /* seconds a peer may be silent */
 	double startup_timeout; /* seconds to wait for the ps tasks at the
 	                           start (and a ps for its trainers) */
-	const char *auth_token;         /* in every request, or NULL */
+	const char *auth_token; /* in every request, or NULL */
 	const char *tls_ca; /* TLS to the ps tasks: their CAs (PEM), or NULL */
 	/* Towers: each step's batch split across this many threads, one
 	 * copy of the graph each, their gradients summed in order (1 or 0:
