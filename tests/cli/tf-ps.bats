@@ -155,7 +155,7 @@ j = json.loads(sys.argv[1])
 assert j["final"] and j["cluster"] == {"trainers": 2, "ps": 2}, j
 assert j["exchange"]["stale"] == 0 and j["exchange"]["dropped"] == 0, j
 # each worker read half of the 456 rows an epoch: 20 epochs, 8 steps each;
-# the line's metrics are the last epoch's (and the rest of its first batch)
+# the line metrics: the last epoch (and the rest of its first batch)
 assert j["step"] == 160 and j["examples_total"] == 20 * 228, j
 assert 228 <= j["examples"] < 228 + 32, j' "${lines[-1]}"
 	# the same seed and workers: the same checkpoint, byte for byte
