@@ -155,7 +155,7 @@ void update_cpu(const struct tf_update *u, float *w, const float *g,
  * libtfcore's device.c finds with dlsym("tfk_module").  One GPU a
  * process, so the table's kernels need no context argument.
  */
-#define TFK_MODULE_ABI 1
+#define TFK_MODULE_ABI 2
 struct tfk_module {
 	uint32_t abi; /* TFK_MODULE_ABI */
 	/* Start GPU gpu (tf32: tensor-core matrix products); 0, or -1
@@ -163,7 +163,8 @@ struct tfk_module {
 	int (*open)(int gpu, int tf32, char *err, size_t errlen);
 	const char *(*name)(void); /* "NVIDIA H200" */
 	const struct tf_kernels *kernels;
-	/* managed memory (zeroed when zero is set), or NULL */
+	/* device memory (cudaMalloc: out of the host's reach; zeroed when
+	 * zero is set), or NULL */
 	float *(*alloc)(size_t n, int zero);
 	void (*release)(float *p);
 	/* Wait for the queue; 0, or -1 with the first failure in err. */
@@ -175,6 +176,10 @@ struct tfk_module {
 	void (*await_uploads)(int lane);
 	/* ... and back, waiting for the queue first */
 	void (*download)(void *dst, const void *src, size_t n);
+	/* The allocation p lies in: its start and bytes; 0, or -1 when p
+	 * is not the device's (a kernel the device lacks runs on the CPU
+	 * over host copies of its arguments' allocations). */
+	int (*extent)(const void *p, void **base, size_t *bytes);
 	int (*pin)(void *p, size_t n);
 	void (*unpin)(void *p);
 };

@@ -8,8 +8,9 @@
  * beside libtfcore (kernels/cuda/module.c), loaded with dlopen the first
  * time a GPU is asked for, so neither libtfcore nor a program that runs
  * on the CPU needs the CUDA libraries.  A slot the module leaves NULL
- * runs the CPU kernel on the device's (managed) memory after a sync, and
- * is named in tf_device_fallbacks().
+ * runs the CPU kernel over host copies of its arguments' memory (device
+ * memory is out of the host's reach), and is named in
+ * tf_device_fallbacks().
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -36,6 +37,7 @@ struct tf_device {
 	int gpu, tf32;
 	char label[160];
 	char fallbacks[512]; /* slots run on the CPU, ", "-separated */
+	char failed[200];    /* a fallback that could not run: the next sync */
 };
 
 const struct tf_kernels tfi_cpu_kernels = {
@@ -70,7 +72,7 @@ const struct tf_kernels tfi_cpu_kernels = {
 };
 
 static struct tf_device cpu = {
-    TF_DEVICE_CPU, "cpu", &tfi_cpu_kernels, NULL, -1, 0, "cpu", ""};
+    TF_DEVICE_CPU, "cpu", &tfi_cpu_kernels, NULL, -1, 0, "cpu", "", ""};
 static struct tf_device cuda;
 static pthread_mutex_t cuda_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -179,7 +181,7 @@ open_cuda(int gpu, int tf32, char *msg, size_t msglen)
 	}
 	/* The module stays loaded for the life of the process. */
 	cuda = (struct tf_device){TF_DEVICE_CUDA, "cuda", m->kernels, m, gpu,
-	                          tf32,           "",     ""};
+	                          tf32,           "",     "",         ""};
 	snprintf(cuda.label, sizeof cuda.label, "cuda:%d (%s)", gpu, m->name());
 	return TF_OK;
 }
@@ -283,6 +285,10 @@ tf_device_sync(struct tf_device *d, char *msg, size_t msglen)
 		snprintf(msg, msglen, "%s: %s", d->label, why);
 		return TF_EINTERNAL;
 	}
+	if (d->failed[0] != '\0') {
+		snprintf(msg, msglen, "%s: %s", d->label, d->failed);
+		return TF_ENOMEM;
+	}
 	return TF_OK;
 }
 
@@ -353,125 +359,394 @@ tfi_device_fallback(struct tf_device *d, const char *what)
 	pthread_mutex_unlock(&cuda_mu);
 }
 
+/*
+ * A slot the device lacks runs the CPU kernel over host copies of its
+ * arguments: device memory (cudaMalloc) is out of the host's reach.  Each
+ * argument's allocation is downloaded once (arguments often share one: a
+ * step's tensors lie in one arena), the kernel runs on the copies, and
+ * the allocations it writes go back up.  Memory that is not the
+ * device's (a host buffer) is used as it is.  Named once in
+ * d->fallbacks; slow, and said so (tf-train warns after its first step).
+ */
+#define STAGE_MAX 12
+
+struct stage {
+	struct tf_device *d;
+	int n;
+	struct {
+		char *base, *host;
+		size_t bytes;
+		int out;
+	} a[STAGE_MAX];
+};
+
 static void
-fallback(struct tf_device *d, const char *slot)
+fallback(struct tf_device *d, const char *slot, struct stage *s)
 {
 	char why[256];
 	if (d->m != NULL) {
 		d->m->sync(why, sizeof why);
 	}
 	tfi_device_fallback(d, slot);
+	s->d = d;
+	s->n = 0;
 }
 
-#define RUN(d, slot, ...)                                                      \
-	((d)->k->slot != NULL                                                  \
-	     ? (d)->k->slot(__VA_ARGS__)                                       \
-	     : (fallback((d), #slot), tfi_cpu_kernels.slot(__VA_ARGS__)))
+/* The host's copy of what p points into (out: written by the kernel). */
+static void *
+staged(struct stage *s, const void *p, int out)
+{
+	void *base;
+	size_t bytes;
+	if (p == NULL || s->d->m == NULL || s->d->m->extent == NULL ||
+	    s->d->m->extent(p, &base, &bytes) != 0) {
+		return (void *)p;
+	}
+	for (int i = 0; i < s->n; i++) {
+		if (s->a[i].base == (char *)base) {
+			s->a[i].out |= out;
+			return s->a[i].host + ((const char *)p - (char *)base);
+		}
+	}
+	char *host = s->n < STAGE_MAX ? malloc(bytes) : NULL;
+	if (host == NULL) {
+		snprintf(s->d->failed, sizeof s->d->failed,
+		         "out of memory for a host copy of %zu bytes (a "
+		         "kernel the device lacks)",
+		         bytes);
+		return NULL;
+	}
+	s->d->m->download(host, base, bytes);
+	s->a[s->n].base = base;
+	s->a[s->n].host = host;
+	s->a[s->n].bytes = bytes;
+	s->a[s->n].out = out;
+	s->n++;
+	return host + ((const char *)p - (char *)base);
+}
+
+/* The kernel's writes back to the device; the copies freed. */
+static void
+unstage(struct stage *s)
+{
+	for (int i = 0; i < s->n; i++) {
+		if (s->a[i].out) {
+			s->d->m->upload(s->a[i].base, s->a[i].host,
+			                s->a[i].bytes);
+		}
+	}
+	if (s->n > 0) {
+		char why[256];
+		s->d->m->sync(why,
+		              sizeof why); /* the uploads read the copies */
+	}
+	for (int i = 0; i < s->n; i++) {
+		free(s->a[i].host);
+	}
+	s->n = 0;
+}
+
+/* The optimizer slots an update kind reads (update_cpu()'s). */
+static int
+update_slots(int kind)
+{
+	switch (kind) {
+	case TF_UPDATE_MOMENTUM:
+	case TF_UPDATE_ADAGRAD:
+		return 1;
+	case TF_UPDATE_ADADELTA:
+	case TF_UPDATE_ADAM:
+	case TF_UPDATE_FTRL:
+		return 2;
+	case TF_UPDATE_RMSPROP:
+		return 3;
+	default:
+		return 0;
+	}
+}
+
+/* Whether every staged pointer could be had (else the kernel is not
+ * run, and the next sync fails naming why). */
+static int
+stage_ok(const struct stage *s)
+{
+	return s->d->failed[0] == '\0';
+}
 
 void
 tf_gemm(struct tf_device *d, int ta, int tb, int64_t m, int64_t n, int64_t k,
         float alpha, const float *a, const float *b, float beta, float *c)
 {
-	RUN(d, gemm, ta, tb, m, n, k, alpha, a, b, beta, c);
+	if (d->k->gemm != NULL) {
+		d->k->gemm(ta, tb, m, n, k, alpha, a, b, beta, c);
+		return;
+	}
+	struct stage s;
+	fallback(d, "gemm", &s);
+	if (stage_ok(&s)) {
+		tfi_cpu_kernels.gemm(ta, tb, m, n, k, alpha,
+		                     (const float *)staged(&s, a, 0),
+		                     (const float *)staged(&s, b, 0), beta,
+		                     (float *)staged(&s, c, 1));
+	}
+	unstage(&s);
 }
 
 void
 tf_add_bias(struct tf_device *d, float *y, const float *b, int64_t rows,
             int64_t cols)
 {
-	RUN(d, add_bias, y, b, rows, cols);
+	if (d->k->add_bias != NULL) {
+		d->k->add_bias(y, b, rows, cols);
+		return;
+	}
+	struct stage s;
+	fallback(d, "add_bias", &s);
+	if (stage_ok(&s)) {
+		tfi_cpu_kernels.add_bias((float *)staged(&s, y, 1),
+		                         (const float *)staged(&s, b, 0), rows,
+		                         cols);
+	}
+	unstage(&s);
 }
 
 void
 tf_bias_grad(struct tf_device *d, const float *dy, float *db, int64_t rows,
              int64_t cols)
 {
-	RUN(d, bias_grad, dy, db, rows, cols);
+	if (d->k->bias_grad != NULL) {
+		d->k->bias_grad(dy, db, rows, cols);
+		return;
+	}
+	struct stage s;
+	fallback(d, "bias_grad", &s);
+	if (stage_ok(&s)) {
+		tfi_cpu_kernels.bias_grad((const float *)staged(&s, dy, 0),
+		                          (float *)staged(&s, db, 1), rows,
+		                          cols);
+	}
+	unstage(&s);
 }
 
 void
 tf_copy(struct tf_device *d, const float *x, float *y, size_t n)
 {
-	RUN(d, copy, x, y, n);
+	if (d->k->copy != NULL) {
+		d->k->copy(x, y, n);
+		return;
+	}
+	struct stage s;
+	fallback(d, "copy", &s);
+	if (stage_ok(&s)) {
+		tfi_cpu_kernels.copy((const float *)staged(&s, x, 0),
+		                     (float *)staged(&s, y, 1), n);
+	}
+	unstage(&s);
 }
 
 void
 tf_zero(struct tf_device *d, float *y, size_t n)
 {
-	RUN(d, zero, y, n);
+	if (d->k->zero != NULL) {
+		d->k->zero(y, n);
+		return;
+	}
+	struct stage s;
+	fallback(d, "zero", &s);
+	if (stage_ok(&s)) {
+		tfi_cpu_kernels.zero((float *)staged(&s, y, 1), n);
+	}
+	unstage(&s);
 }
 
 void
 tf_add(struct tf_device *d, const float *x, float *y, size_t n)
 {
-	RUN(d, add, x, y, n);
+	if (d->k->add != NULL) {
+		d->k->add(x, y, n);
+		return;
+	}
+	struct stage s;
+	fallback(d, "add", &s);
+	if (stage_ok(&s)) {
+		tfi_cpu_kernels.add((const float *)staged(&s, x, 0),
+		                    (float *)staged(&s, y, 1), n);
+	}
+	unstage(&s);
 }
 
 void
 tf_relu(struct tf_device *d, const float *x, float *y, size_t n)
 {
-	RUN(d, relu, x, y, n);
+	if (d->k->relu != NULL) {
+		d->k->relu(x, y, n);
+		return;
+	}
+	struct stage s;
+	fallback(d, "relu", &s);
+	if (stage_ok(&s)) {
+		tfi_cpu_kernels.relu((const float *)staged(&s, x, 0),
+		                     (float *)staged(&s, y, 1), n);
+	}
+	unstage(&s);
 }
 
 void
 tf_relu_grad(struct tf_device *d, const float *y, const float *dy, float *dx,
              size_t n)
 {
-	RUN(d, relu_grad, y, dy, dx, n);
+	if (d->k->relu_grad != NULL) {
+		d->k->relu_grad(y, dy, dx, n);
+		return;
+	}
+	struct stage s;
+	fallback(d, "relu_grad", &s);
+	if (stage_ok(&s)) {
+		tfi_cpu_kernels.relu_grad((const float *)staged(&s, y, 0),
+		                          (const float *)staged(&s, dy, 0),
+		                          (float *)staged(&s, dx, 1), n);
+	}
+	unstage(&s);
 }
 
 void
 tf_sigmoid(struct tf_device *d, const float *x, float *y, size_t n)
 {
-	RUN(d, sigmoid, x, y, n);
+	if (d->k->sigmoid != NULL) {
+		d->k->sigmoid(x, y, n);
+		return;
+	}
+	struct stage s;
+	fallback(d, "sigmoid", &s);
+	if (stage_ok(&s)) {
+		tfi_cpu_kernels.sigmoid((const float *)staged(&s, x, 0),
+		                        (float *)staged(&s, y, 1), n);
+	}
+	unstage(&s);
 }
 
 void
 tf_sigmoid_grad(struct tf_device *d, const float *y, const float *dy, float *dx,
                 size_t n)
 {
-	RUN(d, sigmoid_grad, y, dy, dx, n);
+	if (d->k->sigmoid_grad != NULL) {
+		d->k->sigmoid_grad(y, dy, dx, n);
+		return;
+	}
+	struct stage s;
+	fallback(d, "sigmoid_grad", &s);
+	if (stage_ok(&s)) {
+		tfi_cpu_kernels.sigmoid_grad((const float *)staged(&s, y, 0),
+		                             (const float *)staged(&s, dy, 0),
+		                             (float *)staged(&s, dx, 1), n);
+	}
+	unstage(&s);
 }
 
 void
 tf_tanh(struct tf_device *d, const float *x, float *y, size_t n)
 {
-	RUN(d, tanh, x, y, n);
+	if (d->k->tanh != NULL) {
+		d->k->tanh(x, y, n);
+		return;
+	}
+	struct stage s;
+	fallback(d, "tanh", &s);
+	if (stage_ok(&s)) {
+		tfi_cpu_kernels.tanh((const float *)staged(&s, x, 0),
+		                     (float *)staged(&s, y, 1), n);
+	}
+	unstage(&s);
 }
 
 void
 tf_tanh_grad(struct tf_device *d, const float *y, const float *dy, float *dx,
              size_t n)
 {
-	RUN(d, tanh_grad, y, dy, dx, n);
+	if (d->k->tanh_grad != NULL) {
+		d->k->tanh_grad(y, dy, dx, n);
+		return;
+	}
+	struct stage s;
+	fallback(d, "tanh_grad", &s);
+	if (stage_ok(&s)) {
+		tfi_cpu_kernels.tanh_grad((const float *)staged(&s, y, 0),
+		                          (const float *)staged(&s, dy, 0),
+		                          (float *)staged(&s, dx, 1), n);
+	}
+	unstage(&s);
 }
 
 void
 tf_softmax(struct tf_device *d, const float *x, float *y, int64_t rows,
            int64_t cols)
 {
-	RUN(d, softmax, x, y, rows, cols);
+	if (d->k->softmax != NULL) {
+		d->k->softmax(x, y, rows, cols);
+		return;
+	}
+	struct stage s;
+	fallback(d, "softmax", &s);
+	if (stage_ok(&s)) {
+		tfi_cpu_kernels.softmax((const float *)staged(&s, x, 0),
+		                        (float *)staged(&s, y, 1), rows, cols);
+	}
+	unstage(&s);
 }
 
 void
 tf_softmax_grad(struct tf_device *d, const float *y, const float *dy, float *dx,
                 int64_t rows, int64_t cols)
 {
-	RUN(d, softmax_grad, y, dy, dx, rows, cols);
+	if (d->k->softmax_grad != NULL) {
+		d->k->softmax_grad(y, dy, dx, rows, cols);
+		return;
+	}
+	struct stage s;
+	fallback(d, "softmax_grad", &s);
+	if (stage_ok(&s)) {
+		tfi_cpu_kernels.softmax_grad((const float *)staged(&s, y, 0),
+		                             (const float *)staged(&s, dy, 0),
+		                             (float *)staged(&s, dx, 1), rows,
+		                             cols);
+	}
+	unstage(&s);
 }
 
 void
 tf_dropout(struct tf_device *d, const float *x, float *y, float *mask, size_t n,
            float keep, uint64_t seed)
 {
-	RUN(d, dropout, x, y, mask, n, keep, seed);
+	if (d->k->dropout != NULL) {
+		d->k->dropout(x, y, mask, n, keep, seed);
+		return;
+	}
+	struct stage s;
+	fallback(d, "dropout", &s);
+	if (stage_ok(&s)) {
+		tfi_cpu_kernels.dropout(
+		    (const float *)staged(&s, x, 0), (float *)staged(&s, y, 1),
+		    (float *)staged(&s, mask, 1), n, keep, seed);
+	}
+	unstage(&s);
 }
 
 void
 tf_dropout_grad(struct tf_device *d, const float *mask, const float *dy,
                 float *dx, size_t n)
 {
-	RUN(d, dropout_grad, mask, dy, dx, n);
+	if (d->k->dropout_grad != NULL) {
+		d->k->dropout_grad(mask, dy, dx, n);
+		return;
+	}
+	struct stage s;
+	fallback(d, "dropout_grad", &s);
+	if (stage_ok(&s)) {
+		tfi_cpu_kernels.dropout_grad((const float *)staged(&s, mask, 0),
+		                             (const float *)staged(&s, dy, 0),
+		                             (float *)staged(&s, dx, 1), n);
+	}
+	unstage(&s);
 }
 
 void
@@ -480,8 +755,24 @@ tf_batchnorm_train(struct tf_device *d, const float *x, float *y, float *xhat,
                    float *mean_avg, float *var_avg, int64_t rows, int64_t cols,
                    float eps, float momentum)
 {
-	RUN(d, bn_train, x, y, xhat, inv_std, gamma, beta, mean_avg, var_avg,
-	    rows, cols, eps, momentum);
+	if (d->k->bn_train != NULL) {
+		d->k->bn_train(x, y, xhat, inv_std, gamma, beta, mean_avg,
+		               var_avg, rows, cols, eps, momentum);
+		return;
+	}
+	struct stage s;
+	fallback(d, "bn_train", &s);
+	if (stage_ok(&s)) {
+		tfi_cpu_kernels.bn_train(
+		    (const float *)staged(&s, x, 0), (float *)staged(&s, y, 1),
+		    (float *)staged(&s, xhat, 1),
+		    (float *)staged(&s, inv_std, 1),
+		    (const float *)staged(&s, gamma, 0),
+		    (const float *)staged(&s, beta, 0),
+		    (float *)staged(&s, mean_avg, 1),
+		    (float *)staged(&s, var_avg, 1), rows, cols, eps, momentum);
+	}
+	unstage(&s);
 }
 
 void
@@ -489,7 +780,22 @@ tf_batchnorm_infer(struct tf_device *d, const float *x, float *y,
                    const float *gamma, const float *beta, const float *mean_avg,
                    const float *var_avg, int64_t rows, int64_t cols, float eps)
 {
-	RUN(d, bn_infer, x, y, gamma, beta, mean_avg, var_avg, rows, cols, eps);
+	if (d->k->bn_infer != NULL) {
+		d->k->bn_infer(x, y, gamma, beta, mean_avg, var_avg, rows, cols,
+		               eps);
+		return;
+	}
+	struct stage s;
+	fallback(d, "bn_infer", &s);
+	if (stage_ok(&s)) {
+		tfi_cpu_kernels.bn_infer(
+		    (const float *)staged(&s, x, 0), (float *)staged(&s, y, 1),
+		    (const float *)staged(&s, gamma, 0),
+		    (const float *)staged(&s, beta, 0),
+		    (const float *)staged(&s, mean_avg, 0),
+		    (const float *)staged(&s, var_avg, 0), rows, cols, eps);
+	}
+	unstage(&s);
 }
 
 void
@@ -497,43 +803,120 @@ tf_batchnorm_grad(struct tf_device *d, const float *dy, const float *xhat,
                   const float *inv_std, const float *gamma, float *dx,
                   float *dgamma, float *dbeta, int64_t rows, int64_t cols)
 {
-	RUN(d, bn_grad, dy, xhat, inv_std, gamma, dx, dgamma, dbeta, rows,
-	    cols);
+	if (d->k->bn_grad != NULL) {
+		d->k->bn_grad(dy, xhat, inv_std, gamma, dx, dgamma, dbeta, rows,
+		              cols);
+		return;
+	}
+	struct stage s;
+	fallback(d, "bn_grad", &s);
+	if (stage_ok(&s)) {
+		tfi_cpu_kernels.bn_grad(
+		    (const float *)staged(&s, dy, 0),
+		    (const float *)staged(&s, xhat, 0),
+		    (const float *)staged(&s, inv_std, 0),
+		    (const float *)staged(&s, gamma, 0),
+		    (float *)staged(&s, dx, 1), (float *)staged(&s, dgamma, 1),
+		    (float *)staged(&s, dbeta, 1), rows, cols);
+	}
+	unstage(&s);
 }
 
 double
 tf_softmax_xent(struct tf_device *d, const float *logits, const float *labels,
                 float *dlogits, float scale, int64_t rows, int64_t cols)
 {
-	return RUN(d, softmax_xent, logits, labels, dlogits, scale, rows, cols);
+	if (d->k->softmax_xent != NULL) {
+		return d->k->softmax_xent(logits, labels, dlogits, scale, rows,
+		                          cols);
+	}
+	struct stage s;
+	fallback(d, "softmax_xent", &s);
+	double v = 0;
+	if (stage_ok(&s)) {
+		v = tfi_cpu_kernels.softmax_xent(
+		    (const float *)staged(&s, logits, 0),
+		    (const float *)staged(&s, labels, 0),
+		    (float *)staged(&s, dlogits, 1), scale, rows, cols);
+	}
+	unstage(&s);
+	return v;
 }
 
 double
 tf_sigmoid_xent(struct tf_device *d, const float *logits, const float *labels,
                 float *dlogits, float scale, int64_t rows)
 {
-	return RUN(d, sigmoid_xent, logits, labels, dlogits, scale, rows);
+	if (d->k->sigmoid_xent != NULL) {
+		return d->k->sigmoid_xent(logits, labels, dlogits, scale, rows);
+	}
+	struct stage s;
+	fallback(d, "sigmoid_xent", &s);
+	double v = 0;
+	if (stage_ok(&s)) {
+		v = tfi_cpu_kernels.sigmoid_xent(
+		    (const float *)staged(&s, logits, 0),
+		    (const float *)staged(&s, labels, 0),
+		    (float *)staged(&s, dlogits, 1), scale, rows);
+	}
+	unstage(&s);
+	return v;
 }
 
 double
 tf_mse(struct tf_device *d, const float *pred, const float *target,
        float *dpred, float scale, int64_t rows, int64_t cols)
 {
-	return RUN(d, mse, pred, target, dpred, scale, rows, cols);
+	if (d->k->mse != NULL) {
+		return d->k->mse(pred, target, dpred, scale, rows, cols);
+	}
+	struct stage s;
+	fallback(d, "mse", &s);
+	double v = 0;
+	if (stage_ok(&s)) {
+		v = tfi_cpu_kernels.mse((const float *)staged(&s, pred, 0),
+		                        (const float *)staged(&s, target, 0),
+		                        (float *)staged(&s, dpred, 1), scale,
+		                        rows, cols);
+	}
+	unstage(&s);
+	return v;
 }
 
 void
 tf_copy_cols(struct tf_device *d, const float *x, int64_t xstride, float *y,
              int64_t ystride, int64_t rows, int64_t cols)
 {
-	RUN(d, copy_cols, x, xstride, y, ystride, rows, cols);
+	if (d->k->copy_cols != NULL) {
+		d->k->copy_cols(x, xstride, y, ystride, rows, cols);
+		return;
+	}
+	struct stage s;
+	fallback(d, "copy_cols", &s);
+	if (stage_ok(&s)) {
+		tfi_cpu_kernels.copy_cols((const float *)staged(&s, x, 0),
+		                          xstride, (float *)staged(&s, y, 1),
+		                          ystride, rows, cols);
+	}
+	unstage(&s);
 }
 
 void
 tf_add_cols(struct tf_device *d, const float *x, int64_t xstride, float *y,
             int64_t ystride, int64_t rows, int64_t cols)
 {
-	RUN(d, add_cols, x, xstride, y, ystride, rows, cols);
+	if (d->k->add_cols != NULL) {
+		d->k->add_cols(x, xstride, y, ystride, rows, cols);
+		return;
+	}
+	struct stage s;
+	fallback(d, "add_cols", &s);
+	if (stage_ok(&s)) {
+		tfi_cpu_kernels.add_cols((const float *)staged(&s, x, 0),
+		                         xstride, (float *)staged(&s, y, 1),
+		                         ystride, rows, cols);
+	}
+	unstage(&s);
 }
 
 void
@@ -541,8 +924,20 @@ tf_gather(struct tf_device *d, const float *table, int64_t vocab, int64_t dim,
           const int64_t *ids, int64_t stride, int64_t rows, int64_t width,
           int combiner, float *y)
 {
-	RUN(d, gather, table, vocab, dim, ids, stride, rows, width, combiner,
-	    y);
+	if (d->k->gather != NULL) {
+		d->k->gather(table, vocab, dim, ids, stride, rows, width,
+		             combiner, y);
+		return;
+	}
+	struct stage s;
+	fallback(d, "gather", &s);
+	if (stage_ok(&s)) {
+		tfi_cpu_kernels.gather(
+		    (const float *)staged(&s, table, 0), vocab, dim,
+		    (const int64_t *)staged(&s, ids, 0), stride, rows, width,
+		    combiner, (float *)staged(&s, y, 1));
+	}
+	unstage(&s);
 }
 
 void
@@ -550,19 +945,55 @@ tf_scatter(struct tf_device *d, const float *dy, int64_t vocab, int64_t dim,
            const int64_t *ids, int64_t stride, int64_t rows, int64_t width,
            int combiner, float *dtable)
 {
-	RUN(d, scatter, dy, vocab, dim, ids, stride, rows, width, combiner,
-	    dtable);
+	if (d->k->scatter != NULL) {
+		d->k->scatter(dy, vocab, dim, ids, stride, rows, width,
+		              combiner, dtable);
+		return;
+	}
+	struct stage s;
+	fallback(d, "scatter", &s);
+	if (stage_ok(&s)) {
+		tfi_cpu_kernels.scatter(
+		    (const float *)staged(&s, dy, 0), vocab, dim,
+		    (const int64_t *)staged(&s, ids, 0), stride, rows, width,
+		    combiner, (float *)staged(&s, dtable, 1));
+	}
+	unstage(&s);
 }
 
 void
 tf_fill(struct tf_device *d, float *y, size_t n, float v)
 {
-	RUN(d, fill, y, n, v);
+	if (d->k->fill != NULL) {
+		d->k->fill(y, n, v);
+		return;
+	}
+	struct stage s;
+	fallback(d, "fill", &s);
+	if (stage_ok(&s)) {
+		tfi_cpu_kernels.fill((float *)staged(&s, y, 1), n, v);
+	}
+	unstage(&s);
 }
 
 void
 tf_update(struct tf_device *d, const struct tf_update *u, float *w,
           const float *g, float *const *slots, size_t n)
 {
-	RUN(d, update, u, w, g, slots, n);
+	if (d->k->update != NULL) {
+		d->k->update(u, w, g, slots, n);
+		return;
+	}
+	struct stage s;
+	fallback(d, "update", &s);
+	float *hs[3] = {NULL, NULL, NULL};
+	for (int i = 0; slots != NULL && i < update_slots(u->kind); i++) {
+		hs[i] = (float *)staged(&s, slots[i], 1);
+	}
+	if (stage_ok(&s)) {
+		tfi_cpu_kernels.update(u, (float *)staged(&s, w, 1),
+		                       (const float *)staged(&s, g, 0),
+		                       slots != NULL ? hs : NULL, n);
+	}
+	unstage(&s);
 }

@@ -464,8 +464,11 @@ tfi_ps_init(struct tf_ps_client *cl, float *params, struct tf_optim *o,
 	Tfkit__Ps__Request *q = requests(cl, TFKIT__PS__REQUEST__KIND__INIT);
 	unsigned ns = tf_optim_nslots(o);
 	uint8_t **slots = calloc(cl->n, sizeof *slots);
-	int rc = slots == NULL ? tfi_set_error(cl, TF_ENOMEM, "out of memory")
-	                       : TF_OK;
+	/* the host's view of the slots (a device's, downloaded) */
+	float *const *os = tfi_optim_host_slots(o, 1);
+	int rc = slots == NULL || os == NULL
+	             ? tfi_set_error(cl, TF_ENOMEM, "out of memory")
+	             : TF_OK;
 	for (size_t k = 0; rc == TF_OK && k < cl->n; k++) {
 		uint64_t lo, hi;
 		shard(cl, k, &lo, &hi);
@@ -478,8 +481,7 @@ tfi_ps_init(struct tf_ps_client *cl, float *params, struct tf_optim *o,
 			break;
 		}
 		for (unsigned i = 0; i < ns; i++) {
-			memcpy(slots[k] + i * one, tf_optim_slot(o, i) + lo,
-			       one);
+			memcpy(slots[k] + i * one, os[i] + lo, one);
 		}
 		q[k].slots.data = slots[k];
 		q[k].slots.len = ns * one;
@@ -669,6 +671,10 @@ tfi_ps_snapshot(struct tf_ps_client *cl, float *params, struct tf_optim *o,
 		want = cl->c[k].step > want ? cl->c[k].step : want;
 	}
 	unsigned ns = tf_optim_nslots(o);
+	float *const *os = tfi_optim_host_slots(o, 0);
+	if (os == NULL) {
+		return tfi_set_error(cl, TF_ENOMEM, "out of memory");
+	}
 	for (int tries = 0; tries < 20; tries++) {
 		Tfkit__Ps__Request *q =
 		    requests(cl, TFKIT__PS__REQUEST__KIND__SNAPSHOT);
@@ -703,9 +709,13 @@ tfi_ps_snapshot(struct tf_ps_client *cl, float *params, struct tf_optim *o,
 				    k, cl->c[k].url, r->slots.len, ns * one);
 			}
 			for (unsigned i = 0; i < ns; i++) {
-				memcpy(tf_optim_slot(o, i) + lo,
-				       r->slots.data + i * one, one);
+				memcpy(os[i] + lo, r->slots.data + i * one,
+				       one);
 			}
+		}
+		if (tfi_optim_commit_slots(o) != TF_OK) {
+			return tfi_set_error(cl, TF_EINTERNAL, "%s",
+			                     tf_errmsg(o));
 		}
 		*step = cl->c[0].step;
 		tf_optim_set_steps(o, *step);

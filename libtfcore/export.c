@@ -130,6 +130,13 @@ inference_variables(struct tf_model *m, const struct infer *inf,
                     struct tfi_buf *bin, json_t *list)
 {
 	struct tf_graph *g = tf_model_graph(m);
+	/* read through the host's view of the blocks (a device's copied) */
+	const float *params = tf_graph_params(g), *states = tf_graph_state(g);
+	const float *hp = tfi_graph_host(g, TFI_PARAMS, 1);
+	const float *hs = tfi_graph_host(g, TFI_STATE, 1);
+	if (hp == NULL || hs == NULL) {
+		return tfi_set_error(m, TF_ENOMEM, "out of memory");
+	}
 	for (int j = 0; j < inf->n; j++) {
 		int i = inf->node[j];
 		for (int k = 0; k < tf_graph_node_nparams(g, i); k++) {
@@ -138,6 +145,7 @@ inference_variables(struct tf_model *m, const struct infer *inf,
 			int state;
 			const float *p = tf_graph_node_param(
 			    g, i, k, &name, &rows, &cols, &state);
+			p = state ? hs + (p - states) : hp + (p - params);
 			size_t off = bin->len / 4;
 			if (tfi_buf_reserve(bin, (size_t)(rows * cols) * 4) !=
 			    0) {

@@ -90,6 +90,8 @@ struct tf_graph {
 	int forward_done;
 	struct tf_rng rng;
 	float *host; /* tf_graph_fetch()'s copies off a device */
+	float
+	    *hblk[3]; /* tfi_graph_host()'s copies of the blocks, a device's */
 	size_t host_cap;
 };
 
@@ -135,6 +137,9 @@ tf_graph_free(struct tf_graph *g)
 	tf_device_free(dev, g->grads);
 	tf_device_free(dev, g->state);
 	free(g->host);
+	for (int i = 0; i < 3; i++) {
+		free(g->hblk[i]);
+	}
 	tfi_buf_free(&g->spec);
 	free(g);
 }
@@ -771,6 +776,19 @@ tf_graph_build(struct tf_graph *g, const struct tf_registry *r,
 	struct tf_rng rng;
 	tf_rng_seed(&rng, seed);
 	tf_rng_seed(&g->rng, seed ^ 0x5deece66dull); /* for the ops */
+	/* Initial values are drawn on the host: into the blocks on the CPU,
+	 * into copies that go up whole on a device (its memory is out of
+	 * the host's reach). */
+	int host = tf_device_kind(dev) == TF_DEVICE_CPU;
+	float *hp = host ? g->params : calloc(g->nparams + 1, sizeof *hp);
+	float *hs = host ? g->state : calloc(g->nstate + 1, sizeof *hs);
+	if (hp == NULL || hs == NULL) {
+		if (!host) {
+			free(hp);
+			free(hs);
+		}
+		return tfi_set_error(g, TF_ENOMEM, "out of memory");
+	}
 	for (int i = 0; i < g->n; i++) {
 		struct tf_node *nd = &g->nodes[i];
 		for (int k = 0; k < nd->nparams; k++) {
@@ -781,7 +799,18 @@ tf_graph_build(struct tf_graph *g, const struct tf_registry *r,
 			p->g = (struct tf_tensor){
 			    p->state ? NULL : g->grads + p->off, TF_FLOAT32,
 			    p->rows, p->cols, dev};
-			init_values(base + p->off, p, &rng);
+			init_values((p->state ? hs : hp) + p->off, p, &rng);
+		}
+	}
+	if (!host) {
+		tf_device_upload(dev, g->params, hp, g->nparams * sizeof *hp);
+		tf_device_upload(dev, g->state, hs, g->nstate * sizeof *hs);
+		char msg[300];
+		int rc = tf_device_sync(dev, msg, sizeof msg);
+		free(hp);
+		free(hs);
+		if (rc != TF_OK) {
+			return tfi_set_error(g, rc, "%s", msg);
 		}
 	}
 	g->built = 1;
@@ -1190,6 +1219,56 @@ float *
 tf_graph_state(struct tf_graph *g)
 {
 	return g->state;
+}
+
+/* Block which (TFI_PARAMS, TFI_GRADS, TFI_STATE) on the device, and its
+ * length. */
+static float *
+block(struct tf_graph *g, int which, size_t *n)
+{
+	*n = which == TFI_STATE ? g->nstate : g->nparams;
+	return which == TFI_PARAMS  ? g->params
+	       : which == TFI_GRADS ? g->grads
+	                            : g->state;
+}
+
+float *
+tfi_graph_host(struct tf_graph *g, int which, int fetch)
+{
+	size_t n;
+	float *d = block(g, which, &n);
+	if (tf_device_kind(g->dev) == TF_DEVICE_CPU) {
+		return d;
+	}
+	if (g->hblk[which] == NULL &&
+	    (g->hblk[which] = calloc(n + 1, sizeof(float))) == NULL) {
+		tfi_set_error(g, TF_ENOMEM, "out of memory");
+		return NULL;
+	}
+	if (fetch) {
+		tf_device_download(g->dev, g->hblk[which], d,
+		                   n * sizeof(float));
+	}
+	return g->hblk[which];
+}
+
+int
+tfi_graph_commit(struct tf_graph *g, int which)
+{
+	size_t n;
+	float *d = block(g, which, &n);
+	if (tf_device_kind(g->dev) == TF_DEVICE_CPU) {
+		return TF_OK;
+	}
+	if (g->hblk[which] == NULL) {
+		return tfi_set_error(g, TF_EINTERNAL,
+		                     "a block committed that was never read");
+	}
+	tf_device_upload(g->dev, d, g->hblk[which], n * sizeof(float));
+	char msg[300];
+	return tf_device_sync(g->dev, msg, sizeof msg) == TF_OK
+	           ? TF_OK
+	           : tfi_set_error(g, TF_EINTERNAL, "%s", msg);
 }
 
 /* ---- looking at a built graph (exports) ---------------------------------

@@ -402,6 +402,19 @@ int tfi_ps_done(struct tf_ps_client *cl);
 int tfi_ps_wait_done(struct tf_ps_client *cl, uint32_t trainers, double wait);
 int tfi_ps_finish(struct tf_ps_client *cl);
 char *tfi_ps_stats(struct tf_ps_client *cl);
+
+/* A graph's blocks as the host may read and write them: the block itself
+ * on the CPU; on a device (whose memory is out of the host's reach) a
+ * host copy, downloaded first when fetch is set.  tfi_graph_commit()
+ * uploads the copy after the host wrote it (nothing on the CPU).
+ * (graph.c) */
+enum { TFI_PARAMS = 0, TFI_GRADS = 1, TFI_STATE = 2 };
+float *tfi_graph_host(struct tf_graph *g, int which, int fetch);
+int tfi_graph_commit(struct tf_graph *g, int which);
+/* The same for an optimizer's slots: an array of tf_optim_nslots()
+ * pointers. (optim.c) */
+float *const *tfi_optim_host_slots(struct tf_optim *o, int fetch);
+int tfi_optim_commit_slots(struct tf_optim *o);
 /* Connected to every ps within wait seconds (waiting() told which is
  * awaited now and then), then each answering a STATUS; TF_EUNAVAIL
  * naming the ps that did not. */

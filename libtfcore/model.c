@@ -215,10 +215,22 @@ load_checkpoint(struct tf_model *m, const struct tf_registry *reg,
 		                   m->path);
 		goto out;
 	}
-	memcpy(tf_graph_params(m->g), p, n * sizeof(float));
+	/* into the host's view of the blocks (a device's: copies, then
+	 * uploaded) */
+	float *hp = tfi_graph_host(m->g, TFI_PARAMS, 0);
+	float *hs = tfi_graph_host(m->g, TFI_STATE, 1);
+	if (hp == NULL || hs == NULL) {
+		rc = tfi_set_error(m, TF_ENOMEM, "out of memory");
+		goto out;
+	}
+	memcpy(hp, p, n * sizeof(float));
 	p = tf_ckpt_get(ck, "state", &n);
 	if (p != NULL && n == tf_graph_nstate(m->g)) {
-		memcpy(tf_graph_state(m->g), p, n * sizeof(float));
+		memcpy(hs, p, n * sizeof(float));
+	}
+	if (tfi_graph_commit(m->g, TFI_PARAMS) != TF_OK ||
+	    tfi_graph_commit(m->g, TFI_STATE) != TF_OK) {
+		rc = tfi_set_error(m, TF_EINTERNAL, "%s", tf_errmsg(m->g));
 	}
 out:
 	tf_ckpt_free(ck);
@@ -319,6 +331,13 @@ load_variables(struct tf_model *m, const struct tf_export_file *vf)
 	json_t *vars = json_object_get(m->info, "variables");
 	size_t covered = 0, i;
 	json_t *e;
+	/* written through the host's view of the blocks, uploaded after */
+	float *params = tf_graph_params(m->g), *state = tf_graph_state(m->g);
+	float *hp = tfi_graph_host(m->g, TFI_PARAMS, 0);
+	float *hs = tfi_graph_host(m->g, TFI_STATE, 0);
+	if (hp == NULL || hs == NULL) {
+		return tfi_set_error(m, TF_ENOMEM, "out of memory");
+	}
 	json_array_foreach(vars, i, e)
 	{
 		const char *node = NULL, *name = NULL;
@@ -340,6 +359,9 @@ load_variables(struct tf_model *m, const struct tf_export_file *vf)
 			                     m->path, node, name);
 		}
 		const uint8_t *src = (const uint8_t *)vf->data + off * 4;
+		dst = dst >= params && dst < params + tf_graph_nparams(m->g)
+		          ? hp + (dst - params)
+		          : hs + (dst - state);
 		for (json_int_t k = 0; k < rows * cols; k++) {
 			uint32_t u = tfi_get_le32(src + 4 * k);
 			memcpy(&dst[k], &u, 4);
@@ -353,6 +375,10 @@ load_variables(struct tf_model *m, const struct tf_export_file *vf)
 		                     m->path, covered,
 		                     tf_graph_nparams(m->g) +
 		                         tf_graph_nstate(m->g));
+	}
+	if (tfi_graph_commit(m->g, TFI_PARAMS) != TF_OK ||
+	    tfi_graph_commit(m->g, TFI_STATE) != TF_OK) {
+		return tfi_set_error(m, TF_EINTERNAL, "%s", tf_errmsg(m->g));
 	}
 	return TF_OK;
 }

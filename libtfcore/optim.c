@@ -156,6 +156,7 @@ struct tf_optim {
 	const struct tf_optimizer *opt;
 	void *state;
 	float *slots[8];
+	float *host[8]; /* on a device: the host's copies of the slots */
 	unsigned nslots;
 	size_t n;
 	uint64_t steps;
@@ -182,6 +183,8 @@ optim_release(struct tf_optim *o)
 	for (unsigned i = 0; i < o->nslots; i++) {
 		tf_device_free(o->dev, o->slots[i]);
 		o->slots[i] = NULL;
+		free(o->host[i]);
+		o->host[i] = NULL;
 	}
 	o->state = NULL;
 	o->opt = NULL;
@@ -242,7 +245,13 @@ tf_optim_init(struct tf_optim *o, const struct tf_optimizer *opt,
 	o->n = n;
 	o->steps = 0;
 	if (opt->init_slots != NULL) {
-		opt->init_slots(o->state, o->slots, n);
+		/* on the host: the slots themselves, or a device's copies */
+		float *const *hs = tfi_optim_host_slots(o, 0);
+		if (hs == NULL) {
+			return TF_ENOMEM;
+		}
+		opt->init_slots(o->state, hs, n);
+		return tfi_optim_commit_slots(o);
 	}
 	return TF_OK;
 }
@@ -259,17 +268,31 @@ tf_optim_step(struct tf_optim *o, float *w, const float *g, float lr)
 	char msg[300];
 	if (o->update != NULL && o->update(o->state, o->steps, lr, &u) == 0) {
 		tf_update(d, &u, w, g, o->slots, o->n);
-	} else {
-		/* The plugin's own loop, on the host: a GPU's parameters
-		 * are managed memory, readable once its queue is done. */
-		if (tf_device_kind(d) != TF_DEVICE_CPU) {
-			if (tf_device_sync(d, msg, sizeof msg) != TF_OK) {
-				return tfi_set_error(o, TF_EINTERNAL, "%s",
-				                     msg);
-			}
-			tfi_device_fallback(d, o->opt->name);
-		}
+	} else if (tf_device_kind(d) == TF_DEVICE_CPU) {
+		/* the plugin's own loop */
 		o->opt->apply(o->state, w, g, o->slots, o->n, o->steps, lr);
+	} else {
+		/* ... on the host, over copies of a device's memory (out
+		 * of the host's reach), which go back up */
+		tfi_device_fallback(d, o->opt->name);
+		size_t bytes = o->n * sizeof(float);
+		float *hw = malloc(bytes + 4), *hg = malloc(bytes + 4);
+		float *const *hs = tfi_optim_host_slots(o, 1);
+		if (hw == NULL || hg == NULL || hs == NULL) {
+			free(hw);
+			free(hg);
+			return tfi_set_error(o, TF_ENOMEM, "out of memory");
+		}
+		tf_device_download(d, hw, w, bytes);
+		tf_device_download(d, hg, g, bytes);
+		o->opt->apply(o->state, hw, hg, hs, o->n, o->steps, lr);
+		tf_device_upload(d, w, hw, bytes);
+		int rc = tfi_optim_commit_slots(o);
+		free(hw);
+		free(hg);
+		if (rc != TF_OK) {
+			return rc;
+		}
 	}
 	if (tf_device_sync(d, msg, sizeof msg) != TF_OK) {
 		return tfi_set_error(o, TF_EINTERNAL, "%s", msg);
@@ -299,6 +322,44 @@ float *
 tf_optim_slot(struct tf_optim *o, unsigned i)
 {
 	return i < o->nslots ? o->slots[i] : NULL;
+}
+
+float *const *
+tfi_optim_host_slots(struct tf_optim *o, int fetch)
+{
+	if (o->dev == NULL || tf_device_kind(o->dev) == TF_DEVICE_CPU) {
+		return o->slots;
+	}
+	for (unsigned i = 0; i < o->nslots; i++) {
+		if (o->host[i] == NULL &&
+		    (o->host[i] = calloc(o->n + 1, sizeof(float))) == NULL) {
+			tfi_set_error(o, TF_ENOMEM, "out of memory");
+			return NULL;
+		}
+		if (fetch) {
+			tf_device_download(o->dev, o->host[i], o->slots[i],
+			                   o->n * sizeof(float));
+		}
+	}
+	return o->host;
+}
+
+int
+tfi_optim_commit_slots(struct tf_optim *o)
+{
+	if (o->dev == NULL || tf_device_kind(o->dev) == TF_DEVICE_CPU) {
+		return TF_OK;
+	}
+	for (unsigned i = 0; i < o->nslots; i++) {
+		if (o->host[i] != NULL) {
+			tf_device_upload(o->dev, o->slots[i], o->host[i],
+			                 o->n * sizeof(float));
+		}
+	}
+	char msg[300];
+	return tf_device_sync(o->dev, msg, sizeof msg) == TF_OK
+	           ? TF_OK
+	           : tfi_set_error(o, TF_EINTERNAL, "%s", msg);
 }
 
 double

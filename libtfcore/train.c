@@ -513,6 +513,14 @@ leads(const struct run *r)
 	return r->cl == NULL || r->chief;
 }
 
+/* A block of the graph as the host may read and write it (a device's
+ * copied; NULL out of memory). */
+static float *
+host_block(struct run *r, int which, int fetch)
+{
+	return tfi_graph_host(r->g, which, fetch);
+}
+
 static int
 save(struct run *r)
 {
@@ -522,9 +530,14 @@ save(struct run *r)
 	/* A distributed run's chief: every shard's values and slots at one
 	 * step. */
 	if (r->cl != NULL &&
-	    tfi_ps_snapshot(r->cl, tf_graph_params(r->g), r->o, &r->h.step,
-	                    &r->h.trainers, &r->h.ntrainers) != TF_OK) {
-		return fail(r, tf_errcode(r->cl), "%s", tf_errmsg(r->cl));
+	    (tfi_ps_snapshot(r->cl, host_block(r, TFI_PARAMS, 1), r->o,
+	                     &r->h.step, &r->h.trainers,
+	                     &r->h.ntrainers) != TF_OK ||
+	     tfi_graph_commit(r->g, TFI_PARAMS) != TF_OK)) {
+		return fail(
+		    r, tf_errcode(r->cl) ? tf_errcode(r->cl) : TF_EINTERNAL,
+		    "%s",
+		    tf_errcode(r->cl) ? tf_errmsg(r->cl) : tf_errmsg(r->g));
 	}
 	/* The generator of dropout masks, to continue where it stood. */
 	memcpy(r->h.rng, tf_graph_rng(r->g)->s, sizeof r->h.rng);
@@ -533,19 +546,23 @@ save(struct run *r)
 	if (rc0 != TF_OK) {
 		return rc0;
 	}
+	/* The blocks as the host reads them: a device's downloaded. */
+	const float *params = host_block(r, TFI_PARAMS, 1);
+	const float *state = host_block(r, TFI_STATE, 1);
+	float *const *slots = tfi_optim_host_slots(r->o, 1);
+	if (params == NULL || state == NULL || slots == NULL) {
+		return fail(r, TF_ENOMEM, "out of memory");
+	}
 	tf_ckpt_clear(r->ck);
 	int rc = tf_ckpt_put_header(r->ck, &r->h);
 	rc = rc ? rc
-	        : tf_ckpt_add(r->ck, "params", tf_graph_params(r->g),
-	                      tf_graph_nparams(r->g));
-	rc = rc ? rc
-	        : tf_ckpt_add(r->ck, "state", tf_graph_state(r->g),
-	                      tf_graph_nstate(r->g));
+	        : tf_ckpt_add(r->ck, "params", params, tf_graph_nparams(r->g));
+	rc =
+	    rc ? rc : tf_ckpt_add(r->ck, "state", state, tf_graph_nstate(r->g));
 	for (unsigned i = 0; rc == TF_OK && i < tf_optim_nslots(r->o); i++) {
 		char name[32];
 		snprintf(name, sizeof name, "slot%u", i);
-		rc = tf_ckpt_add(r->ck, name, tf_optim_slot(r->o, i),
-		                 tf_graph_nparams(r->g));
+		rc = tf_ckpt_add(r->ck, name, slots[i], tf_graph_nparams(r->g));
 	}
 	if (rc == TF_OK) {
 		rc = tf_ckpt_save(r->ck, r->cfg->checkpoint_dir, r->h.step,
@@ -827,13 +844,20 @@ regularize(float *g, const float *w, size_t n, double l1, double l2)
 /* The penalties on the weights (dense kernels, embedding tables), not on
  * biases or batch-norm scales, as Keras's kernel regularisers and
  * scikit-learn do. */
-static void
+static int
 regularize_weights(struct tf_graph *g, double l1, double l2)
 {
 	if (l1 == 0 && l2 == 0) {
-		return;
+		return TF_OK;
 	}
-	float *params = tf_graph_params(g), *grads = tf_graph_grads(g);
+	/* on the host: a device's parameters and gradients copied, the
+	 * gradients put back */
+	float *params = tf_graph_params(g);
+	float *hp = tfi_graph_host(g, TFI_PARAMS, 1);
+	float *hg = tfi_graph_host(g, TFI_GRADS, 1);
+	if (hp == NULL || hg == NULL) {
+		return TF_ENOMEM;
+	}
 	for (int i = 0; i < tf_graph_nnodes(g); i++) {
 		for (int k = 0; k < tf_graph_node_nparams(g, i); k++) {
 			const char *name;
@@ -846,10 +870,11 @@ regularize_weights(struct tf_graph *g, double l1, double l2)
 			     strcmp(name, "table") != 0)) {
 				continue;
 			}
-			regularize(grads + (w - params), w,
+			regularize(hg + (w - params), hp + (w - params),
 			           (size_t)(rows * cols), l1, l2);
 		}
 	}
+	return tfi_graph_commit(g, TFI_GRADS);
 }
 
 /* Validation metrics at this step (measured once a step); kept for the
@@ -864,10 +889,11 @@ validate(struct run *r)
 	 * lately is stale; take every value first. */
 	uint64_t at;
 	if (r->sp != NULL &&
-	    tfi_ps_pull(r->cl, tf_graph_params(r->g), &at,
-	                r->cfg->peer_timeout > 0 ? r->cfg->peer_timeout : 60) !=
-	        TF_OK) {
-		return fail(r, tf_errcode(r->cl), "%s", tf_errmsg(r->cl));
+	    (tfi_ps_pull(r->cl, host_block(r, TFI_PARAMS, 1), &at,
+	                 r->cfg->peer_timeout > 0 ? r->cfg->peer_timeout
+	                                          : 60) != TF_OK ||
+	     tfi_graph_commit(r->g, TFI_PARAMS) != TF_OK)) {
+		return fail(r, TF_EUNAVAIL, "%s", tf_errmsg(r->cl));
 	}
 	int rc = evaluate(r, r->cfg->validate, r->vm);
 	free(r->val_text);
@@ -1575,14 +1601,19 @@ join_cluster(struct run *r)
 		                           cfg->replicas_to_aggregate,
 		                           r->trainers, cfg->staleness, pt};
 		char *hp = tfi_hparams_text(r->h.hparams);
-		rc = hp == NULL
-		         ? TF_ENOMEM
-		         : tfi_ps_init(r->cl, tf_graph_params(r->g), r->o,
-		                       &r->h.step, r->h.optimizer, hp, &mode);
+		rc =
+		    hp == NULL
+		        ? TF_ENOMEM
+		        : tfi_ps_init(r->cl, host_block(r, TFI_PARAMS, 1), r->o,
+		                      &r->h.step, r->h.optimizer, hp, &mode);
 		free(hp);
 	} else {
-		rc = tfi_ps_pull(r->cl, tf_graph_params(r->g), &r->h.step,
-		                 pt + 60);
+		rc = tfi_ps_pull(r->cl, host_block(r, TFI_PARAMS, 0),
+		                 &r->h.step, pt + 60);
+	}
+	/* the values the ps tasks hold, up to a device */
+	if (rc == TF_OK && tfi_graph_commit(r->g, TFI_PARAMS) != TF_OK) {
+		return fail(r, TF_EINTERNAL, "%s", tf_errmsg(r->g));
 	}
 	return rc == TF_OK ? TF_OK
 	                   : fail(r, tf_errcode(r->cl), "%s", tf_errmsg(r->cl));
@@ -1741,20 +1772,30 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 		                                     : tf_errmsg(r->o));
 	}
 	if (*resumed) {
-		rc = restore(r, "params", tf_graph_params(r->g),
-		             tf_graph_nparams(r->g));
-		rc = rc ? rc
-		        : restore(r, "state", tf_graph_state(r->g),
-		                  tf_graph_nstate(r->g));
+		/* into the host's view of the blocks, then up */
+		float *hp = host_block(r, TFI_PARAMS, 0);
+		float *hs = host_block(r, TFI_STATE, 0);
+		float *const *slots = tfi_optim_host_slots(r->o, 0);
+		if (hp == NULL || hs == NULL || slots == NULL) {
+			return fail(r, TF_ENOMEM, "out of memory");
+		}
+		rc = restore(r, "params", hp, tf_graph_nparams(r->g));
+		rc = rc ? rc : restore(r, "state", hs, tf_graph_nstate(r->g));
 		for (unsigned i = 0; rc == TF_OK && i < tf_optim_nslots(r->o);
 		     i++) {
 			char name[32];
 			snprintf(name, sizeof name, "slot%u", i);
-			rc = restore(r, name, tf_optim_slot(r->o, i),
-			             tf_graph_nparams(r->g));
+			rc = restore(r, name, slots[i], tf_graph_nparams(r->g));
 		}
 		if (rc != TF_OK) {
 			return rc;
+		}
+		if (tfi_graph_commit(r->g, TFI_PARAMS) != TF_OK ||
+		    tfi_graph_commit(r->g, TFI_STATE) != TF_OK) {
+			return fail(r, TF_EINTERNAL, "%s", tf_errmsg(r->g));
+		}
+		if (tfi_optim_commit_slots(r->o) != TF_OK) {
+			return fail(r, TF_EINTERNAL, "%s", tf_errmsg(r->o));
 		}
 		tf_optim_set_steps(r->o, r->h.step);
 		if (r->h.has_rng) {
@@ -2580,7 +2621,10 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			    (unsigned long long)r.h.step + 1, loss);
 			goto out;
 		}
-		regularize_weights(r.g, cfg->l1, cfg->l2);
+		if ((rc = regularize_weights(r.g, cfg->l1, cfg->l2)) != TF_OK) {
+			rc = fail(&r, rc, "%s", tf_errmsg(r.g));
+			goto out;
+		}
 		lr =
 		    tf_lr_decay(r.h.learning_rate, r.h.step, cfg->lr_decay_rate,
 		                cfg->lr_decay_steps, cfg->lr_staircase);
@@ -2599,10 +2643,22 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 				}
 			}
 			uint64_t at = r.h.step;
-			rc = tfi_ps_push(r.cl, params, grads, (float)lr, rows,
-			                 b->epoch, b->done, &r.h.step,
-			                 r.sp ? &r.sp->grad : NULL,
-			                 r.sp ? &r.sp->want : NULL);
+			/* the host's: a device's gradient down, the new
+			 * values back up */
+			float *hp = host_block(&r, TFI_PARAMS, 1);
+			float *hg = host_block(&r, TFI_GRADS, 1);
+			rc = hp == NULL || hg == NULL
+			         ? fail(&r, TF_ENOMEM, "out of memory")
+			         : tfi_ps_push(r.cl, hp, hg, (float)lr, rows,
+			                       b->epoch, b->done, &r.h.step,
+			                       r.sp ? &r.sp->grad : NULL,
+			                       r.sp ? &r.sp->want : NULL);
+			if (rc == TF_OK &&
+			    tfi_graph_commit(r.g, TFI_PARAMS) != TF_OK) {
+				rc = fail(&r, TF_EINTERNAL, "%s",
+				          tf_errmsg(r.g));
+				goto out;
+			}
 			if (rc != TF_OK) {
 				rc = fail(&r, tf_errcode(r.cl),
 				          "step %llu: %s; this trainer stops",
@@ -2712,10 +2768,14 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		     (rc = tfi_ps_wait_done(r.cl, r.trainers, 4 * pt + 60)) !=
 		         TF_OK) ||
 		    (r.chief &&
-		     (rc = tfi_ps_snapshot(r.cl, params, r.o, &r.h.step,
-		                           &r.h.trainers, &r.h.ntrainers)) !=
-		         TF_OK)) {
+		     (rc = tfi_ps_snapshot(r.cl, host_block(&r, TFI_PARAMS, 1),
+		                           r.o, &r.h.step, &r.h.trainers,
+		                           &r.h.ntrainers)) != TF_OK)) {
 			rc = fail(&r, tf_errcode(r.cl), "%s", tf_errmsg(r.cl));
+			goto out;
+		}
+		if (r.chief && tfi_graph_commit(r.g, TFI_PARAMS) != TF_OK) {
+			rc = fail(&r, TF_EINTERNAL, "%s", tf_errmsg(r.g));
 			goto out;
 		}
 		if (!r.chief) {

@@ -115,8 +115,8 @@ void update_cuda(int kind, int flag, float lr, float f0, float f1, float f2,
                  double d0, float *w, const float *g, float *const *slots,
                  size_t n, struct tfk_cuda *cx);
 
-/* n floats of managed memory, zeroed when asked (the host may touch them once
- * the stream is synced), or NULL. */
+/* n floats of device memory (cudaMalloc: the host reaches it only by
+ * upload and download), zeroed in the stream when asked, or NULL. */
 float *tfk_cuda_alloc(struct tfk_cuda *cx, size_t n, int zero);
 void tfk_cuda_free(struct tfk_cuda *cx, float *p);
 /* n bytes from host (or device) memory, queued on the stream. */

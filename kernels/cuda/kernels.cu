@@ -1042,17 +1042,22 @@ tfk_cuda_alloc(struct tfk_cuda *cx, size_t n, int zero)
 {
 	void *p = NULL;
 	size_t bytes = (n < 16 ? 16 : n) * sizeof(float);
-	cudaError_t e = cudaMallocManaged(&p, bytes, cudaMemAttachGlobal);
+	/* Device memory, never managed: the host reaches it only through
+	 * uploads and downloads (managed memory can hang a GPU that is
+	 * asked for more than it has). */
+	cudaError_t e = cudaMalloc(&p, bytes);
 	if (e != cudaSuccess) {
 		cudaGetLastError();
 		return NULL;
 	}
-	/* Zeroed on the host, where parameters' initial values are drawn;
-	 * a step's memory is left for the GPU to touch first. */
-	if (zero) {
-		memset(p, 0, bytes);
+	/* Blocks that start at zero are zeroed in the queue; a step's
+	 * memory is left for its kernels to write first. */
+	if (zero && (e = cudaMemsetAsync(p, 0, bytes, cx->stream)) !=
+	                cudaSuccess) {
+		cudaGetLastError();
+		cudaFree(p);
+		return NULL;
 	}
-	(void)cx;
 	return (float *)p;
 }
 

@@ -5,9 +5,11 @@
  * the table's slots need none.  Built only when nvcc and the CUDA
  * libraries are found; linked with them, so libtfcore is not.
  */
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "kernels/cuda/cuda.h"
 #include "kernels/kernels.h"
@@ -254,16 +256,70 @@ m_name(void)
 	return tfk_cuda_name(cx);
 }
 
+/* The allocations made, for extent(): a few dozen at most (a model's
+ * blocks, its optimizer's slots, step arenas, staged batches). */
+struct allocation {
+	char *p;
+	size_t bytes;
+};
+static struct allocation *allocs;
+static size_t nallocs, capallocs;
+static pthread_mutex_t allocs_mu = PTHREAD_MUTEX_INITIALIZER;
+
 static float *
 m_alloc(size_t n, int zero)
 {
-	return tfk_cuda_alloc(cx, n, zero);
+	float *p = tfk_cuda_alloc(cx, n, zero);
+	if (p == NULL) {
+		return NULL;
+	}
+	pthread_mutex_lock(&allocs_mu);
+	if (nallocs == capallocs) {
+		size_t cap = capallocs ? capallocs * 2 : 64;
+		struct allocation *a = realloc(allocs, cap * sizeof *a);
+		if (a == NULL) {
+			pthread_mutex_unlock(&allocs_mu);
+			tfk_cuda_free(cx, p);
+			return NULL;
+		}
+		allocs = a;
+		capallocs = cap;
+	}
+	allocs[nallocs++] =
+	    (struct allocation){(char *)p, (n < 16 ? 16 : n) * sizeof(float)};
+	pthread_mutex_unlock(&allocs_mu);
+	return p;
 }
 
 static void
 m_release(float *p)
 {
+	pthread_mutex_lock(&allocs_mu);
+	for (size_t i = 0; i < nallocs; i++) {
+		if (allocs[i].p == (char *)p) {
+			allocs[i] = allocs[--nallocs];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&allocs_mu);
 	tfk_cuda_free(cx, p);
+}
+
+static int
+m_extent(const void *p, void **base, size_t *bytes)
+{
+	int found = -1;
+	pthread_mutex_lock(&allocs_mu);
+	for (size_t i = 0; i < nallocs && found != 0; i++) {
+		if ((const char *)p >= allocs[i].p &&
+		    (const char *)p < allocs[i].p + allocs[i].bytes) {
+			*base = allocs[i].p;
+			*bytes = allocs[i].bytes;
+			found = 0;
+		}
+	}
+	pthread_mutex_unlock(&allocs_mu);
+	return found;
 }
 
 static int
@@ -320,6 +376,7 @@ static const struct tfk_module module = {
     .upload_ahead = m_upload_ahead,
     .await_uploads = m_await_uploads,
     .download = m_download,
+    .extent = m_extent,
     .pin = m_pin,
     .unpin = m_unpin,
 };

@@ -10,6 +10,7 @@
  * The second input (labels, targets) gets no gradient.
  */
 #include <math.h>
+#include <stdlib.h>
 
 #include "tf/plugin.h"
 
@@ -69,31 +70,35 @@ set_loss(struct tf_node *n, double loss)
 }
 
 /* Labels must be whole numbers from 0 to max (classes, or 0/1).  The
- * host reads them as they were fed (labels computed by another node:
- * off the device, once its queue is done). */
+ * host reads them as they were fed (labels computed by another node: a
+ * copy downloaded off the device, whose memory is out of its reach). */
 static int
 check_labels(struct tf_node *n, int64_t max)
 {
 	const struct tf_tensor *y = tf_node_input(n, 1);
 	const float *v = tf_node_input_host(n, 1);
+	float *copy = NULL;
 	if (v == NULL) {
-		char msg[300];
-		if (tf_device_sync(tf_node_device(n), msg, sizeof msg) !=
-		    TF_OK) {
-			return tf_node_error(n, "%s", msg);
+		copy = malloc((size_t)y->rows * sizeof *copy + 1);
+		if (copy == NULL) {
+			return tf_node_error(n, "out of memory");
 		}
-		v = tf_tensor_f32(y);
+		tf_device_download(tf_node_device(n), copy, tf_tensor_f32(y),
+		                   (size_t)y->rows * sizeof *copy);
+		v = copy;
 	}
-	for (int64_t r = 0; r < y->rows; r++) {
+	int rc = 0;
+	for (int64_t r = 0; r < y->rows && rc == 0; r++) {
 		if (!(v[r] >= 0 && v[r] <= (float)max &&
 		      v[r] == floorf(v[r]))) {
-			return tf_node_error(n,
-			                     "label %g is not a class from 0 "
-			                     "to %lld",
-			                     v[r], (long long)max);
+			rc = tf_node_error(n,
+			                   "label %g is not a class from 0 to "
+			                   "%lld",
+			                   v[r], (long long)max);
 		}
 	}
-	return 0;
+	free(copy);
+	return rc;
 }
 
 /* The gradient the loss's output carries (1 unless another node uses

@@ -238,16 +238,28 @@ assert abs(sum(s for _, s in r[0]) - 1) < 1e-6, r' "$output"
 			curl -s -o /dev/null -w '%{http_code}\n' -d @"$F/one.json" "$URL/v1/models/m:predict"
 		done > codes.$c) 3>&- &
 	done
+	# requests answered so far reach N (at most 30 s: a loaded machine
+	# is slow, not stopped)
+	answered() {
+		for _ in $(seq 600); do
+			[ "$(cat codes.1 codes.2 2> /dev/null | wc -l)" -ge "$1" ] && return 0
+			sleep 0.05
+		done
+		return 1
+	}
 	sleep 0.3
+	answered 10
 	for v in 2 3 4; do
 		tf-export -d "$F/ck" --export-base base > /dev/null
 		sleep 0.3
+		answered $((10 + 10 * (v - 1)))
 	done
 	# a damaged version 5 (a flipped byte) and a half-written 6 (only
 	# model.json), each appearing at once so each is refused once
 	cp -r base/4 base/.x && flip_byte base/.x/variables.bin 64 && mv base/.x base/5
 	mkdir base/.y && cp base/4/model.json base/.y/ && mv base/.y base/6
 	sleep 0.5
+	answered 55
 	touch stop
 	wait_clients() { while [ "$(jobs -r | wc -l)" -gt 1 ]; do sleep 0.05; done; }
 	wait_clients

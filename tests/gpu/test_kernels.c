@@ -177,7 +177,8 @@ copy_zero_add(void)
 	float *gf = down(df, n);
 	fill_cpu(y, n, -2.5f);
 	same("fill", y, gf, n, 0, 0);
-	/* managed memory, uploads and downloads in order with kernels */
+	/* device memory (cudaMalloc), uploads and downloads in order with
+	 * kernels */
 	float *m = tfk_cuda_alloc(cx, n, 1), back[1000];
 	tfk_cuda_upload(cx, m, x, n * sizeof *x);
 	add_cuda(dx, m, n, cx);

@@ -161,24 +161,34 @@ every_optimizer_trains_alike(void)
 				break;
 			}
 		}
+		/* the GPU's blocks are device memory: downloaded to compare */
 		size_t n = tf_graph_nparams(c.g), at = 0;
-		double w = worst(tf_graph_params(c.g), tf_graph_params(g.g), n,
-		                 1e-3, 1e-4, &at);
+		size_t ns = tf_graph_nstate(c.g);
+		float *gp = malloc((n + 1) * sizeof *gp);
+		float *gs = malloc((ns + 1) * sizeof *gs);
+		if (gp == NULL || gs == NULL) {
+			FAILF("%s: out of memory", opts[k]);
+			free(gp), free(gs);
+			run_free(&c), run_free(&g);
+			continue;
+		}
+		tf_device_download(gpu, gp, tf_graph_params(g.g),
+		                   n * sizeof *gp);
+		tf_device_download(gpu, gs, tf_graph_state(g.g),
+		                   ns * sizeof *gs);
+		double w = worst(tf_graph_params(c.g), gp, n, 1e-3, 1e-4, &at);
 		printf("# %-9s loss %.6f (cpu) %.6f (gpu) after %d steps; "
 		       "weights within %.3g of the tolerance\n",
 		       opts[k], c.loss[STEPS - 1], g.loss[STEPS - 1], STEPS, w);
 		if (w > 1) {
 			FAILF("%s: weight %zu cpu %.9g gpu %.9g", opts[k], at,
-			      tf_graph_params(c.g)[at],
-			      tf_graph_params(g.g)[at]);
+			      tf_graph_params(c.g)[at], gp[at]);
 		}
-		size_t ns = tf_graph_nstate(c.g);
-		if (worst(tf_graph_state(c.g), tf_graph_state(g.g), ns, 1e-3,
-		          1e-4, &at) > 1) {
+		if (worst(tf_graph_state(c.g), gs, ns, 1e-3, 1e-4, &at) > 1) {
 			FAILF("%s: batch-norm average %zu cpu %.9g gpu %.9g",
-			      opts[k], at, tf_graph_state(c.g)[at],
-			      tf_graph_state(g.g)[at]);
+			      opts[k], at, tf_graph_state(c.g)[at], gs[at]);
 		}
+		free(gp), free(gs);
 		run_free(&c), run_free(&g);
 	}
 }
@@ -199,10 +209,10 @@ gpu_weights_predict_on_the_cpu(void)
 		FAILF("cpu build: %s", tf_errmsg(c));
 		goto out;
 	}
-	memcpy(tf_graph_params(c), tf_graph_params(g.g),
-	       tf_graph_nparams(c) * sizeof(float));
-	memcpy(tf_graph_state(c), tf_graph_state(g.g),
-	       tf_graph_nstate(c) * sizeof(float));
+	tf_device_download(gpu, tf_graph_params(c), tf_graph_params(g.g),
+	                   tf_graph_nparams(c) * sizeof(float));
+	tf_device_download(gpu, tf_graph_state(c), tf_graph_state(g.g),
+	                   tf_graph_nstate(c) * sizeof(float));
 	float pg[BATCH], pc[BATCH];
 	struct tf_graph *gs[2] = {g.g, c};
 	float *out[2] = {pg, pc};
@@ -213,8 +223,12 @@ gpu_weights_predict_on_the_cpu(void)
 			FAILF("predict: %s", tf_errmsg(gs[k]));
 			goto out;
 		}
-		memcpy(out[k], tf_tensor_f32(tf_graph_value(gs[k], "prob")),
-		       sizeof pg);
+		const float *prob = tf_graph_fetch(gs[k], "prob");
+		if (prob == NULL) {
+			FAILF("predict: %s", tf_errmsg(gs[k]));
+			goto out;
+		}
+		memcpy(out[k], prob, sizeof pg);
 	}
 	size_t at = 0;
 	if (worst(pc, pg, BATCH, 1e-4, 1e-5, &at) > 1) {

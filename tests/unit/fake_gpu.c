@@ -7,14 +7,17 @@
  * must equal the CPU device's bit for bit.
  *
  * It also keeps libtfcore to a GPU's rules.  Its memory is page-aligned
- * mappings; a region a queued kernel touched is made unreadable
- * (PROT_NONE) until a sync or download says the queue is done, so a host
- * access to device memory that a GPU would race with faults here.  A
- * kernel given memory that is not the device's aborts, naming it.
+ * mappings that the host cannot touch (PROT_NONE): only its kernels,
+ * uploads and downloads open a region while they work, as device memory
+ * (cudaMalloc) is out of the host's reach, so any other host access
+ * faults here, and the fault is named with a backtrace.  A kernel given
+ * memory that is not the device's aborts, naming it.
  *	TFKIT_CUDA_MODULE=build/tests/fake-gpu.so tf-train --device cuda ...
  * FAKE_GPU_NO=SLOT leaves a kernel slot empty (the fallback path).
  */
+#include <execinfo.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +31,7 @@
 struct region {
 	char *p;
 	size_t len;
-	int busy; /* touched by a queued kernel, not yet synced */
+	int busy; /* closed to the host (always, but inside the module) */
 };
 
 static struct region *regions;
@@ -79,7 +82,7 @@ launch(const char *what, const void *const *args, int n)
 	}
 }
 
-/* After it: in flight until a sync. */
+/* After it: out of the host's reach again. */
 static void
 queued(const void *const *args, int n)
 {
@@ -92,12 +95,10 @@ queued(const void *const *args, int n)
 	pthread_mutex_unlock(&mu);
 }
 
+/* A sync orders the queue; it opens nothing to the host. */
 static void
 sync_locked(void)
 {
-	for (size_t i = 0; i < nregions; i++) {
-		set(&regions[i], 0);
-	}
 }
 
 static void
@@ -449,6 +450,32 @@ static struct tf_kernels table = {
     .fill = k_fill,
 };
 
+/* A fault on device memory: the host touched it (a real GPU's
+ * cudaMalloc'd memory would be out of its reach): say where, and abort. */
+static void
+on_fault(int sig, siginfo_t *si, void *ctx)
+{
+	(void)ctx;
+	const char *a = si->si_addr;
+	for (size_t i = 0; i < nregions; i++) {
+		if (a >= regions[i].p && a < regions[i].p + regions[i].len) {
+			char msg[160];
+			int k = snprintf(msg, sizeof msg,
+			                 "fake GPU: the host touched device "
+			                 "memory at %p (offset %td of a region "
+			                 "of %zu bytes):\n",
+			                 (const void *)a, a - regions[i].p,
+			                 regions[i].len);
+			write(2, msg, (size_t)k);
+			void *frames[32];
+			backtrace_symbols_fd(frames, backtrace(frames, 32), 2);
+			abort();
+		}
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 static int
 m_open(int gpu, int tf32, char *err, size_t errlen)
 {
@@ -466,6 +493,10 @@ m_open(int gpu, int tf32, char *err, size_t errlen)
 	if (no != NULL && strcmp(no, "gemm") == 0) {
 		table.gemm = NULL;
 	}
+	struct sigaction sa = {.sa_sigaction = on_fault,
+	                       .sa_flags = SA_SIGINFO};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, NULL);
 	return 0;
 }
 
@@ -481,8 +512,8 @@ m_alloc(size_t n, int zero)
 	(void)zero; /* fresh mappings are zero pages anyway */
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t len = ((n ? n : 1) * sizeof(float) + page - 1) / page * page;
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-	               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p =
+	    mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED) {
 		return NULL;
 	}
@@ -498,7 +529,7 @@ m_alloc(size_t n, int zero)
 		regions = r;
 		capregions = cap;
 	}
-	regions[nregions++] = (struct region){p, len, 0};
+	regions[nregions++] = (struct region){p, len, 1};
 	pthread_mutex_unlock(&mu);
 	return p;
 }
@@ -549,15 +580,23 @@ m_await_uploads(int lane)
 static void
 m_download(void *dst, const void *src, size_t n)
 {
-	pthread_mutex_lock(&mu);
-	if (find(src) == NULL) {
-		fprintf(stderr,
-		        "fake GPU: download from %p: not device memory\n", src);
-		abort();
-	}
-	sync_locked();
+	const void *args_[] = {src};
+	launch("download", args_, 1);
 	memcpy(dst, src, n);
+	queued(args_, 1);
+}
+
+static int
+m_extent(const void *p, void **base, size_t *bytes)
+{
+	pthread_mutex_lock(&mu);
+	struct region *r = find(p);
+	if (r != NULL) {
+		*base = r->p;
+		*bytes = r->len;
+	}
 	pthread_mutex_unlock(&mu);
+	return r != NULL ? 0 : -1;
 }
 
 static int
@@ -586,6 +625,7 @@ static const struct tfk_module module = {
     .upload_ahead = m_upload_ahead,
     .await_uploads = m_await_uploads,
     .download = m_download,
+    .extent = m_extent,
     .pin = m_pin,
     .unpin = m_unpin,
 };

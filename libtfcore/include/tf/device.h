@@ -50,9 +50,11 @@ TF_API const char *tf_device_fallbacks(const struct tf_device *d);
 
 /*
  * Tensor memory on a device: params, gradients, optimizer slots and a
- * step's values.  The CUDA device's is managed memory, so the host may
- * read and write it, but only once tf_device_sync() has said the queued
- * work is done.  tf_device_alloc() returns n zeroed floats, or NULL.
+ * step's values.  The CUDA device's is device memory (cudaMalloc), out of
+ * the host's reach: the host reads it with tf_device_download() and
+ * writes it with tf_device_upload(), never through the pointer.  On the
+ * CPU it is ordinary memory.  tf_device_alloc() returns n zeroed floats,
+ * or NULL.
  */
 TF_API float *tf_device_alloc(struct tf_device *d, size_t n);
 TF_API void tf_device_free(struct tf_device *d, float *p);
