@@ -47,8 +47,9 @@ struct tf_node {
 	struct attr *attrs;
 	int nattrs;
 	int64_t width;
-	int on_loss_path; /* the loss depends on this node */
-	int want_grad;    /* an input whose gradient was asked for */
+	struct tf_shape shape; /* of a row: rank 0 until set (flat: width) */
+	int on_loss_path;      /* the loss depends on this node */
+	int want_grad;         /* an input whose gradient was asked for */
 	struct tf_tensor out, dout;
 	const void *fed; /* inputs: the data of the next forward */
 	int64_t fed_rows;
@@ -216,7 +217,7 @@ parse_line(struct tf_graph *g, int line, char *s)
 		return TF_OK;
 	}
 	if (strcmp(tok[0], "input") == 0) {
-		int64_t w;
+		struct tf_shape sh;
 		/* tok[3] only when there is one (a line of two words
 		 * has none; fuzz_spec found the old read past them) */
 		int dtype = nt == 3 ? TF_FLOAT32
@@ -224,13 +225,15 @@ parse_line(struct tf_graph *g, int line, char *s)
 		            : nt == 4 && strcmp(tok[3], "float32") == 0
 		                ? TF_FLOAT32
 		                : -1;
+		/* WIDTH, or a row's shape: 28x28x1 (NHWC), 28x28 */
 		if ((nt != 3 && nt != 4) || dtype < 0 ||
-		    tf_parse_int64(tok[2], strlen(tok[2]), &w) != 0 || w < 1 ||
-		    w > (1 << 24)) {
-			return tfi_set_error(g, TF_EINVAL,
-			                     "model line %d: expected 'input "
-			                     "NAME WIDTH [float32|int64]'",
-			                     line);
+		    tfi_shape_parse(tok[2], strlen(tok[2]), &sh) != 0 ||
+		    (dtype == TF_INT64 && sh.rank > 1)) {
+			return tfi_set_error(
+			    g, TF_EINVAL,
+			    "model line %d: expected 'input "
+			    "NAME WIDTH|HxWxC [float32|int64]'",
+			    line);
 		}
 		struct tf_node *nd = add_node(g, line, tok[1]);
 		if (nd == NULL) {
@@ -238,7 +241,8 @@ parse_line(struct tf_graph *g, int line, char *s)
 		}
 		nd->is_input = 1;
 		nd->dtype = dtype;
-		nd->width = w;
+		nd->width = tfi_shape_size(&sh);
+		nd->shape = sh;
 		return TF_OK;
 	}
 	if (strcmp(tok[0], "loss") == 0) {
@@ -345,9 +349,10 @@ tf_graph_parse(struct tf_graph *g, const char *spec)
 		const struct tf_node *nd = &g->nodes[i];
 		char buf[256];
 		if (nd->is_input) {
-			snprintf(buf, sizeof buf, "input %s %lld%s\n", nd->name,
-			         (long long)nd->width,
-			         nd->dtype == TF_INT64 ? " int64" : "");
+			char dims[96];
+			tfi_shape_format(&nd->shape, dims, sizeof dims);
+			snprintf(buf, sizeof buf, "input %s %s%s\n", nd->name,
+			         dims, nd->dtype == TF_INT64 ? " int64" : "");
 			rc = tfi_json_put(&g->spec, buf, strlen(buf));
 			continue;
 		}
@@ -451,6 +456,100 @@ void
 tf_node_set_width(struct tf_node *n, int64_t cols)
 {
 	n->width = cols;
+	n->shape = (struct tf_shape){1, {cols}};
+}
+
+/* A node's row shape: as set, else flat (its width). */
+static struct tf_shape
+shape_of(const struct tf_node *n)
+{
+	return n->shape.rank > 0 ? n->shape : (struct tf_shape){1, {n->width}};
+}
+
+int
+tf_node_input_shape(const struct tf_node *n, int i, struct tf_shape *s)
+{
+	*s = shape_of(&n->g->nodes[n->inputs[i]]);
+	return s->rank;
+}
+
+int
+tf_node_set_shape(struct tf_node *n, const struct tf_shape *s)
+{
+	int64_t w = 1;
+	if (s->rank < 1 || s->rank > TF_SHAPE_MAX) {
+		return tf_node_error(n, "a shape of rank %d (1 to %d)", s->rank,
+		                     TF_SHAPE_MAX);
+	}
+	for (int k = 0; k < s->rank; k++) {
+		if (s->dim[k] < 1 || s->dim[k] > (1 << 24) || w > (1 << 24)) {
+			return tf_node_error(n, "a shape with dimension %lld",
+			                     (long long)s->dim[k]);
+		}
+		w *= s->dim[k];
+	}
+	if (w > (1 << 24)) {
+		return tf_node_error(n, "a shape of %lld values a row",
+		                     (long long)w);
+	}
+	n->shape = *s;
+	n->width = w;
+	return TF_OK;
+}
+
+int
+tfi_shape_parse(const char *s, size_t len, struct tf_shape *out)
+{
+	struct tf_shape sh = {0, {0}};
+	int64_t w = 1;
+	size_t i = 0;
+	while (i < len) {
+		size_t j = i;
+		while (j < len && s[j] != 'x') {
+			j++;
+		}
+		int64_t d;
+		if (sh.rank == TF_SHAPE_MAX || j == i ||
+		    tf_parse_int64(s + i, j - i, &d) != 0 || d < 1 ||
+		    d > (1 << 24) || (w *= d) > (1 << 24)) {
+			return -1;
+		}
+		sh.dim[sh.rank++] = d;
+		if (j == len) {
+			break;
+		}
+		i = j + 1;
+		if (i == len) {
+			return -1; /* "28x" */
+		}
+	}
+	if (sh.rank == 0) {
+		return -1;
+	}
+	*out = sh;
+	return 0;
+}
+
+int
+tfi_shape_format(const struct tf_shape *s, char *buf, size_t size)
+{
+	size_t at = 0;
+	buf[0] = '\0';
+	for (int k = 0; k < s->rank && at < size; k++) {
+		at += (size_t)snprintf(buf + at, size - at, "%s%lld",
+		                       k ? "x" : "", (long long)s->dim[k]);
+	}
+	return at < size ? 0 : -1;
+}
+
+int64_t
+tfi_shape_size(const struct tf_shape *s)
+{
+	int64_t w = 1;
+	for (int k = 0; k < s->rank; k++) {
+		w *= s->dim[k];
+	}
+	return w;
 }
 
 const char *
@@ -1182,6 +1281,18 @@ tf_graph_grad(struct tf_graph *g, const char *node)
 {
 	int k = find_node(g, node);
 	return k >= 0 && g->nodes[k].dout.data ? &g->nodes[k].dout : NULL;
+}
+
+int
+tf_graph_shape(const struct tf_graph *g, const char *node, struct tf_shape *s)
+{
+	int k = find_node(g, node);
+	if (k < 0) {
+		*s = (struct tf_shape){0, {0}};
+		return 0;
+	}
+	*s = shape_of(&g->nodes[k]);
+	return s->rank;
 }
 
 int64_t

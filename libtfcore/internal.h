@@ -18,6 +18,7 @@
 
 #include "tf/batch.h"
 #include "tf/error.h"
+#include "tf/tensor.h"
 
 #define TFI_MSG_MAX 512
 
@@ -409,6 +410,12 @@ char *tfi_ps_stats(struct tf_ps_client *cl);
  * uploads the copy after the host wrote it (nothing on the CPU).
  * (graph.c) */
 enum { TFI_PARAMS = 0, TFI_GRADS = 1, TFI_STATE = 2 };
+/* A row's shape as a spec writes it, "28x28x1" or "30": 0, or -1 when it
+ * is not 1 to TF_SHAPE_MAX dimensions of 1 or more whose product is at
+ * most 2^24; written back the same; the values a row holds. (graph.c) */
+int tfi_shape_parse(const char *s, size_t len, struct tf_shape *out);
+int tfi_shape_format(const struct tf_shape *s, char *buf, size_t size);
+int64_t tfi_shape_size(const struct tf_shape *s);
 float *tfi_graph_host(struct tf_graph *g, int which, int fetch);
 int tfi_graph_commit(struct tf_graph *g, int which);
 /* The same for an optimizer's slots: an array of tf_optim_nslots()

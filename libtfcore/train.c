@@ -242,25 +242,33 @@ custom_line(struct tfi_buf *b, const char *line, size_t len, int no,
 			    origin, no, (int)wl[1], w[1]);
 			return TF_EFORMAT;
 		}
-		/* A width given must be the data's; a dtype word is not a
-		 * width ("input x float32"). */
+		/* A width or a row's shape given (input x 28x28x1, an
+		 * image NHWC) must hold the data's values; a dtype word is
+		 * not a width ("input x float32"). */
+		struct tf_shape sh = {1, {want}};
 		if (n >= 3 && !word_is(w[2], wl[2], "int64") &&
 		    !word_is(w[2], wl[2], "float32")) {
-			char *e;
-			long long given = strtoll(w[2], &e, 10);
-			if (e != w[2] + wl[2] || given != want) {
+			if (tfi_shape_parse(w[2], wl[2], &sh) != 0 ||
+			    tfi_shape_size(&sh) != want) {
 				snprintf(
 				    err, errlen,
-				    "%s:%d: input '%.*s' is %.*s wide in the "
-				    "spec, %lld in the data (leave the width "
-				    "out: it comes from the schema)",
+				    "%s:%d: input '%.*s' is %.*s in the spec "
+				    "(%lld values a row), %lld in the data "
+				    "(a width comes from the schema; a shape "
+				    "HxWxC must hold as many)",
 				    origin, no, (int)wl[1], w[1], (int)wl[2],
-				    w[2], (long long)want);
+				    w[2],
+				    tfi_shape_parse(w[2], wl[2], &sh) == 0
+				        ? (long long)tfi_shape_size(&sh)
+				        : -1LL,
+				    (long long)want);
 				return TF_EFORMAT;
 			}
 		}
-		return put_line(b, "input %.*s %lld%s\n", (int)wl[1], w[1],
-		                (long long)want, kind);
+		char dims[96];
+		tfi_shape_format(&sh, dims, sizeof dims);
+		return put_line(b, "input %.*s %s%s\n", (int)wl[1], w[1], dims,
+		                kind);
 	}
 	if (n > 0 && word_is(w[0], wl[0], "loss")) {
 		snprintf(err, errlen,

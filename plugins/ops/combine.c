@@ -115,8 +115,9 @@ build_add(struct tf_node *n)
 			    (long long)tf_node_input_width(n, i));
 		}
 	}
-	tf_node_set_width(n, w);
-	return TF_OK;
+	struct tf_shape s; /* elementwise: the first input's shape */
+	tf_node_input_shape(n, 0, &s);
+	return tf_node_set_shape(n, &s);
 }
 
 static int

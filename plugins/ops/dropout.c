@@ -19,7 +19,11 @@ build(struct tf_node *n)
 	if (!(keep > 0 && keep <= 1)) {
 		return tf_node_error(n, "keep=%g is not in (0, 1]", keep);
 	}
-	tf_node_set_width(n, tf_node_input_width(n, 0));
+	struct tf_shape s; /* elementwise: the input's shape */
+	tf_node_input_shape(n, 0, &s);
+	if (tf_node_set_shape(n, &s) != TF_OK) {
+		return TF_EINVAL;
+	}
 	return TF_OK;
 }
 

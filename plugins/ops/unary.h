@@ -19,8 +19,10 @@ unary_build(struct tf_node *n)
 	if (tf_node_ninputs(n) != 1) {
 		return tf_node_error(n, "takes one input");
 	}
-	tf_node_set_width(n, tf_node_input_width(n, 0));
-	return TF_OK;
+	/* elementwise: the input's shape (an image stays an image) */
+	struct tf_shape s;
+	tf_node_input_shape(n, 0, &s);
+	return tf_node_set_shape(n, &s);
 }
 
 /* x, y: (B, C) */

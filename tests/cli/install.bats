@@ -250,6 +250,14 @@ C
 import json, sys
 j = json.loads(sys.argv[1])
 assert j["accuracy"] > 0.93 and j["auc"] > 0.98, j' "$output"
+	# the same op built against the headers of before shapes (ABI 1 as
+	# first released) loads and trains alike
+	mkdir old-ops
+	cc -std=c11 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden \
+		-I"$TOP/tests/fixtures/abi1-before-shapes" "$ex/leaky_relu.c" -o old-ops/leaky_relu.so
+	run -0 tf-train -q --plugin-dir old-ops --model-file "$ex/leaky.spec" --epochs 20 --batch-size 32 \
+		--validate bc-00004-of-00005 --checkpoint-dir ck-old 'bc-0000[0-3]-of-00005'
+	same_state ck/model.ckpt-* ck-old/model.ckpt-*
 	# without the plugin the model cannot be built: the op is named
 	run -65 --separate-stderr tf-eval -d ck bc-00004-of-00005
 	[[ "$stderr" == *"node 'a1': unknown op 'leaky_relu' (see --list-plugins)"* ]]

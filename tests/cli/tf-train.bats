@@ -825,7 +825,7 @@ assert j["task"] == "multiclass" and j["accuracy"] > 0.9, j' "$output"
 	# bad specs: 65, naming the file and the line
 	sed 's/^input x$/input x 7/' tanh.spec > wide.spec
 	run -65 --separate-stderr tf-train --model-file wide.spec iris.tfrecord
-	[ "$stderr" = "tf-train: wide.spec:2: input 'x' is 7 wide in the spec, 4 in the data (leave the width out: it comes from the schema)" ]
+	[ "$stderr" = "tf-train: wide.spec:2: input 'x' is 7 in the spec (7 values a row), 4 in the data (a width comes from the schema; a shape HxWxC must hold as many)" ]
 	sed 's/dense a1 units=8/dense b1 units=8/' tanh.spec > undeclared.spec
 	run -65 --separate-stderr tf-train --model-file undeclared.spec iris.tfrecord
 	[ "$stderr" = "tf-train: undeclared.spec: model line 5: node 'h2': input 'b1' is not declared above it" ]
@@ -847,6 +847,14 @@ assert j["task"] == "multiclass" and j["accuracy"] > 0.9, j' "$output"
 	printf 'input y\n' > y.spec
 	run -65 --separate-stderr tf-train --model-file y.spec iris.tfrecord
 	[[ "$stderr" == "tf-train: y.spec:1: input 'y': tf-train feeds x"* ]]
+	# a row's shape: iris's 4 features as 2x2 (kept in the checkpoint's
+	# spec); one that does not hold them is refused, naming both
+	sed 's/^input x$/input x 2x2/' tanh.spec > shaped.spec
+	run -0 tf-train -q --model-file shaped.spec --epochs 1 --checkpoint-dir ck-shaped iris.tfrecord
+	head -c 2000 ck-shaped/model.ckpt-* | grep -a -q 'input x 2x2'
+	sed 's/^input x$/input x 2x3/' tanh.spec > badshape.spec
+	run -65 --separate-stderr tf-train --model-file badshape.spec --checkpoint-dir ck-bad iris.tfrecord
+	[[ "$stderr" == "tf-train: badshape.spec:"*": input 'x' is 2x3 in the spec (6 values a row), 4 in the data"* ]]
 }
 
 @test "resume seeks: a checkpoint names the shuffle buffer's records, so the records before them are not read again" {

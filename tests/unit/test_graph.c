@@ -77,11 +77,16 @@ TEST(spec_errors_name_the_problem)
 	     "logits must have width 1"},
 	    {"input x 3\nnode h dense x units=four\n",
 	     "units=four is not a whole number"},
-	    {"input x\n", "expected 'input NAME WIDTH [float32|int64]'"},
-	    {"input\n", "expected 'input NAME WIDTH [float32|int64]'"},
+	    {"input x\n", "expected 'input NAME WIDTH|HxWxC [float32|int64]'"},
+	    {"input\n", "expected 'input NAME WIDTH|HxWxC [float32|int64]'"},
 	    {"input x 0\n",
-	     "model line 1: expected 'input NAME WIDTH [float32|int64]'"},
+	     "model line 1: expected 'input NAME WIDTH|HxWxC [float32|int64]'"},
 	    {"bogus line\n", "model line 1: expected 'node NAME OP"},
+	    {"input x 2x\n", "model line 1: expected 'input NAME WIDTH|HxWxC"},
+	    {"input x 0x3\n", "model line 1: expected 'input NAME WIDTH|HxWxC"},
+	    {"input x 1x2x3x4x5\n", "model line 1: expected 'input NAME"},
+	    {"input x 4096x4096x2\n", "model line 1: expected 'input NAME"},
+	    {"input i 2x2 int64\n", "model line 1: expected 'input NAME"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct tf_graph *g = tf_graph_new();
@@ -407,6 +412,36 @@ TEST(seeded_init_and_spec)
 	tf_graph_free(b);
 }
 
+/* Shapes: an input's rows given as HxWxC (NHWC) hold their product of
+ * values; elementwise ops keep the shape, dense rows are flat; the spec
+ * writes the shape back. */
+TEST(shapes_in_the_graph)
+{
+	const char *spec = "input x 2x3x2\ninput y 1\nnode a relu x\n"
+	                   "node d dropout a keep=0.5\nnode h dense d units=1\n"
+	                   "node loss mse h,y\n";
+	struct tf_graph *g = tf_graph_new();
+	CHECK_STATUS(build(g, spec), TF_OK, g);
+	struct tf_shape s;
+	CHECK_EQ_INT(tf_graph_width(g, "x"), 12);
+	CHECK_EQ_INT(tf_graph_shape(g, "x", &s), 3);
+	CHECK(s.dim[0] == 2 && s.dim[1] == 3 && s.dim[2] == 2);
+	CHECK_EQ_INT(tf_graph_shape(g, "a", &s), 3);
+	CHECK_EQ_INT(tf_graph_shape(g, "d", &s), 3);
+	CHECK(s.dim[0] == 2 && s.dim[1] == 3 && s.dim[2] == 2);
+	CHECK_EQ_INT(tf_graph_shape(g, "h", &s), 1);
+	CHECK(s.dim[0] == 1);
+	CHECK_EQ_INT(tf_graph_shape(g, "nope", &s), 0);
+	CHECK_EQ_INT(tf_graph_nparams(g), 12 + 1);
+	CHECK(strncmp(tf_graph_spec(g), "input x 2x3x2\ninput y 1\n", 24) == 0);
+	/* the spec written back builds the same graph */
+	struct tf_graph *g2 = tf_graph_new();
+	CHECK_STATUS(build(g2, tf_graph_spec(g)), TF_OK, g2);
+	CHECK(strcmp(tf_graph_spec(g), tf_graph_spec(g2)) == 0);
+	tf_graph_free(g);
+	tf_graph_free(g2);
+}
+
 int
 main(void)
 {
@@ -426,6 +461,7 @@ main(void)
 	RUN(gradients_losses);
 	RUN(loss_values);
 	RUN(seeded_init_and_spec);
+	RUN(shapes_in_the_graph);
 	tf_registry_free(reg);
 	DONE();
 }

@@ -96,6 +96,10 @@ TF_API const struct tf_tensor *tf_graph_grad(struct tf_graph *g,
                                              const char *node);
 /* Width of a node or input; -1 if unknown. */
 TF_API int64_t tf_graph_width(const struct tf_graph *g, const char *node);
+/* The shape of a node's rows (rank 1, its width, unless the spec or its
+ * op gave it more: input x 28x28x1); the rank, or 0 for no such node. */
+TF_API int tf_graph_shape(const struct tf_graph *g, const char *node,
+                          struct tf_shape *s);
 /* A node's float values after a forward pass, where the host can read
  * them: the tensor itself on the CPU, a copy (valid until the next call)
  * off a GPU.  NULL for no such value (or out of memory). */

@@ -86,8 +86,21 @@ TF_API int64_t tf_node_input_width(const struct tf_node *n, int i);
  * gradient (tf_node_input_grad() is NULL for them).
  */
 TF_API int tf_node_input_dtype(struct tf_node *n, int i);
-/* Set the output width (build time).  Loss ops output one column. */
+/* Set the output width (build time): rows of that shape (cols).  Loss
+ * ops output one column. */
 TF_API void tf_node_set_width(struct tf_node *n, int64_t cols);
+/*
+ * Shapes (added after ABI 1's first release; a plugin that never calls
+ * them sees flat widths, as before).  tf_node_input_shape() fills s with
+ * the shape of input i's rows: what the spec gave an input ("input x
+ * 28x28x1") or the op before set, else rank 1, the width; it returns the
+ * rank.  tf_node_set_shape() sets the output's (build time): its width
+ * is the product of the dimensions; TF_EINVAL (and the node's error) for
+ * a rank outside 1 to TF_SHAPE_MAX or a dimension under 1.
+ */
+TF_API int tf_node_input_shape(const struct tf_node *n, int i,
+                               struct tf_shape *s);
+TF_API int tf_node_set_shape(struct tf_node *n, const struct tf_shape *s);
 TF_API const char *tf_node_name(const struct tf_node *n);
 TF_API struct tf_device *tf_node_device(struct tf_node *n);
 
