@@ -142,7 +142,7 @@ KERN_OBJ  := $(patsubst kernels/cpu/%.c,$(B)/lib/kernels/%.o,$(KERN_SRC))
 GPU_TEST  := $(B)/tests/gpu/test_kernels
 $(CUDA_OBJ): kernels/cuda/kernels.cu kernels/cuda/cuda.h | deps
 	@mkdir -p $(@D)
-	$(Q)$(call say,NVCC,$<)$(NVCC) -O2 -std=c++17 -Xcompiler -fPIC,-Wall,-Wextra,-Werror -I. $(CUDA_ARCH) -c $< -o $@
+	$(Q)$(call say,NVCC,$<)$(NVCC) -O2 -std=c++17 -Xcompiler -fPIC,-Wall,-Wextra,-Werror -I. -Ilibtfcore/include $(CUDA_ARCH) -c $< -o $@
 CUDA_MOD  := $(B)/lib/tfkit/cuda.so
 GPU_TRAIN := $(B)/tests/gpu/test_train
 $(GPU_TEST): tests/gpu/test_kernels.c tests/gpu/tap.h kernels/cuda/cuda.h kernels/kernels.h $(CUDA_OBJ) $(KERN_OBJ)

@@ -41,34 +41,11 @@ struct tf_device {
 };
 
 const struct tf_kernels tfi_cpu_kernels = {
-    .gemm = gemm_cpu,
-    .add_bias = add_bias_cpu,
-    .bias_grad = bias_grad_cpu,
-    .copy = copy_cpu,
-    .zero = zero_cpu,
-    .add = add_cpu,
-    .relu = relu_forward_cpu,
-    .relu_grad = relu_backward_cpu,
-    .sigmoid = sigmoid_forward_cpu,
-    .sigmoid_grad = sigmoid_backward_cpu,
-    .tanh = tanh_forward_cpu,
-    .tanh_grad = tanh_backward_cpu,
-    .softmax = softmax_forward_cpu,
-    .softmax_grad = softmax_backward_cpu,
-    .dropout = dropout_forward_cpu,
-    .dropout_grad = dropout_backward_cpu,
-    .bn_train = batchnorm_train_cpu,
-    .bn_infer = batchnorm_infer_cpu,
-    .bn_grad = batchnorm_backward_cpu,
-    .softmax_xent = softmax_xent_cpu,
-    .sigmoid_xent = sigmoid_xent_cpu,
-    .mse = mse_cpu,
-    .copy_cols = copy_cols_cpu,
-    .add_cols = add_cols_cpu,
-    .gather = gather_cpu,
-    .scatter = scatter_cpu,
+#define TF_KERNEL(slot, twin, api, ret, params, args, ptrs, staged)            \
+	.slot = twin##_cpu,
+#include "kernels/slots.h"
+#undef TF_KERNEL
     .update = update_cpu,
-    .fill = fill_cpu,
 };
 
 static struct tf_device cpu = {
@@ -473,508 +450,47 @@ stage_ok(const struct stage *s)
 	return s->d->failed[0] == '\0';
 }
 
-void
-tf_gemm(struct tf_device *d, int ta, int tb, int64_t m, int64_t n, int64_t k,
-        float alpha, const float *a, const float *b, float beta, float *c)
-{
-	if (d->k->gemm != NULL) {
-		d->k->gemm(ta, tb, m, n, k, alpha, a, b, beta, c);
-		return;
-	}
-	struct stage s;
-	fallback(d, "gemm", &s);
-	if (stage_ok(&s)) {
-		tfi_cpu_kernels.gemm(ta, tb, m, n, k, alpha,
-		                     (const float *)staged(&s, a, 0),
-		                     (const float *)staged(&s, b, 0), beta,
-		                     (float *)staged(&s, c, 1));
-	}
+/*
+ * The dispatchers, one a slot of kernels/slots.h: the device's kernel, or
+ * the CPU's over host copies (staged(): IN read, OUT written back, IDS
+ * ids) when the device lacks it; a loss returns its mean either way.
+ */
+#define IN(p)  ((const float *)staged(&s, (p), 0))
+#define OUT(p) ((float *)staged(&s, (p), 1))
+#define IDS(p) ((const int64_t *)staged(&s, (p), 0))
+#define TF_DISPATCH_void(slot, args, staged)                                   \
+	if (d->k->slot != NULL) {                                              \
+		d->k->slot args;                                               \
+		return;                                                        \
+	}                                                                      \
+	struct stage s;                                                        \
+	fallback(d, #slot, &s);                                                \
+	if (stage_ok(&s)) {                                                    \
+		tfi_cpu_kernels.slot staged;                                   \
+	}                                                                      \
 	unstage(&s);
-}
-
-void
-tf_add_bias(struct tf_device *d, float *y, const float *b, int64_t rows,
-            int64_t cols)
-{
-	if (d->k->add_bias != NULL) {
-		d->k->add_bias(y, b, rows, cols);
-		return;
-	}
-	struct stage s;
-	fallback(d, "add_bias", &s);
-	if (stage_ok(&s)) {
-		tfi_cpu_kernels.add_bias((float *)staged(&s, y, 1),
-		                         (const float *)staged(&s, b, 0), rows,
-		                         cols);
-	}
-	unstage(&s);
-}
-
-void
-tf_bias_grad(struct tf_device *d, const float *dy, float *db, int64_t rows,
-             int64_t cols)
-{
-	if (d->k->bias_grad != NULL) {
-		d->k->bias_grad(dy, db, rows, cols);
-		return;
-	}
-	struct stage s;
-	fallback(d, "bias_grad", &s);
-	if (stage_ok(&s)) {
-		tfi_cpu_kernels.bias_grad((const float *)staged(&s, dy, 0),
-		                          (float *)staged(&s, db, 1), rows,
-		                          cols);
-	}
-	unstage(&s);
-}
-
-void
-tf_copy(struct tf_device *d, const float *x, float *y, size_t n)
-{
-	if (d->k->copy != NULL) {
-		d->k->copy(x, y, n);
-		return;
-	}
-	struct stage s;
-	fallback(d, "copy", &s);
-	if (stage_ok(&s)) {
-		tfi_cpu_kernels.copy((const float *)staged(&s, x, 0),
-		                     (float *)staged(&s, y, 1), n);
-	}
-	unstage(&s);
-}
-
-void
-tf_zero(struct tf_device *d, float *y, size_t n)
-{
-	if (d->k->zero != NULL) {
-		d->k->zero(y, n);
-		return;
-	}
-	struct stage s;
-	fallback(d, "zero", &s);
-	if (stage_ok(&s)) {
-		tfi_cpu_kernels.zero((float *)staged(&s, y, 1), n);
-	}
-	unstage(&s);
-}
-
-void
-tf_add(struct tf_device *d, const float *x, float *y, size_t n)
-{
-	if (d->k->add != NULL) {
-		d->k->add(x, y, n);
-		return;
-	}
-	struct stage s;
-	fallback(d, "add", &s);
-	if (stage_ok(&s)) {
-		tfi_cpu_kernels.add((const float *)staged(&s, x, 0),
-		                    (float *)staged(&s, y, 1), n);
-	}
-	unstage(&s);
-}
-
-void
-tf_relu(struct tf_device *d, const float *x, float *y, size_t n)
-{
-	if (d->k->relu != NULL) {
-		d->k->relu(x, y, n);
-		return;
-	}
-	struct stage s;
-	fallback(d, "relu", &s);
-	if (stage_ok(&s)) {
-		tfi_cpu_kernels.relu((const float *)staged(&s, x, 0),
-		                     (float *)staged(&s, y, 1), n);
-	}
-	unstage(&s);
-}
-
-void
-tf_relu_grad(struct tf_device *d, const float *y, const float *dy, float *dx,
-             size_t n)
-{
-	if (d->k->relu_grad != NULL) {
-		d->k->relu_grad(y, dy, dx, n);
-		return;
-	}
-	struct stage s;
-	fallback(d, "relu_grad", &s);
-	if (stage_ok(&s)) {
-		tfi_cpu_kernels.relu_grad((const float *)staged(&s, y, 0),
-		                          (const float *)staged(&s, dy, 0),
-		                          (float *)staged(&s, dx, 1), n);
-	}
-	unstage(&s);
-}
-
-void
-tf_sigmoid(struct tf_device *d, const float *x, float *y, size_t n)
-{
-	if (d->k->sigmoid != NULL) {
-		d->k->sigmoid(x, y, n);
-		return;
-	}
-	struct stage s;
-	fallback(d, "sigmoid", &s);
-	if (stage_ok(&s)) {
-		tfi_cpu_kernels.sigmoid((const float *)staged(&s, x, 0),
-		                        (float *)staged(&s, y, 1), n);
-	}
-	unstage(&s);
-}
-
-void
-tf_sigmoid_grad(struct tf_device *d, const float *y, const float *dy, float *dx,
-                size_t n)
-{
-	if (d->k->sigmoid_grad != NULL) {
-		d->k->sigmoid_grad(y, dy, dx, n);
-		return;
-	}
-	struct stage s;
-	fallback(d, "sigmoid_grad", &s);
-	if (stage_ok(&s)) {
-		tfi_cpu_kernels.sigmoid_grad((const float *)staged(&s, y, 0),
-		                             (const float *)staged(&s, dy, 0),
-		                             (float *)staged(&s, dx, 1), n);
-	}
-	unstage(&s);
-}
-
-void
-tf_tanh(struct tf_device *d, const float *x, float *y, size_t n)
-{
-	if (d->k->tanh != NULL) {
-		d->k->tanh(x, y, n);
-		return;
-	}
-	struct stage s;
-	fallback(d, "tanh", &s);
-	if (stage_ok(&s)) {
-		tfi_cpu_kernels.tanh((const float *)staged(&s, x, 0),
-		                     (float *)staged(&s, y, 1), n);
-	}
-	unstage(&s);
-}
-
-void
-tf_tanh_grad(struct tf_device *d, const float *y, const float *dy, float *dx,
-             size_t n)
-{
-	if (d->k->tanh_grad != NULL) {
-		d->k->tanh_grad(y, dy, dx, n);
-		return;
-	}
-	struct stage s;
-	fallback(d, "tanh_grad", &s);
-	if (stage_ok(&s)) {
-		tfi_cpu_kernels.tanh_grad((const float *)staged(&s, y, 0),
-		                          (const float *)staged(&s, dy, 0),
-		                          (float *)staged(&s, dx, 1), n);
-	}
-	unstage(&s);
-}
-
-void
-tf_softmax(struct tf_device *d, const float *x, float *y, int64_t rows,
-           int64_t cols)
-{
-	if (d->k->softmax != NULL) {
-		d->k->softmax(x, y, rows, cols);
-		return;
-	}
-	struct stage s;
-	fallback(d, "softmax", &s);
-	if (stage_ok(&s)) {
-		tfi_cpu_kernels.softmax((const float *)staged(&s, x, 0),
-		                        (float *)staged(&s, y, 1), rows, cols);
-	}
-	unstage(&s);
-}
-
-void
-tf_softmax_grad(struct tf_device *d, const float *y, const float *dy, float *dx,
-                int64_t rows, int64_t cols)
-{
-	if (d->k->softmax_grad != NULL) {
-		d->k->softmax_grad(y, dy, dx, rows, cols);
-		return;
-	}
-	struct stage s;
-	fallback(d, "softmax_grad", &s);
-	if (stage_ok(&s)) {
-		tfi_cpu_kernels.softmax_grad((const float *)staged(&s, y, 0),
-		                             (const float *)staged(&s, dy, 0),
-		                             (float *)staged(&s, dx, 1), rows,
-		                             cols);
-	}
-	unstage(&s);
-}
-
-void
-tf_dropout(struct tf_device *d, const float *x, float *y, float *mask, size_t n,
-           float keep, uint64_t seed)
-{
-	if (d->k->dropout != NULL) {
-		d->k->dropout(x, y, mask, n, keep, seed);
-		return;
-	}
-	struct stage s;
-	fallback(d, "dropout", &s);
-	if (stage_ok(&s)) {
-		tfi_cpu_kernels.dropout(
-		    (const float *)staged(&s, x, 0), (float *)staged(&s, y, 1),
-		    (float *)staged(&s, mask, 1), n, keep, seed);
-	}
-	unstage(&s);
-}
-
-void
-tf_dropout_grad(struct tf_device *d, const float *mask, const float *dy,
-                float *dx, size_t n)
-{
-	if (d->k->dropout_grad != NULL) {
-		d->k->dropout_grad(mask, dy, dx, n);
-		return;
-	}
-	struct stage s;
-	fallback(d, "dropout_grad", &s);
-	if (stage_ok(&s)) {
-		tfi_cpu_kernels.dropout_grad((const float *)staged(&s, mask, 0),
-		                             (const float *)staged(&s, dy, 0),
-		                             (float *)staged(&s, dx, 1), n);
-	}
-	unstage(&s);
-}
-
-void
-tf_batchnorm_train(struct tf_device *d, const float *x, float *y, float *xhat,
-                   float *inv_std, const float *gamma, const float *beta,
-                   float *mean_avg, float *var_avg, int64_t rows, int64_t cols,
-                   float eps, float momentum)
-{
-	if (d->k->bn_train != NULL) {
-		d->k->bn_train(x, y, xhat, inv_std, gamma, beta, mean_avg,
-		               var_avg, rows, cols, eps, momentum);
-		return;
-	}
-	struct stage s;
-	fallback(d, "bn_train", &s);
-	if (stage_ok(&s)) {
-		tfi_cpu_kernels.bn_train(
-		    (const float *)staged(&s, x, 0), (float *)staged(&s, y, 1),
-		    (float *)staged(&s, xhat, 1),
-		    (float *)staged(&s, inv_std, 1),
-		    (const float *)staged(&s, gamma, 0),
-		    (const float *)staged(&s, beta, 0),
-		    (float *)staged(&s, mean_avg, 1),
-		    (float *)staged(&s, var_avg, 1), rows, cols, eps, momentum);
-	}
-	unstage(&s);
-}
-
-void
-tf_batchnorm_infer(struct tf_device *d, const float *x, float *y,
-                   const float *gamma, const float *beta, const float *mean_avg,
-                   const float *var_avg, int64_t rows, int64_t cols, float eps)
-{
-	if (d->k->bn_infer != NULL) {
-		d->k->bn_infer(x, y, gamma, beta, mean_avg, var_avg, rows, cols,
-		               eps);
-		return;
-	}
-	struct stage s;
-	fallback(d, "bn_infer", &s);
-	if (stage_ok(&s)) {
-		tfi_cpu_kernels.bn_infer(
-		    (const float *)staged(&s, x, 0), (float *)staged(&s, y, 1),
-		    (const float *)staged(&s, gamma, 0),
-		    (const float *)staged(&s, beta, 0),
-		    (const float *)staged(&s, mean_avg, 0),
-		    (const float *)staged(&s, var_avg, 0), rows, cols, eps);
-	}
-	unstage(&s);
-}
-
-void
-tf_batchnorm_grad(struct tf_device *d, const float *dy, const float *xhat,
-                  const float *inv_std, const float *gamma, float *dx,
-                  float *dgamma, float *dbeta, int64_t rows, int64_t cols)
-{
-	if (d->k->bn_grad != NULL) {
-		d->k->bn_grad(dy, xhat, inv_std, gamma, dx, dgamma, dbeta, rows,
-		              cols);
-		return;
-	}
-	struct stage s;
-	fallback(d, "bn_grad", &s);
-	if (stage_ok(&s)) {
-		tfi_cpu_kernels.bn_grad(
-		    (const float *)staged(&s, dy, 0),
-		    (const float *)staged(&s, xhat, 0),
-		    (const float *)staged(&s, inv_std, 0),
-		    (const float *)staged(&s, gamma, 0),
-		    (float *)staged(&s, dx, 1), (float *)staged(&s, dgamma, 1),
-		    (float *)staged(&s, dbeta, 1), rows, cols);
-	}
-	unstage(&s);
-}
-
-double
-tf_softmax_xent(struct tf_device *d, const float *logits, const float *labels,
-                float *dlogits, float scale, int64_t rows, int64_t cols)
-{
-	if (d->k->softmax_xent != NULL) {
-		return d->k->softmax_xent(logits, labels, dlogits, scale, rows,
-		                          cols);
-	}
-	struct stage s;
-	fallback(d, "softmax_xent", &s);
-	double v = 0;
-	if (stage_ok(&s)) {
-		v = tfi_cpu_kernels.softmax_xent(
-		    (const float *)staged(&s, logits, 0),
-		    (const float *)staged(&s, labels, 0),
-		    (float *)staged(&s, dlogits, 1), scale, rows, cols);
-	}
-	unstage(&s);
+#define TF_DISPATCH_double(slot, args, staged)                                 \
+	if (d->k->slot != NULL) {                                              \
+		return d->k->slot args;                                        \
+	}                                                                      \
+	struct stage s;                                                        \
+	fallback(d, #slot, &s);                                                \
+	double v = 0;                                                          \
+	if (stage_ok(&s)) {                                                    \
+		v = tfi_cpu_kernels.slot staged;                               \
+	}                                                                      \
+	unstage(&s);                                                           \
 	return v;
-}
-
-double
-tf_sigmoid_xent(struct tf_device *d, const float *logits, const float *labels,
-                float *dlogits, float scale, int64_t rows)
-{
-	if (d->k->sigmoid_xent != NULL) {
-		return d->k->sigmoid_xent(logits, labels, dlogits, scale, rows);
+#define TF_KERNEL(slot, twin, api, ret, params, args, ptrs, staged)            \
+	ret api TF_PARAMS_DEV params                                           \
+	{                                                                      \
+		TF_DISPATCH_##ret(slot, args, staged)                          \
 	}
-	struct stage s;
-	fallback(d, "sigmoid_xent", &s);
-	double v = 0;
-	if (stage_ok(&s)) {
-		v = tfi_cpu_kernels.sigmoid_xent(
-		    (const float *)staged(&s, logits, 0),
-		    (const float *)staged(&s, labels, 0),
-		    (float *)staged(&s, dlogits, 1), scale, rows);
-	}
-	unstage(&s);
-	return v;
-}
-
-double
-tf_mse(struct tf_device *d, const float *pred, const float *target,
-       float *dpred, float scale, int64_t rows, int64_t cols)
-{
-	if (d->k->mse != NULL) {
-		return d->k->mse(pred, target, dpred, scale, rows, cols);
-	}
-	struct stage s;
-	fallback(d, "mse", &s);
-	double v = 0;
-	if (stage_ok(&s)) {
-		v = tfi_cpu_kernels.mse((const float *)staged(&s, pred, 0),
-		                        (const float *)staged(&s, target, 0),
-		                        (float *)staged(&s, dpred, 1), scale,
-		                        rows, cols);
-	}
-	unstage(&s);
-	return v;
-}
-
-void
-tf_copy_cols(struct tf_device *d, const float *x, int64_t xstride, float *y,
-             int64_t ystride, int64_t rows, int64_t cols)
-{
-	if (d->k->copy_cols != NULL) {
-		d->k->copy_cols(x, xstride, y, ystride, rows, cols);
-		return;
-	}
-	struct stage s;
-	fallback(d, "copy_cols", &s);
-	if (stage_ok(&s)) {
-		tfi_cpu_kernels.copy_cols((const float *)staged(&s, x, 0),
-		                          xstride, (float *)staged(&s, y, 1),
-		                          ystride, rows, cols);
-	}
-	unstage(&s);
-}
-
-void
-tf_add_cols(struct tf_device *d, const float *x, int64_t xstride, float *y,
-            int64_t ystride, int64_t rows, int64_t cols)
-{
-	if (d->k->add_cols != NULL) {
-		d->k->add_cols(x, xstride, y, ystride, rows, cols);
-		return;
-	}
-	struct stage s;
-	fallback(d, "add_cols", &s);
-	if (stage_ok(&s)) {
-		tfi_cpu_kernels.add_cols((const float *)staged(&s, x, 0),
-		                         xstride, (float *)staged(&s, y, 1),
-		                         ystride, rows, cols);
-	}
-	unstage(&s);
-}
-
-void
-tf_gather(struct tf_device *d, const float *table, int64_t vocab, int64_t dim,
-          const int64_t *ids, int64_t stride, int64_t rows, int64_t width,
-          int combiner, float *y)
-{
-	if (d->k->gather != NULL) {
-		d->k->gather(table, vocab, dim, ids, stride, rows, width,
-		             combiner, y);
-		return;
-	}
-	struct stage s;
-	fallback(d, "gather", &s);
-	if (stage_ok(&s)) {
-		tfi_cpu_kernels.gather(
-		    (const float *)staged(&s, table, 0), vocab, dim,
-		    (const int64_t *)staged(&s, ids, 0), stride, rows, width,
-		    combiner, (float *)staged(&s, y, 1));
-	}
-	unstage(&s);
-}
-
-void
-tf_scatter(struct tf_device *d, const float *dy, int64_t vocab, int64_t dim,
-           const int64_t *ids, int64_t stride, int64_t rows, int64_t width,
-           int combiner, float *dtable)
-{
-	if (d->k->scatter != NULL) {
-		d->k->scatter(dy, vocab, dim, ids, stride, rows, width,
-		              combiner, dtable);
-		return;
-	}
-	struct stage s;
-	fallback(d, "scatter", &s);
-	if (stage_ok(&s)) {
-		tfi_cpu_kernels.scatter(
-		    (const float *)staged(&s, dy, 0), vocab, dim,
-		    (const int64_t *)staged(&s, ids, 0), stride, rows, width,
-		    combiner, (float *)staged(&s, dtable, 1));
-	}
-	unstage(&s);
-}
-
-void
-tf_fill(struct tf_device *d, float *y, size_t n, float v)
-{
-	if (d->k->fill != NULL) {
-		d->k->fill(y, n, v);
-		return;
-	}
-	struct stage s;
-	fallback(d, "fill", &s);
-	if (stage_ok(&s)) {
-		tfi_cpu_kernels.fill((float *)staged(&s, y, 1), n, v);
-	}
-	unstage(&s);
-}
+#include "kernels/slots.h"
+#undef TF_KERNEL
+#undef IN
+#undef OUT
+#undef IDS
 
 void
 tf_update(struct tf_device *d, const struct tf_update *u, float *w,

@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/kernels.h" /* the slots' list and its macros */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -46,67 +48,12 @@ const char *tfk_cuda_name(const struct tfk_cuda *cx);
 /* Wait for everything queued; 0, or -1 with the error's text in err. */
 int tfk_cuda_sync(struct tfk_cuda *cx, char *err, size_t errlen);
 
-void gemm_cuda(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
-               const float *a, const float *b, float beta, float *c,
-               struct tfk_cuda *cx);
-void add_bias_cuda(float *y, const float *b, int64_t rows, int64_t cols,
-                   struct tfk_cuda *cx);
-void bias_grad_cuda(const float *dy, float *db, int64_t rows, int64_t cols,
-                    struct tfk_cuda *cx);
-void copy_cuda(const float *x, float *y, size_t n, struct tfk_cuda *cx);
-void zero_cuda(float *y, size_t n, struct tfk_cuda *cx);
-void fill_cuda(float *y, size_t n, float v, struct tfk_cuda *cx);
-void add_cuda(const float *x, float *y, size_t n, struct tfk_cuda *cx);
-void relu_forward_cuda(const float *x, float *y, size_t n, struct tfk_cuda *cx);
-void relu_backward_cuda(const float *y, const float *dy, float *dx, size_t n,
-                        struct tfk_cuda *cx);
-void sigmoid_forward_cuda(const float *x, float *y, size_t n,
-                          struct tfk_cuda *cx);
-void sigmoid_backward_cuda(const float *y, const float *dy, float *dx, size_t n,
-                           struct tfk_cuda *cx);
-void tanh_forward_cuda(const float *x, float *y, size_t n, struct tfk_cuda *cx);
-void tanh_backward_cuda(const float *y, const float *dy, float *dx, size_t n,
-                        struct tfk_cuda *cx);
-void softmax_forward_cuda(const float *x, float *y, int64_t rows, int64_t cols,
-                          struct tfk_cuda *cx);
-void softmax_backward_cuda(const float *y, const float *dy, float *dx,
-                           int64_t rows, int64_t cols, struct tfk_cuda *cx);
-void dropout_forward_cuda(const float *x, float *y, float *mask, size_t n,
-                          float keep, uint64_t seed, struct tfk_cuda *cx);
-void dropout_backward_cuda(const float *mask, const float *dy, float *dx,
-                           size_t n, struct tfk_cuda *cx);
-void batchnorm_train_cuda(const float *x, float *y, float *xhat, float *inv_std,
-                          const float *gamma, const float *beta,
-                          float *mean_avg, float *var_avg, int64_t rows,
-                          int64_t cols, float eps, float momentum,
-                          struct tfk_cuda *cx);
-void batchnorm_infer_cuda(const float *x, float *y, const float *gamma,
-                          const float *beta, const float *mean_avg,
-                          const float *var_avg, int64_t rows, int64_t cols,
-                          float eps, struct tfk_cuda *cx);
-void batchnorm_backward_cuda(const float *dy, const float *xhat,
-                             const float *inv_std, const float *gamma,
-                             float *dx, float *dgamma, float *dbeta,
-                             int64_t rows, int64_t cols, struct tfk_cuda *cx);
-double softmax_xent_cuda(const float *logits, const float *labels,
-                         float *dlogits, float scale, int64_t rows,
-                         int64_t cols, struct tfk_cuda *cx);
-double sigmoid_xent_cuda(const float *logits, const float *labels,
-                         float *dlogits, float scale, int64_t rows,
-                         struct tfk_cuda *cx);
-double mse_cuda(const float *pred, const float *target, float *dpred,
-                float scale, int64_t rows, int64_t cols, struct tfk_cuda *cx);
-void copy_cols_cuda(const float *x, int64_t xstride, float *y, int64_t ystride,
-                    int64_t rows, int64_t cols, struct tfk_cuda *cx);
-void add_cols_cuda(const float *x, int64_t xstride, float *y, int64_t ystride,
-                   int64_t rows, int64_t cols, struct tfk_cuda *cx);
-void gather_cuda(const float *table, int64_t vocab, int64_t dim,
-                 const int64_t *ids, int64_t stride, int64_t rows,
-                 int64_t width, int combiner, float *y, struct tfk_cuda *cx);
-void scatter_cuda(const float *dy, int64_t vocab, int64_t dim,
-                  const int64_t *ids, int64_t stride, int64_t rows,
-                  int64_t width, int combiner, float *dtable,
-                  struct tfk_cuda *cx);
+/* Each slot's launcher (kernels/slots.h): its CPU twin's arguments,
+ * then the context. */
+#define TF_KERNEL(slot, twin, api, ret, params, args, ptrs, staged)            \
+	ret twin##_cuda TF_PARAMS_CX params;
+#include "kernels/slots.h"
+#undef TF_KERNEL
 
 /* An optimizer's update of n parameters (tf_update() in tf/device.h:
  * kind and the numbers of its struct tf_update; slots as many as the

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "kernels/cuda/cuda.h"
+#include "tf/device.h" /* struct tf_conv */
 
 /* The combiners of tf/device.h (TF_COMBINE_*). */
 enum { COMBINE_SUM = 0, COMBINE_MEAN = 1, COMBINE_CONCAT = 2 };
@@ -1033,6 +1034,39 @@ update_cuda(int kind, int flag, float lr, float f0, float f1, float f2,
 	k_update<<<blocks(n), THREADS, 0, cx->stream>>>(
 	    kind, flag, lr, f0, f1, f2, d0, w, g, s0, s1, s2, n);
 	check(cx, "update");
+}
+
+/* ---- convolution ------------------------------------------------------ */
+
+/* A thread a value of col: its row (r, oy, ox), its place (ky, kx, ch)
+ * in the patch; the input's value there or 0 (padding), as the CPU's. */
+__global__ void
+k_im2col(const float *x, size_t n, struct tf_conv g, float *col)
+{
+	int64_t patch = g.kh * g.kw * g.c;
+	GRID_STRIDE(i, n)
+	{
+		int64_t p = (int64_t)(i % (size_t)patch), row = (int64_t)(i / (size_t)patch);
+		int64_t ch = p % g.c, kx = (p / g.c) % g.kw, ky = p / (g.c * g.kw);
+		int64_t ox = row % g.ow, oy = (row / g.ow) % g.oh;
+		int64_t r = row / (g.ow * g.oh);
+		int64_t iy = oy * g.sh - g.ph + ky, ix = ox * g.sw - g.pw + kx;
+		col[i] = iy < 0 || iy >= g.h || ix < 0 || ix >= g.w
+		             ? 0.0f
+		             : x[((r * g.h + iy) * g.w + ix) * g.c + ch];
+	}
+}
+
+extern "C" void
+im2col_cuda(const float *x, int64_t rows, const struct tf_conv *g, float *col,
+            struct tfk_cuda *cx)
+{
+	size_t n = (size_t)(rows * g->oh * g->ow * g->kh * g->kw * g->c);
+	if (n == 0) {
+		return;
+	}
+	k_im2col<<<blocks(n), THREADS, 0, cx->stream>>>(x, n, *g, col);
+	check(cx, "im2col");
 }
 
 /* ---- memory ------------------------------------------------------------ */

@@ -17,185 +17,17 @@
 
 static struct tfk_cuda *cx;
 
-static void
-k_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
-       const float *a, const float *b, float beta, float *c)
-{
-	gemm_cuda(ta, tb, m, n, k, alpha, a, b, beta, c, cx);
-}
-
-static void
-k_add_bias(float *y, const float *b, int64_t rows, int64_t cols)
-{
-	add_bias_cuda(y, b, rows, cols, cx);
-}
-
-static void
-k_bias_grad(const float *dy, float *db, int64_t rows, int64_t cols)
-{
-	bias_grad_cuda(dy, db, rows, cols, cx);
-}
-
-static void
-k_copy(const float *x, float *y, size_t n)
-{
-	copy_cuda(x, y, n, cx);
-}
-
-static void
-k_zero(float *y, size_t n)
-{
-	zero_cuda(y, n, cx);
-}
-
-static void
-k_add(const float *x, float *y, size_t n)
-{
-	add_cuda(x, y, n, cx);
-}
-
-static void
-k_relu(const float *x, float *y, size_t n)
-{
-	relu_forward_cuda(x, y, n, cx);
-}
-
-static void
-k_relu_grad(const float *y, const float *dy, float *dx, size_t n)
-{
-	relu_backward_cuda(y, dy, dx, n, cx);
-}
-
-static void
-k_sigmoid(const float *x, float *y, size_t n)
-{
-	sigmoid_forward_cuda(x, y, n, cx);
-}
-
-static void
-k_sigmoid_grad(const float *y, const float *dy, float *dx, size_t n)
-{
-	sigmoid_backward_cuda(y, dy, dx, n, cx);
-}
-
-static void
-k_tanh(const float *x, float *y, size_t n)
-{
-	tanh_forward_cuda(x, y, n, cx);
-}
-
-static void
-k_tanh_grad(const float *y, const float *dy, float *dx, size_t n)
-{
-	tanh_backward_cuda(y, dy, dx, n, cx);
-}
-
-static void
-k_softmax(const float *x, float *y, int64_t rows, int64_t cols)
-{
-	softmax_forward_cuda(x, y, rows, cols, cx);
-}
-
-static void
-k_softmax_grad(const float *y, const float *dy, float *dx, int64_t rows,
-               int64_t cols)
-{
-	softmax_backward_cuda(y, dy, dx, rows, cols, cx);
-}
-
-static void
-k_dropout(const float *x, float *y, float *mask, size_t n, float keep,
-          uint64_t seed)
-{
-	dropout_forward_cuda(x, y, mask, n, keep, seed, cx);
-}
-
-static void
-k_dropout_grad(const float *mask, const float *dy, float *dx, size_t n)
-{
-	dropout_backward_cuda(mask, dy, dx, n, cx);
-}
-
-static void
-k_bn_train(const float *x, float *y, float *xhat, float *inv_std,
-           const float *gamma, const float *beta, float *mean_avg,
-           float *var_avg, int64_t rows, int64_t cols, float eps,
-           float momentum)
-{
-	batchnorm_train_cuda(x, y, xhat, inv_std, gamma, beta, mean_avg,
-	                     var_avg, rows, cols, eps, momentum, cx);
-}
-
-static void
-k_bn_infer(const float *x, float *y, const float *gamma, const float *beta,
-           const float *mean_avg, const float *var_avg, int64_t rows,
-           int64_t cols, float eps)
-{
-	batchnorm_infer_cuda(x, y, gamma, beta, mean_avg, var_avg, rows, cols,
-	                     eps, cx);
-}
-
-static void
-k_bn_grad(const float *dy, const float *xhat, const float *inv_std,
-          const float *gamma, float *dx, float *dgamma, float *dbeta,
-          int64_t rows, int64_t cols)
-{
-	batchnorm_backward_cuda(dy, xhat, inv_std, gamma, dx, dgamma, dbeta,
-	                        rows, cols, cx);
-}
-
-static double
-k_softmax_xent(const float *logits, const float *labels, float *dlogits,
-               float scale, int64_t rows, int64_t cols)
-{
-	return softmax_xent_cuda(logits, labels, dlogits, scale, rows, cols,
-	                         cx);
-}
-
-static double
-k_sigmoid_xent(const float *logits, const float *labels, float *dlogits,
-               float scale, int64_t rows)
-{
-	return sigmoid_xent_cuda(logits, labels, dlogits, scale, rows, cx);
-}
-
-static double
-k_mse(const float *pred, const float *target, float *dpred, float scale,
-      int64_t rows, int64_t cols)
-{
-	return mse_cuda(pred, target, dpred, scale, rows, cols, cx);
-}
-
-static void
-k_copy_cols(const float *x, int64_t xstride, float *y, int64_t ystride,
-            int64_t rows, int64_t cols)
-{
-	copy_cols_cuda(x, xstride, y, ystride, rows, cols, cx);
-}
-
-static void
-k_add_cols(const float *x, int64_t xstride, float *y, int64_t ystride,
-           int64_t rows, int64_t cols)
-{
-	add_cols_cuda(x, xstride, y, ystride, rows, cols, cx);
-}
-
-static void
-k_gather(const float *table, int64_t vocab, int64_t dim, const int64_t *ids,
-         int64_t stride, int64_t rows, int64_t width, int combiner, float *y)
-{
-	gather_cuda(table, vocab, dim, ids, stride, rows, width, combiner, y,
-	            cx);
-}
-
-static void
-k_scatter(const float *dy, int64_t vocab, int64_t dim, const int64_t *ids,
-          int64_t stride, int64_t rows, int64_t width, int combiner,
-          float *dtable)
-{
-	scatter_cuda(dy, vocab, dim, ids, stride, rows, width, combiner, dtable,
-	             cx);
-}
+/* The table's wrappers: each slot of kernels/slots.h on this file's
+ * context (update has one of its own below). */
+#define TFK_CALL_void(x)   x;
+#define TFK_CALL_double(x) return x;
+#define TF_KERNEL(slot, twin, api, ret, params, args, ptrs, staged)            \
+	static ret k_##slot params                                             \
+	{                                                                      \
+		TFK_CALL_##ret(twin##_cuda TF_ARGS_CX args)                    \
+	}
+#include "kernels/slots.h"
+#undef TF_KERNEL
 
 static void
 k_update(const struct tf_update *u, float *w, const float *g,
@@ -205,41 +37,12 @@ k_update(const struct tf_update *u, float *w, const float *g,
 	            slots, n, cx);
 }
 
-static void
-k_fill(float *y, size_t n, float v)
-{
-	fill_cuda(y, n, v, cx);
-}
-
 static const struct tf_kernels table = {
-    .gemm = k_gemm,
-    .add_bias = k_add_bias,
-    .bias_grad = k_bias_grad,
-    .copy = k_copy,
-    .zero = k_zero,
-    .add = k_add,
-    .relu = k_relu,
-    .relu_grad = k_relu_grad,
-    .sigmoid = k_sigmoid,
-    .sigmoid_grad = k_sigmoid_grad,
-    .tanh = k_tanh,
-    .tanh_grad = k_tanh_grad,
-    .softmax = k_softmax,
-    .softmax_grad = k_softmax_grad,
-    .dropout = k_dropout,
-    .dropout_grad = k_dropout_grad,
-    .bn_train = k_bn_train,
-    .bn_infer = k_bn_infer,
-    .bn_grad = k_bn_grad,
-    .softmax_xent = k_softmax_xent,
-    .sigmoid_xent = k_sigmoid_xent,
-    .mse = k_mse,
-    .copy_cols = k_copy_cols,
-    .add_cols = k_add_cols,
-    .gather = k_gather,
-    .scatter = k_scatter,
+#define TF_KERNEL(slot, twin, api, ret, params, args, ptrs, staged)            \
+	.slot = k_##slot,
+#include "kernels/slots.h"
+#undef TF_KERNEL
     .update = k_update,
-    .fill = k_fill,
 };
 
 static int

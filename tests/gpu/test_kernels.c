@@ -509,6 +509,66 @@ gemm_tf32_when_asked(void)
 	tfk_cuda_close(t);
 }
 
+/* im2col over NHWC images, with stride and padding: the same values
+ * (a copy: exact). */
+static void
+im2col_patches(void)
+{
+	struct tf_conv g = {7, 6, 3, 3, 3, 2, 1, 1, 1, 4, 6};
+	const int64_t rows = 5;
+	size_t n = (size_t)(rows * g.h * g.w * g.c);
+	size_t m = (size_t)(rows * g.oh * g.ow * g.kh * g.kw * g.c);
+	float *x = host(n), *col = host(m);
+	float *dx = upf(x, n), *dcol = upf(col, m);
+	im2col_cpu(x, rows, &g, col);
+	im2col_cuda(dx, rows, &g, dcol, cx);
+	float *gcol = down(dcol, m);
+	same("im2col", col, gcol, m, 0, 0);
+	free(x), free(col), free(gcol);
+}
+
+/* Which test compares each slot of kernels/slots.h with its CPU twin: a
+ * slot added to the list without a TESTED_ line here does not compile. */
+#define TESTED_gemm         gemm_all_transposes
+#define TESTED_add_bias     bias_add_and_gradient
+#define TESTED_bias_grad    bias_add_and_gradient
+#define TESTED_copy         copy_zero_add
+#define TESTED_zero         copy_zero_add
+#define TESTED_add          copy_zero_add
+#define TESTED_fill         copy_zero_add
+#define TESTED_relu         activations_and_gradients
+#define TESTED_relu_grad    activations_and_gradients
+#define TESTED_sigmoid      activations_and_gradients
+#define TESTED_sigmoid_grad activations_and_gradients
+#define TESTED_tanh         activations_and_gradients
+#define TESTED_tanh_grad    activations_and_gradients
+#define TESTED_softmax      softmax_and_gradient
+#define TESTED_softmax_grad softmax_and_gradient
+#define TESTED_dropout      dropout_same_mask
+#define TESTED_dropout_grad dropout_same_mask
+#define TESTED_bn_train     batchnorm_train_infer_gradient
+#define TESTED_bn_infer     batchnorm_train_infer_gradient
+#define TESTED_bn_grad      batchnorm_train_infer_gradient
+#define TESTED_softmax_xent losses_and_gradients
+#define TESTED_sigmoid_xent losses_and_gradients
+#define TESTED_mse          losses_and_gradients
+#define TESTED_copy_cols    column_blocks
+#define TESTED_add_cols     column_blocks
+#define TESTED_gather       embedding_gather_scatter
+#define TESTED_scatter      embedding_gather_scatter
+#define TESTED_im2col       im2col_patches
+
+static const struct {
+	const char *slot;
+	void (*test)(void);
+} tested[] = {
+#define TF_KERNEL(slot, twin, api, ret, params, args, ptrs, staged)            \
+	{#slot, TESTED_##slot},
+#include "kernels/slots.h"
+#undef TF_KERNEL
+    {"update", optimizer_updates},
+};
+
 int
 main(void)
 {
@@ -524,6 +584,8 @@ main(void)
 		return 0;
 	}
 	printf("# %s\n", tfk_cuda_name(cx));
+	printf("# %zu kernel slots, each with its test\n",
+	       sizeof tested / sizeof tested[0]);
 	RUN(gemm_all_transposes);
 	RUN(bias_add_and_gradient);
 	RUN(copy_zero_add);
@@ -534,6 +596,7 @@ main(void)
 	RUN(batchnorm_train_infer_gradient);
 	RUN(column_blocks);
 	RUN(embedding_gather_scatter);
+	RUN(im2col_patches);
 	RUN(optimizer_updates);
 	RUN(gemm_tf32_when_asked);
 	printf("1..%d\n", ntests);

@@ -109,288 +109,32 @@ sync_all(void)
 	pthread_mutex_unlock(&mu);
 }
 
-static void
-k_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
-       const float *a, const float *b, float beta, float *c)
-{
-	const void *args_[] = {(const void *)(a), (const void *)(b),
-	                       (const void *)(c)};
-	launch("gemm", args_, 3);
-	gemm_cpu(ta, tb, m, n, k, alpha, a, b, beta, c);
-	queued(args_, 3);
-}
-
-static void
-k_add_bias(float *y, const float *b, int64_t rows, int64_t cols)
-{
-	const void *args_[] = {(const void *)(y), (const void *)(b)};
-	launch("add_bias", args_, 2);
-	add_bias_cpu(y, b, rows, cols);
-	queued(args_, 2);
-}
-
-static void
-k_bias_grad(const float *dy, float *db, int64_t rows, int64_t cols)
-{
-	const void *args_[] = {(const void *)(dy), (const void *)(db)};
-	launch("bias_grad", args_, 2);
-	bias_grad_cpu(dy, db, rows, cols);
-	queued(args_, 2);
-}
-
-static void
-k_copy(const float *x, float *y, size_t n)
-{
-	const void *args_[] = {(const void *)(x), (const void *)(y)};
-	launch("copy", args_, 2);
-	copy_cpu(x, y, n);
-	queued(args_, 2);
-}
-
-static void
-k_zero(float *y, size_t n)
-{
-	const void *args_[] = {(const void *)(y)};
-	launch("zero", args_, 1);
-	zero_cpu(y, n);
-	queued(args_, 1);
-}
-
-static void
-k_add(const float *x, float *y, size_t n)
-{
-	const void *args_[] = {(const void *)(x), (const void *)(y)};
-	launch("add", args_, 2);
-	add_cpu(x, y, n);
-	queued(args_, 2);
-}
-
-static void
-k_relu(const float *x, float *y, size_t n)
-{
-	const void *args_[] = {(const void *)(x), (const void *)(y)};
-	launch("relu", args_, 2);
-	relu_forward_cpu(x, y, n);
-	queued(args_, 2);
-}
-
-static void
-k_relu_grad(const float *y, const float *dy, float *dx, size_t n)
-{
-	const void *args_[] = {(const void *)(y), (const void *)(dy),
-	                       (const void *)(dx)};
-	launch("relu_grad", args_, 3);
-	relu_backward_cpu(y, dy, dx, n);
-	queued(args_, 3);
-}
-
-static void
-k_sigmoid(const float *x, float *y, size_t n)
-{
-	const void *args_[] = {(const void *)(x), (const void *)(y)};
-	launch("sigmoid", args_, 2);
-	sigmoid_forward_cpu(x, y, n);
-	queued(args_, 2);
-}
-
-static void
-k_sigmoid_grad(const float *y, const float *dy, float *dx, size_t n)
-{
-	const void *args_[] = {(const void *)(y), (const void *)(dy),
-	                       (const void *)(dx)};
-	launch("sigmoid_grad", args_, 3);
-	sigmoid_backward_cpu(y, dy, dx, n);
-	queued(args_, 3);
-}
-
-static void
-k_tanh(const float *x, float *y, size_t n)
-{
-	const void *args_[] = {(const void *)(x), (const void *)(y)};
-	launch("tanh", args_, 2);
-	tanh_forward_cpu(x, y, n);
-	queued(args_, 2);
-}
-
-static void
-k_tanh_grad(const float *y, const float *dy, float *dx, size_t n)
-{
-	const void *args_[] = {(const void *)(y), (const void *)(dy),
-	                       (const void *)(dx)};
-	launch("tanh_grad", args_, 3);
-	tanh_backward_cpu(y, dy, dx, n);
-	queued(args_, 3);
-}
-
-static void
-k_softmax(const float *x, float *y, int64_t rows, int64_t cols)
-{
-	const void *args_[] = {(const void *)(x), (const void *)(y)};
-	launch("softmax", args_, 2);
-	softmax_forward_cpu(x, y, rows, cols);
-	queued(args_, 2);
-}
-
-static void
-k_softmax_grad(const float *y, const float *dy, float *dx, int64_t rows,
-               int64_t cols)
-{
-	const void *args_[] = {(const void *)(y), (const void *)(dy),
-	                       (const void *)(dx)};
-	launch("softmax_grad", args_, 3);
-	softmax_backward_cpu(y, dy, dx, rows, cols);
-	queued(args_, 3);
-}
-
-static void
-k_dropout(const float *x, float *y, float *mask, size_t n, float keep,
-          uint64_t seed)
-{
-	const void *args_[] = {(const void *)(x), (const void *)(y),
-	                       (const void *)(mask)};
-	launch("dropout", args_, 3);
-	dropout_forward_cpu(x, y, mask, n, keep, seed);
-	queued(args_, 3);
-}
-
-static void
-k_dropout_grad(const float *mask, const float *dy, float *dx, size_t n)
-{
-	const void *args_[] = {(const void *)(mask), (const void *)(dy),
-	                       (const void *)(dx)};
-	launch("dropout_grad", args_, 3);
-	dropout_backward_cpu(mask, dy, dx, n);
-	queued(args_, 3);
-}
-
-static void
-k_bn_train(const float *x, float *y, float *xhat, float *inv_std,
-           const float *gamma, const float *beta, float *mean_avg,
-           float *var_avg, int64_t rows, int64_t cols, float eps,
-           float momentum)
-{
-	const void *args_[] = {
-	    (const void *)(x),        (const void *)(y),
-	    (const void *)(xhat),     (const void *)(inv_std),
-	    (const void *)(gamma),    (const void *)(beta),
-	    (const void *)(mean_avg), (const void *)(var_avg)};
-	launch("bn_train", args_, 8);
-	batchnorm_train_cpu(x, y, xhat, inv_std, gamma, beta, mean_avg, var_avg,
-	                    rows, cols, eps, momentum);
-	queued(args_, 8);
-}
-
-static void
-k_bn_infer(const float *x, float *y, const float *gamma, const float *beta,
-           const float *mean_avg, const float *var_avg, int64_t rows,
-           int64_t cols, float eps)
-{
-	const void *args_[] = {
-	    (const void *)(x),        (const void *)(y),
-	    (const void *)(gamma),    (const void *)(beta),
-	    (const void *)(mean_avg), (const void *)(var_avg)};
-	launch("bn_infer", args_, 6);
-	batchnorm_infer_cpu(x, y, gamma, beta, mean_avg, var_avg, rows, cols,
-	                    eps);
-	queued(args_, 6);
-}
-
-static void
-k_bn_grad(const float *dy, const float *xhat, const float *inv_std,
-          const float *gamma, float *dx, float *dgamma, float *dbeta,
-          int64_t rows, int64_t cols)
-{
-	const void *args_[] = {(const void *)(dy),      (const void *)(xhat),
-	                       (const void *)(inv_std), (const void *)(gamma),
-	                       (const void *)(dx),      (const void *)(dgamma),
-	                       (const void *)(dbeta)};
-	launch("bn_grad", args_, 7);
-	batchnorm_backward_cpu(dy, xhat, inv_std, gamma, dx, dgamma, dbeta,
-	                       rows, cols);
-	queued(args_, 7);
-}
-
-static double
-k_softmax_xent(const float *logits, const float *labels, float *dlogits,
-               float scale, int64_t rows, int64_t cols)
-{
-	const void *args_[] = {(const void *)(logits), (const void *)(labels),
-	                       (const void *)(dlogits)};
-	launch("softmax_xent", args_, 3);
-	double v = softmax_xent_cpu(logits, labels, dlogits, scale, rows, cols);
-	queued(args_, 3);
-	sync_all();
+/* The table's kernels: each slot of kernels/slots.h runs its CPU twin
+ * on its device-memory arguments, opened to the host for the while (a
+ * loss, which returns its mean, waits for its queue as the GPU's does).
+ * update has a wrapper of its own below. */
+#define FAKE_UNPAREN(...) __VA_ARGS__
+#define FAKE_RUN_void(slot, twin, args, ptrs)                                  \
+	const void *args_[] = {FAKE_UNPAREN ptrs};                             \
+	int n_ = (int)(sizeof args_ / sizeof args_[0]);                        \
+	launch(#slot, args_, n_);                                              \
+	twin##_cpu args;                                                       \
+	queued(args_, n_);
+#define FAKE_RUN_double(slot, twin, args, ptrs)                                \
+	const void *args_[] = {FAKE_UNPAREN ptrs};                             \
+	int n_ = (int)(sizeof args_ / sizeof args_[0]);                        \
+	launch(#slot, args_, n_);                                              \
+	double v = twin##_cpu args;                                            \
+	queued(args_, n_);                                                     \
+	sync_all();                                                            \
 	return v;
-}
-
-static double
-k_sigmoid_xent(const float *logits, const float *labels, float *dlogits,
-               float scale, int64_t rows)
-{
-	const void *args_[] = {(const void *)(logits), (const void *)(labels),
-	                       (const void *)(dlogits)};
-	launch("sigmoid_xent", args_, 3);
-	double v = sigmoid_xent_cpu(logits, labels, dlogits, scale, rows);
-	queued(args_, 3);
-	sync_all();
-	return v;
-}
-
-static double
-k_mse(const float *pred, const float *target, float *dpred, float scale,
-      int64_t rows, int64_t cols)
-{
-	const void *args_[] = {(const void *)(pred), (const void *)(target),
-	                       (const void *)(dpred)};
-	launch("mse", args_, 3);
-	double v = mse_cpu(pred, target, dpred, scale, rows, cols);
-	queued(args_, 3);
-	sync_all();
-	return v;
-}
-
-static void
-k_copy_cols(const float *x, int64_t xstride, float *y, int64_t ystride,
-            int64_t rows, int64_t cols)
-{
-	const void *args_[] = {(const void *)(x), (const void *)(y)};
-	launch("copy_cols", args_, 2);
-	copy_cols_cpu(x, xstride, y, ystride, rows, cols);
-	queued(args_, 2);
-}
-
-static void
-k_add_cols(const float *x, int64_t xstride, float *y, int64_t ystride,
-           int64_t rows, int64_t cols)
-{
-	const void *args_[] = {(const void *)(x), (const void *)(y)};
-	launch("add_cols", args_, 2);
-	add_cols_cpu(x, xstride, y, ystride, rows, cols);
-	queued(args_, 2);
-}
-
-static void
-k_gather(const float *table, int64_t vocab, int64_t dim, const int64_t *ids,
-         int64_t stride, int64_t rows, int64_t width, int combiner, float *y)
-{
-	const void *args_[] = {(const void *)(table), (const void *)(ids),
-	                       (const void *)(y)};
-	launch("gather", args_, 3);
-	gather_cpu(table, vocab, dim, ids, stride, rows, width, combiner, y);
-	queued(args_, 3);
-}
-
-static void
-k_scatter(const float *dy, int64_t vocab, int64_t dim, const int64_t *ids,
-          int64_t stride, int64_t rows, int64_t width, int combiner,
-          float *dtable)
-{
-	const void *args_[] = {(const void *)(dy), (const void *)(ids),
-	                       (const void *)(dtable)};
-	launch("scatter", args_, 3);
-	scatter_cpu(dy, vocab, dim, ids, stride, rows, width, combiner, dtable);
-	queued(args_, 3);
-}
+#define TF_KERNEL(slot, twin, api, ret, params, args, ptrs, staged)            \
+	static ret k_##slot params                                             \
+	{                                                                      \
+		FAKE_RUN_##ret(slot, twin, args, ptrs)                         \
+	}
+#include "kernels/slots.h"
+#undef TF_KERNEL
 
 static void
 k_update(const struct tf_update *u, float *w, const float *g,
@@ -410,44 +154,12 @@ k_update(const struct tf_update *u, float *w, const float *g,
 	queued(args_, 5);
 }
 
-static void
-k_fill(float *y, size_t n, float v)
-{
-	const void *args_[] = {(const void *)(y)};
-	launch("fill", args_, 1);
-	fill_cpu(y, n, v);
-	queued(args_, 1);
-}
-
 static struct tf_kernels table = {
-    .gemm = k_gemm,
-    .add_bias = k_add_bias,
-    .bias_grad = k_bias_grad,
-    .copy = k_copy,
-    .zero = k_zero,
-    .add = k_add,
-    .relu = k_relu,
-    .relu_grad = k_relu_grad,
-    .sigmoid = k_sigmoid,
-    .sigmoid_grad = k_sigmoid_grad,
-    .tanh = k_tanh,
-    .tanh_grad = k_tanh_grad,
-    .softmax = k_softmax,
-    .softmax_grad = k_softmax_grad,
-    .dropout = k_dropout,
-    .dropout_grad = k_dropout_grad,
-    .bn_train = k_bn_train,
-    .bn_infer = k_bn_infer,
-    .bn_grad = k_bn_grad,
-    .softmax_xent = k_softmax_xent,
-    .sigmoid_xent = k_sigmoid_xent,
-    .mse = k_mse,
-    .copy_cols = k_copy_cols,
-    .add_cols = k_add_cols,
-    .gather = k_gather,
-    .scatter = k_scatter,
+#define TF_KERNEL(slot, twin, api, ret, params, args, ptrs, staged)            \
+	.slot = k_##slot,
+#include "kernels/slots.h"
+#undef TF_KERNEL
     .update = k_update,
-    .fill = k_fill,
 };
 
 /* A fault on device memory: the host touched it (a real GPU's
@@ -485,14 +197,17 @@ m_open(int gpu, int tf32, char *err, size_t errlen)
 		         gpu);
 		return -1;
 	}
-	/* FAKE_GPU_NO=update: a device without that kernel */
+	/* FAKE_GPU_NO=SLOT: a device without that kernel */
 	const char *no = getenv("FAKE_GPU_NO");
 	if (no != NULL && strcmp(no, "update") == 0) {
 		table.update = NULL;
 	}
-	if (no != NULL && strcmp(no, "gemm") == 0) {
-		table.gemm = NULL;
+#define TF_KERNEL(slot, twin, api, ret, params, args, ptrs, staged)            \
+	if (no != NULL && strcmp(no, #slot) == 0) {                            \
+		table.slot = NULL;                                             \
 	}
+#include "kernels/slots.h"
+#undef TF_KERNEL
 	struct sigaction sa = {.sa_sigaction = on_fault,
 	                       .sa_flags = SA_SIGINFO};
 	sigemptyset(&sa.sa_mask);

@@ -210,6 +210,24 @@ TF_API void tf_scatter(struct tf_device *d, const float *dy, int64_t vocab,
                        float *dtable);
 
 /*
+ * Convolution by matrix product: im2col lays each output pixel's patch
+ * out as a row, so a convolution is one tf_gemm() of those rows by the
+ * kernel (kh*kw*c x filters).  x holds rows images of h x w x c (NHWC);
+ * col gets rows*oh*ow rows of kh*kw*c values, in (ky, kx, channel)
+ * order, zero where the patch reaches into the padding.  Output pixel
+ * (oy, ox) reads input (oy*sh - ph + ky, ox*sw - pw + kx).
+ */
+struct tf_conv {
+	int64_t h, w, c; /* an input image */
+	int64_t kh, kw;  /* the kernel */
+	int64_t sh, sw;  /* strides */
+	int64_t ph, pw;  /* padding before (top, left) */
+	int64_t oh, ow;  /* the output image */
+};
+TF_API void tf_im2col(struct tf_device *d, const float *x, int64_t rows,
+                      const struct tf_conv *g, float *col);
+
+/*
  * Optimizer updates, one fused pass over a parameter block: w from its
  * gradient g and the optimizer's slots (tf-plugin(7)).  The formulas are
  * the optimizer plugins' (plugins/optimizers/); hp holds the update's
