@@ -69,14 +69,6 @@ struct tf_ps_client {
 	uint64_t lost, lost_seen;
 };
 
-static double
-now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 struct tf_ps_client *
 tf_ps_client_new(void)
 {
@@ -275,7 +267,7 @@ static int
 round_trip(struct tf_ps_client *cl, Tfkit__Ps__Request *q)
 {
 	drop_replies(cl);
-	double t0 = now(), deadline = t0 + cl->timeout;
+	double t0 = tfi_now(), deadline = t0 + cl->timeout;
 	uint64_t bytes0 = cl->bytes;
 	nng_duration ms = (nng_duration)(cl->timeout * 1000);
 	unsigned char *todo = cl->todo;
@@ -357,7 +349,7 @@ round_trip(struct tf_ps_client *cl, Tfkit__Ps__Request *q)
 			}
 		}
 		if (rc == TF_OK && failed != 0 &&
-		    (last || !retryable(failed) || now() > deadline)) {
+		    (last || !retryable(failed) || tfi_now() > deadline)) {
 			rc = tfi_set_error(
 			    cl, TF_EUNAVAIL, "ps %zu (%s) did not answer: %s%s",
 			    where, cl->c[where].url, nng_strerror(failed),
@@ -390,7 +382,7 @@ round_trip(struct tf_ps_client *cl, Tfkit__Ps__Request *q)
 		}
 	}
 	if (cl->nms < cl->capms) {
-		cl->ms[cl->nms++] = (now() - t0) * 1000;
+		cl->ms[cl->nms++] = (tfi_now() - t0) * 1000;
 	}
 	return rc;
 }
@@ -511,7 +503,7 @@ tfi_ps_init(struct tf_ps_client *cl, float *params, struct tf_optim *o,
 int
 tfi_ps_pull(struct tf_ps_client *cl, float *params, uint64_t *step, double wait)
 {
-	double t0 = now();
+	double t0 = tfi_now();
 	for (;;) {
 		Tfkit__Ps__Request *q =
 		    requests(cl, TFKIT__PS__REQUEST__KIND__PULL);
@@ -529,7 +521,7 @@ tfi_ps_pull(struct tf_ps_client *cl, float *params, uint64_t *step, double wait)
 			*step = cl->c[0].step;
 			return rc;
 		}
-		if (now() - t0 > wait) {
+		if (tfi_now() - t0 > wait) {
 			return tfi_set_error(cl, TF_EUNAVAIL,
 			                     "the ps tasks were not given the "
 			                     "model within %g s: is the chief "
@@ -761,7 +753,7 @@ tfi_ps_done(struct tf_ps_client *cl)
 int
 tfi_ps_wait_done(struct tf_ps_client *cl, uint32_t trainers, double wait)
 {
-	double t0 = now();
+	double t0 = tfi_now();
 	for (;;) {
 		uint32_t done = 0;
 		/* DONE again: counted once, answered with the count
@@ -770,7 +762,7 @@ tfi_ps_wait_done(struct tf_ps_client *cl, uint32_t trainers, double wait)
 		if (rc != TF_OK || done >= trainers) {
 			return rc;
 		}
-		if (now() - t0 > wait) {
+		if (tfi_now() - t0 > wait) {
 			return tfi_set_error(
 			    cl, TF_EUNAVAIL,
 			    "%u of %u trainers done after %g s", done, trainers,
@@ -851,7 +843,7 @@ tfi_ps_ready(struct tf_ps_client *cl, double wait,
 {
 	/* Connected to every ps first (dialers retry in the background),
 	 * saying now and then which is awaited; then each must answer. */
-	double t0 = now(), said = t0;
+	double t0 = tfi_now(), said = t0;
 	for (;;) {
 		size_t k = 0;
 		while (k < cl->n && atomic_load(&cl->c[k].pipes) > 0) {
@@ -860,7 +852,7 @@ tfi_ps_ready(struct tf_ps_client *cl, double wait,
 		if (k == cl->n) {
 			break;
 		}
-		double t = now();
+		double t = tfi_now();
 		if (t - t0 >= wait) {
 			return tfi_set_error(
 			    cl, TF_EUNAVAIL,

@@ -28,6 +28,8 @@ struct tfi_handle {
 };
 
 /* Record an error on h (first one wins).  Returns code. */
+/* Seconds on the monotonic clock, for timeouts and rates. (error.c) */
+double tfi_now(void);
 int tfi_set_error(void *h, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int tfi_set_errorv(void *h, int code, const char *fmt, va_list ap);

@@ -98,14 +98,6 @@ struct ps {
 	int finish;
 };
 
-static double
-now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void note(struct ps *ps, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -505,7 +497,7 @@ init_shard(struct ps *ps, const Tfkit__Ps__Request *q, char *err, size_t errlen)
 	ps->staleness = q->staleness;
 	ps->peer_timeout = q->peer_timeout > 0 ? q->peer_timeout : 60;
 	ps->init = 1;
-	ps->init_at = now();
+	ps->init_at = tfi_now();
 	/* No request is larger than an INIT of this shard with its slots
 	 * (a sparse push's block list is at most as long): anything larger
 	 * is refused by nng from now on, never buffered. */
@@ -593,7 +585,7 @@ push(struct ps *ps, struct slot *s, const Tfkit__Ps__Request *q)
 	}
 	dense_gradient(ps, q, ps->agg + (size_t)wk * wd);
 	if (ps->nhave == 0) {
-		ps->first = now();
+		ps->first = tfi_now();
 		ps->lr = q->learning_rate;
 	}
 	ps->have[wk] = 1;
@@ -647,7 +639,7 @@ static void
 handle(struct ps *ps, struct slot *s, const uint8_t *d, size_t len)
 {
 	Tfkit__Ps__Request *q = tfkit__ps__request__unpack(NULL, len, d);
-	ps->last_request = now();
+	ps->last_request = tfi_now();
 	ps->requests++;
 	s->nranges = 0; /* replies hold the whole shard unless asked */
 	s->some = 0;
@@ -752,7 +744,7 @@ handle(struct ps *ps, struct slot *s, const uint8_t *d, size_t len)
 				w->done = 1;
 				ps->done++;
 				if (ps->done == ps->trainers) {
-					ps->all_done_at = now();
+					ps->all_done_at = tfi_now();
 				}
 			}
 			reply_status(ps, s, TFKIT__PS__REPLY__STATUS__OK, "",
@@ -1078,7 +1070,7 @@ tf_ps_run(const struct tf_registry *reg, const struct tf_ps_config *cfg,
 		started++;
 		nng_ctx_recv(s->ctx, s->aio);
 	}
-	ps.last_request = ps.started_at = now();
+	ps.last_request = ps.started_at = tfi_now();
 	double startup = cfg->startup_timeout > 0 ? cfg->startup_timeout : 300;
 	restore_shard(&ps);
 	pthread_mutex_unlock(&ps.mu);
@@ -1094,7 +1086,7 @@ tf_ps_run(const struct tf_registry *reg, const struct tf_ps_config *cfg,
 			break;
 		}
 		pthread_mutex_lock(&ps.mu);
-		double t = now();
+		double t = tfi_now();
 		int quit = 0;
 		if (ps.finish) {
 			note(&ps,
@@ -1212,7 +1204,7 @@ tf_ps_new(const struct tf_registry *reg, const struct tf_ps_config *cfg,
 	for (size_t i = 0; i < nctx; i++) {
 		ps->slots[i].ps = ps;
 	}
-	ps->last_request = now();
+	ps->last_request = tfi_now();
 	restore_shard(ps);
 	return t;
 }

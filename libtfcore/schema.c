@@ -557,6 +557,13 @@ tf_schema_sidecar(const char *records, char *out, size_t size)
 	snprintf(out, size, "%.*s.schema.json", (int)n, records);
 }
 
+void
+tf_shard_name(const char *base, long long i, long long n, char *out,
+              size_t size)
+{
+	snprintf(out, size, "%s-%05lld-of-%05lld", base, i, n);
+}
+
 int
 tf_schema_carry(struct tf_schema *s, const char *const *inputs, size_t ninputs,
                 const char *output, int64_t rows)

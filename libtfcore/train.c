@@ -456,14 +456,6 @@ tf_trainer_free(struct tf_trainer *t)
 	free(t);
 }
 
-static double
-now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 struct run {
 	int continued; /* a run resumed to go on, not a new one */
 	struct tf_trainer *t;
@@ -2546,7 +2538,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		goto out;
 	}
 	float *params = tf_graph_params(r.g), *grads = tf_graph_grads(r.g);
-	double t0 = now(), last_save = t0, t_mark = t0;
+	double t0 = tfi_now(), last_save = t0, t_mark = t0;
 	uint64_t ex_mark = r.h.examples;
 	saved_step = r.h.step;
 	uint64_t ex_mark0 = r.h.examples;
@@ -2613,7 +2605,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		 * line's are the last epoch's, not the run's). */
 		if (b->epoch != r.h.epoch && tf_metrics_count(m) > 0) {
 			tf_metrics_reset(m);
-			t_mark = now();
+			t_mark = tfi_now();
 			ex_mark = r.h.examples;
 		}
 		if ((rc = towers_run(&r, &tw, &b->b, m, &loss)) != TF_OK) {
@@ -2696,7 +2688,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		    r.h.step >= next_report) {
 			next_report = (r.h.step / cfg->steps_to_validate + 1) *
 			              cfg->steps_to_validate;
-			double tn = now();
+			double tn = tfi_now();
 			rc = report(
 			    &r, m, lr,
 			    (double)(r.h.examples - ex_mark) /
@@ -2706,18 +2698,18 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 				goto out;
 			}
 			tf_metrics_reset(m);
-			t_mark = now();
+			t_mark = tfi_now();
 			ex_mark = r.h.examples;
 		}
 		int due = (cfg->save_every > 0 && r.h.step >= next_save) ||
 		          (cfg->save_every_secs > 0 &&
-		           now() - last_save >= cfg->save_every_secs);
+		           tfi_now() - last_save >= cfg->save_every_secs);
 		if (due) {
 			if ((rc = save(&r)) != TF_OK) {
 				goto out;
 			}
 			saved_step = r.h.step;
-			last_save = now();
+			last_save = tfi_now();
 			next_save = cfg->save_every > 0
 			                ? (r.h.step / cfg->save_every + 1) *
 			                      cfg->save_every
@@ -2802,7 +2794,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		goto out;
 	}
 	note_fallbacks(&r, 0);
-	double tn = now();
+	double tn = tfi_now();
 	rc = report(&r, m, lr,
 	            (double)(r.h.examples - ex_mark) /
 	                (tn - t_mark > 1e-9 ? tn - t_mark : 1e-9),

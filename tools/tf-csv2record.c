@@ -379,8 +379,7 @@ main(int argc, char **argv)
 	for (int i = 0; i < shards; i++) {
 		char name[4096];
 		if (shards > 1) {
-			snprintf(name, sizeof name, "%s-%05d-of-%05d", output,
-			         i, shards);
+			tf_shard_name(output, i, shards, name, sizeof name);
 		} else {
 			snprintf(name, sizeof name, "%s",
 			         output ? output : "-");

@@ -611,8 +611,7 @@ cmd_split(void)
 		}
 		for (long long i = 0; i < s.n; i++) {
 			char name[4096];
-			snprintf(name, sizeof name, "%s-%05lld-of-%05lld",
-			         O.output, i, s.n);
+			tf_shard_name(O.output, i, s.n, name, sizeof name);
 			s.w[i] = open_output(name);
 		}
 	}
@@ -625,8 +624,7 @@ cmd_split(void)
 		carry_schema(O.output, (long long)s.kept);
 	} else {
 		char first[4096];
-		snprintf(first, sizeof first, "%s-00000-of-%05lld", O.output,
-		         s.n);
+		tf_shard_name(O.output, 0, s.n, first, sizeof first);
 		carry_schema(first, -1);
 	}
 }
