@@ -236,6 +236,16 @@ $(B)/bin/tf-ps: $(TRAIN_PS_OBJ) $(TOOL_COMMON) $(SOLIB) $(B)/lib/libtfcore.so
 	@mkdir -p $(@D)
 	$(Q)$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $(TRAIN_PS_OBJ) $(TOOL_COMMON) -L$(B)/lib -ltfcore -Wl,-rpath,'$$ORIGIN/../lib' -ljansson -lm
 
+# tf-records: a file per group of subcommands under tools/records/.
+RECORDS_SRC := $(wildcard tools/records/*.c)
+RECORDS_OBJ := $(patsubst tools/records/%.c,$(B)/tools/records/%.o,$(RECORDS_SRC))
+$(B)/tools/records/%.o: tools/records/%.c | deps
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) -Itools $(CFLAGS) -c -o $@ $<
+$(B)/bin/tf-records: $(RECORDS_OBJ) $(TOOL_COMMON) $(SOLIB) $(B)/lib/libtfcore.so
+	@mkdir -p $(@D)
+	$(Q)$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $(RECORDS_OBJ) $(TOOL_COMMON) -L$(B)/lib -ltfcore -Wl,-rpath,'$$ORIGIN/../lib' -ljansson $(TOOL_LIBS) -lm
+
 # tf-serve is one file per concern under tools/serve/ (serve.h), with
 # the server's own libraries: HTTP/1.1, HTTP/2 (for gRPC) and nng.
 SERVE_SRC := $(wildcard tools/serve/*.c)
