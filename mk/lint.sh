@@ -1,5 +1,7 @@
 #!/bin/sh
-# make lint: clang-format in check mode and cppcheck over the C sources.
+# make lint: clang-format in check mode and cppcheck over the C sources
+# (kernels/slots.h, a list read through the macro of whoever includes
+# it, is checked where it is included).
 set -u
 status=0
 files=$(git ls-files '*.c' '*.h' 2>/dev/null || find libtfcore kernels plugins tools tests bench -name '*.[ch]')
@@ -17,7 +19,7 @@ if command -v cppcheck >/dev/null 2>&1; then
 		--std=c11 --inline-suppr --library=mk/cppcheck.cfg -D_GNU_SOURCE -DTF_BUILDING_LIBRARY \
 		-Ilibtfcore/include -Ilibtfcore -I. -Itools \
 		--suppress=missingIncludeSystem \
-		$(echo "$files" | grep -v '^tests/'); then
+		$(echo "$files" | grep -v -e '^tests/' -e '^kernels/slots.h$'); then
 		echo "lint: cppcheck found problems" >&2
 		status=1
 	fi

@@ -67,8 +67,8 @@ TF_API void tf_schema_sidecar(const char *records, char *out, size_t size);
 /* Shard i of n of a set: BASE-0000i-of-0000N (as tf-csv2record --shards
  * and tf-records split write them, TensorFlow's naming), the name
  * tf_schema_sidecar() takes back to BASE.schema.json. */
-TF_API void tf_shard_name(const char *base, long long i, long long n,
-                          char *out, size_t size);
+TF_API void tf_shard_name(const char *base, long long i, long long n, char *out,
+                          size_t size);
 
 /*
  * Carry the inputs' sidecar to the sidecar of output, a file of the same
