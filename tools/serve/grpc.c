@@ -1,7 +1,7 @@
 /*
- * grpc.c - TensorFlow Serving's gRPC API (tensorflow.serving.
- * PredictionService and ModelService): gRPC's wire protocol on HTTP/2
- * through libnghttp2.
+ * grpc.c - the HTTP/2 server of tf-serve's gRPC API: gRPC's wire
+ * protocol through libnghttp2 (the calls themselves, TensorFlow
+ * Serving's PredictionService and ModelService, are grpc_call.c's).
  *
  * An acceptor thread hands each new connection to the next of the worker
  * threads (as many as the REST pool), which each run an epoll loop over
@@ -10,8 +10,7 @@
  * a path naming the method, content-type application/grpc, a body of
  * one length-prefixed message (compressed with gzip or deflate when
  * grpc-encoding says so).  When the request's stream ends the worker
- * answers it from the models served (the messages are the library's,
- * tf_request_decode_pb() and on) and queues the response: headers, the
+ * answers it (grpc_answer()) and queues the response: headers, the
  * message and the trailers with grpc-status and grpc-message, or for an
  * error headers and trailers in one frame (gRPC's Trailers-Only).
  * Everything a read produced is written in one write.  Unknown methods
@@ -35,184 +34,7 @@
 #include "../tool.h"
 #include "serve.h"
 
-/* gRPC's status codes (the same numbers as tensorflow.error.Code). */
-enum {
-	G_OK = 0,
-	G_INVALID_ARGUMENT = 3,
-	G_NOT_FOUND = 5,
-	G_RESOURCE_EXHAUSTED = 8,
-	G_FAILED_PRECONDITION = 9,
-	G_UNIMPLEMENTED = 12,
-	G_INTERNAL = 13,
-	G_UNAVAILABLE = 14,
-};
-
-#define NMETHODS 5
-
-/* The methods, by their paths. */
-static const struct {
-	const char *path;
-	int method; /* TF_METHOD_... */
-	int mkind;  /* what the metrics count it as */
-} methods[NMETHODS] = {
-    {"/tensorflow.serving.PredictionService/Predict", TF_METHOD_PREDICT,
-     M_PREDICT},
-    {"/tensorflow.serving.PredictionService/Classify", TF_METHOD_CLASSIFY,
-     M_CLASSIFY},
-    {"/tensorflow.serving.PredictionService/Regress", TF_METHOD_REGRESS,
-     M_REGRESS},
-    {"/tensorflow.serving.PredictionService/GetModelMetadata",
-     TF_METHOD_METADATA, M_METADATA},
-    {"/tensorflow.serving.ModelService/GetModelStatus", TF_METHOD_STATUS,
-     M_STATUS},
-};
-
-/* An answer: a status, its message, and a response message. */
-struct answer {
-	int code;
-	char details[1024];
-	const void *msg;
-	size_t len;
-};
-
-static void
-fail(struct answer *a, int code, const char *msg)
-{
-	a->code = code;
-	snprintf(a->details, sizeof a->details, "%s", msg);
-	a->msg = NULL;
-	a->len = 0;
-}
-
-/* The HTTP status the metrics count a gRPC code as (one set of counters
- * for both APIs). */
-static int
-http_status(int code)
-{
-	switch (code) {
-	case G_OK:
-		return 200;
-	case G_INVALID_ARGUMENT:
-	case G_FAILED_PRECONDITION:
-		return 400;
-	case G_NOT_FOUND:
-		return 404;
-	case G_RESOURCE_EXHAUSTED:
-		return 413;
-	case G_UNAVAILABLE:
-		return 503;
-	default:
-		return 500;
-	}
-}
-
-static int
-code_of(int rc)
-{
-	return rc == TF_EINVAL   ? G_INVALID_ARGUMENT
-	       : rc == TF_ENOMEM ? G_RESOURCE_EXHAUSTED
-	                         : G_INTERNAL;
-}
-
-/* GetModelStatus: every version of s (or version want) and its state. */
-static void
-model_status(struct tf_request *q, struct served *s, int64_t want,
-             struct answer *a)
-{
-	struct tf_version_state st[32];
-	size_t n = 0;
-	pthread_mutex_lock(&s->lock);
-	for (int i = 0; i < s->nst && n < 32; i++) {
-		if (want < 0 || s->st[i].number == want) {
-			st[n++] = (struct tf_version_state){
-			    s->st[i].number, s->st[i].state, s->st[i].code,
-			    s->st[i].message};
-		}
-	}
-	int rc =
-	    n > 0 ? tf_serving_status_pb(q, st, n, &a->msg, &a->len) : TF_OK;
-	pthread_mutex_unlock(&s->lock);
-	if (n == 0 && want >= 0) {
-		char m[600];
-		snprintf(m, sizeof m, "Could not find version %lld of model %s",
-		         (long long)want, s->name);
-		fail(a, G_NOT_FOUND, m);
-	} else if (n == 0) {
-		char m[600];
-		snprintf(m, sizeof m, "Could not find any versions of model %s",
-		         s->name);
-		fail(a, G_NOT_FOUND, m);
-	} else if (rc != TF_OK) {
-		fail(a, code_of(rc), tf_errmsg(q));
-	}
-}
-
-/* Answer one request message of method with the models served. */
-static void
-answer(struct serve *sv, struct tf_request *q, int method, const void *body,
-       size_t len, struct answer *a, struct served **counted)
-{
-	struct tf_model_spec spec;
-	a->code = G_OK;
-	a->details[0] = '\0';
-	if (tf_request_decode_pb(q, method, body, len, &spec) != TF_OK) {
-		fail(a, G_INVALID_ARGUMENT, tf_errmsg(q));
-		return;
-	}
-	if (spec.label != NULL) {
-		char m[600];
-		snprintf(
-		    m, sizeof m,
-		    "Unrecognized servable version label: %.400s (tf-serve "
-		    "serves versions by number)",
-		    spec.label);
-		fail(a, G_INVALID_ARGUMENT, m);
-		return;
-	}
-	if (spec.name[0] == '\0') {
-		fail(a, G_INVALID_ARGUMENT, "ModelSpec has no name specified.");
-		return;
-	}
-	struct served *s = serve_find(sv, spec.name, strlen(spec.name));
-	struct version *v = NULL;
-	if (method == TF_METHOD_STATUS) {
-		*counted = s;
-		if (s != NULL) {
-			model_status(q, s, spec.version, a);
-		} else {
-			char m[600];
-			snprintf(m, sizeof m,
-			         "Could not find any versions of model %.500s",
-			         spec.name);
-			fail(a, G_NOT_FOUND, m);
-		}
-		return;
-	}
-	if (s == NULL || (v = serve_acquire(s, spec.version)) == NULL) {
-		char m[600];
-		tf_serving_not_found(m, sizeof m, spec.name, strlen(spec.name),
-		                     spec.version);
-		fail(a, G_NOT_FOUND, m);
-		*counted = s;
-		return;
-	}
-	*counted = s;
-	const struct tf_model *m = v->inst[0]; /* read only */
-	tf_request_set_allow_missing(q, sv->opt.allow_missing);
-	int rc = tf_request_parse_pb(q, m, sv->opt.max_rows);
-	if (rc == TF_OK && method != TF_METHOD_METADATA &&
-	    serve_predict(sv, v, q) != TF_OK) {
-		fail(a, G_INTERNAL, "prediction failed");
-	} else if (rc == TF_OK &&
-	           (rc = tf_request_respond_pb(q, m, s->name, v->number,
-	                                       &a->msg, &a->len)) != TF_OK) {
-		fail(a, tf_request_grpc_code(q), tf_errmsg(q));
-	} else if (rc != TF_OK) {
-		fail(a, tf_request_grpc_code(q), tf_errmsg(q));
-	}
-	/* The response lies in q, not in the version: safe to let go. */
-	serve_release(s, v);
-}
+#include "grpc.h"
 
 /* ---- HTTP/2 --------------------------------------------------------------
  */
@@ -331,16 +153,17 @@ unframe(struct serve *sv, struct stream *st, struct sbuf *plain,
 {
 	const unsigned char *b = (const unsigned char *)st->body.p;
 	if (st->body.len < 5) {
-		fail(a, G_INVALID_ARGUMENT, "the call has no request message");
+		grpc_fail(a, G_INVALID_ARGUMENT,
+		          "the call has no request message");
 		return -1;
 	}
 	uint32_t n = (uint32_t)b[1] << 24 | (uint32_t)b[2] << 16 |
 	             (uint32_t)b[3] << 8 | b[4];
 	if ((size_t)n + 5 != st->body.len) {
-		fail(a, G_INVALID_ARGUMENT,
-		     (size_t)n + 5 < st->body.len
-		         ? "a unary call takes one request message"
-		         : "the request message is cut short");
+		grpc_fail(a, G_INVALID_ARGUMENT,
+		          (size_t)n + 5 < st->body.len
+		              ? "a unary call takes one request message"
+		              : "the request message is cut short");
 		return -1;
 	}
 	*msg = b + 5;
@@ -349,8 +172,8 @@ unframe(struct serve *sv, struct stream *st, struct sbuf *plain,
 		return 0;
 	}
 	if (b[0] != 1 || st->encoding[0] == '\0') {
-		fail(a, G_INTERNAL,
-		     "a compressed message without a grpc-encoding");
+		grpc_fail(a, G_INTERNAL,
+		          "a compressed message without a grpc-encoding");
 		return -1;
 	}
 	/* gzip or deflate (zlib), inflated up to --max-body-bytes. */
@@ -358,7 +181,7 @@ unframe(struct serve *sv, struct stream *st, struct sbuf *plain,
 	if (inflateInit2(&z, strcmp(st->encoding, "gzip") == 0
 	                         ? 16 + MAX_WBITS
 	                         : MAX_WBITS) != Z_OK) {
-		fail(a, G_INTERNAL, "out of memory");
+		grpc_fail(a, G_INTERNAL, "out of memory");
 		return -1;
 	}
 	z.next_in = (unsigned char *)(b + 5);
@@ -378,11 +201,11 @@ unframe(struct serve *sv, struct stream *st, struct sbuf *plain,
 	}
 	inflateEnd(&z);
 	if (rc != Z_STREAM_END) {
-		fail(a, rc == Z_MEM_ERROR ? G_RESOURCE_EXHAUSTED : G_INTERNAL,
-		     rc == Z_MEM_ERROR
-		         ? "the request message inflates past "
-		           "--max-body-bytes"
-		         : "the request message does not inflate");
+		grpc_fail(
+		    a, rc == Z_MEM_ERROR ? G_RESOURCE_EXHAUSTED : G_INTERNAL,
+		    rc == Z_MEM_ERROR ? "the request message inflates past "
+		                        "--max-body-bytes"
+		                      : "the request message does not inflate");
 		return -1;
 	}
 	*msg = plain->p;
@@ -411,7 +234,7 @@ serve_stream(struct conn *c, struct stream *st)
 	if (st->m < 0) {
 		char m[600];
 		snprintf(m, sizeof m, "Method not found: %.500s", st->path);
-		fail(&a, G_UNIMPLEMENTED, m);
+		grpc_fail(&a, G_UNIMPLEMENTED, m);
 	} else if (st->bad_encoding) {
 		char m[200];
 		snprintf(
@@ -419,19 +242,19 @@ serve_stream(struct conn *c, struct stream *st)
 		    "grpc-encoding %s is not supported (identity, deflate, "
 		    "gzip are)",
 		    st->encoding);
-		fail(&a, G_UNIMPLEMENTED, m);
+		grpc_fail(&a, G_UNIMPLEMENTED, m);
 	} else if (st->too_big) {
 		char m[200];
 		snprintf(m, sizeof m,
 		         "the request message is larger than %zu bytes "
 		         "(--max-body-bytes)",
 		         sv->opt.max_body);
-		fail(&a, G_RESOURCE_EXHAUSTED, m);
+		grpc_fail(&a, G_RESOURCE_EXHAUSTED, m);
 	} else if (atomic_load(&c->w->g->stopping)) {
-		fail(&a, G_UNAVAILABLE, "tf-serve is shutting down");
+		grpc_fail(&a, G_UNAVAILABLE, "tf-serve is shutting down");
 	} else if (unframe(sv, st, &plain, &msg, &len, &a) == 0) {
-		answer(sv, c->w->q, methods[st->m].method, msg, len, &a,
-		       &counted);
+		grpc_answer(sv, c->w->q, grpc_methods[st->m].method, msg, len,
+		            &a, &counted);
 	}
 	free(plain.p);
 	snprintf(st->status, sizeof st->status, "%d", a.code);
@@ -455,8 +278,8 @@ serve_stream(struct conn *c, struct stream *st)
 		nghttp2_submit_response(c->h2, st->id, h, 5, NULL);
 	}
 	if (st->m >= 0) {
-		serve_count(sv, counted, methods[st->m].mkind,
-		            http_status(a.code), now() - st->start);
+		serve_count(sv, counted, grpc_methods[st->m].mkind,
+		            grpc_http_status(a.code), now() - st->start);
 	}
 }
 
@@ -505,7 +328,7 @@ on_header(nghttp2_session *h2, const nghttp2_frame *f, const uint8_t *name,
 		memcpy(st->path, value, n);
 		st->path[n] = '\0';
 		for (int i = 0; i < NMETHODS; i++) {
-			if (strcmp(st->path, methods[i].path) == 0) {
+			if (strcmp(st->path, grpc_methods[i].path) == 0) {
 				st->m = i;
 			}
 		}
