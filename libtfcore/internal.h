@@ -28,6 +28,9 @@ struct tfi_handle {
 };
 
 /* Record an error on h (first one wins).  Returns code. */
+/* The node a task's predictions are read from: "prob", or "logits" for
+ * a regression. (spec.c) */
+const char *tfi_prediction_node(int task);
 /* Seconds on the monotonic clock, for timeouts and rates. (error.c) */
 double tfi_now(void);
 int tfi_set_error(void *h, int code, const char *fmt, ...)

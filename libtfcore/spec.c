@@ -1,0 +1,418 @@
+/*
+ * spec.c - model specs (tf-plugin(7)): the built-in models' (lr and dnn,
+ * tf_model_spec(); wide_and_deep, tf_model_spec_wide_deep()) and a
+ * user's --model-file (tf_model_spec_custom(): widths and shapes checked
+ * against the data, the prediction and the loss of the task added).
+ * The graph that runs a spec is graph.c's; the loop that trains it
+ * train.c's.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "tf/csv.h"
+#include "tf/dataset.h"
+#include "tf/train.h"
+
+/* ---- model specs --------------------------------------------------------- */
+
+static const char *
+loss_op(int task)
+{
+	return task == TF_TASK_BINARY       ? "sigmoid_xent"
+	       : task == TF_TASK_MULTICLASS ? "softmax_xent"
+	                                    : "mse";
+}
+
+/* Append a line to a spec; non-zero when out of memory. */
+static int put_line(struct tfi_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int
+put_line(struct tfi_buf *b, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	return tfi_json_put(b, line, strlen(line));
+}
+
+/*
+ * The hidden layers of a dnn on node prev: dense, then batchnorm when
+ * bn_epsilon > 0, then relu, then dropout when keep < 1.  The last
+ * layer's name goes to out.
+ */
+static int
+hidden_layers(struct tfi_buf *b, const char *hidden, const char *prev,
+              double bn_epsilon, double keep, char *out, size_t outlen,
+              char *err, size_t errlen)
+{
+	const char *p = hidden ? hidden : "";
+	int layer = 0, rc = 0;
+	snprintf(out, outlen, "%s", prev);
+	while (*p != '\0') {
+		while (*p == ' ' || *p == ',') {
+			p++;
+		}
+		if (*p == '\0') {
+			break;
+		}
+		char *end;
+		long units = strtol(p, &end, 10);
+		if (end == p || units < 1 || units > (1 << 20) ||
+		    (*end != '\0' && *end != ' ' && *end != ',')) {
+			snprintf(err, errlen,
+			         "--hidden: '%s' is not a list of layer sizes",
+			         hidden);
+			return TF_EINVAL;
+		}
+		layer++;
+		rc = rc || put_line(b, "node h%d dense %s units=%ld\n", layer,
+		                    out, units);
+		if (bn_epsilon > 0) {
+			rc =
+			    rc ||
+			    put_line(b, "node n%d batchnorm h%d epsilon=%.9g\n",
+			             layer, layer, bn_epsilon) ||
+			    put_line(b, "node a%d relu n%d\n", layer, layer);
+		} else {
+			rc = rc ||
+			     put_line(b, "node a%d relu h%d\n", layer, layer);
+		}
+		snprintf(out, outlen, "a%d", layer);
+		if (keep < 1) {
+			rc = rc ||
+			     put_line(b, "node d%d dropout a%d keep=%.9g\n",
+			              layer, layer, keep);
+			snprintf(out, outlen, "d%d", layer);
+		}
+		p = end;
+	}
+	if (layer == 0) {
+		snprintf(err, errlen, "--hidden: no layers");
+		return TF_EINVAL;
+	}
+	if (rc) {
+		snprintf(err, errlen, "out of memory");
+		return TF_ENOMEM;
+	}
+	return TF_OK;
+}
+
+/* The prediction and the loss on node logits. */
+static int
+put_head(struct tfi_buf *b, int task)
+{
+	return (task == TF_TASK_BINARY
+	            ? put_line(b, "node prob sigmoid logits\n")
+	        : task == TF_TASK_MULTICLASS
+	            ? put_line(b, "node prob softmax logits\n")
+	            : 0) ||
+	       put_line(b, "node loss %s logits,label\n", loss_op(task));
+}
+
+int
+tf_model_spec(const char *model, const char *hidden, int64_t inputs, int task,
+              int64_t classes, double bn_epsilon, double keep, char **spec,
+              char *err, size_t errlen)
+{
+	struct tfi_buf b = {0};
+	int64_t out = task == TF_TASK_MULTICLASS ? classes : 1;
+	char prev[32] = "x";
+	int rc =
+	    put_line(&b, "input x %lld\ninput label 1\n", (long long)inputs);
+	if (strcmp(model, "dnn") == 0) {
+		int hr = hidden_layers(&b, hidden, "x", bn_epsilon, keep, prev,
+		                       sizeof prev, err, errlen);
+		if (hr != TF_OK) {
+			tfi_buf_free(&b);
+			return hr;
+		}
+	} else if (strcmp(model, "lr") != 0) {
+		snprintf(
+		    err, errlen,
+		    "unknown model '%s' (lr, dnn or wide_and_deep; a model "
+		    "of your own: --model-file SPEC)",
+		    model);
+		tfi_buf_free(&b);
+		return TF_EINVAL;
+	}
+	rc = rc ||
+	     put_line(&b, "node logits dense %s units=%lld\n", prev,
+	              (long long)out) ||
+	     put_head(&b, task);
+	if (rc) {
+		tfi_buf_free(&b);
+		snprintf(err, errlen, "out of memory");
+		return TF_ENOMEM;
+	}
+	*spec = (char *)b.data;
+	return TF_OK;
+}
+
+/* Whether word w of a spec line is name n. */
+static int
+word_is(const char *w, size_t len, const char *n)
+{
+	return strlen(n) == len && memcmp(w, n, len) == 0;
+}
+
+/* One line of a user's spec made whole (tf_model_spec_custom). */
+static int
+custom_line(struct tfi_buf *b, const char *line, size_t len, int no,
+            const char *origin, const struct tf_layout *l, int64_t out,
+            int *has_label, int *has_logits, int *ids, char *err, size_t errlen)
+{
+	const char *w[64];
+	size_t wl[64], n = 0;
+	size_t end = len;
+	for (size_t i = 0; i < len; i++) {
+		if (line[i] == '#') {
+			end = i;
+			break;
+		}
+	}
+	for (size_t i = 0; i < end && n < 64;) {
+		while (i < end &&
+		       (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) {
+			i++;
+		}
+		size_t j = i;
+		while (j < end && line[j] != ' ' && line[j] != '\t' &&
+		       line[j] != '\r') {
+			j++;
+		}
+		if (j > i) {
+			w[n] = line + i;
+			wl[n++] = j - i;
+		}
+		i = j;
+	}
+	if (n > 0 && word_is(w[0], wl[0], "input") && n >= 2) {
+		int64_t want;
+		const char *kind = "";
+		if (word_is(w[1], wl[1], "x")) {
+			want = l->numeric;
+		} else if (word_is(w[1], wl[1], "label")) {
+			want = 1;
+			*has_label = 1;
+		} else if (word_is(w[1], wl[1], "ids")) {
+			want = l->categorical + l->crosses;
+			kind = " int64";
+			*ids = 1;
+			if (l->categorical == 0) {
+				snprintf(err, errlen,
+				         "%s:%d: input 'ids': the data has no "
+				         "categorical features (bytes columns "
+				         "with a vocabulary)",
+				         origin, no);
+				return TF_EFORMAT;
+			}
+		} else {
+			snprintf(
+			    err, errlen,
+			    "%s:%d: input '%.*s': tf-train feeds x (the "
+			    "numeric features), ids (the categorical ones) "
+			    "and label",
+			    origin, no, (int)wl[1], w[1]);
+			return TF_EFORMAT;
+		}
+		/* A width or a row's shape given (input x 28x28x1, an
+		 * image NHWC) must hold the data's values; a dtype word is
+		 * not a width ("input x float32"). */
+		struct tf_shape sh = {1, {want}};
+		if (n >= 3 && !word_is(w[2], wl[2], "int64") &&
+		    !word_is(w[2], wl[2], "float32")) {
+			if (tfi_shape_parse(w[2], wl[2], &sh) != 0 ||
+			    tfi_shape_size(&sh) != want) {
+				snprintf(
+				    err, errlen,
+				    "%s:%d: input '%.*s' is %.*s in the spec "
+				    "(%lld values a row), %lld in the data "
+				    "(a width comes from the schema; a shape "
+				    "HxWxC must hold as many)",
+				    origin, no, (int)wl[1], w[1], (int)wl[2],
+				    w[2],
+				    tfi_shape_parse(w[2], wl[2], &sh) == 0
+				        ? (long long)tfi_shape_size(&sh)
+				        : -1LL,
+				    (long long)want);
+				return TF_EFORMAT;
+			}
+		}
+		char dims[96];
+		tfi_shape_format(&sh, dims, sizeof dims);
+		return put_line(b, "input %.*s %s%s\n", (int)wl[1], w[1], dims,
+		                kind);
+	}
+	if (n > 0 && word_is(w[0], wl[0], "loss")) {
+		snprintf(err, errlen,
+		         "%s:%d: the loss is tf-train's, for the task: end the "
+		         "model at a node 'logits'",
+		         origin, no);
+		return TF_EFORMAT;
+	}
+	if (n >= 2 && word_is(w[0], wl[0], "node")) {
+		if (word_is(w[1], wl[1], "prob") ||
+		    word_is(w[1], wl[1], "loss")) {
+			snprintf(
+			    err, errlen,
+			    "%s:%d: node '%.*s' is tf-train's (the "
+			    "prediction and the loss for the task are added "
+			    "on 'logits')",
+			    origin, no, (int)wl[1], w[1]);
+			return TF_EFORMAT;
+		}
+		*has_logits |= word_is(w[1], wl[1], "logits");
+		/* KEY=outputs: the model's output count. */
+		int rc = 0;
+		for (size_t k = 0; k < n && rc == 0; k++) {
+			const char *eq = memchr(w[k], '=', wl[k]);
+			size_t kl = eq ? (size_t)(eq - w[k]) : 0;
+			if (k >= 3 && eq != NULL &&
+			    word_is(eq + 1, wl[k] - kl - 1, "outputs")) {
+				rc = put_line(b, " %.*s=%lld", (int)kl, w[k],
+				              (long long)out);
+			} else {
+				rc = put_line(b, "%s%.*s", k ? " " : "",
+				              (int)wl[k], w[k]);
+			}
+		}
+		return rc || put_line(b, "\n");
+	}
+	/* Anything else (blank, comment, a line the graph parser will
+	 * judge): as written, the comment dropped. */
+	return put_line(b, "%.*s\n", (int)end, line);
+}
+
+int
+tf_model_spec_custom(const char *text, const char *origin,
+                     const struct tf_layout *l, int task, int64_t classes,
+                     char **spec, int *wants_ids, char *err, size_t errlen)
+{
+	struct tfi_buf b = {0};
+	int64_t out = task == TF_TASK_MULTICLASS ? classes : 1;
+	int has_label = 0, has_logits = 0, ids = 0, no = 1, rc = TF_OK;
+	for (const char *p = text; *p && rc == TF_OK; no++) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		if (len > 400) {
+			snprintf(err, errlen, "%s:%d: line too long", origin,
+			         no);
+			rc = TF_EFORMAT;
+			break;
+		}
+		rc = custom_line(&b, p, len, no, origin, l, out, &has_label,
+		                 &has_logits, &ids, err, errlen);
+		if (rc > 0 && rc != TF_EFORMAT) {
+			rc = TF_ENOMEM;
+		}
+		p += len + (nl != NULL);
+	}
+	if (rc == TF_OK && !has_logits) {
+		snprintf(
+		    err, errlen,
+		    "%s: no node 'logits': the model's last node (with "
+		    "units=outputs), which tf-train puts the prediction and "
+		    "the loss on",
+		    origin);
+		rc = TF_EFORMAT;
+	}
+	if (rc == TF_OK && ((!has_label && put_line(&b, "input label 1\n")) ||
+	                    put_head(&b, task))) {
+		rc = TF_ENOMEM;
+	}
+	if (rc != TF_OK) {
+		if (rc == TF_ENOMEM) {
+			snprintf(err, errlen, "out of memory");
+		}
+		tfi_buf_free(&b);
+		return rc;
+	}
+	if (wants_ids != NULL) {
+		*wants_ids = ids;
+	}
+	*spec = (char *)b.data;
+	return TF_OK;
+}
+
+int
+tf_model_spec_wide_deep(const struct tf_layout *l, const char *hidden, int task,
+                        int64_t classes, double bn_epsilon, double keep,
+                        int64_t dim, char **spec, char *err, size_t errlen)
+{
+	struct tfi_buf b = {0};
+	int64_t out = task == TF_TASK_MULTICLASS ? classes : 1;
+	if (l->categorical == 0) {
+		snprintf(err, errlen,
+		         "wide_and_deep needs categorical features: bytes "
+		         "columns with a vocabulary in the schema");
+		return TF_EINVAL;
+	}
+	if (dim < 1) {
+		snprintf(err, errlen, "--embedding-dim must be at least 1");
+		return TF_EINVAL;
+	}
+	/* A row: numeric features in x; categorical ids, then crossed ids,
+	 * in ids. */
+	int rc = put_line(&b, "input x %lld\ninput ids %lld int64\n",
+	                  (long long)l->numeric,
+	                  (long long)(l->categorical + l->crosses)) ||
+	         put_line(&b, "input label 1\n");
+	/* Deep: numeric features and an embedding per categorical id. */
+	rc = rc || put_line(&b,
+	                    "node emb embedding ids begin=0 size=%lld "
+	                    "vocab=%lld dim=%lld combiner=concat\n",
+	                    (long long)l->categorical, (long long)l->ids,
+	                    (long long)dim);
+	rc = rc || put_line(&b, "node deep_in concat x,emb\n");
+	char prev[32];
+	int hr = hidden_layers(&b, hidden, "deep_in", bn_epsilon, keep, prev,
+	                       sizeof prev, err, errlen);
+	if (hr != TF_OK) {
+		tfi_buf_free(&b);
+		return hr;
+	}
+	rc = rc || put_line(&b, "node deep dense %s units=%lld\n", prev,
+	                    (long long)out);
+	/* Wide: linear in the numeric columns, the categorical ids and their
+	 * crosses (one weight per id and output). */
+	char sum[128] = "deep,wide_num,wide_cat";
+	rc = rc || put_line(&b, "node wide_num dense x units=%lld bias=0\n",
+	                    (long long)out);
+	rc = rc || put_line(&b,
+	                    "node wide_cat embedding ids begin=0 size=%lld "
+	                    "vocab=%lld dim=%lld init=zeros\n",
+	                    (long long)l->categorical, (long long)l->ids,
+	                    (long long)out);
+	if (l->crosses > 0) {
+		rc = rc ||
+		     put_line(&b,
+		              "node wide_cross embedding ids begin=%lld "
+		              "size=%lld vocab=%lld dim=%lld "
+		              "init=zeros\n",
+		              (long long)l->categorical, (long long)l->crosses,
+		              (long long)l->buckets, (long long)out);
+		strcat(sum, ",wide_cross");
+	}
+	rc = rc || put_line(&b, "node logits add %s\n", sum) ||
+	     put_head(&b, task);
+	if (rc) {
+		tfi_buf_free(&b);
+		snprintf(err, errlen, "out of memory");
+		return TF_ENOMEM;
+	}
+	*spec = (char *)b.data;
+	return TF_OK;
+}
+
+const char *
+tfi_prediction_node(int task)
+{
+	return task == TF_TASK_REGRESSION ? "logits" : "prob";
+}
+

@@ -1,0 +1,199 @@
+/*
+ * test_train.c - the training loop through the library (tf_trainer_run()),
+ * the ground the split of train.c stands on: a dnn learns a separable
+ * task; the same settings make the same model bit for bit; a run stopped
+ * between steps (it checkpoints where it stands) and started again ends
+ * with the uninterrupted run's model; the final JSON line counts epochs
+ * from 1 and carries the last epoch's metrics.
+ */
+#include <unistd.h>
+
+#include "test.h"
+
+static struct tf_registry *reg;
+
+static int
+sink_write(void *ctx, const uint8_t *bytes, size_t n, const size_t *ends,
+           size_t count)
+{
+	return tf_writer_write_framed(ctx, bytes, n, count) != TF_OK ||
+	       ends == NULL;
+}
+
+/* 300 rows of three features: the label is whether a + b - c > 1. */
+static int
+make_data(const char *path)
+{
+	char *csv = malloc(300 * 60 + 16);
+	if (csv == NULL) {
+		return -1;
+	}
+	size_t n = (size_t)sprintf(csv, "a,b,c,label\n");
+	for (int i = 0; i < 300; i++) {
+		double a = (i * 37 % 100) / 50.0, b = (i * 61 % 100) / 50.0;
+		double c = (i * 13 % 100) / 100.0;
+		n += (size_t)sprintf(csv + n, "%.2f,%.2f,%.2f,%d\n", a, b, c,
+		                     a + b - c > 1.0);
+	}
+	struct tf_csv *cv = tf_csv_new();
+	struct tf_input *in = tf_input_new();
+	struct tf_writer *w = tf_writer_new();
+	struct tf_schema *s = tf_schema_new();
+	struct tf_csv_options o;
+	tf_csv_options_init(&o);
+	char side[300];
+	tf_schema_sidecar(path, side, sizeof side);
+	int rc = tf_csv_set_options(cv, &o) || tf_writer_open(w, path, 0, 0) ||
+	         tf_input_open_mem(in, csv, n, "t.csv");
+	struct tf_csv_sink sink = {w, sink_write, NULL};
+	rc = rc || tf_csv_convert(cv, in, &sink) || tf_writer_close(w) ||
+	     tf_csv_schema(cv, s) || tf_schema_write(s, side);
+	tf_schema_free(s);
+	tf_writer_free(w);
+	tf_input_free(in);
+	tf_csv_free(cv);
+	free(csv);
+	return rc;
+}
+
+struct seen {
+	char last[4096]; /* the last JSON line */
+	int steps, stop_after;
+};
+
+static void
+on_line(void *ctx, const char *json)
+{
+	struct seen *s = ctx;
+	snprintf(s->last, sizeof s->last, "%s", json);
+}
+
+static void
+on_step(void *ctx, const struct tf_train_progress *p)
+{
+	(void)p;
+	((struct seen *)ctx)->steps++;
+}
+
+static int
+on_stop(void *ctx)
+{
+	struct seen *s = ctx;
+	return s->stop_after > 0 && s->steps >= s->stop_after;
+}
+
+/* A dnn of "8 4", 6 epochs of batch 32 (10 steps an epoch), into ck. */
+static int
+train(const char *ck, const char *data, struct seen *seen)
+{
+	struct tf_settings *st = tf_settings_new();
+	struct tf_trainer *t = tf_trainer_new();
+	struct tf_train_config cfg;
+	const char *inputs[] = {data};
+	int rc = tf_settings_set(st, "checkpoint-dir", ck) ||
+	         tf_settings_set(st, "hidden", "8 4") ||
+	         tf_settings_set(st, "epochs", "6") ||
+	         tf_settings_set(st, "batch-size", "32") ||
+	         tf_settings_set(st, "learning-rate", "0.02") ||
+	         tf_settings_set(st, "seed", "5") || tf_settings_resolve(st) ||
+	         tf_settings_config(st, &cfg);
+	if (rc == TF_OK) {
+		cfg.inputs = inputs;
+		cfg.ninputs = 1;
+		struct tf_train_sink sink = {seen, on_line, on_step, NULL,
+		                             on_stop};
+		rc = tf_trainer_run(t, reg, &cfg, &sink);
+		if (rc != TF_OK) {
+			printf("# %s\n", tf_errmsg(t));
+		}
+	}
+	tf_trainer_free(t);
+	tf_settings_free(st);
+	return rc;
+}
+
+/* The params block of ck's latest checkpoint, malloc'd (n floats). */
+static float *
+params_of(const char *ck, size_t *n)
+{
+	char path[512];
+	struct tf_ckpt *c = tf_ckpt_new();
+	float *out = NULL;
+	const float *p;
+	if (c != NULL && tf_ckpt_latest(ck, path, sizeof path) == TF_OK &&
+	    tf_ckpt_load(c, path) == TF_OK &&
+	    (p = tf_ckpt_get(c, "params", n)) != NULL &&
+	    (out = malloc(*n * sizeof *out + 1)) != NULL) {
+		memcpy(out, p, *n * sizeof *out);
+	}
+	tf_ckpt_free(c);
+	return out;
+}
+
+static double
+field(const char *json, const char *key)
+{
+	char k[64];
+	snprintf(k, sizeof k, "\"%s\":", key);
+	const char *p = strstr(json, k);
+	return p ? strtod(p + strlen(k), NULL) : -1;
+}
+
+TEST(learns_and_repeats_bit_for_bit)
+{
+	struct seen a = {0}, b = {0};
+	REQUIRE(train(at("a"), at("d.tfrecord"), &a) == TF_OK);
+	REQUIRE(train(at("b"), at("d.tfrecord"), &b) == TF_OK);
+	CHECK(strstr(a.last, "\"final\":true") != NULL);
+	CHECK_EQ_INT(field(a.last, "step"), 60);
+	CHECK_EQ_INT(field(a.last, "epoch"), 6); /* from 1, as shown */
+	CHECK_EQ_INT(field(a.last, "examples_total"), 6 * 300);
+	/* the last epoch's metrics: its 300 rows and the rest of the batch
+	 * it began in */
+	double ex = field(a.last, "examples");
+	CHECK(ex >= 300 && ex < 332);
+	CHECK(field(a.last, "accuracy") >= 0.9);
+	size_t na, nb;
+	float *pa = params_of(at("a"), &na), *pb = params_of(at("b"), &nb);
+	REQUIRE(pa != NULL && pb != NULL);
+	CHECK(na == nb && memcmp(pa, pb, na * sizeof *pa) == 0);
+	free(pa);
+	free(pb);
+}
+
+TEST(stopped_and_started_again_ends_as_one_run)
+{
+	struct seen one = {0}, cut = {0}, rest = {0};
+	REQUIRE(train(at("one"), at("d.tfrecord"), &one) == TF_OK);
+	cut.stop_after = 23; /* mid-epoch */
+	REQUIRE(train(at("two"), at("d.tfrecord"), &cut) == TF_OK);
+	CHECK_EQ_INT(cut.steps, 23);
+	REQUIRE(train(at("two"), at("d.tfrecord"), &rest) == TF_OK);
+	CHECK_EQ_INT(rest.steps, 60 - 23);
+	size_t n1, n2;
+	float *p1 = params_of(at("one"), &n1), *p2 = params_of(at("two"), &n2);
+	REQUIRE(p1 != NULL && p2 != NULL);
+	CHECK(n1 == n2 && memcmp(p1, p2, n1 * sizeof *p1) == 0);
+	free(p1);
+	free(p2);
+}
+
+int
+main(void)
+{
+	if (test_dir_make("tfkit-train") != 0) {
+		return 1;
+	}
+	reg = tf_registry_new();
+	if (tf_registry_load(reg) != TF_OK) {
+		printf("# %s\n", tf_errmsg(reg));
+	}
+	if (make_data(at("d.tfrecord")) != 0) {
+		printf("not ok 1 - the data\n");
+		return 1;
+	}
+	RUN(learns_and_repeats_bit_for_bit);
+	RUN(stopped_and_started_again_ends_as_one_run);
+	tf_registry_free(reg);
+	DONE();
+}
