@@ -415,4 +415,3 @@ tfi_prediction_node(int task)
 {
 	return task == TF_TASK_REGRESSION ? "logits" : "prob";
 }
-

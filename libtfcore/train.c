@@ -403,8 +403,8 @@ evaluate(struct run *r, const char *file, struct tf_metrics *m)
 {
 	int rc = open_evaluation(r, file);
 	return rc != TF_OK ? rc
-	                   : tfi_evaluate(r->g, tfi_prediction_node(r->task), r->vd,
-	                                  &r->vb, m, r->t);
+	                   : tfi_evaluate(r->g, tfi_prediction_node(r->task),
+	                                  r->vd, &r->vb, m, r->t);
 }
 
 /* --validate's file, opened and its first batch read against the
