@@ -299,14 +299,8 @@ main(int argc, char **argv)
 	if (csv && !predict) {
 		usage_error("--csv goes with --predict");
 	}
-	if (tf_registry_load(reg) != TF_OK) {
-		die_status(tf_errcode(reg), tf_errmsg(reg));
-	}
 	tf_set_threads(threads);
-	tf_model_set_device(model, open_device(device, math));
-	if (tf_model_load(model, reg, ckpt) != TF_OK) {
-		die_status(tf_errcode(model), tf_errmsg(model));
-	}
+	load_model(reg, model, ckpt, open_device(device, math));
 	struct tf_dataset *ds = tf_model_dataset(model);
 	int task = tf_dataset_task(ds);
 	int64_t classes = tf_dataset_classes(ds);

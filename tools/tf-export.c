@@ -249,12 +249,7 @@ main(int argc, char **argv)
 		            "rmse, mae, accuracy, auc, r2)",
 		            if_better);
 	}
-	if (tf_registry_load(reg) != TF_OK) {
-		die_status(tf_errcode(reg), tf_errmsg(reg));
-	}
-	if (tf_model_load(model, reg, ckpt) != TF_OK) {
-		die_status(tf_errcode(model), tf_errmsg(model));
-	}
+	load_model(reg, model, ckpt, NULL);
 	json_t *line = json_object();
 	json_object_set_new(line, "format", json_string(format));
 	json_object_set_new(line, "checkpoint",

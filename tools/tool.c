@@ -158,6 +158,21 @@ die_status(int status, const char *msg)
 	    msg && *msg ? msg : tf_strerror(status));
 }
 
+void
+load_model(struct tf_registry *reg, struct tf_model *m, const char *path,
+           struct tf_device *dev)
+{
+	if (tf_registry_load(reg) != TF_OK) {
+		die_status(tf_errcode(reg), tf_errmsg(reg));
+	}
+	if (dev != NULL) {
+		tf_model_set_device(m, dev);
+	}
+	if (tf_model_load(m, reg, path) != TF_OK) {
+		die_status(tf_errcode(m), tf_errmsg(m));
+	}
+}
+
 struct tf_device *
 open_device(const char *name, const char *math)
 {

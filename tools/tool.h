@@ -35,6 +35,15 @@ struct tf_device *open_device(const char *name, const char *math);
 struct json_t;
 char *json_shortest(struct json_t *v, size_t flags);
 
+/* The plugins (--plugin-dir added to reg before), then the model at
+ * path (a checkpoint, its directory or an export) on dev (NULL: the
+ * CPU): the prologue of tf-eval and tf-export; exits with the status of
+ * what failed. */
+struct tf_registry;
+struct tf_model;
+void load_model(struct tf_registry *reg, struct tf_model *m, const char *path,
+                struct tf_device *dev);
+
 /* Each line of a multi-line message as its own warning. */
 void warn_lines(const char *text);
 
