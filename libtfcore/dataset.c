@@ -23,7 +23,6 @@
 
 #include "internal.h"
 #include "tf/batch.h"
-#include "tf/csv.h"
 #include "tf/dataset.h"
 #include "tf/example.h"
 #include "tf/file.h"

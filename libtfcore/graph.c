@@ -13,8 +13,8 @@
 
 #include "internal.h"
 #include "tf/batch.h"
-#include "tf/csv.h"
 #include "tf/graph.h"
+#include "tf/number.h"
 #include "tf/rng.h"
 
 #define MAX_INPUTS 8

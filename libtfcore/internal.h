@@ -311,7 +311,10 @@ struct tf_request {
 	struct tfi_pbview *view; /* ... by the quick reader, into here */
 	int no_quick;            /* tests: every body through jansson */
 	int precondition;        /* the error: a signature not there */
-	uint64_t quick_hits;     /* tests: bodies the scan read */
+	/* Frees pb and view: set by serving_pb.c, called by
+	 * tf_request_free(). */
+	void (*release_pb)(struct tf_request *q);
+	uint64_t quick_hits; /* tests: bodies the scan read */
 };
 /* Start q for model m and method (buffers of m's widths, no rows). */
 void tfi_request_start(struct tf_request *q, const struct tf_model *m,
@@ -328,8 +331,6 @@ int tfi_request_bad(struct tf_request *q, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* q->seen for every column, cleared. */
 int tfi_request_seen(struct tf_request *q);
-void tfi_request_free_pb(struct tf_request *q);
-void tfi_request_free_view(struct tf_request *q);
 /* The row column of a signature input named name, or -1; the number of
  * inputs (numeric and categorical columns, not the derived crosses). */
 int64_t tfi_serving_column(const struct tf_model *m, const char *name);

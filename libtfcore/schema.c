@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "tf/csv.h"
 #include "tf/example.h"
 #include "tf/file.h"
 #include "tf/schema.h"
@@ -67,6 +66,41 @@ tf_schema_free(struct tf_schema *s)
 
 /* ---- parsing --------------------------------------------------------------
  */
+
+/* ---- column types ------------------------------------------------------ */
+
+int
+tf_coltype_parse(const char *name)
+{
+	if (strcmp(name, "int64") == 0 || strcmp(name, "int") == 0) {
+		return TF_COL_INT64;
+	}
+	if (strcmp(name, "float") == 0) {
+		return TF_COL_FLOAT;
+	}
+	if (strcmp(name, "bytes") == 0 || strcmp(name, "string") == 0) {
+		return TF_COL_BYTES;
+	}
+	if (strcmp(name, "auto") == 0) {
+		return TF_COL_AUTO;
+	}
+	return -1;
+}
+
+const char *
+tf_coltype_name(int t)
+{
+	switch (t) {
+	case TF_COL_INT64:
+		return "int64";
+	case TF_COL_FLOAT:
+		return "float";
+	case TF_COL_BYTES:
+		return "bytes";
+	default:
+		return "auto";
+	}
+}
 
 static int
 col_type(const char *t)

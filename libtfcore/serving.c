@@ -42,8 +42,11 @@ tf_request_free(struct tf_request *q)
 		free(q->pred);
 		free(q->seen);
 		tfi_buf_free(&q->out);
-		tfi_request_free_pb(q);
-		tfi_request_free_view(q);
+		/* the gRPC parts, through the hook serving_pb.c set when it
+		 * decoded (this file calls nothing of that one's) */
+		if (q->release_pb != NULL) {
+			q->release_pb(q);
+		}
 		free(q);
 	}
 }

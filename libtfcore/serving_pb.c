@@ -94,8 +94,8 @@ view_free(struct tfi_pbview *v)
 	}
 }
 
-void
-tfi_request_free_pb(struct tf_request *q)
+static void
+free_pb(struct tf_request *q)
 {
 	if (q->pb != NULL && (q->view == NULL || q->pb != &q->view->req)) {
 		protobuf_c_message_free_unpacked(q->pb, NULL);
@@ -103,9 +103,11 @@ tfi_request_free_pb(struct tf_request *q)
 	q->pb = NULL;
 }
 
-void
-tfi_request_free_view(struct tf_request *q)
+/* tf_request_free()'s hook: what a gRPC request decoded holds. */
+static void
+release_pb(struct tf_request *q)
 {
+	free_pb(q);
 	view_free(q->view);
 	q->view = NULL;
 }
@@ -655,7 +657,8 @@ tf_request_decode_pb(struct tf_request *q, int method, const void *msg,
                      size_t len, struct tf_model_spec *spec)
 {
 	tf_errclear(q);
-	tfi_request_free_pb(q);
+	free_pb(q);
+	q->release_pb = release_pb;
 	q->precondition = 0;
 	*spec = (struct tf_model_spec){"", -1, NULL, ""};
 	if (method < 0 || method > TF_METHOD_STATUS ||

@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "internal.h"
-#include "tf/csv.h"
 #include "tf/dataset.h"
+#include "tf/schema.h"
 #include "tf/train.h"
 
 /* ---- model specs --------------------------------------------------------- */

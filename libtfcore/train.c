@@ -28,7 +28,6 @@
 #include "tf/batch.h"
 #include "tf/checkpoint.h"
 #include "tf/cluster.h"
-#include "tf/csv.h"
 #include "tf/events.h"
 #include "tf/file.h"
 #include "tf/metrics.h"

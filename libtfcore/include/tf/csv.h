@@ -21,21 +21,12 @@
 
 #include "tf/error.h"
 #include "tf/input.h"
+#include "tf/number.h" /* tf_parse_float(), tf_parse_int64() */
+#include "tf/schema.h" /* the column types */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-enum tf_coltype {
-	TF_COL_AUTO = 0,
-	TF_COL_INT64 = 1,
-	TF_COL_FLOAT = 2,
-	TF_COL_BYTES = 3
-};
-
-/* "int64", "float", "bytes" ("int" and "string" are accepted); -1 if bad. */
-TF_API int tf_coltype_parse(const char *name);
-TF_API const char *tf_coltype_name(int type);
 
 /* What an empty field becomes. */
 enum tf_empty {
@@ -111,10 +102,6 @@ TF_API int tf_csv_schema_json(struct tf_csv *c, char **out);
 /* The same into a schema (tf/schema.h), to write with tf_schema_write(). */
 struct tf_schema;
 TF_API int tf_csv_schema(struct tf_csv *c, struct tf_schema *s);
-
-/* Number parsing shared by the tools: exact, whole string, no spaces. */
-TF_API int tf_parse_float(const char *s, size_t n, float *out);
-TF_API int tf_parse_int64(const char *s, size_t n, int64_t *out);
 
 #ifdef __cplusplus
 }

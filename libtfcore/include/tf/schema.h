@@ -24,6 +24,18 @@
 extern "C" {
 #endif
 
+/* A column's (a feature's) type. */
+enum tf_coltype {
+	TF_COL_AUTO = 0,
+	TF_COL_INT64 = 1,
+	TF_COL_FLOAT = 2,
+	TF_COL_BYTES = 3
+};
+
+/* "int64", "float", "bytes" ("int" and "string" are accepted); -1 if bad. */
+TF_API int tf_coltype_parse(const char *name);
+TF_API const char *tf_coltype_name(int type);
+
 struct tf_schema;
 
 TF_API struct tf_schema *tf_schema_new(void);

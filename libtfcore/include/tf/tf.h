@@ -20,6 +20,7 @@
 #include "tf/input.h"
 #include "tf/metrics.h"
 #include "tf/model.h"
+#include "tf/number.h"
 #include "tf/optim.h"
 #include "tf/plugin.h"
 #include "tf/ps.h"
