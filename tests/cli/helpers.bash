@@ -94,8 +94,8 @@ start_server() {
 	SPID=$!
 	port= GPORT=
 	for _ in $(seq 200); do
-		port=$(sed -n 's|.*REST API on http://[0-9.]*:\([0-9]*\)/.*|\1|p' serve.log)
-		GPORT=$(sed -n 's|.*gRPC API on [0-9.]*:\([0-9]*\) .*|\1|p' serve.log)
+		port=$(sed -n 's|.*REST API on http://.*:\([0-9]*\)/.*|\1|p' serve.log)
+		GPORT=$(sed -n 's|.*gRPC API on .*:\([0-9]*\) .*|\1|p' serve.log)
 		[ -n "$port" ] && [ -n "$GPORT" ] && break
 		kill -0 "$SPID" 2> /dev/null || { cat serve.log; return 1; }
 		sleep 0.05

@@ -405,6 +405,35 @@ for text in sys.argv[1], sys.argv[2]:
 	stop_server
 }
 
+@test "the default address takes IPv4 and IPv6 clients; --listen-address takes an IPv6 literal" {
+	[ -e /proc/net/if_inet6 ] || skip "this machine has no IPv6"
+	start_server --model-base "$F/models" --model-name cancer --listen-address 0.0.0.0
+	grep -q "REST API on http://0.0.0.0:$port/" serve.log
+	run -0 req "http://127.0.0.1:$port/v1/models/cancer"
+	[[ "$output" == *'"AVAILABLE"'* && "$output" == *$'\n200' ]]
+	run -0 req "http://[::1]:$port/v1/models/cancer"
+	[[ "$output" == *'"AVAILABLE"'* && "$output" == *$'\n200' ]]
+	# gRPC's port too: HTTP/2 answers on both families
+	for host in 127.0.0.1 '[::1]'; do
+		run -0 curl -s --http2-prior-knowledge -o /dev/null -w '%{http_version}' \
+			"http://$host:$GPORT/tensorflow.serving.PredictionService/Predict"
+		[ "$output" = 2 ]
+	done
+	stop_server
+	start_server --model-base "$F/models" --model-name cancer --listen-address ::1
+	grep -q "REST API on http://\[::1\]:$port/" serve.log
+	grep -q "gRPC API on \[::1\]:$GPORT " serve.log
+	run -0 req "http://[::1]:$port/v1/models/cancer"
+	[[ "$output" == *$'\n200' ]]
+	run req "http://127.0.0.1:$port/v1/models/cancer"
+	[ "$status" -ne 0 ]
+	run -69 --separate-stderr tf-serve --model-base "$F/models" --listen-address ::1 --rest-api-port "$port" --grpc-port off
+	[ "$stderr" = "tf-serve: cannot listen on [::1]:$port: Address already in use" ]
+	stop_server
+	run -64 --separate-stderr tf-serve --model-base "$F/models" --listen-address localhost
+	[[ "$stderr" == *"'localhost' is not an IPv4 or IPv6 address"* ]]
+}
+
 @test "a wide_and_deep model takes categorical inputs as strings" {
 	shapes_csv 2000 > shapes.csv
 	tf-csv2record shapes.csv -o s.tfrecord

@@ -682,21 +682,9 @@ serve_grpc_start(struct serve *sv, unsigned workers)
 	nghttp2_session_callbacks_set_on_stream_close_callback(callbacks,
 	                                                       on_close);
 	g->sv = sv;
-	struct sockaddr_in sa = {.sin_family = AF_INET,
-	                         .sin_port =
-	                             htons((uint16_t)sv->opt.grpc_port)};
-	inet_pton(AF_INET, sv->opt.address, &sa.sin_addr);
-	int one = 1;
-	g->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (g->lfd < 0 ||
-	    setsockopt(g->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
-	    bind(g->lfd, (struct sockaddr *)&sa, sizeof sa) ||
-	    listen(g->lfd, 1024)) {
-		die(EX_UNAVAILABLE, "cannot listen for gRPC on %s:%d: %s",
-		    sv->opt.address, sv->opt.grpc_port, strerror(errno));
-	}
-	socklen_t sl = sizeof sa;
-	getsockname(g->lfd, (struct sockaddr *)&sa, &sl);
+	int port;
+	g->lfd = serve_listen(sv->opt.address, sv->opt.grpc_port, " for gRPC",
+	                      &port);
 	g->nw = (int)workers;
 	g->w = calloc((size_t)g->nw, sizeof *g->w);
 	if (g->w == NULL) {
@@ -723,8 +711,9 @@ serve_grpc_start(struct serve *sv, unsigned workers)
 	if (pthread_create(&g->acceptor, NULL, acceptor_main, g) != 0) {
 		die(EX_OSERR, "cannot start the gRPC acceptor");
 	}
-	warnx_("gRPC API on %s:%d (%d threads)", sv->opt.address,
-	       ntohs(sa.sin_port), g->nw);
+	char hp[64];
+	warnx_("gRPC API on %s (%d threads)",
+	       serve_hostport(hp, sizeof hp, sv->opt.address, port), g->nw);
 	return g;
 }
 

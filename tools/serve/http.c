@@ -307,29 +307,16 @@ on_mhd_error(void *cls, const char *fmt, va_list ap)
 /* The listening socket, bound here so that a port in use is named as it
  * is (libmicrohttpd's own message names port 0 for a given address). */
 static int
-listen_on(struct serve *sv)
+listen_on(struct serve *sv, int *port)
 {
-	struct sockaddr_in sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons((uint16_t)sv->opt.port);
-	inet_pton(AF_INET, sv->opt.address, &sa.sin_addr); /* checked */
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	int one = 1;
-	if (fd < 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-	    bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
-	    listen(fd, 1024) != 0) {
-		die(EX_UNAVAILABLE, "cannot listen on %s:%d: %s",
-		    sv->opt.address, sv->opt.port, strerror(errno));
-	}
-	return fd;
+	return serve_listen(sv->opt.address, sv->opt.port, "", port);
 }
 
 struct serve_http *
 serve_http_start(struct serve *sv, unsigned *pool_out)
 {
-	int fd = listen_on(sv);
+	int port;
+	int fd = listen_on(sv, &port);
 	unsigned pool = (unsigned)sv->opt.threads;
 	if (sv->opt.batching) {
 		/* Connection threads wait for batches: more of them. */
@@ -365,10 +352,9 @@ serve_http_start(struct serve *sv, unsigned *pool_out)
 		die(EX_OSERR, "cannot start a thread");
 	}
 	h->started = 1;
-	const union MHD_DaemonInfo *di =
-	    MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
-	warnx_("REST API on http://%s:%u/ (%u threads)", sv->opt.address,
-	       di ? di->port : (unsigned)sv->opt.port, pool);
+	char hp[64];
+	warnx_("REST API on http://%s/ (%u threads)",
+	       serve_hostport(hp, sizeof hp, sv->opt.address, port), pool);
 	*pool_out = pool;
 	return h;
 }

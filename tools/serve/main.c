@@ -5,9 +5,11 @@
  * holds the options, start and stop; serve.h lists the other parts.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <getopt.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,8 +42,10 @@ usage(void)
 	    "      --grpc-port=PORT      gRPC port (default 8500; 0: any free "
 	    "port; off:\n"
 	    "                            no gRPC API); also spelled --port\n"
-	    "      --listen-address=ADDR address of both APIs (default "
-	    "0.0.0.0)\n"
+	    "      --listen-address=ADDR IPv4 or IPv6 address of both APIs "
+	    "(default\n"
+	    "                            0.0.0.0: every address, IPv6's "
+	    "too)\n"
 	    "      --max-batch-size=N    rows in one batch (default 64)\n"
 	    "      --max-body-bytes=N    largest request body (default "
 	    "16777216)\n"
@@ -256,6 +260,81 @@ run(struct serve *sv)
 	return 0;
 }
 
+/* One try at a listening socket on a resolved address; -1 with errno. */
+static int
+listen_sockaddr(const struct sockaddr *sa, socklen_t len, int dual)
+{
+	int one = 1, zero = 0;
+	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		return -1;
+	}
+	if ((dual && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero,
+	                        sizeof zero) != 0) ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+	    bind(fd, sa, len) != 0 || listen(fd, 1024) != 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+const char *
+serve_hostport(char *buf, size_t n, const char *address, int port)
+{
+	const char *v6 = strchr(address, ':') ? "[" : "";
+	snprintf(buf, n, "%s%s%s:%d", v6, address, *v6 ? "]" : "", port);
+	return buf;
+}
+
+int
+serve_listen(const char *address, int port, const char *what, int *bound)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+	int fd = -1;
+	memset(&ss, 0, sizeof ss);
+	if (strcmp(address, "0.0.0.0") == 0 || strcmp(address, "::") == 0) {
+		/* Both families on one socket, where the machine has IPv6. */
+		v6->sin6_family = AF_INET6;
+		v6->sin6_addr = in6addr_any;
+		v6->sin6_port = htons((uint16_t)port);
+		fd = listen_sockaddr((struct sockaddr *)v6, sizeof *v6, 1);
+		if (fd < 0 && errno != EAFNOSUPPORT && errno != EADDRNOTAVAIL) {
+			goto fail;
+		}
+	}
+	if (fd < 0 && inet_pton(AF_INET6, address, &v6->sin6_addr) == 1 &&
+	    strcmp(address, "::") != 0) {
+		v6->sin6_family = AF_INET6;
+		v6->sin6_port = htons((uint16_t)port);
+		fd = listen_sockaddr((struct sockaddr *)v6, sizeof *v6, 0);
+	} else if (fd < 0) {
+		memset(&ss, 0, sizeof ss);
+		v4->sin_family = AF_INET;
+		v4->sin_port = htons((uint16_t)port);
+		if (strcmp(address, "::") != 0) {
+			inet_pton(AF_INET, address,
+			          &v4->sin_addr); /* checked */
+		}
+		fd = listen_sockaddr((struct sockaddr *)v4, sizeof *v4, 0);
+	}
+	if (fd < 0) {
+	fail:
+		char hp[64];
+		die(EX_UNAVAILABLE, "cannot listen%s on %s: %s", what,
+		    serve_hostport(hp, sizeof hp, address, port),
+		    strerror(errno));
+	}
+	socklen_t len = sizeof ss;
+	getsockname(fd, (struct sockaddr *)&ss, &len);
+	*bound = ntohs(ss.ss_family == AF_INET6 ? v6->sin6_port : v4->sin_port);
+	return fd;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -329,9 +408,11 @@ main(int argc, char **argv)
 	if (use_stdin && config != NULL) {
 		usage_error("--stdin serves one model: use --model-base");
 	}
-	struct in_addr addr;
-	if (inet_pton(AF_INET, sv.opt.address, &addr) != 1) {
-		usage_error("--listen-address: '%s' is not an IPv4 address",
+	struct in6_addr addr;
+	if (inet_pton(AF_INET, sv.opt.address, &addr) != 1 &&
+	    inet_pton(AF_INET6, sv.opt.address, &addr) != 1) {
+		usage_error("--listen-address: '%s' is not an IPv4 or IPv6 "
+		            "address",
 		            sv.opt.address);
 	}
 	if (tf_registry_load(sv.reg) != TF_OK) {

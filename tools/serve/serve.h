@@ -168,6 +168,14 @@ struct served *serve_find(struct serve *sv, const char *name, size_t n);
 
 /* http.c, nng.c: start (exit 69 when they cannot listen) and stop. */
 struct serve_http;
+/* A listening TCP socket on address (an IPv4 or IPv6 literal) and port
+ * (0: any free one), its port in *bound; exits 69 naming what when it
+ * cannot.  The wildcard 0.0.0.0, the default, is one socket on [::] that
+ * takes IPv4 and IPv6 clients alike (a client of "localhost" may try ::1
+ * first), or 0.0.0.0 where the machine has no IPv6. (main.c) */
+/* "address:port", an IPv6 address in brackets, in buf. (main.c) */
+const char *serve_hostport(char *buf, size_t n, const char *address, int port);
+int serve_listen(const char *address, int port, const char *what, int *bound);
 struct serve_http *serve_http_start(struct serve *sv, unsigned *pool);
 void serve_http_stop(struct serve *sv, struct serve_http *h);
 struct serve_grpc;
