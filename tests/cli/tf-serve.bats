@@ -217,9 +217,16 @@ assert abs(sum(s for _, s in r[0]) - 1) < 1e-6, r' "$output"
 	run -0 req "$URL/readyz"
 	[ "${lines[-1]}" = 200 ]
 	req -d @"$F/one.json" "$URL/v1/models/m:predict" > /dev/null
+	req "$URL/v1/models/m" > /dev/null
+	req "$URL/v1/models/m/metadata" > /dev/null
+	req "$URL/v1/models/m/versions/9/metadata" > /dev/null
 	run -0 curl -s "$URL/monitoring/prometheus/metrics"
 	[[ "$output" == *'tfkit_requests_total{model="m",method="predict",code="200"} 1'* ]]
 	[[ "$output" == *'tfkit_requests_total{model="m",method="predict",code="404"} 1'* ]]
+	[[ "$output" == *'tfkit_requests_total{model="m",method="status",code="200"} 1'* ]]
+	[[ "$output" == *'tfkit_requests_total{model="m",method="metadata",code="200"} 1'* ]]
+	[[ "$output" == *'tfkit_requests_total{model="m",method="metadata",code="404"} 1'* ]]
+	# only inference is timed
 	[[ "$output" == *'tfkit_request_duration_seconds_count{model="m"} 2'* ]]
 	[[ "$output" == *'tfkit_request_duration_seconds_bucket{model="m",le="+Inf"} 2'* ]]
 	[[ "$output" == *'tfkit_model_version{model="m"} 3'* ]]

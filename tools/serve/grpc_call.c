@@ -13,17 +13,13 @@
 #include "grpc.h"
 
 /* The methods, by their paths. */
-const struct grpc_method grpc_methods[NMETHODS] = {
-    {"/tensorflow.serving.PredictionService/Predict", TF_METHOD_PREDICT,
-     M_PREDICT},
-    {"/tensorflow.serving.PredictionService/Classify", TF_METHOD_CLASSIFY,
-     M_CLASSIFY},
-    {"/tensorflow.serving.PredictionService/Regress", TF_METHOD_REGRESS,
-     M_REGRESS},
+const struct grpc_method grpc_methods[NGRPC_METHODS] = {
+    {"/tensorflow.serving.PredictionService/Predict", TF_METHOD_PREDICT},
+    {"/tensorflow.serving.PredictionService/Classify", TF_METHOD_CLASSIFY},
+    {"/tensorflow.serving.PredictionService/Regress", TF_METHOD_REGRESS},
     {"/tensorflow.serving.PredictionService/GetModelMetadata",
-     TF_METHOD_METADATA, M_METADATA},
-    {"/tensorflow.serving.ModelService/GetModelStatus", TF_METHOD_STATUS,
-     M_STATUS},
+     TF_METHOD_METADATA},
+    {"/tensorflow.serving.ModelService/GetModelStatus", TF_METHOD_STATUS},
 };
 
 void

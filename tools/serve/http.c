@@ -164,7 +164,7 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 			            "request body larger than %zu bytes "
 			            "(--max-body-bytes)",
 			            sv->opt.max_body);
-			serve_count(sv, NULL, M_STATUS, r.status, 0);
+			serve_count(sv, NULL, TF_METHOD_STATUS, r.status, 0);
 			send_reply(c, &r);
 			free(r.body.p);
 			st->answered = 1;
@@ -186,7 +186,7 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 	}
 	struct reply r = {0};
 	struct served *s = NULL;
-	int kind = M_STATUS;
+	int kind = TF_METHOD_STATUS;
 	if (st->too_big) {
 		reply_error(&r, 413,
 		            "request body larger than %zu bytes "

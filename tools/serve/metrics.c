@@ -11,8 +11,11 @@
 #include "../tool.h"
 #include "serve.h"
 
-static const char *const method_name[M_N] = {"status", "metadata", "predict",
-                                             "classify", "regress"};
+static const char *const method_name[NMETHODS_COUNTED] = {
+    [TF_METHOD_PREDICT] = "predict", [TF_METHOD_CLASSIFY] = "classify",
+    [TF_METHOD_REGRESS] = "regress", [TF_METHOD_METADATA] = "metadata",
+    [TF_METHOD_STATUS] = "status",
+};
 static const int codes[NCODES] = {200, 400, 404, 405, 413, 500, 503};
 static const double buckets[NBUCKETS] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025,
                                          0.005,  0.01,    0.025,  0.05,  0.1,
@@ -69,7 +72,7 @@ serve_count(struct serve *sv, struct served *s, int method, int status,
 		return;
 	}
 	atomic_fetch_add(&s->req[method][code_index(status)], 1);
-	if (method >= M_PREDICT) {
+	if (method <= TF_METHOD_REGRESS) { /* inference: timed */
 		int b = 0;
 		while (b < NBUCKETS && secs > buckets[b]) {
 			b++;
@@ -89,7 +92,7 @@ requests_text(struct serve *sv, struct sbuf *b)
 	             "# TYPE tfkit_requests_total counter\n");
 	for (int i = 0; i < sv->nmodels; i++) {
 		struct served *s = &sv->models[i];
-		for (int m = 0; m < M_N; m++) {
+		for (int m = 0; m < NMETHODS_COUNTED; m++) {
 			for (int c = 0; c < NCODES; c++) {
 				unsigned long v = atomic_load(&s->req[m][c]);
 				if (v > 0) {

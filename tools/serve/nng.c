@@ -26,7 +26,7 @@ answer(struct serve *sv, nng_msg *msg)
 	double t0 = now();
 	struct reply r = {0};
 	struct served *s = NULL;
-	int kind = M_STATUS;
+	int kind = TF_METHOD_STATUS;
 	char line[2048];
 	struct tf_frame f;
 	if (tf_serving_frame(nng_msg_body(msg), nng_msg_len(msg), line,

@@ -126,11 +126,8 @@ infer(struct serve *sv, struct reply *r, struct served *s, int64_t want,
 	}
 	struct tf_request *q = thread_request();
 	const struct tf_model *m = v->inst[0]; /* read only */
-	int kind = method == M_PREDICT    ? TF_METHOD_PREDICT
-	           : method == M_CLASSIFY ? TF_METHOD_CLASSIFY
-	                                  : TF_METHOD_REGRESS;
 	tf_request_set_allow_missing(q, sv->opt.allow_missing);
-	int rc = tf_request_parse(q, m, kind, body, len, sv->opt.max_rows);
+	int rc = tf_request_parse(q, m, method, body, len, sv->opt.max_rows);
 	if (rc == TF_OK && serve_predict(sv, v, q) != TF_OK) {
 		reply_error(r, 500, "prediction failed");
 		serve_release(s, v);
@@ -186,10 +183,10 @@ ready(struct serve *sv, struct reply *r)
 void
 serve_route(struct serve *sv, struct reply *r, const char *method,
             const char *path, const char *body, size_t len,
-            struct served **counted, int *mkind)
+            struct served **counted, int *method_out)
 {
 	*counted = NULL;
-	*mkind = M_STATUS;
+	*method_out = TF_METHOD_STATUS;
 	r->body.len = 0;
 	struct tf_route rt;
 	tf_serving_route(method, path, &rt);
@@ -216,14 +213,16 @@ serve_route(struct serve *sv, struct reply *r, const char *method,
 		break;
 	}
 	static const int kinds[] = {
-	    [TF_ROUTE_STATUS] = M_STATUS,   [TF_ROUTE_METADATA] = M_METADATA,
-	    [TF_ROUTE_PREDICT] = M_PREDICT, [TF_ROUTE_CLASSIFY] = M_CLASSIFY,
-	    [TF_ROUTE_REGRESS] = M_REGRESS,
+	    [TF_ROUTE_STATUS] = TF_METHOD_STATUS,
+	    [TF_ROUTE_METADATA] = TF_METHOD_METADATA,
+	    [TF_ROUTE_PREDICT] = TF_METHOD_PREDICT,
+	    [TF_ROUTE_CLASSIFY] = TF_METHOD_CLASSIFY,
+	    [TF_ROUTE_REGRESS] = TF_METHOD_REGRESS,
 	};
 	int kind = kinds[rt.kind];
 	struct served *s = serve_find(sv, rt.model, rt.model_len);
 	if (s == NULL) {
-		if (kind == M_STATUS) {
+		if (kind == TF_METHOD_STATUS) {
 			reply_error(r, 404,
 			            "Could not find any versions of model %.*s",
 			            (int)rt.model_len, rt.model);
@@ -233,10 +232,10 @@ serve_route(struct serve *sv, struct reply *r, const char *method,
 		return;
 	}
 	*counted = s;
-	*mkind = kind;
-	if (kind == M_STATUS) {
+	*method_out = kind;
+	if (kind == TF_METHOD_STATUS) {
 		model_status(r, s, rt.version);
-	} else if (kind == M_METADATA) {
+	} else if (kind == TF_METHOD_METADATA) {
 		struct version *v = serve_acquire(s, rt.version);
 		if (v == NULL) {
 			not_found(r, s->name, strlen(s->name), rt.version);

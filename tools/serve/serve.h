@@ -76,10 +76,12 @@ struct failed {
 	char sig[96];
 };
 
-/* Methods and statuses the metrics count. */
-enum { M_STATUS, M_METADATA, M_PREDICT, M_CLASSIFY, M_REGRESS, M_N };
-#define NCODES   7
-#define NBUCKETS 14
+/* The metrics count requests by method, tf_method's numbers (one enum
+ * for REST, gRPC and the metrics; INSTANCE and LINES, --stdin's, are
+ * never counted), and by HTTP status. */
+#define NMETHODS_COUNTED (TF_METHOD_STATUS + 1)
+#define NCODES           7
+#define NBUCKETS         14
 
 /* A model being served: its base, current version, history, counters. */
 struct served {
@@ -93,7 +95,7 @@ struct served {
 	int nfail;
 	char archive_sig[96];
 	int warned_empty; /* said once that BASE holds no version */
-	atomic_ulong req[M_N][NCODES];
+	atomic_ulong req[NMETHODS_COUNTED][NCODES];
 	atomic_ulong hist[NBUCKETS + 1];
 	atomic_ulong hist_count, hist_sum_ns;
 	atomic_ulong loads, load_failures;
@@ -159,10 +161,10 @@ struct reply {
 void reply_error(struct reply *r, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Answer one request (method and path as HTTP has them); *counted and
- * *method say what the metrics count it as. */
+ * *method_out (a TF_METHOD_) say what the metrics count it as. */
 void serve_route(struct serve *sv, struct reply *r, const char *method,
                  const char *path, const char *body, size_t len,
-                 struct served **counted, int *mkind);
+                 struct served **counted, int *method_out);
 /* The model served as name (n bytes), or NULL. */
 struct served *serve_find(struct serve *sv, const char *name, size_t n);
 
