@@ -26,6 +26,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "dataset_private.h" /* tfi_entry_head() */
 #include "internal.h"
 #include "tf/crc32c.h"
 #include "tf/csv.h"
@@ -1000,50 +1001,6 @@ col_stats(struct worker *w, size_t i)
 	}
 }
 
-/*
- * Size of one map entry of Features (tag, length and body) for a column
- * holding one value of n payload bytes.  Mirrors the layout of
- * tf_example_encode(): key then value, one packed run.
- */
-static size_t
-entry_bytes(size_t klen, int kind, size_t payload, size_t *es, size_t *fs,
-            size_t *ls)
-{
-	*ls = kind == TF_COL_BYTES ? 1 + tfi_varint_size(payload) + payload
-	      : payload            ? 1 + tfi_varint_size(payload) + payload
-	                           : 0;
-	*fs = 1 + tfi_varint_size(*ls) + *ls;
-	*es = 1 + tfi_varint_size(klen) + klen + 1 + tfi_varint_size(*fs) + *fs;
-	return 1 + tfi_varint_size(*es) + *es;
-}
-
-/* Write an entry's bytes up to its payload; returns the payload start.
- * The dataset's fast reader matches records against these bytes
- * (dataset.c's build_templates()). */
-uint8_t *
-tfi_entry_head(uint8_t *p, const char *key, size_t klen, int kind,
-               size_t payload)
-{
-	size_t es, fs, ls;
-	entry_bytes(klen, kind, payload, &es, &fs, &ls);
-	*p++ = 0x0a;
-	p = tfi_put_varint(p, es);
-	*p++ = 0x0a;
-	p = tfi_put_varint(p, klen);
-	memcpy(p, key, klen);
-	p += klen;
-	*p++ = 0x12;
-	p = tfi_put_varint(p, fs);
-	/* Feature kind: bytes_list 1, float_list 2, int64_list 3. */
-	*p++ = kind == TF_COL_BYTES ? 0x0a : kind == TF_COL_FLOAT ? 0x12 : 0x1a;
-	p = tfi_put_varint(p, ls);
-	if (ls > 0) {
-		*p++ = 0x0a;
-		p = tfi_put_varint(p, payload);
-	}
-	return p;
-}
-
 static int
 make_prefixes(struct tf_csv *c)
 {
@@ -1132,8 +1089,8 @@ emit_row(struct worker *w)
 			size_t pl = k->type == TF_COL_INT64
 			                ? tfi_varint_size((uint64_t)w->row.i[i])
 			                : w->row.blen[i];
-			total += entry_bytes(strlen(k->name), k->type, pl, &es,
-			                     &fs, &ls);
+			total += tfi_entry_bytes(strlen(k->name), k->type, pl,
+			                         &es, &fs, &ls);
 		}
 	}
 	size_t n = 1 + tfi_varint_size(total) + total;

@@ -166,11 +166,6 @@ void tfi_reader_set_readahead(struct tf_reader *r, size_t bytes);
  * not that). */
 void tfi_rng_text(const uint64_t s[4], char out[65]);
 int tfi_rng_parse(const char *text, uint64_t s[4]);
-/* A Features map entry as tf-csv2record writes it, up to its payload
- * (kind TF_COL_FLOAT, TF_COL_INT64 or TF_COL_BYTES; payload bytes of the
- * packed values); returns the end.  csv.c. */
-uint8_t *tfi_entry_head(uint8_t *p, const char *key, size_t klen, int kind,
-                        size_t payload);
 void tfi_dataset_no_fast(struct tf_dataset *ds);
 struct tf_request;
 void tfi_request_no_quick(struct tf_request *q, int on);

@@ -1,0 +1,618 @@
+/*
+ * fastread.c - the dataset's fast reader: records laid out as
+ * tf-csv2record writes them, read without decoding the Example.
+ *
+ * tf-csv2record writes each feature as one Features map entry whose
+ * bytes up to the values depend only on the name, the kind and the
+ * number of values (tfi_entry_head(), here so that the writer and this
+ * reader share one definition).  The reader keeps those bytes for each
+ * input and for the label (templates) and walks a record's entries
+ * comparing them, taking the packed floats of a match straight into the
+ * row, standardised.  When a record is byte for byte laid out as the
+ * last one read entry by entry, one masked comparison of the whole
+ * record replaces the walk (whole_record()).  Anything else (another
+ * order, other kinds, a key column, unknown features) returns 0, and
+ * dataset.c's decode() reads the record through tf_example_decode(),
+ * with the same result bit for bit.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "dataset_private.h"
+
+/*
+ * Size of one map entry of Features (tag, length and body) for a column
+ * holding one value of n payload bytes.  Mirrors the layout of
+ * tf_example_encode(): key then value, one packed run.
+ */
+size_t
+tfi_entry_bytes(size_t klen, int kind, size_t payload, size_t *es, size_t *fs,
+                size_t *ls)
+{
+	*ls = kind == TF_COL_BYTES ? 1 + tfi_varint_size(payload) + payload
+	      : payload            ? 1 + tfi_varint_size(payload) + payload
+	                           : 0;
+	*fs = 1 + tfi_varint_size(*ls) + *ls;
+	*es = 1 + tfi_varint_size(klen) + klen + 1 + tfi_varint_size(*fs) + *fs;
+	return 1 + tfi_varint_size(*es) + *es;
+}
+
+/* Write an entry's bytes up to its payload; returns the payload start.
+ * tf-csv2record writes these bytes (csv.c) and the fast reader matches
+ * records against them (tfi_ds_templates()). */
+uint8_t *
+tfi_entry_head(uint8_t *p, const char *key, size_t klen, int kind,
+               size_t payload)
+{
+	size_t es, fs, ls;
+	tfi_entry_bytes(klen, kind, payload, &es, &fs, &ls);
+	*p++ = 0x0a;
+	p = tfi_put_varint(p, es);
+	*p++ = 0x0a;
+	p = tfi_put_varint(p, klen);
+	memcpy(p, key, klen);
+	p += klen;
+	*p++ = 0x12;
+	p = tfi_put_varint(p, fs);
+	/* Feature kind: bytes_list 1, float_list 2, int64_list 3. */
+	*p++ = kind == TF_COL_BYTES ? 0x0a : kind == TF_COL_FLOAT ? 0x12 : 0x1a;
+	p = tfi_put_varint(p, ls);
+	if (ls > 0) {
+		*p++ = 0x0a;
+		p = tfi_put_varint(p, payload);
+	}
+	return p;
+}
+
+/* A varint at *p (before end); 0 when malformed. */
+static inline __attribute__((always_inline)) int
+fast_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t r = 0;
+	for (int shift = 0; shift < 64 && *p < end; shift += 7) {
+		uint8_t b = *(*p)++;
+		r |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = r;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* A length-delimited field with this one-byte tag: its bytes in
+ * [*sub, *subend), *p moved past them.  0 when it is not that. */
+static inline __attribute__((always_inline)) int
+fast_len(const uint8_t **p, const uint8_t *end, uint8_t tag,
+         const uint8_t **sub, const uint8_t **subend)
+{
+	uint64_t n;
+	if (*p >= end || **p != tag) {
+		return 0;
+	}
+	(*p)++;
+	if (!fast_varint(p, end, &n) || n > (uint64_t)(end - *p)) {
+		return 0;
+	}
+	*sub = *p;
+	*subend = *p + n;
+	*p += n;
+	return 1;
+}
+
+/* n little-endian floats from src into dst, standardised when mu is not
+ * NULL; four at a time, which the compiler turns into vector code. */
+static inline __attribute__((always_inline)) void
+put_floats(float *restrict dst, const uint8_t *restrict src, int64_t n,
+           const float *restrict mu, const float *restrict is)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (mu == NULL) {
+		memcpy(dst, src, (size_t)n * 4);
+		return;
+	}
+	int64_t j = 0;
+	for (; j + 4 <= n; j += 4) {
+		float v[4];
+		memcpy(v, src + 4 * j, sizeof v);
+		dst[j] = (v[0] - mu[j]) * is[j];
+		dst[j + 1] = (v[1] - mu[j + 1]) * is[j + 1];
+		dst[j + 2] = (v[2] - mu[j + 2]) * is[j + 2];
+		dst[j + 3] = (v[3] - mu[j + 3]) * is[j + 3];
+	}
+	for (; j < n; j++) {
+		float v;
+		memcpy(&v, src + 4 * j, 4);
+		dst[j] = (v - mu[j]) * is[j];
+	}
+#else
+	for (int64_t j = 0; j < n; j++) {
+		uint32_t u = tfi_get_le32(src + 4 * j);
+		float v;
+		memcpy(&v, &u, 4);
+		dst[j] = mu != NULL ? (v - mu[j]) * is[j] : v;
+	}
+#endif
+}
+
+/* A label's value (a Feature's list of kind 0x12 floats or 0x1a int64s
+ * in [ls, le)): one number, packed or not, into *label; 0 otherwise. */
+static inline __attribute__((always_inline)) int
+fast_label(const uint8_t *ls, const uint8_t *le, uint8_t kind, float *label)
+{
+	if (kind == 0x12) { /* one float, packed or not */
+		if (le - ls == 7 && ls[0] == 0x0a && ls[1] == 4) {
+			ls += 2;
+		} else if (le - ls == 5 && ls[0] == 0x0d) {
+			ls += 1;
+		} else {
+			return 0;
+		}
+		uint32_t u = tfi_get_le32(ls);
+		memcpy(label, &u, 4);
+		return 1;
+	}
+	uint64_t v; /* one int64, packed or not */
+	if (ls < le && ls[0] == 0x0a) {
+		const uint8_t *s, *e;
+		if (!fast_len(&ls, le, 0x0a, &s, &e) || ls != le ||
+		    !fast_varint(&s, e, &v) || s != e) {
+			return 0;
+		}
+	} else if (ls < le && ls[0] == 0x08) {
+		ls++;
+		if (!fast_varint(&ls, le, &v) || ls != le) {
+			return 0;
+		}
+	} else {
+		return 0;
+	}
+	*label = (float)(int64_t)v;
+	return 1;
+}
+
+/* An input's values (a Feature's list in [ls, le)): exactly width
+ * floats, packed or not, or width int64s, packed or not, into dst,
+ * standardised as the general path does; 0 otherwise. */
+static inline __attribute__((always_inline)) int
+fast_values(const struct tf_dataset *ds, const struct input *in,
+            const uint8_t *ls, const uint8_t *le, uint8_t kind, float *dst)
+{
+	const float *mu = ds->normalize ? in->mean : NULL;
+	const float *is = in->inv_std;
+	int64_t w = in->width;
+	const uint8_t *xs, *xe;
+	if (kind == 0x12 && ls < le && ls[0] == 0x0a) { /* packed floats */
+		if (!fast_len(&ls, le, 0x0a, &xs, &xe) || ls != le ||
+		    xe - xs != 4 * w) {
+			return 0;
+		}
+		put_floats(dst, xs, w, mu, is);
+		return 1;
+	}
+	int packed = kind == 0x1a && ls < le && ls[0] == 0x0a;
+	if (packed) { /* int64s, packed: their varints in one field */
+		if (!fast_len(&ls, le, 0x0a, &xs, &xe) || ls != le) {
+			return 0;
+		}
+		ls = xs;
+		le = xe;
+	}
+	for (int64_t j = 0; j < w; j++) {
+		float v;
+		if (kind == 0x12) { /* floats, unpacked: tag 0x0d, 4 bytes */
+			if (le - ls < 5 || ls[0] != 0x0d) {
+				return 0;
+			}
+			uint32_t u = tfi_get_le32(ls + 1);
+			memcpy(&v, &u, 4);
+			ls += 5;
+		} else {
+			uint64_t u;
+			if (!packed && (ls >= le || *ls++ != 0x08)) {
+				return 0; /* unpacked: a tag before each */
+			}
+			if (!fast_varint(&ls, le, &u)) {
+				return 0;
+			}
+			v = (float)(int64_t)u;
+		}
+		dst[j] = mu != NULL ? (v - mu[j]) * is[j] : v;
+	}
+	return ls == le;
+}
+
+/* The input named by [ks, ks + klen), found by bisecting the names;
+ * -3 when the model has none of that name. */
+static int64_t
+find_input(const struct tf_dataset *ds, const uint8_t *ks, size_t klen)
+{
+	size_t lo = 0, hi = ds->nin;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		size_t i = ds->by_name[mid];
+		size_t n = ds->fnlen[i] < klen ? ds->fnlen[i] : klen;
+		int c = memcmp(ds->in[i].name, ks, n);
+		if (c == 0) {
+			c = ds->fnlen[i] < klen ? -1 : ds->fnlen[i] > klen;
+		}
+		if (c == 0) {
+			return (int64_t)i;
+		}
+		if (c < 0) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	return -3;
+}
+
+int
+tfi_ds_templates(struct tf_dataset *ds)
+{
+	size_t room = 2 * (ds->ylen + 32);
+	for (size_t i = 0; i < ds->nin; i++) {
+		room += ds->fnlen[i] + 32;
+	}
+	free(ds->ftpl);
+	free(ds->ftoff);
+	free(ds->ftlen);
+	free(ds->roff);
+	free(ds->rcol);
+	free(ds->rmu);
+	free(ds->ris);
+	size_t w = (size_t)ds->width + 1;
+	ds->rlen = 0;
+	ds->roff = malloc(w * sizeof *ds->roff);
+	ds->rcol = malloc(w * sizeof *ds->rcol);
+	ds->ftpl = malloc(room);
+	ds->ftoff = malloc((ds->nin + 1) * sizeof *ds->ftoff);
+	ds->ftlen = malloc((ds->nin + 1) * sizeof *ds->ftlen);
+	ds->rmu = malloc(w * sizeof *ds->rmu);
+	ds->ris = malloc(w * sizeof *ds->ris);
+	if (!ds->ftpl || !ds->ftoff || !ds->ftlen || !ds->rmu || !ds->ris ||
+	    !ds->roff || !ds->rcol || ds->width > UINT32_MAX) {
+		return TF_ENOMEM;
+	}
+	for (size_t c = 0; c < w; c++) {
+		ds->rmu[c] = 0.0f; /* (v - 0) * 1 is v, bit for bit */
+		ds->ris[c] = 1.0f;
+	}
+	for (size_t i = 0; i < ds->nin; i++) {
+		const struct input *in = &ds->in[i];
+		for (int64_t j = 0; in->mean != NULL && j < in->width; j++) {
+			ds->rmu[in->col + j] = in->mean[j];
+			ds->ris[in->col + j] = in->inv_std[j];
+		}
+	}
+	size_t at = 0;
+	for (size_t i = 0; i < ds->nin; i++) {
+		ds->ftoff[i] = at;
+		ds->ftlen[i] =
+		    (size_t)(tfi_entry_head(ds->ftpl + at, ds->in[i].name,
+		                            ds->fnlen[i], TF_COL_FLOAT,
+		                            4 * (size_t)ds->in[i].width) -
+		             (ds->ftpl + at));
+		at += ds->ftlen[i];
+	}
+	for (int k = 0; k < 2; k++) {
+		ds->ytoff[k] = at;
+		ds->ytlen[k] =
+		    ds->label == NULL
+		        ? 0
+		        : (size_t)(tfi_entry_head(
+		                       ds->ftpl + at, ds->label, ds->ylen,
+		                       k == 0 ? TF_COL_INT64 : TF_COL_FLOAT,
+		                       k == 0 ? 1 : 4) -
+		                   (ds->ftpl + at));
+		at += ds->ytlen[k];
+	}
+	return TF_OK;
+}
+
+/* Whether the n bytes at p are those of the template t. */
+static inline __attribute__((always_inline)) int
+same_bytes(const uint8_t *p, const uint8_t *t, size_t n)
+{
+	uint64_t x = 0, a, b;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&a, p + i, 8);
+		memcpy(&b, t + i, 8);
+		x |= a ^ b;
+	}
+	for (; i < n; i++) {
+		x |= (uint64_t)(p[i] ^ t[i]);
+	}
+	return x == 0;
+}
+
+/*
+ * A record laid out exactly as the template (the last record that
+ * tfi_ds_fast_record() read entry by entry): the same length and the same bytes
+ * wherever the mask says they make the structure (tags, lengths, names).
+ * Protobuf's framing is those bytes alone, so such a record holds the
+ * same features at the same places, and its values are read from there:
+ * one comparison of the record instead of one walk per feature.
+ */
+static int
+whole_record(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
+             float *label)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (n != ds->rlen || n == 0) {
+		return 0;
+	}
+	const uint8_t *t = ds->rtpl, *m = ds->rmask;
+	uint64_t x = 0;
+	size_t i = 0;
+#if defined(__SSE2__)
+	__m128i v = _mm_setzero_si128();
+	for (; i + 32 <= n; i += 32) {
+		__m128i a0 = _mm_loadu_si128((const __m128i *)(d + i));
+		__m128i a1 = _mm_loadu_si128((const __m128i *)(d + i + 16));
+		__m128i b0 = _mm_loadu_si128((const __m128i *)(t + i));
+		__m128i b1 = _mm_loadu_si128((const __m128i *)(t + i + 16));
+		__m128i k0 = _mm_loadu_si128((const __m128i *)(m + i));
+		__m128i k1 = _mm_loadu_si128((const __m128i *)(m + i + 16));
+		v = _mm_or_si128(v, _mm_and_si128(_mm_xor_si128(a0, b0), k0));
+		v = _mm_or_si128(v, _mm_and_si128(_mm_xor_si128(a1, b1), k1));
+	}
+	x = _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128())) ^ 0xffff;
+#endif
+	for (; i + 8 <= n; i += 8) {
+		uint64_t a, b, k;
+		memcpy(&a, d + i, 8);
+		memcpy(&b, t + i, 8);
+		memcpy(&k, m + i, 8);
+		x |= (a ^ b) & k;
+	}
+	for (; i < n; i++) {
+		x |= (uint64_t)((d[i] ^ t[i]) & m[i]);
+	}
+	if (x != 0) {
+		return 0;
+	}
+	/* each float from its place (covered == width: every column) */
+	const uint32_t *restrict off = ds->roff, *restrict col = ds->rcol;
+	float *restrict r = row;
+	size_t nf = (size_t)ds->width;
+	if (ds->rseq) { /* packed: one copy, standardised four at a time */
+		const uint8_t *src = d + off[0];
+		const float *restrict mu = ds->rmu, *restrict is = ds->ris;
+		size_t k = 0;
+		if (ds->normalize) {
+#if defined(__SSE2__)
+			for (; k + 4 <= nf; k += 4) {
+				__m128 val = _mm_loadu_ps(
+				    (const float *)(const void *)(src + 4 * k));
+				val = _mm_mul_ps(
+				    _mm_sub_ps(val, _mm_loadu_ps(mu + k)),
+				    _mm_loadu_ps(is + k));
+				_mm_storeu_ps(r + k, val);
+			}
+#endif
+			for (; k < nf; k++) {
+				float val;
+				memcpy(&val, src + 4 * k, 4);
+				r[k] = (val - mu[k]) * is[k];
+			}
+		} else {
+			memcpy(r, src, 4 * nf);
+		}
+	} else if (ds->normalize) {
+		const float *restrict mu = ds->rmu, *restrict is = ds->ris;
+		for (size_t k = 0; k < nf; k++) {
+			float val;
+			memcpy(&val, d + off[k], 4);
+			uint32_t c = col[k];
+			r[c] = (val - mu[c]) * is[c];
+		}
+	} else {
+		for (size_t k = 0; k < nf; k++) {
+			memcpy(r + col[k], d + off[k], 4);
+		}
+	}
+	if (ds->rykind == 0) {
+		*label = (float)d[ds->ryoff];
+	} else if (ds->rykind == 1) {
+		uint32_t u = tfi_get_le32(d + ds->ryoff);
+		memcpy(label, &u, 4);
+	}
+	return ds->label == NULL || is_class(ds, *label);
+#else
+	(void)ds, (void)d, (void)n, (void)row, (void)label;
+	return 0;
+#endif
+}
+
+/* Keep the record just read entry by entry (every input and the label
+ * through their templates, nf floats placed in roff and rcol) as
+ * whole_record()'s template. */
+static void
+keep_record(struct tf_dataset *ds, const uint8_t *d, size_t n, size_t nf)
+{
+	if (nf != (size_t)ds->width) {
+		return; /* (the inputs cover the row: never) */
+	}
+	if (n > ds->rcap) {
+		uint8_t *a = realloc(ds->rtpl, n);
+		if (a == NULL) {
+			return;
+		}
+		ds->rtpl = a;
+		uint8_t *b = realloc(ds->rmask, n);
+		if (b == NULL) {
+			return;
+		}
+		ds->rmask = b;
+		ds->rcap = n;
+	}
+	memcpy(ds->rtpl, d, n);
+	memset(ds->rmask, 0xff, n);
+	ds->rseq = nf > 0;
+	for (size_t k = 0; k < nf; k++) {
+		memset(ds->rmask + ds->roff[k], 0, 4);
+		if (ds->rcol[k] != k || ds->roff[k] != ds->roff[0] + 4 * k) {
+			ds->rseq = 0;
+		}
+	}
+	if (ds->rykind == 0) {
+		ds->rmask[ds->ryoff] = 0x80; /* a one-byte varint: under 128 */
+	} else if (ds->rykind == 1) {
+		memset(ds->rmask + ds->ryoff, 0, 4);
+	}
+	ds->rlen = n;
+}
+
+/*
+ * The records tf-csv2record writes, packed or one feature per column,
+ * read without the general parser: one Features message holding each of
+ * the model's numeric inputs once (the right count of floats or int64s,
+ * packed or not) and the label (one number) once, nothing else.  Records
+ * of one file hold their features in one order, so the input at each
+ * entry's place is guessed from the record before and checked by name;
+ * a wrong guess bisects the names.  Returns 1 when it filled row and
+ * label; 0 sends the record to the general parser, which decides about
+ * anything unusual (other features, one given twice, damage).
+ */
+int
+tfi_ds_fast_record(struct tf_dataset *ds, const uint8_t *d, size_t n,
+                   float *row, float *label)
+{
+	if (whole_record(ds, d, n, row, label)) {
+		ds->whole_hits++;
+		return 1;
+	}
+	const uint8_t *p = d, *end = d + n, *fs, *fe;
+	size_t ylen = ds->ylen, found = 0, place = 0, nf = 0;
+	/* every entry through its template: the record becomes the next
+	 * whole_record() template */
+	int whole = n <= UINT32_MAX;
+	ds->rlen = 0;
+	ds->rykind = -1;
+	if (!fast_len(&p, end, 0x0a, &fs, &fe) || p != end) {
+		return 0;
+	}
+	uint32_t gen = ++ds->fgen;
+	if (gen == 0) { /* wrapped: forget every mark */
+		memset(ds->fseen, 0, ds->nin * sizeof *ds->fseen);
+		gen = ds->fgen = 1;
+	}
+	int have_y = ds->label == NULL;
+	while (fs < fe) {
+		/* The entry as tf-csv2record writes the input guessed here:
+		 * its bytes before the values are the template's. */
+		int64_t g = place <= ds->nin ? ds->fslot[place] : -2;
+		size_t left = (size_t)(fe - fs);
+		if (g >= 0 && ds->fseen[g] != gen) {
+			const struct input *in = &ds->in[g];
+			size_t tl = ds->ftlen[g], vl = 4 * (size_t)in->width;
+			if (left >= tl + vl &&
+			    same_bytes(fs, ds->ftpl + ds->ftoff[g], tl)) {
+				put_floats(row + in->col, fs + tl, in->width,
+				           ds->normalize ? in->mean : NULL,
+				           in->inv_std);
+				for (int64_t j = 0;
+				     j < in->width && nf < (size_t)ds->width;
+				     j++, nf++) { /* for keep_record() */
+					ds->roff[nf] =
+					    (uint32_t)(fs + tl - d + 4 * j);
+					ds->rcol[nf] = (uint32_t)(in->col + j);
+				}
+				ds->fseen[g] = gen;
+				found++;
+				place++;
+				fs += tl + vl;
+				continue;
+			}
+		} else if (g == -1 && !have_y) {
+			size_t t0 = ds->ytlen[0], t1 = ds->ytlen[1];
+			if (left > t0 && fs[t0] < 0x80 &&
+			    same_bytes(fs, ds->ftpl + ds->ytoff[0], t0)) {
+				*label = (float)fs[t0];
+				ds->rykind = 0;
+				ds->ryoff = (size_t)(fs + t0 - d);
+				have_y = 1;
+				place++;
+				fs += t0 + 1;
+				continue;
+			}
+			if (left >= t1 + 4 &&
+			    same_bytes(fs, ds->ftpl + ds->ytoff[1], t1)) {
+				uint32_t u = tfi_get_le32(fs + t1);
+				memcpy(label, &u, 4);
+				ds->rykind = 1;
+				ds->ryoff = (size_t)(fs + t1 - d);
+				have_y = 1;
+				place++;
+				fs += t1 + 4;
+				continue;
+			}
+		}
+		whole = 0; /* an entry off the templates */
+		const uint8_t *es, *ee, *ks, *ke, *vs, *ve, *ls, *le;
+		if (!fast_len(&fs, fe, 0x0a, &es, &ee) ||
+		    !fast_len(&es, ee, 0x0a, &ks, &ke) ||
+		    !fast_len(&es, ee, 0x12, &vs, &ve) || es != ee) {
+			return 0;
+		}
+		size_t klen = (size_t)(ke - ks);
+		uint8_t kind = vs < ve ? *vs : 0;
+		if (!fast_len(&vs, ve, kind, &ls, &le) || vs != ve ||
+		    (kind != 0x12 && kind != 0x1a)) {
+			return 0;
+		}
+		int64_t i = g; /* the guess, checked by name */
+		if (i >= 0 && !(ds->fnlen[i] == klen &&
+		                memcmp(ds->in[i].name, ks, klen) == 0)) {
+			i = -2;
+		} else if (i == -1 && !(ylen == klen && ds->label != NULL &&
+		                        memcmp(ds->label, ks, klen) == 0)) {
+			i = -2;
+		}
+		if (i == -2) {
+			i = ds->label != NULL && ylen == klen &&
+			            memcmp(ds->label, ks, klen) == 0
+			        ? -1
+			        : find_input(ds, ks, klen);
+			if (i == -3) {
+				return 0; /* not one of the model's */
+			}
+			if (place <= ds->nin) {
+				ds->fslot[place] = i;
+			}
+		}
+		place++;
+		if (i == -1) {
+			if (have_y || !fast_label(ls, le, kind, label)) {
+				return 0;
+			}
+			have_y = 1;
+			continue;
+		}
+		const struct input *in = &ds->in[i];
+		if (ds->fseen[i] == gen ||
+		    !fast_values(ds, in, ls, le, kind, row + in->col)) {
+			return 0;
+		}
+		ds->fseen[i] = gen;
+		found++;
+	}
+	/* A label that is not a class: the general path says so. */
+	if (have_y && ds->label != NULL && !is_class(ds, *label)) {
+		return 0;
+	}
+	if (found != ds->nin || !have_y) {
+		return 0;
+	}
+	if (whole) {
+		keep_record(ds, d, n, nf);
+	}
+	return 1;
+}
