@@ -7,15 +7,14 @@
  * by save().  A reader thread decodes batches ahead of the step; the
  * dataset is deterministic per (seed, epoch), so a resume seeks to the
  * saved position and reads what one uninterrupted run would have read.
+ * The reader thread is prefetch.c's, the towers of --threads towers.c's
+ * (train_private.h).
  * Loading a trained model for evaluation or serving is model.c's.
  */
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +34,7 @@
 #include "tf/rng.h"
 #include "tf/schema.h"
 #include "tf/train.h"
+#include "train_private.h"
 
 /* ---- the trainer ----------------------------------------------------------
  */
@@ -1411,214 +1411,12 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 	return start_reading(r, *resumed ? path : NULL);
 }
 
-/* ---- reading ahead ---------------------------------------------------------
- */
-
-/*
- * A reader thread decodes the next batches while the current one trains.
- * One producer reads the dataset in order, so batches (and resume
- * positions, carried with each batch) are exactly those of a plain loop.
- */
-#define AHEAD 3
-
-struct batch {
-	struct tf_batch b;
-	uint64_t epoch, done; /* dataset position after this batch */
-	int rc;
-	char msg[TFI_MSG_MAX];
-	int full;
-	/* for a checkpoint's input_state: the position after the batch,
-	 * and where its rows came from */
-	struct tfi_ds_mark mark;
-	struct tfi_ds_pos *log;
-	size_t nlog;
-};
-
-struct prefetch {
-	struct tf_dataset *ds;
-	struct tf_device *dev; /* a GPU: the batches are page-locked */
-	void *pinned[AHEAD][3];
-	size_t bs;
-	struct batch b[AHEAD];
-	size_t head, tail;
-	pthread_t thread;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	int stop, started;
-	int pause, idle; /* input_state(): hold the thread between batches */
-};
-
-static void *
-prefetch_main(void *arg)
-{
-	struct prefetch *p = arg;
-	for (;;) {
-		pthread_mutex_lock(&p->mu);
-		while ((p->b[p->tail].full || p->pause) && !p->stop) {
-			p->idle = 1;
-			pthread_cond_broadcast(&p->cv);
-			pthread_cond_wait(&p->cv, &p->mu);
-		}
-		p->idle = 0;
-		if (p->stop) {
-			pthread_mutex_unlock(&p->mu);
-			break;
-		}
-		struct batch *b = &p->b[p->tail];
-		pthread_mutex_unlock(&p->mu);
-		tfi_dataset_log(p->ds, b->log, p->bs);
-		b->rc = tf_dataset_read(p->ds, &b->b);
-		b->nlog = tfi_dataset_logged(p->ds);
-		tfi_dataset_log(p->ds, NULL, 0);
-		tfi_dataset_mark(p->ds, &b->mark);
-		b->epoch = tf_dataset_epoch(p->ds);
-		b->done = tf_dataset_done(p->ds);
-		if (b->rc != TF_OK && b->rc != TF_EOF) {
-			snprintf(b->msg, sizeof b->msg, "%s", tf_errmsg(p->ds));
-		}
-		pthread_mutex_lock(&p->mu);
-		b->full = 1;
-		p->tail = (p->tail + 1) % AHEAD;
-		pthread_cond_broadcast(&p->cv);
-		pthread_mutex_unlock(&p->mu);
-		if (b->rc != TF_OK) {
-			break; /* the end, or an error: nothing more to read */
-		}
-	}
-	pthread_mutex_lock(&p->mu);
-	p->idle = 1; /* for good */
-	pthread_cond_broadcast(&p->cv);
-	pthread_mutex_unlock(&p->mu);
-	return NULL;
-}
-
-/* A GPU's batches are page-locked, so their upload is one DMA each and
- * does not stage through the driver's buffers (refused: they still
- * upload, staged). */
-static void
-pin_batch(struct prefetch *p, int i)
-{
-	struct tf_batch *b = &p->b[i].b;
-	void *mem[3] = {b->x, b->y, b->ids};
-	size_t len[3] = {b->capacity * (size_t)b->width * sizeof(float),
-	                 b->capacity * sizeof(float),
-	                 b->capacity * (size_t)b->id_width * sizeof(int64_t)};
-	for (int k = 0; k < 3; k++) {
-		if (mem[k] != NULL && len[k] > 0 &&
-		    tf_device_pin(p->dev, mem[k], len[k]) == 0) {
-			p->pinned[i][k] = mem[k];
-		}
-	}
-}
-
-static int
-prefetch_start(struct prefetch *p, struct tf_dataset *ds, size_t bs,
-               struct tf_device *dev)
-{
-	memset(p, 0, sizeof *p);
-	p->ds = ds;
-	p->bs = bs;
-	p->dev = dev;
-	for (int i = 0; i < AHEAD; i++) {
-		if (tf_dataset_batch(ds, &p->b[i].b, bs) != TF_OK ||
-		    (p->b[i].log = malloc(bs * sizeof *p->b[i].log)) == NULL) {
-			return TF_ENOMEM;
-		}
-		if (dev != NULL && tf_device_kind(dev) != TF_DEVICE_CPU) {
-			pin_batch(p, i);
-		}
-	}
-	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->cv, NULL);
-	if (pthread_create(&p->thread, NULL, prefetch_main, p) != 0) {
-		return TF_EINTERNAL;
-	}
-	p->started = 1;
-	return TF_OK;
-}
-
-/* The batch after the one held (waiting for it): a look ahead, the
- * next prefetch_next() returns it. */
-static struct batch *
-prefetch_peek(struct prefetch *p)
-{
-	struct batch *b = &p->b[(p->head + 1) % AHEAD];
-	pthread_mutex_lock(&p->mu);
-	while (!b->full) {
-		pthread_cond_wait(&p->cv, &p->mu);
-	}
-	pthread_mutex_unlock(&p->mu);
-	return b;
-}
-
-/* The batch after the one held when the reader has it already, with
- * rows; NULL otherwise (an upload ahead never waits for the reader). */
-static struct batch *
-prefetch_ready(struct prefetch *p)
-{
-	struct batch *b = &p->b[(p->head + 1) % AHEAD];
-	pthread_mutex_lock(&p->mu);
-	int full = b->full;
-	pthread_mutex_unlock(&p->mu);
-	return full && b->rc == TF_OK && b->b.rows > 0 ? b : NULL;
-}
-
-/* The next batch in order; prefetch_release() hands it back. */
-static struct batch *
-prefetch_next(struct prefetch *p)
-{
-	pthread_mutex_lock(&p->mu);
-	while (!p->b[p->head].full) {
-		pthread_cond_wait(&p->cv, &p->mu);
-	}
-	struct batch *b = &p->b[p->head];
-	pthread_mutex_unlock(&p->mu);
-	return b;
-}
-
-static void
-prefetch_release(struct prefetch *p)
-{
-	pthread_mutex_lock(&p->mu);
-	p->b[p->head].full = 0;
-	p->head = (p->head + 1) % AHEAD;
-	pthread_cond_broadcast(&p->cv);
-	pthread_mutex_unlock(&p->mu);
-}
-
-static void
-prefetch_stop(struct prefetch *p)
-{
-	if (p->started) {
-		pthread_mutex_lock(&p->mu);
-		p->stop = 1;
-		pthread_cond_broadcast(&p->cv);
-		pthread_mutex_unlock(&p->mu);
-		pthread_join(p->thread, NULL);
-		pthread_mutex_destroy(&p->mu);
-		pthread_cond_destroy(&p->cv);
-	}
-	for (int i = 0; i < AHEAD; i++) {
-		for (int k = 0; k < 3; k++) {
-			if (p->pinned[i][k] != NULL) {
-				tf_device_unpin(p->dev, p->pinned[i][k]);
-				p->pinned[i][k] = NULL;
-			}
-		}
-		tf_batch_release(&p->b[i].b);
-		free(p->b[i].log);
-		p->b[i].log = NULL;
-	}
-	p->started = 0;
-}
-
 /*
  * The checkpoint's input_state: the dataset's state after the batch
- * trained last.  The reader thread is held between batches while the
- * state is worked out from the live shuffle buffer and the logs of the
- * batches it read ahead; NULL where the inputs cannot seek (a resume
- * then replays the epoch), in a distributed run (each trainer keeps its
- * own place) and where the batch held is not the header's position.
+ * trained last (tfi_prefetch_state()); NULL where the inputs cannot
+ * seek (a resume then replays the epoch), in a distributed run (each
+ * trainer keeps its own place) and where the batch held is not the
+ * header's position.
  */
 static int
 input_state(struct run *r)
@@ -1632,434 +1430,8 @@ input_state(struct run *r)
 	    cur->mark.epoch != r->h.epoch || cur->mark.done != r->h.done) {
 		return TF_OK; /* (a pipe's reader may wait long: not held) */
 	}
-	pthread_mutex_lock(&p->mu);
-	p->pause = 1;
-	while (!p->idle) {
-		pthread_cond_wait(&p->cv, &p->mu);
-	}
-	pthread_mutex_unlock(&p->mu);
-	const struct tfi_ds_pos *logs[AHEAD];
-	size_t nlogs[AHEAD], n = 0;
-	uint64_t epochs[AHEAD];
-	uint64_t before = cur->mark.epoch; /* each batch's rows' epoch */
-	for (size_t k = 1; k < AHEAD; k++) {
-		struct batch *a = &p->b[(p->head + k) % AHEAD];
-		if (!a->full) {
-			break;
-		}
-		logs[n] = a->log;
-		nlogs[n] = a->nlog;
-		epochs[n] = before;
-		before = a->mark.epoch;
-		n++;
-	}
-	int rc = tfi_dataset_state(r->ds, &cur->mark, logs, nlogs, epochs, n,
-	                           &r->h.input_state);
-	pthread_mutex_lock(&p->mu);
-	p->pause = 0;
-	pthread_cond_broadcast(&p->cv);
-	pthread_mutex_unlock(&p->mu);
+	int rc = tfi_prefetch_state(p, cur, &r->h.input_state);
 	return rc == TF_OK ? TF_OK : fail(r, rc, "%s", tf_errmsg(r->ds));
-}
-
-/*
- * Towers (--threads N): each step's batch split in parts of nearly equal
- * rows, each through a copy of the graph on one of N threads (its own
- * activations and gradient; the parameters are the model's one copy),
- * then one gradient: the parts' weighted by their rows and summed in
- * part order, so a run is repeatable for its (seed, thread count).
- * There are 4N parts for a model of up to CHUNK_PARAMS parameters (N
- * for a larger one, whose parts' gradients would cost more to keep
- * apart than they save), taken by whichever thread is free: the reader
- * thread shares the CPUs with the towers, and a thread it slows takes
- * fewer parts instead of holding up the step.  Which thread ran a part
- * changes nothing: each part's gradient, loss and predictions are kept
- * apart and combined in part order.  The first part always runs on the
- * run's graph, on the calling thread, first.  As in TensorFlow's
- * multi-tower training, batch normalisation takes each part's
- * statistics and keeps the first part's moving averages; the other
- * parts' random numbers (dropout) are seeded from the run's generator
- * at each step, so a checkpoint's generator resumes them all.
- */
-#define CHUNK_PARAMS (1 << 16)
-
-struct tower {
-	struct tf_graph *g;
-	pthread_t thread;
-	struct towers *all;
-};
-
-struct part {
-	struct tf_batch b;  /* a view of the step's batch */
-	uint64_t seed;      /* its generator's seed (not the first part's) */
-	struct tf_graph *g; /* the graph that ran it */
-	int rc;
-	double loss;
-	float *grad; /* its gradient (np floats), predictions (rows x pw) */
-	float *pred;
-};
-
-/*
- * A step is handed to the tower threads and its end handed back through
- * counters, each waited for by spinning a while and then sleeping on
- * the condition variable: a part of a small network takes well under a
- * millisecond, and a thread that sleeps between steps is woken through
- * the scheduler (on a virtual machine, an interrupt to a halted CPU)
- * each time, which costs as much as a part's own arithmetic.  The
- * sleepers count says whether a wake-up is needed at all; each side
- * publishes its counter before it reads the other's sleepers (both
- * sequentially consistent), so a wake-up is never lost.
- */
-struct towers {
-	int n; /* threads with a graph (1: none) */
-	struct tower *t;
-	struct part *p;
-	int maxparts, nparts; /* parts of a full batch; of this step */
-	size_t np, pw;        /* parameters; prediction columns */
-	const char *pred;     /* the prediction node */
-	float *grads, *preds, *state;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	atomic_uint_fast64_t gen; /* the step the threads are asked to run */
-	atomic_int next;          /* the next part to take */
-	atomic_int left;          /* parts of this step not yet done */
-	atomic_int failed;        /* a part failed: take no more */
-	atomic_int sleepers;      /* threads asleep (or going to sleep) on cv */
-	atomic_int stop;
-	int threads;
-};
-
-/* Spins of towers_wait() before it sleeps: some tens of microseconds. */
-#define TOWER_SPINS 4000
-
-static inline void
-cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
-
-/* Wait until done(w, arg) holds: spin, then sleep on the variable. */
-static void
-towers_wait(struct towers *w, int (*done)(struct towers *, uint64_t),
-            uint64_t arg)
-{
-	for (int i = 0; i < TOWER_SPINS; i++) {
-		if (done(w, arg)) {
-			return;
-		}
-		if ((i & 255) == 255) {
-			sched_yield(); /* the reader thread may want this CPU */
-		} else {
-			cpu_relax();
-		}
-	}
-	pthread_mutex_lock(&w->mu);
-	atomic_fetch_add(&w->sleepers, 1);
-	while (!done(w, arg)) {
-		pthread_cond_wait(&w->cv, &w->mu);
-	}
-	atomic_fetch_sub(&w->sleepers, 1);
-	pthread_mutex_unlock(&w->mu);
-}
-
-/* Wake the sleepers, if any, after a counter has changed. */
-static void
-towers_wake(struct towers *w)
-{
-	if (atomic_load(&w->sleepers) > 0) {
-		pthread_mutex_lock(&w->mu);
-		pthread_cond_broadcast(&w->cv);
-		pthread_mutex_unlock(&w->mu);
-	}
-}
-
-static int
-step_posted(struct towers *w, uint64_t seen)
-{
-	return atomic_load(&w->gen) != seen || atomic_load(&w->stop);
-}
-
-static int
-step_done(struct towers *w, uint64_t unused)
-{
-	(void)unused;
-	return atomic_load(&w->left) == 0;
-}
-
-/* y = c x and y += c x, for the parts' gradients: vector loops, each
- * element's arithmetic as a scalar loop's (no contraction in C11). */
-static TF_VECTOR_CLONES void
-scaled(float *restrict y, const float *restrict x, float c, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		y[i] = c * x[i];
-	}
-}
-
-static TF_VECTOR_CLONES void
-add_scaled(float *restrict y, const float *restrict x, float c, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		y[i] += c * x[i];
-	}
-}
-
-/* Batch b through graph g, forward and backward. */
-static int
-train_pass(struct tf_graph *g, const struct tf_batch *b)
-{
-	int rc = tf_graph_feed_batch(g, b);
-	rc = rc ? rc : tf_graph_forward(g, 1);
-	return rc ? rc : tf_graph_backward(g);
-}
-
-/* Part k on graph g: forward, backward, and what it gave kept apart. */
-static void
-run_part(struct towers *w, struct tf_graph *g, int k, const char *pred)
-{
-	struct part *p = &w->p[k];
-	p->g = g;
-	if (k > 0) {
-		tf_rng_seed(tf_graph_rng(g), p->seed);
-	}
-	int rc = train_pass(g, &p->b);
-	p->rc = rc;
-	if (rc == TF_OK) {
-		p->loss = tf_graph_loss(g);
-		memcpy(p->grad, tf_graph_grads(g), w->np * sizeof(float));
-		memcpy(p->pred, tf_tensor_f32(tf_graph_value(g, pred)),
-		       p->b.rows * w->pw * sizeof(float));
-	} else {
-		atomic_store(&w->failed, 1);
-	}
-	if (atomic_fetch_sub(&w->left, 1) == 1) {
-		towers_wake(w);
-	}
-}
-
-/* Take parts until there are none; after a part failed, those left are
- * taken and counted without running (the step waits for every part). */
-static void
-take_parts(struct towers *w, struct tf_graph *g, const char *pred)
-{
-	for (;;) {
-		int k = atomic_fetch_add(&w->next, 1);
-		if (k >= w->nparts) {
-			break;
-		}
-		if (atomic_load(&w->failed)) {
-			if (atomic_fetch_sub(&w->left, 1) == 1) {
-				towers_wake(
-				    w); /* part k stays unrun (g NULL) */
-			}
-			continue;
-		}
-		run_part(w, g, k, pred);
-	}
-}
-
-static void *
-tower_main(void *arg)
-{
-	struct tower *t = arg;
-	struct towers *w = t->all;
-	uint64_t seen = 0;
-	for (;;) {
-		towers_wait(w, step_posted, seen);
-		if (atomic_load(&w->stop)) {
-			break;
-		}
-		seen = atomic_load(&w->gen);
-		take_parts(w, t->g, w->pred);
-	}
-	return NULL;
-}
-
-static void
-towers_stop(struct towers *w)
-{
-	if (w->threads > 0) {
-		pthread_mutex_lock(&w->mu);
-		atomic_store(&w->stop, 1);
-		pthread_cond_broadcast(&w->cv);
-		pthread_mutex_unlock(&w->mu);
-	}
-	for (int k = 1; k < w->n; k++) {
-		if (k <= w->threads) {
-			pthread_join(w->t[k].thread, NULL);
-		}
-		tf_graph_free(w->t[k].g);
-	}
-	if (w->threads > 0) {
-		pthread_mutex_destroy(&w->mu);
-		pthread_cond_destroy(&w->cv);
-	}
-	free(w->t);
-	free(w->p);
-	free(w->grads);
-	free(w->preds);
-	free(w->state);
-	memset(w, 0, sizeof *w);
-}
-
-/* n threads on the run's graph g (built, its parameters set), for
- * batches of up to bs rows. */
-static int
-towers_start(struct run *r, struct towers *w, const struct tf_registry *reg,
-             int n, size_t bs)
-{
-	memset(w, 0, sizeof *w);
-	w->n = 1;
-	w->pred = tfi_prediction_node(r->task);
-	if (n <= 1) {
-		return TF_OK;
-	}
-	w->np = tf_graph_nparams(r->g);
-	int64_t pw = tf_graph_width(r->g, w->pred);
-	w->pw = pw > 0 ? (size_t)pw : 1;
-	w->maxparts = w->np <= CHUNK_PARAMS ? 4 * n : n;
-	if ((size_t)w->maxparts > bs) {
-		w->maxparts = (int)bs;
-	}
-	size_t ns = tf_graph_nstate(r->g);
-	w->t = calloc((size_t)n, sizeof *w->t);
-	w->p = calloc((size_t)w->maxparts, sizeof *w->p);
-	w->grads = malloc((size_t)w->maxparts * (w->np + 1) * sizeof(float));
-	w->preds = malloc((bs * w->pw + 1) * sizeof(float));
-	w->state = malloc((ns + 1) * sizeof(float));
-	if (!w->t || !w->p || !w->grads || !w->preds || !w->state) {
-		return fail(r, TF_ENOMEM, "out of memory");
-	}
-	w->t[0].g = r->g;
-	for (int k = 1; k < n; k++) {
-		struct tf_graph *g = tf_graph_new();
-		w->t[k].g = g;
-		w->n = k + 1;
-		if (g == NULL) {
-			return fail(r, TF_ENOMEM, "out of memory");
-		}
-		if (tf_graph_parse(g, r->h.model_spec) != TF_OK ||
-		    tf_graph_build(g, reg, tf_device_cpu(), r->cfg->seed) !=
-		        TF_OK ||
-		    tfi_graph_share_params(g, r->g) != TF_OK) {
-			return fail(r, tf_errcode(g), "tower %d: %s", k,
-			            tf_errmsg(g));
-		}
-	}
-	pthread_mutex_init(&w->mu, NULL);
-	pthread_cond_init(&w->cv, NULL);
-	for (int k = 1; k < n; k++) {
-		w->t[k].all = w;
-		if (pthread_create(&w->t[k].thread, NULL, tower_main,
-		                   &w->t[k]) != 0) {
-			return fail(r, TF_EINTERNAL, "cannot start a thread");
-		}
-		w->threads = k;
-	}
-	return TF_OK;
-}
-
-/* One step's forward and backward over batch b on every tower; the
- * gradient in the run's graph, the loss (the rows' mean) in *loss and
- * each part's predictions added to m. */
-static int
-towers_run(struct run *r, struct towers *w, const struct tf_batch *b,
-           struct tf_metrics *m, double *loss)
-{
-	const char *pred = w->pred;
-	size_t rows = b->rows;
-	int parts =
-	    w->n > 1 ? (w->maxparts < (int)rows ? w->maxparts : (int)rows) : 1;
-	if (parts <= 1) { /* the whole batch on the run's graph */
-		int rc = train_pass(r->g, b);
-		if (rc != TF_OK) {
-			return fail(r, rc, "%s", tf_errmsg(r->g));
-		}
-		*loss = tf_graph_loss(r->g);
-		const float *p = tf_graph_fetch(r->g, pred);
-		if (p == NULL) {
-			return fail(r, TF_ENOMEM, "out of memory");
-		}
-		tf_metrics_add(m, p, b->y, rows, *loss);
-		return TF_OK;
-	}
-	struct tf_rng *rng = tf_graph_rng(r->g);
-	float *pr = w->preds;
-	for (int k = 0; k < parts; k++) {
-		size_t lo = rows * (size_t)k / (size_t)parts;
-		size_t hi = rows * (size_t)(k + 1) / (size_t)parts;
-		struct part *p = &w->p[k];
-		struct tf_batch *v = &p->b;
-		*v = *b;
-		v->x = b->x + lo * (size_t)b->width;
-		v->ids = b->ids ? b->ids + lo * (size_t)b->id_width : NULL;
-		v->y = b->y + lo;
-		v->rows = hi - lo;
-		v->capacity = hi - lo;
-		p->seed = k > 0 ? tf_rng_next(rng) : 0;
-		p->g = NULL; /* set by the part's run */
-		p->rc = TF_OK;
-		p->grad = w->grads + (size_t)k * w->np;
-		p->pred = pr;
-		pr += v->rows * w->pw;
-	}
-	/* the parts before next: a thread that takes one sees them
-	 * (next's store and load are sequentially consistent) */
-	w->nparts = parts;
-	atomic_store(&w->failed, 0);
-	atomic_store(&w->left, parts);
-	atomic_store(&w->next, 1);
-	atomic_fetch_add(&w->gen, 1);
-	towers_wake(w);
-	/* The first part on the run's graph, first; its generator and
-	 * moving averages are the run's, whatever else this thread runs. */
-	run_part(w, r->g, 0, pred);
-	struct tf_rng kept = *rng;
-	size_t ns = tf_graph_nstate(r->g);
-	float *st = tf_graph_state(r->g);
-	if (ns > 0) {
-		memcpy(w->state, st, ns * sizeof(float));
-	}
-	take_parts(w, r->g, pred);
-	towers_wait(w, step_done, 0);
-	*rng = kept;
-	if (ns > 0) {
-		memcpy(st, w->state, ns * sizeof(float));
-	}
-	/* the first part that failed says why (the parts after it may not
-	 * have run) */
-	for (int k = 0; k < parts; k++) {
-		struct part *p = &w->p[k];
-		if (p->g != NULL && p->rc != TF_OK) {
-			return fail(r, p->rc, "%s", tf_errmsg(p->g));
-		}
-	}
-	for (int k = 0; k < parts; k++) {
-		if (w->p[k].g == NULL) {
-			return fail(r, TF_EINTERNAL,
-			            "part %d of the step did not run", k);
-		}
-	}
-	/* The batch's mean: each part's weighted by its share of rows,
-	 * added in part order. */
-	size_t np = w->np;
-	float *g0 = tf_graph_grads(r->g);
-	scaled(g0, w->p[0].grad, (float)w->p[0].b.rows / (float)rows, np);
-	*loss = 0;
-	for (int k = 0; k < parts; k++) {
-		const struct part *p = &w->p[k];
-		*loss += p->loss * (double)p->b.rows / (double)rows;
-		tf_metrics_add(m, p->pred, p->b.y, p->b.rows, p->loss);
-		if (k > 0) {
-			add_scaled(g0, p->grad, (float)p->b.rows / (float)rows,
-			           np);
-		}
-	}
-	return TF_OK;
 }
 
 int
@@ -2142,14 +1514,16 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 	saved_step = r.h.step;
 	uint64_t ex_mark0 = r.h.examples;
 	double lr = r.h.learning_rate;
-	if ((rc = towers_start(&r, &tw, reg, cfg->threads, bs)) != TF_OK) {
+	if ((rc = tfi_towers_start(&tw, r.g, r.h.model_spec, reg, cfg->seed,
+	                           r.task, cfg->threads, bs)) != TF_OK) {
+		rc = fail(&r, rc, "%s", tw.msg);
 		goto out;
 	}
 	if (r.cl != NULL && cfg->l1 == 0 && cfg->l2 == 0) {
 		r.sp = sparse_plan(r.g); /* NULL: no tables, dense */
 	}
 	r.pf = &pf;
-	if ((rc = prefetch_start(&pf, r.ds, bs, r.dev)) != TF_OK) {
+	if ((rc = tfi_prefetch_start(&pf, r.ds, bs, r.dev)) != TF_OK) {
 		rc = fail(&r, rc, "cannot start the reader thread");
 		goto out;
 	}
@@ -2173,9 +1547,9 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			break;
 		}
 		if (b != NULL) {
-			prefetch_release(&pf);
+			tfi_prefetch_release(&pf);
 		}
-		b = prefetch_next(&pf);
+		b = tfi_prefetch_next(&pf);
 		r.cur = b;
 		size_t rows = b->b.rows;
 		rc = b->rc;
@@ -2192,7 +1566,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		/* On a GPU the next batch crosses the bus while this one
 		 * computes. */
 		struct batch *nx = tf_device_kind(r.dev) != TF_DEVICE_CPU
-		                       ? prefetch_ready(&pf)
+		                       ? tfi_prefetch_ready(&pf)
 		                       : NULL;
 		if (nx != NULL &&
 		    (rc = tf_graph_stage_batch(r.g, &nx->b)) != TF_OK) {
@@ -2207,7 +1581,8 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			t_mark = tfi_now();
 			ex_mark = r.h.examples;
 		}
-		if ((rc = towers_run(&r, &tw, &b->b, m, &loss)) != TF_OK) {
+		if ((rc = tfi_towers_run(&tw, r.g, &b->b, m, &loss)) != TF_OK) {
+			rc = fail(&r, rc, "%s", tw.msg);
 			goto out;
 		}
 		if (!isfinite(loss)) {
@@ -2231,7 +1606,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		 * gradient to the ps tasks and their values back. */
 		if (r.cl != NULL) {
 			if (r.sp != NULL) {
-				struct batch *nb = prefetch_peek(&pf);
+				struct batch *nb = tfi_prefetch_peek(&pf);
 				if (sparse_ranges(r.sp, &b->b, &r.sp->grad) ||
 				    sparse_ranges(
 				        r.sp, nb->rc == TF_OK ? &nb->b : NULL,
@@ -2424,8 +1799,8 @@ out:
 			     msg, why);
 		}
 	}
-	prefetch_stop(&pf);
-	towers_stop(&tw);
+	tfi_prefetch_stop(&pf);
+	tfi_towers_stop(&tw);
 	sparse_free(r.sp);
 	tf_metrics_free(m);
 	tf_metrics_free(r.vm);
