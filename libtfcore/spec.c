@@ -115,6 +115,22 @@ put_head(struct tfi_buf *b, int task)
 	       put_line(b, "node loss %s logits,label\n", loss_op(task));
 }
 
+/* A spec's end: the head (prediction and loss) after what b holds, and
+ * the text in *spec; rc nonzero (a line that did not fit) or a head
+ * that does not fit is out of memory, b freed. */
+static int
+finish_spec(struct tfi_buf *b, int rc, int task, char **spec, char *err,
+            size_t errlen)
+{
+	if (rc || put_head(b, task)) {
+		tfi_buf_free(b);
+		snprintf(err, errlen, "out of memory");
+		return TF_ENOMEM;
+	}
+	*spec = (char *)b->data;
+	return TF_OK;
+}
+
 int
 tf_model_spec(const char *model, const char *hidden, int64_t inputs, int task,
               int64_t classes, double bn_epsilon, double keep, char **spec,
@@ -141,17 +157,9 @@ tf_model_spec(const char *model, const char *hidden, int64_t inputs, int task,
 		tfi_buf_free(&b);
 		return TF_EINVAL;
 	}
-	rc = rc ||
-	     put_line(&b, "node logits dense %s units=%lld\n", prev,
-	              (long long)out) ||
-	     put_head(&b, task);
-	if (rc) {
-		tfi_buf_free(&b);
-		snprintf(err, errlen, "out of memory");
-		return TF_ENOMEM;
-	}
-	*spec = (char *)b.data;
-	return TF_OK;
+	rc = rc || put_line(&b, "node logits dense %s units=%lld\n", prev,
+	                    (long long)out);
+	return finish_spec(&b, rc, task, spec, err, errlen);
 }
 
 /* Whether word w of a spec line is name n. */
@@ -399,15 +407,8 @@ tf_model_spec_wide_deep(const struct tf_layout *l, const char *hidden, int task,
 		              (long long)l->buckets, (long long)out);
 		strcat(sum, ",wide_cross");
 	}
-	rc = rc || put_line(&b, "node logits add %s\n", sum) ||
-	     put_head(&b, task);
-	if (rc) {
-		tfi_buf_free(&b);
-		snprintf(err, errlen, "out of memory");
-		return TF_ENOMEM;
-	}
-	*spec = (char *)b.data;
-	return TF_OK;
+	rc = rc || put_line(&b, "node logits add %s\n", sum);
+	return finish_spec(&b, rc, task, spec, err, errlen);
 }
 
 const char *

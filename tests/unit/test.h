@@ -153,4 +153,39 @@ at(const char *name)
 	return p[k];
 }
 
+/* tf-csv2record's sink: records to a writer. */
+static inline int
+test_sink_write(void *ctx, const uint8_t *bytes, size_t n, const size_t *ends,
+                size_t count)
+{
+	(void)ends;
+	return tf_writer_write_framed(ctx, bytes, n, count) != TF_OK;
+}
+
+/* CSV text (n bytes) converted as tf-csv2record does: the records at
+ * path, the schema beside them; nonzero on failure. */
+static inline int
+test_csv_records(const char *path, const char *csv, size_t n)
+{
+	struct tf_csv *c = tf_csv_new();
+	struct tf_input *in = tf_input_new();
+	struct tf_writer *w = tf_writer_new();
+	struct tf_schema *s = tf_schema_new();
+	struct tf_csv_options o;
+	tf_csv_options_init(&o);
+	char side[300];
+	tf_schema_sidecar(path, side, sizeof side);
+	int rc = !c || !in || !w || !s || tf_csv_set_options(c, &o) ||
+	         tf_writer_open(w, path, 0, 0) ||
+	         tf_input_open_mem(in, csv, n, "t.csv");
+	struct tf_csv_sink sink = {w, test_sink_write, NULL};
+	rc = rc || tf_csv_convert(c, in, &sink) || tf_writer_close(w) ||
+	     tf_csv_schema(c, s) || tf_schema_write(s, side);
+	tf_schema_free(s);
+	tf_writer_free(w);
+	tf_input_free(in);
+	tf_csv_free(c);
+	return rc;
+}
+
 #endif

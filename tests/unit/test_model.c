@@ -11,14 +11,6 @@
 
 static struct tf_registry *reg;
 
-static int
-sink_write(void *ctx, const uint8_t *bytes, size_t n, const size_t *ends,
-           size_t count)
-{
-	return tf_writer_write_framed(ctx, bytes, n, count) != TF_OK ||
-	       ends == NULL;
-}
-
 /* 400 rows: the label is whether a + b > 1 (separable). */
 static int
 make_data(const char *path)
@@ -30,23 +22,7 @@ make_data(const char *path)
 		n += (size_t)sprintf(csv + n, "%.2f,%.2f,%d\n", a, b,
 		                     a + b > 2.0);
 	}
-	struct tf_csv *c = tf_csv_new();
-	struct tf_input *in = tf_input_new();
-	struct tf_writer *w = tf_writer_new();
-	struct tf_schema *s = tf_schema_new();
-	struct tf_csv_options o;
-	tf_csv_options_init(&o);
-	char side[300];
-	tf_schema_sidecar(path, side, sizeof side);
-	int rc = tf_csv_set_options(c, &o) || tf_writer_open(w, path, 0, 0) ||
-	         tf_input_open_mem(in, csv, n, "t.csv");
-	struct tf_csv_sink sink = {w, sink_write, NULL};
-	rc = rc || tf_csv_convert(c, in, &sink) || tf_writer_close(w) ||
-	     tf_csv_schema(c, s) || tf_schema_write(s, side);
-	tf_schema_free(s);
-	tf_writer_free(w);
-	tf_input_free(in);
-	tf_csv_free(c);
+	int rc = test_csv_records(path, csv, n);
 	free(csv);
 	return rc;
 }
