@@ -304,19 +304,13 @@ on_mhd_error(void *cls, const char *fmt, va_list ap)
 	warnx_("http: %s", msg);
 }
 
-/* The listening socket, bound here so that a port in use is named as it
- * is (libmicrohttpd's own message names port 0 for a given address). */
-static int
-listen_on(struct serve *sv, int *port)
-{
-	return serve_listen(sv->opt.address, sv->opt.port, "", port);
-}
-
 struct serve_http *
 serve_http_start(struct serve *sv, unsigned *pool_out)
 {
+	/* bound here so that a port in use is named as it is
+	 * (libmicrohttpd's own message names port 0 for a given address) */
 	int port;
-	int fd = listen_on(sv, &port);
+	int fd = serve_listen(sv->opt.address, sv->opt.port, "", &port);
 	unsigned pool = (unsigned)sv->opt.threads;
 	if (sv->opt.batching) {
 		/* Connection threads wait for batches: more of them. */

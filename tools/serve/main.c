@@ -292,46 +292,40 @@ serve_hostport(char *buf, size_t n, const char *address, int port)
 int
 serve_listen(const char *address, int port, const char *what, int *bound)
 {
-	struct sockaddr_storage ss;
-	struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
-	int fd = -1;
-	memset(&ss, 0, sizeof ss);
+	struct sockaddr_in6 v6 = {.sin6_family = AF_INET6,
+	                          .sin6_port = htons((uint16_t)port)};
+	struct sockaddr_in v4 = {.sin_family = AF_INET,
+	                         .sin_port = htons((uint16_t)port)};
+	int fd;
 	if (strcmp(address, "0.0.0.0") == 0 || strcmp(address, "::") == 0) {
-		/* Both families on one socket, where the machine has IPv6. */
-		v6->sin6_family = AF_INET6;
-		v6->sin6_addr = in6addr_any;
-		v6->sin6_port = htons((uint16_t)port);
-		fd = listen_sockaddr((struct sockaddr *)v6, sizeof *v6, 1);
-		if (fd < 0 && errno != EAFNOSUPPORT && errno != EADDRNOTAVAIL) {
-			goto fail;
+		/* Both families on one [::] socket; 0.0.0.0 (v4 as it is)
+		 * where the machine has no IPv6. */
+		v6.sin6_addr = in6addr_any;
+		fd = listen_sockaddr((struct sockaddr *)&v6, sizeof v6, 1);
+		if (fd < 0 &&
+		    (errno == EAFNOSUPPORT || errno == EADDRNOTAVAIL)) {
+			fd = listen_sockaddr((struct sockaddr *)&v4, sizeof v4,
+			                     0);
 		}
-	}
-	if (fd < 0 && inet_pton(AF_INET6, address, &v6->sin6_addr) == 1 &&
-	    strcmp(address, "::") != 0) {
-		v6->sin6_family = AF_INET6;
-		v6->sin6_port = htons((uint16_t)port);
-		fd = listen_sockaddr((struct sockaddr *)v6, sizeof *v6, 0);
-	} else if (fd < 0) {
-		memset(&ss, 0, sizeof ss);
-		v4->sin_family = AF_INET;
-		v4->sin_port = htons((uint16_t)port);
-		if (strcmp(address, "::") != 0) {
-			inet_pton(AF_INET, address,
-			          &v4->sin_addr); /* checked */
-		}
-		fd = listen_sockaddr((struct sockaddr *)v4, sizeof *v4, 0);
+	} else if (inet_pton(AF_INET6, address, &v6.sin6_addr) == 1) {
+		fd = listen_sockaddr((struct sockaddr *)&v6, sizeof v6, 0);
+	} else {
+		inet_pton(AF_INET, address, &v4.sin_addr); /* checked */
+		fd = listen_sockaddr((struct sockaddr *)&v4, sizeof v4, 0);
 	}
 	if (fd < 0) {
-	fail:
 		char hp[64];
 		die(EX_UNAVAILABLE, "cannot listen%s on %s: %s", what,
 		    serve_hostport(hp, sizeof hp, address, port),
 		    strerror(errno));
 	}
+	/* the port given, or the one taken for port 0 */
+	struct sockaddr_storage ss;
 	socklen_t len = sizeof ss;
 	getsockname(fd, (struct sockaddr *)&ss, &len);
-	*bound = ntohs(ss.ss_family == AF_INET6 ? v6->sin6_port : v4->sin_port);
+	*bound = ntohs(ss.ss_family == AF_INET6
+	                   ? ((struct sockaddr_in6 *)&ss)->sin6_port
+	                   : ((struct sockaddr_in *)&ss)->sin_port);
 	return fd;
 }
 
