@@ -93,6 +93,10 @@ struct ps {
 	double first; /* when its first gradient came */
 	struct worker *w;
 	uint32_t done;
+	/* the trainers gone on without (w[k].lost): how many, and the first
+	 * 64 as every reply names them (kept by set_lost()) */
+	uint32_t nlost, lost_ids[64];
+	size_t nlost_ids;
 	double all_done_at, last_request, init_at, started_at;
 	uint64_t requests; /* every request, of any trainer */
 	int finish;
@@ -100,6 +104,7 @@ struct ps {
 
 static void note(struct ps *ps, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+static void set_lost(struct ps *ps, uint32_t k, int on);
 
 static void
 note(struct ps *ps, const char *fmt, ...)
@@ -141,16 +146,8 @@ send_reply(struct ps *ps, struct slot *s, Tfkit__Ps__Reply *r, uint32_t wk)
 	r->version = TF_PS_PROTOCOL;
 	/* Every reply names the trainers gone on without, so the chief can
 	 * say so (the first 64). */
-	uint32_t lost[64];
-	size_t nlost = 0;
-	for (uint32_t k = 0; ps->w != NULL && k < ps->trainers && nlost < 64;
-	     k++) {
-		if (ps->w[k].lost) {
-			lost[nlost++] = k;
-		}
-	}
-	r->lost = lost;
-	r->n_lost = nlost;
+	r->lost = ps->lost_ids;
+	r->n_lost = ps->nlost_ids;
 	size_t len = tfkit__ps__reply__get_packed_size(r);
 	if (s->aio == NULL) { /* no socket: kept for tf_ps_reply() */
 		if (len > s->reply_cap) {
@@ -419,6 +416,8 @@ shard_free(struct ps *ps)
 	ps->params = ps->agg = ps->mean = NULL;
 	ps->have = NULL;
 	ps->w = NULL;
+	ps->nlost = 0;
+	ps->nlost_ids = 0;
 	ps->o = NULL;
 	ps->h = NULL;
 	ps->trainers = 0;
@@ -703,7 +702,7 @@ handle(struct ps *ps, struct slot *s, const uint8_t *d, size_t len)
 		w->seen = 1;
 		w->last = ps->last_request;
 		if (w->lost) { /* back (restarted): it trains again */
-			w->lost = 0;
+			set_lost(ps, wk, 0);
 			w->done = 0;
 			ps->done--;
 			note(ps, "ps %zu: trainer %u is back", ps->cfg->index,
@@ -798,6 +797,21 @@ slot_done(void *arg)
 	pthread_mutex_unlock(&ps->mu);
 }
 
+/* Trainer k lost (on) or back: its flag, the count and the list the
+ * replies carry, rebuilt on each change (rare; replies only read it). */
+static void
+set_lost(struct ps *ps, uint32_t k, int on)
+{
+	ps->nlost += on ? 1 : -1;
+	ps->w[k].lost = on;
+	ps->nlost_ids = 0;
+	for (uint32_t j = 0; j < ps->trainers && ps->nlost_ids < 64; j++) {
+		if (ps->w[j].lost) {
+			ps->lost_ids[ps->nlost_ids++] = j;
+		}
+	}
+}
+
 /* A trainer that has been silent for the peer timeout (not one held in
  * a sync step) is taken for gone: the run goes on without it.  Returns
  * whether one was. */
@@ -811,13 +825,11 @@ lose_silent(struct ps *ps, double t)
 		if (w->done || ps->have[k] || t - since <= ps->peer_timeout) {
 			continue;
 		}
-		w->lost = w->done = 1;
+		set_lost(ps, k, 1);
+		w->done = 1;
 		ps->done++;
 		any = 1;
-		uint32_t alive = 0;
-		for (uint32_t j = 0; j < ps->trainers; j++) {
-			alive += !ps->w[j].lost;
-		}
+		uint32_t alive = ps->trainers - ps->nlost;
 		note(ps,
 		     "ps %zu: step %llu: trainer %u silent for %g s "
 		     "(--peer-timeout): going on without it (%u of %u "
@@ -1098,10 +1110,7 @@ tf_ps_run(const struct tf_registry *reg, const struct tf_ps_config *cfg,
 			/* The chief snapshots and finishes right after its
 			 * DONE; silent longer than a round trip takes it to
 			 * give up on a ps, it has stopped. */
-			uint32_t lost = 0;
-			for (uint32_t k = 0; k < ps.trainers; k++) {
-				lost += ps.w[k].lost;
-			}
+			uint32_t lost = ps.nlost;
 			note(&ps,
 			     "ps %zu: every trainer has reported done or been "
 			     "lost (%u lost), and the chief has sent nothing "
