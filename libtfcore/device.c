@@ -298,6 +298,19 @@ tf_device_await_uploads(struct tf_device *d, int lane)
 	}
 }
 
+float *
+tfi_device_mirror(struct tf_device *dev, float **host, const float *d, size_t n,
+                  int fetch)
+{
+	if (*host == NULL && (*host = calloc(n + 1, sizeof(float))) == NULL) {
+		return NULL;
+	}
+	if (fetch) {
+		tf_device_download(dev, *host, d, n * sizeof(float));
+	}
+	return *host;
+}
+
 void
 tf_device_download(struct tf_device *d, void *dst, const void *src, size_t n)
 {

@@ -1351,16 +1351,11 @@ tfi_graph_host(struct tf_graph *g, int which, int fetch)
 	if (tf_device_kind(g->dev) == TF_DEVICE_CPU) {
 		return d;
 	}
-	if (g->hblk[which] == NULL &&
-	    (g->hblk[which] = calloc(n + 1, sizeof(float))) == NULL) {
+	float *h = tfi_device_mirror(g->dev, &g->hblk[which], d, n, fetch);
+	if (h == NULL) {
 		tfi_set_error(g, TF_ENOMEM, "out of memory");
-		return NULL;
 	}
-	if (fetch) {
-		tf_device_download(g->dev, g->hblk[which], d,
-		                   n * sizeof(float));
-	}
-	return g->hblk[which];
+	return h;
 }
 
 int

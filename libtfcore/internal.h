@@ -405,24 +405,30 @@ int tfi_ps_wait_done(struct tf_ps_client *cl, uint32_t trainers, double wait);
 int tfi_ps_finish(struct tf_ps_client *cl);
 char *tfi_ps_stats(struct tf_ps_client *cl);
 
-/* A graph's blocks as the host may read and write them: the block itself
- * on the CPU; on a device (whose memory is out of the host's reach) a
- * host copy, downloaded first when fetch is set.  tfi_graph_commit()
- * uploads the copy after the host wrote it (nothing on the CPU).
- * (graph.c) */
-enum { TFI_PARAMS = 0, TFI_GRADS = 1, TFI_STATE = 2 };
 /* A row's shape as a spec writes it, "28x28x1" or "30": 0, or -1 when it
  * is not 1 to TF_SHAPE_MAX dimensions of 1 or more whose product is at
  * most 2^24; written back the same; the values a row holds. (graph.c) */
 int tfi_shape_parse(const char *s, size_t len, struct tf_shape *out);
 int tfi_shape_format(const struct tf_shape *s, char *buf, size_t size);
 int64_t tfi_shape_size(const struct tf_shape *s);
+/* A graph's blocks as the host may read and write them: the block itself
+ * on the CPU; on a device (whose memory is out of the host's reach) a
+ * host copy, downloaded first when fetch is set.  tfi_graph_commit()
+ * uploads the copy after the host wrote it (nothing on the CPU).
+ * (graph.c) */
+enum { TFI_PARAMS = 0, TFI_GRADS = 1, TFI_STATE = 2 };
 float *tfi_graph_host(struct tf_graph *g, int which, int fetch);
 int tfi_graph_commit(struct tf_graph *g, int which);
 /* The same for an optimizer's slots: an array of tf_optim_nslots()
  * pointers. (optim.c) */
 float *const *tfi_optim_host_slots(struct tf_optim *o, int fetch);
 int tfi_optim_commit_slots(struct tf_optim *o);
+/* Both over this: a host copy of the n floats of device memory d in
+ * *host, allocated the first time, downloaded when fetch; *host, or NULL
+ * out of memory. (device.c) */
+struct tf_device;
+float *tfi_device_mirror(struct tf_device *dev, float **host, const float *d,
+                         size_t n, int fetch);
 /* Connected to every ps within wait seconds (waiting() told which is
  * awaited now and then), then each answering a STATUS; TF_EUNAVAIL
  * naming the ps that did not. */

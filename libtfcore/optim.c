@@ -331,14 +331,10 @@ tfi_optim_host_slots(struct tf_optim *o, int fetch)
 		return o->slots;
 	}
 	for (unsigned i = 0; i < o->nslots; i++) {
-		if (o->host[i] == NULL &&
-		    (o->host[i] = calloc(o->n + 1, sizeof(float))) == NULL) {
+		if (tfi_device_mirror(o->dev, &o->host[i], o->slots[i], o->n,
+		                      fetch) == NULL) {
 			tfi_set_error(o, TF_ENOMEM, "out of memory");
 			return NULL;
-		}
-		if (fetch) {
-			tf_device_download(o->dev, o->host[i], o->slots[i],
-			                   o->n * sizeof(float));
 		}
 	}
 	return o->host;
