@@ -1016,7 +1016,7 @@ listen_on(struct ps *ps, char *where, size_t size)
 		                          TFI_URLS_MAX - n, 1, err, sizeof err);
 		n += k > 0 ? k : 0;
 	}
-	int ok = 0, rv = 0;
+	int ok = 0;
 	size_t len = 0;
 	where[0] = '\0';
 	for (int i = 0; i < n; i++) {
@@ -1033,7 +1033,7 @@ listen_on(struct ps *ps, char *where, size_t size)
 		    (size_t)snprintf(where + len, len < size ? size - len : 0,
 		                     "%s%s", len ? " " : "", urls[i]);
 	}
-	return ok ? 0 : rv ? rv : NNG_EADDRINVAL;
+	return ok ? 0 : NNG_EADDRINVAL;
 }
 
 int
