@@ -68,11 +68,9 @@ struct conn {
 
 struct worker {
 	struct serve_grpc *g;
-	int ep, wake; /* epoll; an eventfd: new connections, or stop */
+	int ep, wake; /* epoll; an eventfd: stop */
 	struct tf_request *q;
 	struct conn *conns;
-	pthread_mutex_t lock; /* the acceptor's new connections: */
-	int *incoming, nincoming, capincoming;
 	pthread_t thread;
 	int started;
 };
@@ -83,7 +81,6 @@ struct serve_grpc {
 	atomic_int stopping, nconn;
 	struct worker *w;
 	int nw;
-	pthread_t acceptor;
 };
 
 /* Set the session callbacks that make calls of streams. (grpc.c) */

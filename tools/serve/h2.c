@@ -1,13 +1,13 @@
 /*
- * h2.c - the connections of tf-serve's gRPC API: the listening socket,
- * an acceptor thread that hands each new connection to the next of the
- * worker threads (as many as the REST pool), and the workers, each an
- * epoll loop over its connections.  A connection is an nghttp2 server
+ * h2.c - the connections of tf-serve's gRPC API: the listening socket
+ * and the worker threads (as many as the REST pool), each an epoll loop
+ * over the connections it accepted.  A connection is an nghttp2 server
  * session whose callbacks are grpc.c's; everything one read produced is
  * written in one write.  Connections with no call under way go after
  * --idle-timeout; stopping tells every client (GOAWAY) and closes.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <nghttp2/nghttp2.h>
@@ -89,7 +89,7 @@ flush(struct conn *c)
 	           : -1;
 }
 
-/* A connection the acceptor handed over: a session on it. */
+/* A connection just accepted: a session on it. */
 static void
 conn_add(struct worker *w, int fd)
 {
@@ -125,26 +125,29 @@ conn_add(struct worker *w, int fd)
 	}
 }
 
-/* The acceptor: each connection to the next worker, in turn. */
-static void *
-acceptor_main(void *arg)
+/* New connections, every one waiting (up to 64 a turn: as nginx's
+ * multi_accept).  The listening socket is in every worker's epoll with
+ * EPOLLEXCLUSIVE, so a connection wakes one worker that is waiting, an
+ * idle one, and a burst of them shares the worker it woke: 16 clients
+ * with a call at a time each are one loop's work, not two threads
+ * waking each other on one spare CPU (the REST pool's threads take
+ * connections the same way). */
+static void
+accept_all(struct worker *w)
 {
-	struct serve_grpc *g = arg;
-	for (unsigned next = 0;; next++) {
+	struct serve_grpc *g = w->g;
+	for (int k = 0; k < 64; k++) {
 		int fd =
 		    accept4(g->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0 && (errno == EINTR || errno == ECONNABORTED ||
-		               errno == EMFILE || errno == ENFILE)) {
-			if (errno == EMFILE || errno == ENFILE) {
-				usleep(10000); /* no descriptors: wait a bit */
-			}
+		if (fd < 0 && (errno == EINTR || errno == ECONNABORTED)) {
 			continue;
 		}
-		if (fd < 0 || atomic_load(&g->stopping)) {
-			if (fd >= 0) {
-				close(fd);
-			}
-			return NULL; /* the socket was shut: stopping */
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+			usleep(10000); /* no descriptors: wait a bit */
+			return;
+		}
+		if (fd < 0) {
+			return; /* none left, or stopping */
 		}
 		if (atomic_fetch_add(&g->nconn, 1) >=
 		    (int)g->sv->opt.max_conn) {
@@ -152,24 +155,7 @@ acceptor_main(void *arg)
 			close(fd);
 			continue;
 		}
-		struct worker *w = &g->w[next % (unsigned)g->nw];
-		pthread_mutex_lock(&w->lock);
-		if (w->nincoming == w->capincoming) {
-			int cap = w->capincoming ? 2 * w->capincoming : 16;
-			int *p = realloc(w->incoming, (size_t)cap * sizeof *p);
-			if (p == NULL) {
-				die(EX_OSERR, "out of memory");
-			}
-			w->incoming = p;
-			w->capincoming = cap;
-		}
-		w->incoming[w->nincoming++] = fd;
-		pthread_mutex_unlock(&w->lock);
-		uint64_t one = 1;
-		if (write(w->wake, &one, sizeof one) < 0) {
-			warnx_("gRPC: cannot wake a worker: %s",
-			       strerror(errno));
-		}
+		conn_add(w, fd);
 	}
 }
 
@@ -218,30 +204,11 @@ worker_main(void *arg)
 			break;
 		}
 		for (int i = 0; i < n; i++) {
-			if (ev[i].data.ptr != (void *)w) {
+			if (ev[i].data.ptr == (void *)g) {
+				accept_all(w);
+			} else if (ev[i].data.ptr != (void *)w) {
 				conn_event(ev[i].data.ptr, ev[i].events);
-				continue;
-			}
-			uint64_t k;
-			if (read(w->wake, &k, sizeof k) < 0 &&
-			    errno != EAGAIN) {
-				warnx_("gRPC: %s", strerror(errno));
-			}
-			pthread_mutex_lock(&w->lock);
-			int fds[64], nfd = 0;
-			while (w->nincoming > 0 && nfd < 64) {
-				fds[nfd++] = w->incoming[--w->nincoming];
-			}
-			if (w->nincoming > 0) { /* the rest next time round */
-				uint64_t one = 1;
-				if (write(w->wake, &one, sizeof one) < 0) {
-					warnx_("gRPC: %s", strerror(errno));
-				}
-			}
-			pthread_mutex_unlock(&w->lock);
-			for (int j = 0; j < nfd; j++) {
-				conn_add(w, fds[j]);
-			}
+			} /* else the eventfd: stopping, seen above */
 		}
 		double t = now();
 		/* Connections with no call under way for --idle-timeout go,
@@ -293,16 +260,23 @@ serve_grpc_start(struct serve *sv, unsigned workers)
 	if (g->w == NULL) {
 		die(EX_OSERR, "out of memory");
 	}
+	int fl = fcntl(g->lfd, F_GETFL);
+	if (fl < 0 || fcntl(g->lfd, F_SETFL, fl | O_NONBLOCK) < 0) {
+		die(EX_OSERR, "cannot start the gRPC workers: %s",
+		    strerror(errno));
+	}
 	for (int i = 0; i < g->nw; i++) {
 		struct worker *w = &g->w[i];
 		w->g = g;
 		w->q = tf_request_new();
 		w->ep = epoll_create1(EPOLL_CLOEXEC);
 		w->wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-		pthread_mutex_init(&w->lock, NULL);
 		struct epoll_event wev = {.events = EPOLLIN, .data.ptr = w};
+		struct epoll_event lev = {.events = EPOLLIN | EPOLLEXCLUSIVE,
+		                          .data.ptr = g};
 		if (w->q == NULL || w->ep < 0 || w->wake < 0 ||
-		    epoll_ctl(w->ep, EPOLL_CTL_ADD, w->wake, &wev)) {
+		    epoll_ctl(w->ep, EPOLL_CTL_ADD, w->wake, &wev) ||
+		    epoll_ctl(w->ep, EPOLL_CTL_ADD, g->lfd, &lev)) {
 			die(EX_OSERR, "cannot start the gRPC workers: %s",
 			    strerror(errno));
 		}
@@ -310,9 +284,6 @@ serve_grpc_start(struct serve *sv, unsigned workers)
 			die(EX_OSERR, "cannot start the gRPC workers");
 		}
 		w->started = 1;
-	}
-	if (pthread_create(&g->acceptor, NULL, acceptor_main, g) != 0) {
-		die(EX_OSERR, "cannot start the gRPC acceptor");
 	}
 	char hp[64];
 	warnx_("gRPC API on %s (%d threads)",
@@ -327,8 +298,6 @@ serve_grpc_stop(struct serve_grpc *g)
 		return;
 	}
 	atomic_store(&g->stopping, 1);
-	shutdown(g->lfd, SHUT_RDWR); /* the acceptor's accept() returns */
-	pthread_join(g->acceptor, NULL);
 	for (int i = 0; i < g->nw; i++) {
 		struct worker *w = &g->w[i];
 		uint64_t one = 1;
@@ -339,11 +308,6 @@ serve_grpc_stop(struct serve_grpc *g)
 		if (w->started) {
 			pthread_join(w->thread, NULL);
 		}
-		for (int k = 0; k < w->nincoming; k++) {
-			close(w->incoming[k]);
-		}
-		free(w->incoming);
-		pthread_mutex_destroy(&w->lock);
 		close(w->ep);
 		close(w->wake);
 		tf_request_free(w->q);
