@@ -31,49 +31,36 @@
 
 #include "dataset_private.h"
 
-static int cat_index(const struct tf_dataset *ds, const char *name);
-static int64_t category_id(const struct cat *c, const void *s, size_t n);
-
-const char *
-tf_task_name(int task)
+struct tf_dataset *
+tf_dataset_new_on(struct tf_columns *cols)
 {
-	switch (task) {
-	case TF_TASK_BINARY:
-		return "binary";
-	case TF_TASK_MULTICLASS:
-		return "multiclass";
-	default:
-		return "regression";
+	struct tf_dataset *ds = cols ? calloc(1, sizeof *ds) : NULL;
+	if (ds != NULL) {
+		ds->cols = cols;
 	}
-}
-
-int
-tf_task_parse(const char *name)
-{
-	if (strcmp(name, "binary") == 0) {
-		return TF_TASK_BINARY;
-	}
-	if (strcmp(name, "multiclass") == 0) {
-		return TF_TASK_MULTICLASS;
-	}
-	if (strcmp(name, "regression") == 0) {
-		return TF_TASK_REGRESSION;
-	}
-	return -1;
+	return ds;
 }
 
 struct tf_dataset *
 tf_dataset_new(void)
 {
-	struct tf_dataset *ds = calloc(1, sizeof *ds);
-	if (ds != NULL) {
-		ds->normalize = 1;
-		ds->task = TF_TASK_BINARY;
-		ds->classes = 2;
+	struct tf_columns *cols = tf_columns_new();
+	struct tf_dataset *ds = tf_dataset_new_on(cols);
+	if (ds == NULL) {
+		tf_columns_free(cols);
+		return NULL;
 	}
+	ds->own_cols = 1;
 	return ds;
 }
 
+struct tf_columns *
+tf_dataset_columns(struct tf_dataset *ds)
+{
+	return ds->cols;
+}
+
+/* Forget the files of the last tf_dataset_open(). */
 static void
 close_files(struct tf_dataset *ds)
 {
@@ -91,29 +78,9 @@ tf_dataset_free(struct tf_dataset *ds)
 	if (ds == NULL) {
 		return;
 	}
-	for (size_t i = 0; i < ds->nin; i++) {
-		free(ds->in[i].name);
-		free(ds->in[i].mean);
-		free(ds->in[i].inv_std);
+	if (ds->own_cols) {
+		tf_columns_free(ds->cols);
 	}
-	for (int64_t c = 0; ds->colname != NULL && c < ds->width + ds->nids;
-	     c++) {
-		free(ds->colname[c]);
-	}
-	free(ds->colname);
-	free(ds->colint);
-	free(ds->colorder);
-	for (size_t i = 0; i < ds->ncat; i++) {
-		for (int64_t k = 0; k < ds->cats[i].n; k++) {
-			free(ds->cats[i].vocab[k]);
-		}
-		free(ds->cats[i].vocab);
-		free(ds->cats[i].vlen);
-		free(ds->cats[i].name);
-	}
-	free(ds->cats);
-	free(ds->crosses);
-	free(ds->in);
 	free(ds->by_name);
 	free(ds->spos);
 	free(ds->ftpl);
@@ -128,12 +95,8 @@ tf_dataset_free(struct tf_dataset *ds)
 	free(ds->fnlen);
 	free(ds->fseen);
 	free(ds->fslot);
-	free(ds->label);
-	tf_schema_free(ds->schema);
 	tf_reader_free(ds->pre);
 	tfi_buf_free(&ds->replay);
-	free(ds->select);
-	free(ds->exclude);
 	free(ds->key);
 	free(ds->kbuf);
 	free(ds->keys);
@@ -143,158 +106,6 @@ tf_dataset_free(struct tf_dataset *ds)
 	tf_reader_free(ds->r);
 	tf_example_free(ds->ex);
 	free(ds);
-}
-
-static int
-add_input(struct tf_dataset *ds, const char *name, int64_t width)
-{
-	if (width < 1 || width > (1 << 24)) {
-		return tfi_set_error(ds, TF_EINVAL, "feature '%s': bad width",
-		                     name);
-	}
-	for (size_t i = 0; i < ds->nin; i++) {
-		if (strcmp(ds->in[i].name, name) == 0) {
-			return tfi_set_error(ds, TF_EINVAL,
-			                     "feature '%s' given twice", name);
-		}
-	}
-	struct input *in = realloc(ds->in, (ds->nin + 1) * sizeof *in);
-	if (in == NULL) {
-		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
-	}
-	ds->in = in;
-	struct input *p = &ds->in[ds->nin];
-	memset(p, 0, sizeof *p);
-	p->name = strdup(name);
-	p->width = width;
-	p->col = ds->width;
-	if (p->name == NULL) {
-		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
-	}
-	ds->nin++;
-	ds->width += width;
-	return TF_OK;
-}
-
-int
-tf_dataset_add_feature(struct tf_dataset *ds, const char *name, int64_t width)
-{
-	return add_input(ds, name, width);
-}
-
-/*
- * How labels become classes.  A string label (the schema's vocabulary)
- * is its place in the vocabulary.  An int64 label whose schema classes
- * fit 0..K-1 is its own class; otherwise (1..K, -1/+1, 0/5/9) class i is
- * the i-th of the sorted values, when the model has as many classes as
- * the schema has values.  A model trained with a class per value up to
- * the largest (before this map; its unused classes are never predicted)
- * keeps reading its labels as they stand.
- */
-static void
-decide_label_map(struct tf_dataset *ds)
-{
-	const struct tf_schema *sc = ds->schema;
-	ds->lmap = LMAP_NONE;
-	ds->lvals = NULL;
-	ds->nlvals = 0;
-	ds->lvocab = NULL;
-	if (sc == NULL || !sc->has_label || ds->label == NULL ||
-	    ds->task == TF_TASK_REGRESSION ||
-	    strcmp(ds->label, sc->label.name) != 0) {
-		return;
-	}
-	if (sc->label.type == TF_COL_BYTES) {
-		const struct tfi_vocab *v = tfi_schema_vocab(sc, ds->label);
-		if (v != NULL && !v->over && v->n > 0) {
-			ds->lmap = LMAP_VOCAB;
-			ds->lvocab = v;
-		}
-		return;
-	}
-	if (sc->label.type != TF_COL_INT64 || sc->nclasses == 0) {
-		return;
-	}
-	int64_t mn = sc->classes[0], mx = sc->classes[sc->nclasses - 1];
-	if ((mn < 0 || mx >= ds->classes) &&
-	    (int64_t)sc->nclasses <= ds->classes) {
-		ds->lmap = LMAP_INTS;
-		ds->lvals = sc->classes;
-		ds->nlvals = sc->nclasses;
-	}
-}
-
-/* A label value's class under the map, or -1 when it is none. */
-static int64_t
-mapped_class(const struct tf_dataset *ds, int64_t v)
-{
-	size_t lo = 0, hi = ds->nlvals;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (ds->lvals[mid] == v) {
-			return (int64_t)mid;
-		}
-		if (ds->lvals[mid] < v) {
-			lo = mid + 1;
-		} else {
-			hi = mid;
-		}
-	}
-	return -1;
-}
-
-static int64_t
-vocab_class(const struct tf_dataset *ds, const void *s, size_t n)
-{
-	for (size_t i = 0; i < ds->lvocab->n; i++) {
-		const char *w = ds->lvocab->values[i];
-		if (strlen(w) == n && memcmp(w, s, n) == 0) {
-			return (int64_t)i;
-		}
-	}
-	return -1;
-}
-
-int
-tf_dataset_class_name(const struct tf_dataset *ds, int64_t k, char *buf,
-                      size_t size)
-{
-	if (k < 0 || k >= ds->classes || ds->task == TF_TASK_REGRESSION) {
-		return tfi_set_error((struct tf_dataset *)ds, TF_EINVAL,
-		                     "no class %lld", (long long)k);
-	}
-	int n;
-	if (ds->lmap == LMAP_VOCAB && (size_t)k < ds->lvocab->n) {
-		n = snprintf(buf, size, "%s", ds->lvocab->values[k]);
-	} else if (ds->lmap == LMAP_INTS && (size_t)k < ds->nlvals) {
-		n = snprintf(buf, size, "%lld", (long long)ds->lvals[k]);
-	} else {
-		n = snprintf(buf, size, "%lld", (long long)k);
-	}
-	if (n < 0 || (size_t)n >= size) {
-		return tfi_set_error((struct tf_dataset *)ds, TF_EINVAL,
-		                     "class %lld: name too long", (long long)k);
-	}
-	return TF_OK;
-}
-
-int
-tf_dataset_set_label(struct tf_dataset *ds, const char *name, int task,
-                     int64_t classes)
-{
-	char *copy = name ? strdup(name) : NULL; /* name may be ds->label */
-	if (name != NULL && copy == NULL) {
-		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
-	}
-	free(ds->label);
-	ds->label = copy;
-	ds->ylen = copy ? strlen(copy) : 0;
-	ds->task = task;
-	ds->classes = task == TF_TASK_REGRESSION ? 1
-	              : task == TF_TASK_BINARY   ? 2
-	                                         : classes;
-	decide_label_map(ds);
-	return TF_OK;
 }
 
 int
@@ -318,456 +129,6 @@ void
 tf_dataset_set_label_optional(struct tf_dataset *ds, int on)
 {
 	ds->label_optional = on;
-}
-
-void
-tf_dataset_set_normalize(struct tf_dataset *ds, int on)
-{
-	ds->normalize = on;
-}
-
-int64_t
-tf_dataset_width(const struct tf_dataset *ds)
-{
-	return ds->width;
-}
-
-int64_t
-tf_dataset_id_width(const struct tf_dataset *ds)
-{
-	return ds->nids;
-}
-
-int64_t
-tf_dataset_columns(const struct tf_dataset *ds)
-{
-	return ds->width + ds->nids;
-}
-
-int
-tf_dataset_task(const struct tf_dataset *ds)
-{
-	return ds->task;
-}
-
-int64_t
-tf_dataset_classes(const struct tf_dataset *ds)
-{
-	return ds->classes;
-}
-
-const char *
-tf_dataset_label_name(const struct tf_dataset *ds)
-{
-	return ds->label ? ds->label : "";
-}
-
-const struct tf_schema *
-tf_dataset_schema(const struct tf_dataset *ds)
-{
-	return ds->schema;
-}
-
-const char *
-tf_dataset_schema_text(const struct tf_dataset *ds)
-{
-	return ds->schema ? tf_schema_text(ds->schema) : "";
-}
-
-/* Mean and 1/std of a numeric column description; 0 and 1 otherwise. */
-static void
-col_stats(const struct tfi_schema_col *col, float *mean, float *inv_std)
-{
-	*mean = col->has_stats ? (float)col->mean : 0.0f;
-	double sd = col->has_stats ? col->std : 1.0;
-	*inv_std = sd > 1e-12 ? (float)(1.0 / sd) : 1.0f;
-}
-
-static int
-by_column_name(const void *a, const void *b)
-{
-	return strcmp(((const struct colref *)a)->name,
-	              ((const struct colref *)b)->name);
-}
-
-/* The name index of the columns, once they are named. */
-static int
-index_columns(struct tf_dataset *ds)
-{
-	size_t n = (size_t)(ds->width + ds->nids);
-	struct colref *o = realloc(ds->colorder, n * sizeof *o);
-	if (o == NULL) {
-		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
-	}
-	ds->colorder = o;
-	for (size_t c = 0; c < n; c++) {
-		o[c] = (struct colref){ds->colname[c], (int64_t)c};
-	}
-	qsort(o, n, sizeof *o, by_column_name);
-	return TF_OK;
-}
-
-/* Name each column of a row after the schema feature it holds. */
-static int
-name_columns(struct tf_dataset *ds, const char *origin)
-{
-	ds->colname = calloc((size_t)ds->width, sizeof *ds->colname);
-	ds->colint = calloc((size_t)ds->width, 1);
-	if (ds->colname == NULL || ds->colint == NULL) {
-		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
-	}
-	for (size_t i = 0; i < ds->schema->nfeatures; i++) {
-		const struct tfi_schema_col *f = &ds->schema->features[i];
-		int64_t col = -1;
-		if (f->packed_index >= 0) {
-			col = ds->in[0].col + f->packed_index;
-		} else {
-			for (size_t k = 0; k < ds->nin; k++) {
-				if (strcmp(ds->in[k].name, f->name) == 0 &&
-				    ds->in[k].width == 1) {
-					col = ds->in[k].col;
-				}
-			}
-		}
-		if (col < 0 || col >= ds->width) {
-			continue; /* bytes: not a row column */
-		}
-		if (ds->colname[col] != NULL) {
-			return tfi_set_error(ds, TF_EFORMAT,
-			                     "%s: two features at column %lld",
-			                     origin, (long long)col);
-		}
-		ds->colname[col] = strdup(f->name);
-		ds->colint[col] = f->type == TF_COL_INT64;
-		if (ds->colname[col] == NULL) {
-			return tfi_set_error(ds, TF_ENOMEM, "out of memory");
-		}
-	}
-	for (int64_t c = 0; c < ds->width; c++) {
-		if (ds->colname[c] == NULL) {
-			return tfi_set_error(ds, TF_EFORMAT,
-			                     "%s: no feature describes column "
-			                     "%lld of a row",
-			                     origin, (long long)c);
-		}
-	}
-	return index_columns(ds);
-}
-
-/* The input holding row column c (inputs lie in column order). */
-static const struct input *
-column_input(const struct tf_dataset *ds, int64_t c)
-{
-	size_t lo = 0, hi = ds->nin;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct input *in = &ds->in[mid];
-		if (c < in->col) {
-			hi = mid;
-		} else if (c >= in->col + in->width) {
-			lo = mid + 1;
-		} else {
-			return in;
-		}
-	}
-	return NULL;
-}
-
-int64_t
-tf_dataset_find_column(const struct tf_dataset *ds, const char *name)
-{
-	size_t lo = 0, hi = ds->colorder ? (size_t)(ds->width + ds->nids) : 0;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int cmp = strcmp(ds->colorder[mid].name, name);
-		if (cmp == 0) {
-			return ds->colorder[mid].col;
-		}
-		if (cmp < 0) {
-			lo = mid + 1;
-		} else {
-			hi = mid;
-		}
-	}
-	return -1;
-}
-
-const char *
-tf_dataset_column(const struct tf_dataset *ds, int64_t c, int *is_int,
-                  float *mean, float *inv_std)
-{
-	const struct input *in = column_input(ds, c);
-	int known = ds->colname != NULL && c >= 0 && c < ds->width + ds->nids;
-	*is_int = known ? ds->colint[c] : 0;
-	*mean = 0.0f;
-	*inv_std = 1.0f;
-	if (in != NULL && ds->normalize && in->mean != NULL) {
-		*mean = in->mean[c - in->col];
-		*inv_std = in->inv_std[c - in->col];
-	}
-	return known ? ds->colname[c] : NULL;
-}
-
-/* A cross's id from its two columns' ids: a hash into buckets, or -1
- * when either is missing. */
-static int64_t
-cross_id(const struct tf_dataset *ds, const struct cross *x, const int64_t *ids)
-{
-	int64_t a = ids[x->a], b = ids[x->b];
-	if (a < 0 || b < 0) {
-		return -1;
-	}
-	uint64_t h = (uint64_t)a * 0x9e3779b97f4a7c15ULL ^ (uint64_t)b;
-	h ^= h >> 31;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	h ^= h >> 29;
-	return (int64_t)(h % (uint64_t)ds->buckets);
-}
-
-/* A row's ids: the categorical ones, then the crosses computed. */
-static void
-fill_crosses(const struct tf_dataset *ds, int64_t *ids)
-{
-	for (size_t i = 0; i < ds->ncross; i++) {
-		ids[ds->ncat + i] = cross_id(ds, &ds->crosses[i], ids);
-	}
-}
-
-void
-tf_dataset_standardize(const struct tf_dataset *ds, float *x, int64_t *ids,
-                       size_t rows)
-{
-	for (size_t r = 0; ds->ncross > 0 && r < rows; r++) {
-		fill_crosses(ds, ids + r * (size_t)ds->nids);
-	}
-	if (!ds->normalize) {
-		return;
-	}
-	for (size_t k = 0; k < ds->nin; k++) {
-		const struct input *in = &ds->in[k];
-		if (in->mean == NULL) {
-			continue;
-		}
-		for (size_t r = 0; r < rows; r++) {
-			float *v = x + r * (size_t)ds->width + in->col;
-			for (int64_t j = 0; j < in->width; j++) {
-				v[j] = (v[j] - in->mean[j]) * in->inv_std[j];
-			}
-		}
-	}
-}
-
-static int
-set_stats(struct tf_dataset *ds, struct input *in)
-{
-	in->mean = calloc((size_t)in->width, sizeof(float));
-	in->inv_std = malloc((size_t)in->width * sizeof(float));
-	if (in->mean == NULL || in->inv_std == NULL) {
-		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
-	}
-	for (int64_t i = 0; i < in->width; i++) {
-		in->inv_std[i] = 1.0f;
-	}
-	return TF_OK;
-}
-
-int
-tf_dataset_select(struct tf_dataset *ds, const char *features,
-                  const char *exclude)
-{
-	free(ds->select);
-	free(ds->exclude);
-	ds->select = features && *features ? strdup(features) : NULL;
-	ds->exclude = exclude && *exclude ? strdup(exclude) : NULL;
-	return (features && *features && !ds->select) ||
-	               (exclude && *exclude && !ds->exclude)
-	           ? tfi_set_error(ds, TF_ENOMEM, "out of memory")
-	           : TF_OK;
-}
-
-/* Whether name is an item of the comma list. */
-static int
-listed(const char *list, const char *name)
-{
-	size_t n = strlen(name);
-	for (const char *p = list; p != NULL && *p;) {
-		size_t k = strcspn(p, ",");
-		if (k == n && strncmp(p, name, n) == 0) {
-			return 1;
-		}
-		p += k + (p[k] == ',');
-	}
-	return 0;
-}
-
-/* Every item of a comma list names a feature of the schema (or the
- * label, for --features). */
-static int
-check_list(struct tf_dataset *ds, const char *flag, const char *list)
-{
-	const struct tf_schema *sc = ds->schema;
-	for (const char *p = list; p != NULL && *p;) {
-		size_t k = strcspn(p, ",");
-		int found = 0;
-		for (size_t i = 0; i < sc->nfeatures && !found; i++) {
-			found = strlen(sc->features[i].name) == k &&
-			        strncmp(sc->features[i].name, p, k) == 0;
-		}
-		if (!found) {
-			return tfi_set_error(
-			    ds, TF_EINVAL,
-			    "%s: no feature '%.*s' in the schema", flag,
-			    (int)(k < 200 ? k : 200), p);
-		}
-		p += k + (p[k] == ',');
-	}
-	return TF_OK;
-}
-
-/* Keep only the features --features names, less those --exclude names;
- * the schema's text is then the selection's (what checkpoints keep). */
-static int
-select_features(struct tf_dataset *ds)
-{
-	struct tf_schema *sc = ds->schema;
-	int rc = check_list(ds, "--features", ds->select);
-	rc = rc ? rc : check_list(ds, "--exclude", ds->exclude);
-	if (rc != TF_OK) {
-		return rc;
-	}
-	size_t k = 0;
-	for (size_t i = 0; i < sc->nfeatures; i++) {
-		struct tfi_schema_col *f = &sc->features[i];
-		int keep =
-		    (ds->select == NULL || listed(ds->select, f->name)) &&
-		    !listed(ds->exclude, f->name);
-		if (!keep && f->packed_index >= 0) {
-			return tfi_set_error(
-			    ds, TF_EINVAL,
-			    "'%s' is inside the packed list '%s': "
-			    "select packed features when "
-			    "converting (tf-csv2record --columns)",
-			    f->name, sc->packed_name);
-		}
-		if (keep) {
-			sc->features[k++] = *f;
-		} else {
-			free(f->name);
-		}
-	}
-	sc->nfeatures = k;
-	return tf_schema_write(sc, NULL) == TF_OK
-	           ? TF_OK
-	           : tfi_set_error(ds, TF_ENOMEM, "out of memory");
-}
-
-/* Take inputs, label and statistics from the parsed schema. */
-static int
-use_schema(struct tf_dataset *ds, const char *origin)
-{
-	const struct tf_schema *sc = ds->schema;
-	int rc;
-	if ((ds->select != NULL || ds->exclude != NULL) &&
-	    (rc = select_features(ds)) != TF_OK) {
-		return rc;
-	}
-	if (sc->layout == TFI_LAYOUT_LIBSVM) {
-		/* Sparse ids/values, scattered into a dense row of
-		 * max_index + 1 columns (unstandardised). */
-		if (sc->max_index >= (1 << 20)) {
-			return tfi_set_error(
-			    ds, TF_EFORMAT,
-			    "%s: sparse max_index %llu is out of "
-			    "range for a dense model (at most %d)",
-			    origin, (unsigned long long)sc->max_index,
-			    (1 << 20) - 1);
-		}
-		ds->sparse = 1;
-		ds->width = (int64_t)sc->max_index + 1;
-	}
-	/* Inputs: the packed list, then any separate numeric columns. */
-	if (sc->packed_name != NULL) {
-		if ((rc = add_input(ds, sc->packed_name,
-		                    (int64_t)sc->packed_size)) != TF_OK ||
-		    (rc = set_stats(ds, &ds->in[ds->nin - 1])) != TF_OK) {
-			return rc;
-		}
-	}
-	for (size_t i = 0; i < sc->nfeatures; i++) {
-		const struct tfi_schema_col *f = &sc->features[i];
-		if (f->packed_index >= 0 && ds->nin > 0) {
-			struct input *p = &ds->in[0];
-			if (f->packed_index < p->width) {
-				col_stats(f, &p->mean[f->packed_index],
-				          &p->inv_std[f->packed_index]);
-			}
-			continue;
-		}
-		if (f->type == TF_COL_BYTES) {
-			continue; /* categorical: for embedding models */
-		}
-		if ((rc = add_input(ds, f->name, 1)) != TF_OK ||
-		    (rc = set_stats(ds, &ds->in[ds->nin - 1])) != TF_OK) {
-			return rc;
-		}
-		col_stats(f, ds->in[ds->nin - 1].mean,
-		          ds->in[ds->nin - 1].inv_std);
-	}
-	if (ds->nin == 0 && !ds->sparse) {
-		return tfi_set_error(ds, TF_EFORMAT, "%s: no numeric features",
-		                     origin);
-	}
-	if (sc->has_label) {
-		int task = TF_TASK_REGRESSION;
-		int64_t k = 1;
-		const struct tfi_vocab *v =
-		    sc->label.type == TF_COL_BYTES
-		        ? tfi_schema_vocab(sc, sc->label.name)
-		        : NULL;
-		if (v != NULL && !v->over && v->n > 0) {
-			k = (int64_t)v->n; /* string labels: the vocabulary */
-			task = k <= 2 ? TF_TASK_BINARY : TF_TASK_MULTICLASS;
-		} else if (sc->label.type == TF_COL_INT64 && sc->nclasses > 0) {
-			/* 0..K-1 as they stand; other values (1..K, -1/+1)
-			 * a class each, in order (decide_label_map). */
-			int64_t mn = sc->classes[0];
-			int64_t mx = sc->classes[sc->nclasses - 1];
-			k = mn >= 0 && mx < (int64_t)sc->nclasses
-			        ? mx + 1
-			        : (int64_t)sc->nclasses;
-			k = k < 2 && mn >= 0 && mx <= 1 ? 2 : k;
-			task = k <= 2 ? TF_TASK_BINARY : TF_TASK_MULTICLASS;
-		}
-		tf_dataset_set_label(ds, sc->label.name, task, k);
-	}
-	return ds->sparse ? TF_OK : name_columns(ds, origin);
-}
-
-int
-tf_dataset_parse_schema(struct tf_dataset *ds, const char *text,
-                        const char *origin)
-{
-	if (ds->schema == NULL && (ds->schema = tf_schema_new()) == NULL) {
-		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
-	}
-	int rc = tf_schema_parse(ds->schema, text, origin);
-	if (rc != TF_OK) {
-		return tfi_set_error(ds, rc, "%s", tf_errmsg(ds->schema));
-	}
-	return use_schema(ds, origin);
-}
-
-int
-tf_dataset_load_schema(struct tf_dataset *ds, const char *path)
-{
-	if (ds->schema == NULL && (ds->schema = tf_schema_new()) == NULL) {
-		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
-	}
-	int rc = tf_schema_load(ds->schema, path);
-	if (rc != TF_OK) {
-		return tfi_set_error(ds, rc, "%s", tf_errmsg(ds->schema));
-	}
-	return use_schema(ds, path);
 }
 
 /* ---- reading ---------------------------------------------------------- */
@@ -801,9 +162,9 @@ memory_limit(void)
 static int
 check_buffer_memory(struct tf_dataset *ds)
 {
-	double row = (double)(ds->width + 1) * sizeof(float) +
-	             (double)ds->nids * sizeof(int64_t) + sizeof *ds->spos +
-	             (ds->key ? KEYLEN : 0);
+	double row = (double)(ds->cols->width + 1) * sizeof(float) +
+	             (double)ds->cols->nids * sizeof(int64_t) +
+	             sizeof *ds->spos + (ds->key ? KEYLEN : 0);
 	double need = row * (double)ds->shuffle, have = memory_limit();
 	if (need <= have / 2) {
 		return TF_OK;
@@ -814,39 +175,40 @@ check_buffer_memory(struct tf_dataset *ds)
 	    "a shuffle buffer of %zu rows of %lld features%s needs %.1f GB, "
 	    "more than half of the %.1f GB this process may use: lower "
 	    "--shuffle-buffer (at most %.0f rows fit)",
-	    ds->shuffle, (long long)ds->width,
-	    ds->nids > 0 ? " and their ids" : "", need / 1e9, have / 1e9, fit);
+	    ds->shuffle, (long long)ds->cols->width,
+	    ds->cols->nids > 0 ? " and their ids" : "", need / 1e9, have / 1e9,
+	    fit);
 }
 
 int
 tf_dataset_open(struct tf_dataset *ds, const char *const *files, size_t nfiles,
                 uint64_t epochs, size_t shuffle, uint64_t seed)
 {
-	if (ds->nin == 0 && !ds->sparse) {
+	if (ds->cols->nin == 0 && !ds->cols->sparse) {
 		return tfi_set_error(ds, TF_EINVAL, "no features to read");
 	}
 	int64_t covered = 0; /* the inputs fill every column of a row */
-	for (size_t i = 0; i < ds->nin; i++) {
-		covered += ds->in[i].width;
+	for (size_t i = 0; i < ds->cols->nin; i++) {
+		covered += ds->cols->in[i].width;
 	}
-	ds->fast = !ds->no_fast && !ds->sparse && ds->ncat == 0 &&
-	           ds->key == NULL && ds->lmap == LMAP_NONE &&
-	           covered == ds->width;
-	ds->ylen = ds->label ? strlen(ds->label) : 0;
+	ds->fast = !ds->no_fast && !ds->cols->sparse && ds->cols->ncat == 0 &&
+	           ds->key == NULL && ds->cols->lmap == LMAP_NONE &&
+	           covered == ds->cols->width;
+	ds->ylen = ds->cols->label ? strlen(ds->cols->label) : 0;
 	free(ds->fnlen);
 	free(ds->fseen);
 	free(ds->fslot);
-	ds->fnlen = malloc((ds->nin + 1) * sizeof *ds->fnlen);
-	ds->fseen = calloc(ds->nin + 1, sizeof *ds->fseen);
-	ds->fslot = malloc((ds->nin + 1) * sizeof *ds->fslot);
+	ds->fnlen = malloc((ds->cols->nin + 1) * sizeof *ds->fnlen);
+	ds->fseen = calloc(ds->cols->nin + 1, sizeof *ds->fseen);
+	ds->fslot = malloc((ds->cols->nin + 1) * sizeof *ds->fslot);
 	if (!ds->fnlen || !ds->fseen || !ds->fslot) {
 		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
 	}
-	for (size_t i = 0; i < ds->nin; i++) {
-		ds->fnlen[i] = strlen(ds->in[i].name);
+	for (size_t i = 0; i < ds->cols->nin; i++) {
+		ds->fnlen[i] = strlen(ds->cols->in[i].name);
 		ds->fslot[i] = -2;
 	}
-	ds->fslot[ds->nin] = -2;
+	ds->fslot[ds->cols->nin] = -2;
 	if (tfi_ds_templates(ds) != TF_OK) {
 		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
 	}
@@ -872,10 +234,12 @@ tf_dataset_open(struct tf_dataset *ds, const char *const *files, size_t nfiles,
 	}
 	free(ds->by_name);
 	free(ds->buf);
-	ds->by_name = malloc((ds->nin + 1) * sizeof *ds->by_name);
-	ds->buf = malloc(ds->shuffle * (size_t)(ds->width + 1) * sizeof(float));
+	ds->by_name = malloc((ds->cols->nin + 1) * sizeof *ds->by_name);
+	ds->buf =
+	    malloc(ds->shuffle * (size_t)(ds->cols->width + 1) * sizeof(float));
 	free(ds->ibuf);
-	ds->ibuf = malloc(ds->shuffle * (size_t)ds->nids * sizeof(int64_t) + 1);
+	ds->ibuf =
+	    malloc(ds->shuffle * (size_t)ds->cols->nids * sizeof(int64_t) + 1);
 	free(ds->spos);
 	ds->spos = calloc(ds->shuffle, sizeof *ds->spos);
 	if (ds->spos == NULL) {
@@ -896,11 +260,11 @@ tf_dataset_open(struct tf_dataset *ds, const char *const *files, size_t nfiles,
 	if (!ds->by_name || !ds->buf || !ds->ibuf || !ds->r || !ds->ex) {
 		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
 	}
-	for (size_t i = 0; i < ds->nin; i++) {
+	for (size_t i = 0; i < ds->cols->nin; i++) {
 		ds->by_name[i] = i;
 	}
-	qsort_r(ds->by_name, ds->nin, sizeof *ds->by_name, cmp_input_name,
-	        ds->in);
+	qsort_r(ds->by_name, ds->cols->nin, sizeof *ds->by_name, cmp_input_name,
+	        ds->cols->in);
 	return tf_dataset_seek(ds, 0, 0);
 }
 
@@ -972,22 +336,23 @@ read_label(struct tf_dataset *ds, const struct tf_feature *f, const char *file,
 {
 	unsigned long long r = (unsigned long long)rec;
 	if (f->count != 1 ||
-	    (f->kind == TF_KIND_BYTES && ds->lmap != LMAP_VOCAB)) {
+	    (f->kind == TF_KIND_BYTES && ds->cols->lmap != LMAP_VOCAB)) {
 		return tfi_set_error(ds, TF_EFORMAT,
 		                     "%s: record %llu: label '%s' is not one "
 		                     "number",
-		                     file, r, ds->label);
+		                     file, r, ds->cols->label);
 	}
 	int64_t k;
-	if (ds->lmap == LMAP_VOCAB) {
+	if (ds->cols->lmap == LMAP_VOCAB) {
 		if (f->kind != TF_KIND_BYTES) {
 			return tfi_set_error(
 			    ds, TF_EFORMAT,
 			    "%s: record %llu: label '%s' is a number; the "
 			    "model's classes are strings",
-			    file, r, ds->label);
+			    file, r, ds->cols->label);
 		}
-		k = vocab_class(ds, f->bytes[0].data, f->bytes[0].len);
+		k = tfi_columns_vocab_class(ds->cols, f->bytes[0].data,
+		                            f->bytes[0].len);
 		if (k < 0 && !ds->label_optional) {
 			int n =
 			    f->bytes[0].len > 64 ? 64 : (int)f->bytes[0].len;
@@ -995,22 +360,26 @@ read_label(struct tf_dataset *ds, const struct tf_feature *f, const char *file,
 			    ds, TF_EFORMAT,
 			    "%s: record %llu: label '%s' is '%.*s', not one "
 			    "of the model's %zu classes",
-			    file, r, ds->label, n,
-			    (const char *)f->bytes[0].data, ds->lvocab->n);
+			    file, r, ds->cols->label, n,
+			    (const char *)f->bytes[0].data,
+			    ds->cols->lvocab->n);
 		}
 		*label = k < 0 ? NAN : (float)k;
 		return TF_OK;
 	}
 	double v = f->kind == TF_KIND_INT64 ? (double)f->ints[0] : f->floats[0];
-	if (ds->lmap == LMAP_INTS) {
-		k = v == floor(v) ? mapped_class(ds, (int64_t)v) : -1;
+	if (ds->cols->lmap == LMAP_INTS) {
+		k = v == floor(v)
+		        ? tfi_columns_mapped_class(ds->cols, (int64_t)v)
+		        : -1;
 		if (k < 0 && !ds->label_optional) {
 			return tfi_set_error(
 			    ds, TF_EFORMAT,
 			    "%s: record %llu: label '%s' is %g, not one of "
 			    "the model's classes (%lld to %lld)",
-			    file, r, ds->label, v, (long long)ds->lvals[0],
-			    (long long)ds->lvals[ds->nlvals - 1]);
+			    file, r, ds->cols->label, v,
+			    (long long)ds->cols->lvals[0],
+			    (long long)ds->cols->lvals[ds->cols->nlvals - 1]);
 		}
 		*label = k < 0 ? NAN : (float)k;
 		return TF_OK;
@@ -1020,8 +389,8 @@ read_label(struct tf_dataset *ds, const struct tf_feature *f, const char *file,
 		return tfi_set_error(ds, TF_EFORMAT,
 		                     "%s: record %llu: label '%s' is %g, not a "
 		                     "class from 0 to %lld",
-		                     file, r, ds->label, v,
-		                     (long long)ds->classes - 1);
+		                     file, r, ds->cols->label, v,
+		                     (long long)ds->cols->classes - 1);
 	}
 	return TF_OK;
 }
@@ -1029,6 +398,8 @@ read_label(struct tf_dataset *ds, const struct tf_feature *f, const char *file,
 /* Decode a record into row (width floats), ids (nids) and *label. */
 static int missing(struct tf_dataset *ds, const char *file, uint64_t rec);
 
+/* One record into a row (the fast reader first, when it may), its ids,
+ * its label and its key; a data error names the file and record. */
 static int
 decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
        int64_t *ids, float *label, char *key)
@@ -1047,13 +418,13 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		                     file, (unsigned long long)rec,
 		                     tf_errmsg(ds->ex));
 	}
-	for (int64_t c = 0; c < ds->width; c++) {
+	for (int64_t c = 0; c < ds->cols->width; c++) {
 		row[c] = 0.0f;
 	}
-	for (size_t k = 0; k < ds->ncat; k++) {
+	for (size_t k = 0; k < ds->cols->ncat; k++) {
 		ids[k] = -1; /* missing: no id */
 	}
-	int have_label = ds->label == NULL;
+	int have_label = ds->cols->label == NULL;
 	size_t found = 0; /* inputs the record holds */
 	int key_found = key == NULL;
 	struct tf_feature sids = {0}, vals = {0}; /* sparse layout */
@@ -1069,7 +440,7 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 			key_text(&f, key);
 			key_found = 1;
 		}
-		if (!have_label && strcmp(f.name, ds->label) == 0) {
+		if (!have_label && strcmp(f.name, ds->cols->label) == 0) {
 			int rc = read_label(ds, &f, file, rec, label);
 			if (rc != TF_OK) {
 				return rc;
@@ -1077,16 +448,16 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 			have_label = 1;
 			continue;
 		}
-		if (ds->ncat > 0 && f.kind == TF_KIND_BYTES) {
-			int ci = cat_index(ds, f.name);
+		if (ds->cols->ncat > 0 && f.kind == TF_KIND_BYTES) {
+			int ci = tfi_columns_cat_index(ds->cols, f.name);
 			if (ci >= 0 && f.count > 0) {
-				ids[ci] =
-				    category_id(&ds->cats[ci], f.bytes[0].data,
-				                f.bytes[0].len);
+				ids[ci] = tfi_columns_category_id(
+				    &ds->cols->cats[ci], f.bytes[0].data,
+				    f.bytes[0].len);
 			}
 			continue;
 		}
-		if (ds->sparse) {
+		if (ds->cols->sparse) {
 			if (strcmp(f.name, "ids") == 0 &&
 			    f.kind == TF_KIND_INT64) {
 				sids = f;
@@ -1098,14 +469,15 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		}
 		/* Inputs are sorted by name, like the Example's features. */
 		int c = 1;
-		while (k < ds->nin &&
-		       (c = strcmp(ds->in[ds->by_name[k]].name, f.name)) < 0) {
+		while (k < ds->cols->nin &&
+		       (c = strcmp(ds->cols->in[ds->by_name[k]].name, f.name)) <
+		           0) {
 			k++;
 		}
-		if (k == ds->nin || c != 0) {
+		if (k == ds->cols->nin || c != 0) {
 			continue; /* a feature the model does not use */
 		}
-		const struct input *in = &ds->in[ds->by_name[k]];
+		const struct input *in = &ds->cols->in[ds->by_name[k]];
 		found++;
 		if ((int64_t)f.count != in->width ||
 		    (f.kind != TF_KIND_FLOAT && f.kind != TF_KIND_INT64)) {
@@ -1121,13 +493,13 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		for (int64_t j = 0; j < in->width; j++) {
 			float v = f.kind == TF_KIND_FLOAT ? f.floats[j]
 			                                  : (float)f.ints[j];
-			if (ds->normalize && in->mean != NULL) {
+			if (ds->cols->normalize && in->mean != NULL) {
 				v = (v - in->mean[j]) * in->inv_std[j];
 			}
 			dst[j] = v;
 		}
 	}
-	if (ds->sparse) {
+	if (ds->cols->sparse) {
 		if (sids.count != vals.count) {
 			return tfi_set_error(ds, TF_EFORMAT,
 			                     "%s: record %llu: %zu ids but %zu "
@@ -1137,13 +509,14 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		}
 		for (size_t k2 = 0; k2 < sids.count; k2++) {
 			int64_t id = sids.ints[k2];
-			if (id < 0 || id >= ds->width) {
+			if (id < 0 || id >= ds->cols->width) {
 				return tfi_set_error(
 				    ds, TF_EFORMAT,
 				    "%s: record %llu: index %lld is beyond the "
 				    "schema's max_index %lld",
 				    file, (unsigned long long)rec,
-				    (long long)id, (long long)ds->width - 1);
+				    (long long)id,
+				    (long long)ds->cols->width - 1);
 			}
 			row[id] = vals.floats[k2];
 		}
@@ -1151,9 +524,9 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 	if (!have_label && !ds->label_optional) {
 		return tfi_set_error(ds, TF_EFORMAT,
 		                     "%s: record %llu: no label '%s'", file,
-		                     (unsigned long long)rec, ds->label);
+		                     (unsigned long long)rec, ds->cols->label);
 	}
-	if (found < ds->nin && !ds->sparse && !ds->allow_missing) {
+	if (found < ds->cols->nin && !ds->cols->sparse && !ds->allow_missing) {
 		return missing(ds, file, rec);
 	}
 	if (!key_found) {
@@ -1162,7 +535,7 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		                     "through (--key)",
 		                     file, (unsigned long long)rec, ds->key);
 	}
-	fill_crosses(ds, ids);
+	tfi_columns_fill_crosses(ds->cols, ids);
 	return TF_OK;
 }
 
@@ -1245,8 +618,8 @@ tf_dataset_stdin_once(const struct tf_dataset *ds)
 static int
 missing(struct tf_dataset *ds, const char *file, uint64_t rec)
 {
-	for (size_t k = 0; k < ds->nin; k++) {
-		const char *name = ds->in[ds->by_name[k]].name;
+	for (size_t k = 0; k < ds->cols->nin; k++) {
+		const char *name = ds->cols->in[ds->by_name[k]].name;
 		struct tf_feature f;
 		if (tf_example_find(ds->ex, name, &f) != TF_OK) {
 			return tfi_set_error(
@@ -1255,7 +628,7 @@ missing(struct tf_dataset *ds, const char *file, uint64_t rec)
 			    "model's %zu (records of other data?  "
 			    "--allow-missing fills what a record lacks with "
 			    "the training mean)",
-			    file, (unsigned long long)rec, name, ds->nin);
+			    file, (unsigned long long)rec, name, ds->cols->nin);
 		}
 	}
 	return TF_OK;
@@ -1272,8 +645,8 @@ tf_dataset_set_allow_missing(struct tf_dataset *ds, int on)
 static int
 read_one(struct tf_dataset *ds, size_t i)
 {
-	float *row = ds->buf + i * (size_t)(ds->width + 1);
-	int64_t *ids = ds->ibuf + i * (size_t)ds->nids;
+	float *row = ds->buf + i * (size_t)(ds->cols->width + 1);
+	int64_t *ids = ds->ibuf + i * (size_t)ds->cols->nids;
 	char *key = ds->kbuf ? ds->kbuf[i] : NULL;
 	for (;;) {
 		if (ds->file >= ds->nfiles) {
@@ -1316,7 +689,8 @@ read_one(struct tf_dataset *ds, size_t i)
 				    tf_reader_offset(r), tf_reader_count(r) - 1,
 				    (uint32_t)ds->file, 0, 0};
 			}
-			return decode(ds, d, n, row, ids, row + ds->width, key);
+			return decode(ds, d, n, row, ids, row + ds->cols->width,
+			              key);
 		}
 		if (rc != TF_EOF) {
 			return tfi_set_error(ds, rc, "%s", tf_errmsg(r));
@@ -1331,7 +705,7 @@ static int
 next_example(struct tf_dataset *ds, float *x, int64_t *ids, float *label,
              char *key)
 {
-	size_t w = (size_t)ds->width + 1, ni = (size_t)ds->nids;
+	size_t w = (size_t)ds->cols->width + 1, ni = (size_t)ds->cols->nids;
 	while (!ds->at_end && ds->nbuf < ds->shuffle) {
 		int rc = read_one(ds, ds->nbuf);
 		if (rc == TF_EOF) {
@@ -1533,6 +907,7 @@ open_file(struct tf_dataset *ds, size_t f, size_t *open)
 	return TF_OK;
 }
 
+/* qsort_r: buffered rows by their place in the files (file, offset). */
 static int
 by_place(const void *a, const void *b, void *ctx)
 {
@@ -1545,6 +920,7 @@ by_place(const void *a, const void *b, void *ctx)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
+/* A checkpoint's input state: a non-negative integer member, or -1. */
 static int
 get_u64(json_t *o, const char *key, uint64_t *v)
 {
@@ -1618,9 +994,10 @@ tfi_dataset_restore(struct tf_dataset *ds, uint64_t epoch, uint64_t done,
 			                       : "the input changed");
 			break;
 		}
-		float *row = ds->buf + j * (size_t)(ds->width + 1);
-		rc = decode(ds, d, n, row, ds->ibuf + j * (size_t)ds->nids,
-		            row + ds->width, ds->kbuf ? ds->kbuf[j] : NULL);
+		float *row = ds->buf + j * (size_t)(ds->cols->width + 1);
+		rc = decode(
+		    ds, d, n, row, ds->ibuf + j * (size_t)ds->cols->nids,
+		    row + ds->cols->width, ds->kbuf ? ds->kbuf[j] : NULL);
 	}
 	tfi_reader_set_readahead(ds->r, 0);
 	free(order);
@@ -1671,7 +1048,7 @@ int
 tf_dataset_next(struct tf_dataset *ds, float *x, int64_t *ids, float *y,
                 size_t max, size_t *rows)
 {
-	size_t w = (size_t)ds->width, ni = (size_t)ds->nids;
+	size_t w = (size_t)ds->cols->width, ni = (size_t)ds->cols->nids;
 	*rows = 0;
 	if (ds->buf == NULL) {
 		return tfi_set_error(ds, TF_EINVAL, "dataset not open");
@@ -1718,320 +1095,6 @@ tf_dataset_next(struct tf_dataset *ds, float *x, int64_t *ids, float *y,
 
 /* ---- categorical columns ------------------------------------------------ */
 
-static int
-cat_index(const struct tf_dataset *ds, const char *name)
-{
-	for (size_t i = 0; i < ds->ncat; i++) {
-		if (strcmp(ds->cats[i].name, name) == 0) {
-			return (int)i;
-		}
-	}
-	return -1;
-}
-
-/* Name row column c (categorical or cross). */
-static int
-name_column(struct tf_dataset *ds, int64_t c, const char *name)
-{
-	free(ds->colname[c]);
-	ds->colname[c] = strdup(name);
-	ds->colint[c] = 0;
-	return ds->colname[c] ? TF_OK
-	                      : tfi_set_error(ds, TF_ENOMEM, "out of memory");
-}
-
-int
-tf_dataset_set_categorical(struct tf_dataset *ds, const char *crosses,
-                           int64_t buckets)
-{
-	if (ds->ncat > 0 || ds->sparse || ds->colname == NULL ||
-	    ds->schema == NULL) {
-		return tfi_set_error(ds, TF_EINVAL,
-		                     "categorical columns: set once, after a "
-		                     "columns or packed schema");
-	}
-	int rc = TF_OK;
-	for (size_t i = 0; i < ds->schema->nfeatures; i++) {
-		const struct tfi_schema_col *f = &ds->schema->features[i];
-		if (f->type != TF_COL_BYTES || f->packed_index >= 0) {
-			continue;
-		}
-		if (f->binary || f->unique) {
-			/* Hashing them would train on noise. */
-			rc = tfi_set_error(
-			    ds, TF_EFORMAT,
-			    "feature '%s' %s: it is not a category (--exclude "
-			    "%s leaves it out)",
-			    f->name,
-			    f->binary ? "holds binary data (an encoded image?)"
-			              : "has a different value in every record "
-			                "(an identifier or free text?)",
-			    f->name);
-			break;
-		}
-		const struct tfi_vocab *v =
-		    tfi_schema_vocab(ds->schema, f->name);
-		int listed = v != NULL && !v->over;
-		if (!listed && (buckets < 1 || buckets > INT32_MAX)) {
-			rc =
-			    tfi_set_error(ds, TF_EINVAL,
-			                  "feature '%s' has no vocabulary: its "
-			                  "values need 1 to %d hash buckets",
-			                  f->name, INT32_MAX);
-			break;
-		}
-		struct cat *cs = realloc(ds->cats, (ds->ncat + 1) * sizeof *cs);
-		if (cs == NULL) {
-			rc = tfi_set_error(ds, TF_ENOMEM, "out of memory");
-			break;
-		}
-		ds->cats = cs;
-		struct cat *c = &ds->cats[ds->ncat++];
-		memset(c, 0, sizeof *c);
-		c->name = strdup(f->name);
-		size_t n = listed ? v->n : 0;
-		c->vocab = calloc(n + 1, sizeof *c->vocab);
-		c->vlen = calloc(n + 1, sizeof *c->vlen);
-		if (c->name == NULL || c->vocab == NULL || c->vlen == NULL) {
-			rc = tfi_set_error(ds, TF_ENOMEM, "out of memory");
-			break;
-		}
-		for (size_t k = 0; k < n; k++) {
-			c->vocab[k] = strdup(v->values[k]);
-			c->vlen[k] = strlen(v->values[k]);
-			c->n = (int64_t)k + 1;
-			if (c->vocab[k] == NULL) {
-				rc = tfi_set_error(ds, TF_ENOMEM,
-				                   "out of memory");
-				break;
-			}
-		}
-		c->offset = ds->cat_ids;
-		if (!listed) {
-			c->hashed = buckets;
-		}
-		ds->cat_ids += c->hashed ? c->hashed : c->n + 1;
-	}
-	if (rc == TF_OK && ds->cat_ids > INT32_MAX) {
-		/* One embedding table's rows. */
-		rc =
-		    tfi_set_error(ds, TF_EINVAL,
-		                  "the categorical vocabularies hold %lld ids, "
-		                  "more than %d",
-		                  (long long)ds->cat_ids, INT32_MAX);
-	}
-	if (rc != TF_OK) {
-		return rc;
-	}
-	/* Crosses: "a*b,c*d". */
-	const char *p = crosses ? crosses : "";
-	while (*p != '\0') {
-		size_t len = strcspn(p, ",");
-		char spec[256];
-		snprintf(spec, sizeof spec, "%.*s", (int)len, p);
-		char *star = strchr(spec, '*');
-		int a = -1, b = -1;
-		if (star != NULL) {
-			*star = '\0';
-			a = cat_index(ds, spec);
-			b = cat_index(ds, star + 1);
-		}
-		if (a < 0 || b < 0) {
-			if (star != NULL) {
-				*star = '*';
-			}
-			return tfi_set_error(
-			    ds, TF_EINVAL,
-			    "cross '%s': expected A*B of two "
-			    "categorical (bytes) features with a "
-			    "vocabulary in the schema",
-			    spec);
-		}
-		struct cross *xs =
-		    realloc(ds->crosses, (ds->ncross + 1) * sizeof *xs);
-		if (xs == NULL) {
-			return tfi_set_error(ds, TF_ENOMEM, "out of memory");
-		}
-		ds->crosses = xs;
-		ds->crosses[ds->ncross++] =
-		    (struct cross){(size_t)a, (size_t)b, 0};
-		p += len;
-		p += *p == ',';
-	}
-	if (ds->ncross > 0 && (buckets < 1 || buckets > INT32_MAX)) {
-		return tfi_set_error(ds, TF_EINVAL,
-		                     "crosses need 1 to %d hash buckets",
-		                     INT32_MAX);
-	}
-	ds->buckets = buckets;
-	int64_t w = ds->width + (int64_t)ds->ncat + (int64_t)ds->ncross;
-	char **names = realloc(ds->colname, (size_t)w * sizeof *names);
-	if (names != NULL) {
-		ds->colname = names;
-	}
-	unsigned char *ints = realloc(ds->colint, (size_t)w);
-	if (ints != NULL) {
-		ds->colint = ints;
-	}
-	if (names == NULL || ints == NULL) {
-		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
-	}
-	for (int64_t c = ds->width; c < w; c++) {
-		ds->colname[c] = NULL;
-	}
-	for (size_t k = 0; k < ds->ncat; k++) {
-		ds->cats[k].col = ds->width + (int64_t)k;
-		if ((rc = name_column(ds, ds->cats[k].col, ds->cats[k].name)) !=
-		    TF_OK) {
-			return rc;
-		}
-	}
-	for (size_t k = 0; k < ds->ncross; k++) {
-		char name[300];
-		ds->crosses[k].col = ds->width + (int64_t)ds->ncat + (int64_t)k;
-		snprintf(name, sizeof name, "%s_X_%s",
-		         ds->cats[ds->crosses[k].a].name,
-		         ds->cats[ds->crosses[k].b].name);
-		if ((rc = name_column(ds, ds->crosses[k].col, name)) != TF_OK) {
-			return rc;
-		}
-	}
-	ds->nids = w - ds->width;
-	return index_columns(ds);
-}
-
-void
-tf_dataset_layout(const struct tf_dataset *ds, struct tf_layout *l)
-{
-	l->numeric = ds->width;
-	l->categorical = (int64_t)ds->ncat;
-	l->ids = ds->cat_ids;
-	l->crosses = (int64_t)ds->ncross;
-	l->buckets = ds->buckets;
-}
-
-size_t
-tfi_dataset_inputs(const struct tf_dataset *ds, struct tfi_input *out,
-                   size_t cap)
-{
-	int is_int;
-	float mean, inv;
-	if (ds->width > 0 && tf_dataset_column(ds, 0, &is_int, &mean, &inv) ==
-	                         NULL) { /* libsvm rows: one dense input */
-		if (cap > 0) {
-			out[0] = (struct tfi_input){"x", 0, ds->width, 0, 0, 1};
-		}
-		return 1;
-	}
-	size_t n = 0;
-	int64_t inputs = ds->width + (int64_t)ds->ncat;
-	for (int64_t c = 0; c < inputs; c++) {
-		const struct input *in =
-		    c < ds->width ? column_input(ds, c) : NULL;
-		struct tfi_input e = {0};
-		if (in != NULL && in->width > 1) {
-			e = (struct tfi_input){in->name, in->col, in->width,
-			                       0,        0,       1};
-			c = in->col + in->width - 1;
-		} else {
-			e.name =
-			    tf_dataset_column(ds, c, &e.is_int, &mean, &inv);
-			e.col = c;
-			e.width = 1;
-			e.categorical = c >= ds->width;
-		}
-		if (n < cap) {
-			out[n] = e;
-		}
-		n++;
-	}
-	return n;
-}
-
-int
-tfi_dataset_input(const struct tf_dataset *ds, const char *name,
-                  struct tfi_input *in)
-{
-	for (size_t k = 0; k < ds->nin; k++) {
-		if (ds->in[k].width > 1 && strcmp(ds->in[k].name, name) == 0) {
-			*in = (struct tfi_input){ds->in[k].name,
-			                         ds->in[k].col,
-			                         ds->in[k].width,
-			                         0,
-			                         0,
-			                         1};
-			return 1;
-		}
-	}
-	int64_t c = tf_dataset_find_column(ds, name);
-	if (c < 0 || c >= ds->width + (int64_t)ds->ncat) {
-		return 0;
-	}
-	int is_int;
-	float mean, inv;
-	tf_dataset_column(ds, c, &is_int, &mean, &inv);
-	*in = (struct tfi_input){name, c, 1, c >= ds->width, is_int, 0};
-	return 1;
-}
-
-int
-tf_dataset_column_kind(const struct tf_dataset *ds, int64_t c)
-{
-	int64_t num = ds->width;
-	return c < num                       ? TF_COLUMN_NUMERIC
-	       : c < num + (int64_t)ds->ncat ? TF_COLUMN_CATEGORICAL
-	                                     : TF_COLUMN_DERIVED;
-}
-
-/* The id of a value of categorical column k: its place in the shared id
- * space, or the column's out-of-vocabulary id. */
-static int64_t
-category_id(const struct cat *c, const void *s, size_t n)
-{
-	if (c->hashed) {
-		/* FNV-1a, then a 64-bit finaliser for the low bits. */
-		uint64_t h = 0xcbf29ce484222325ULL;
-		for (size_t k = 0; k < n; k++) {
-			h = (h ^ ((const uint8_t *)s)[k]) * 0x100000001b3ULL;
-		}
-		h ^= h >> 33;
-		h *= 0xff51afd7ed558ccdULL;
-		h ^= h >> 33;
-		return c->offset + (int64_t)(h % (uint64_t)c->hashed);
-	}
-	int64_t lo = 0, hi = c->n;
-	while (lo < hi) {
-		int64_t mid = lo + (hi - lo) / 2;
-		size_t m = c->vlen[mid] < n ? c->vlen[mid] : n;
-		int cmp = memcmp(c->vocab[mid], s, m);
-		cmp = cmp ? cmp : (c->vlen[mid] > n) - (c->vlen[mid] < n);
-		if (cmp == 0) {
-			return c->offset + mid;
-		}
-		if (cmp < 0) {
-			lo = mid + 1;
-		} else {
-			hi = mid;
-		}
-	}
-	/* Not found by bisection (a vocabulary not in byte order): scan. */
-	for (int64_t k = 0; k < c->n; k++) {
-		if (c->vlen[k] == n && memcmp(c->vocab[k], s, n) == 0) {
-			return c->offset + k;
-		}
-	}
-	return c->offset + c->n;
-}
-
-int64_t
-tf_dataset_category(const struct tf_dataset *ds, int64_t col, const char *s,
-                    size_t n)
-{
-	int64_t k = col - ds->width;
-	return k >= 0 && k < (int64_t)ds->ncat ? category_id(&ds->cats[k], s, n)
-	                                       : -1;
-}
-
 uint64_t
 tfi_dataset_fast_hits(const struct tf_dataset *ds)
 {
@@ -2053,7 +1116,8 @@ tfi_dataset_no_fast(struct tf_dataset *ds)
 int
 tf_dataset_batch(struct tf_dataset *ds, struct tf_batch *b, size_t capacity)
 {
-	return tf_batch_init(b, capacity, ds->width, ds->nids) == TF_OK
+	return tf_batch_init(b, capacity, ds->cols->width, ds->cols->nids) ==
+	               TF_OK
 	           ? TF_OK
 	           : tfi_set_error(ds, TF_ENOMEM, "out of memory");
 }
@@ -2062,7 +1126,7 @@ int
 tf_dataset_read(struct tf_dataset *ds, struct tf_batch *b)
 {
 	b->rows = 0;
-	if (b->width != ds->width || b->id_width != ds->nids) {
+	if (b->width != ds->cols->width || b->id_width != ds->cols->nids) {
 		return tfi_set_error(ds, TF_EINVAL,
 		                     "a batch of other widths than the data's");
 	}
@@ -2143,8 +1207,11 @@ tf_dataset_infer_schema(struct tf_dataset *ds, const char *const *files,
 	}
 	*records = sv ? tf_survey_records(sv) : 0;
 	if (rc == TF_OK) {
-		rc = tf_dataset_parse_schema(ds, tf_schema_text(s),
+		rc = tf_columns_parse_schema(ds->cols, tf_schema_text(s),
 		                             "(inferred schema)");
+		if (rc != TF_OK) {
+			tfi_set_error(ds, rc, "%s", tf_errmsg(ds->cols));
+		}
 	}
 	tf_schema_free(s);
 	tf_reader_free(r);

@@ -1,6 +1,7 @@
 /*
  * dataset_private.h - what dataset.c and the fast reader (fastread.c)
- * share: the dataset's insides, and the byte layout of a Features entry
+ * share: the dataset's insides (what a row holds is its columns',
+ * columns_private.h), and the byte layout of a Features entry
  * as tf-csv2record writes it (csv.c), which the fast reader's templates
  * are made of.  Not installed; nothing outside libtfcore includes it.
  */
@@ -16,66 +17,20 @@
 #include "tf/rng.h"
 #include "tf/schema.h"
 
-struct input {
-	char *name;
-	int64_t width;
-	int64_t col;    /* first column in the row */
-	float *mean;    /* per column, or NULL */
-	float *inv_std; /* per column, or NULL */
-};
+#include "columns_private.h"
 
 #define KEYLEN 128
 
-/* A bytes feature: one id column of a row.  With a vocabulary, a value
- * is its place in it; without one (too many values), a hash bucket. */
-struct cat {
-	char *name;
-	char **vocab; /* sorted, as the schema lists it */
-	size_t *vlen;
-	int64_t n;      /* vocabulary size; id n is out of vocabulary */
-	int64_t hashed; /* no vocabulary: this many hash buckets */
-	int64_t offset; /* its first id in the shared id space */
-	int64_t col;    /* its column: width + its place among the ids */
-};
-
-/* A row column by name, for lookups. */
-struct colref {
-	const char *name;
-	int64_t col;
-};
-
-/* A cross of two categorical columns, hashed into buckets. */
-struct cross {
-	size_t a, b; /* indexes into cats */
-	int64_t col;
-};
-
-enum { LMAP_NONE, LMAP_INTS, LMAP_VOCAB };
-
 struct tf_dataset {
 	struct tfi_handle err;
-	struct input *in;
-	size_t nin;
-	size_t *by_name; /* indexes of in[] sorted by name */
-	int64_t width;
-	char *label;
-	int task;
-	int64_t classes;
-	int normalize;
+	struct tf_columns *cols; /* what a row holds (columns.c) */
+	int own_cols;            /* ... made by tf_dataset_new(), freed here */
+	size_t *by_name;         /* indexes of cols->in[] sorted by name */
 	int label_optional;
-	int sparse; /* libsvm layout: ids/values scattered into a row */
-	/* The label's classes when they are not 0..K-1 as they stand:
-	 * the schema's int64 values (sorted: value i is class i, so 1..K
-	 * or -1/+1 get no phantom class) or its string vocabulary. */
-	int lmap; /* LMAP_* */
-	const int64_t *lvals;
-	size_t nlvals;
-	const struct tfi_vocab *lvocab;
 	char *key;            /* feature carried as text, or NULL */
 	char (*kbuf)[KEYLEN]; /* keys of the shuffle buffer's rows */
 	char (*keys)[KEYLEN]; /* keys of the last batch */
 	size_t keys_cap;
-	struct tf_schema *schema; /* parsed once (schema.c) */
 	/* Standard input, read through its own reader (pre) once: its
 	 * records (8-byte length, bytes) are kept in replay while they fit
 	 * STDIN_KEEP bytes, so a later epoch (or the dataset after schema
@@ -83,12 +38,11 @@ struct tf_dataset {
 	struct tf_reader *pre;
 	struct tfi_buf replay;
 	size_t replay_pos;
-	uint64_t stdin_rec;     /* records of standard input given this epoch */
-	int on_pre;             /* the current file is standard input */
-	int pre_eof;            /* standard input is at its end */
-	int stdin_kept;         /* every record read from it is in replay */
-	char *select, *exclude; /* --features, --exclude: comma lists */
-	int allow_missing;      /* a record may lack features: their mean */
+	uint64_t stdin_rec; /* records of standard input given this epoch */
+	int on_pre;         /* the current file is standard input */
+	int pre_eof;        /* standard input is at its end */
+	int stdin_kept;     /* every record read from it is in replay */
+	int allow_missing;  /* a record may lack features: their mean */
 	/* A trainer's share of a distributed run: the records whose place
 	 * in the epoch (over all files, in order) is shard mod shards. */
 	uint64_t shard, shards, seen;
@@ -109,20 +63,6 @@ struct tf_dataset {
 	int64_t *ibuf; /* and their nids ids each */
 	size_t nbuf;
 	int stdin_used;
-	/* per row column, from the schema (not for libsvm rows) */
-	char **colname;
-	unsigned char *colint;
-	struct colref *colorder; /* the columns sorted by name */
-	/* categorical columns and their crosses: a row's ids, numbered as
-	 * columns after the floats */
-	struct cat *cats;
-	size_t ncat;
-	struct cross *crosses;
-	size_t ncross;
-	int64_t nids; /* ncat + ncross */
-	int64_t
-	    cat_ids; /* ids of all vocabularies, out-of-vocabulary included */
-	int64_t buckets; /* hash buckets of the crosses */
 	/* fast_record(): whether it may be used, the label's and each
 	 * input's name length, the record that last saw each input and the
 	 * input guessed at each entry's place (-1 the label) */
@@ -165,8 +105,8 @@ struct tf_dataset {
 static inline int
 is_class(const struct tf_dataset *ds, float v)
 {
-	return ds->task == TF_TASK_REGRESSION || ds->label_optional ||
-	       (v >= 0 && v < (float)ds->classes && v == floorf(v));
+	return ds->cols->task == TF_TASK_REGRESSION || ds->label_optional ||
+	       (v >= 0 && v < (float)ds->cols->classes && v == floorf(v));
 }
 
 /* fastread.c: the templates of the inputs' and label's entries (again

@@ -213,22 +213,22 @@ plugins_used(struct tf_model *m, const struct infer *inf,
 static json_t *
 preprocessing(struct tf_model *m)
 {
-	struct tf_dataset *ds = tf_model_dataset(m);
-	json_t *cols = json_array();
+	struct tf_columns *cols = tf_model_columns(m);
+	json_t *list = json_array();
 	static const char *const kinds[] = {"numeric", "categorical", "cross"};
-	for (int64_t c = 0; c < tf_dataset_columns(ds); c++) {
+	for (int64_t c = 0; c < tf_columns_count(cols); c++) {
 		int is_int;
 		float mean, inv;
 		const char *name =
-		    tf_dataset_column(ds, c, &is_int, &mean, &inv);
+		    tf_columns_column(cols, c, &is_int, &mean, &inv);
 		json_array_append_new(
-		    cols,
+		    list,
 		    json_pack("{s:s?,s:s,s:f,s:f}", "name", name, "kind",
-		              kinds[tf_dataset_column_kind(ds, c)], "mean",
+		              kinds[tf_columns_column_kind(cols, c)], "mean",
 		              (double)mean, "scale", (double)inv));
 	}
 	return json_pack("{s:b,s:o}", "standardize", tf_model_normalizes(m),
-	                 "columns", cols);
+	                 "columns", list);
 }
 
 /* The three files of an export, in memory. */
@@ -275,7 +275,7 @@ build_files(struct tf_model *m, const struct tf_registry *reg,
 	    "{s:s,s:i,s:s,s:I,s:s,s:b,s:o?,s:s%,s:s,s:o*,s:o,s:o?}", "format",
 	    "tfkit-model", "format_version", 1, "task",
 	    tf_task_name(tf_model_task(m)), "classes",
-	    (json_int_t)tf_dataset_classes(tf_model_dataset(m)), "prediction",
+	    (json_int_t)tf_columns_classes(tf_model_columns(m)), "prediction",
 	    tf_model_prediction(m), "normalize", tf_model_normalizes(m),
 	    "signature", sig ? json_loads(sig, 0, NULL) : NULL, "spec",
 	    spec.data ? (char *)spec.data : "", spec.len, "schema",
@@ -738,7 +738,7 @@ chain(struct tf_model *m, struct chain *c, int fold, const char *format)
 		for (int64_t i = 0; i < L->in; i++) {
 			int is_int;
 			float mean, inv;
-			tf_dataset_column(tf_model_dataset(m), i, &is_int,
+			tf_columns_column(tf_model_columns(m), i, &is_int,
 			                  &mean, &inv);
 			float w = L->kernel[i * L->units + u];
 			k[i * L->units + u] = w * inv;
@@ -790,7 +790,7 @@ tf_model_export_tfjs(struct tf_model *m, const char *dir)
 	struct tf_graph *g = tf_model_graph(m);
 	json_t *layers = json_array(), *weights = json_array();
 	struct tfi_buf bin = {0};
-	int64_t width = tf_dataset_width(tf_model_dataset(m));
+	int64_t width = tf_columns_width(tf_model_columns(m));
 	for (int i = 0; i < c.n && rc == TF_OK; i++) {
 		const struct layer *L = &c.l[i];
 		const char *name = tf_graph_node_name(g, L->node);
@@ -1059,8 +1059,8 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 		return rc ? rc : tfi_set_error(m, TF_ENOMEM, "out of memory");
 	}
 	struct tf_graph *g = tf_model_graph(m);
-	struct tf_dataset *ds = tf_model_dataset(m);
-	int64_t w = tf_dataset_width(ds);
+	struct tf_columns *cols = tf_model_columns(m);
+	int64_t w = tf_columns_width(cols);
 	const char *cur = "x";
 	int ok = 1;
 	if (tf_model_normalizes(m)) {
@@ -1069,7 +1069,7 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 		float *inv = malloc((size_t)w * sizeof *inv);
 		for (int64_t i = 0; mean && inv && i < w; i++) {
 			int is_int;
-			tf_dataset_column(ds, i, &is_int, &mean[i], &inv[i]);
+			tf_columns_column(cols, i, &is_int, &mean[i], &inv[i]);
 		}
 		const char *mn =
 		    mean && inv ? add_init(o, "standardize/mean", mean, 0, w)

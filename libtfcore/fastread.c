@@ -182,7 +182,7 @@ static inline __attribute__((always_inline)) int
 fast_values(const struct tf_dataset *ds, const struct input *in,
             const uint8_t *ls, const uint8_t *le, uint8_t kind, float *dst)
 {
-	const float *mu = ds->normalize ? in->mean : NULL;
+	const float *mu = ds->cols->normalize ? in->mean : NULL;
 	const float *is = in->inv_std;
 	int64_t w = in->width;
 	const uint8_t *xs, *xe;
@@ -231,12 +231,12 @@ fast_values(const struct tf_dataset *ds, const struct input *in,
 static int64_t
 find_input(const struct tf_dataset *ds, const uint8_t *ks, size_t klen)
 {
-	size_t lo = 0, hi = ds->nin;
+	size_t lo = 0, hi = ds->cols->nin;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		size_t i = ds->by_name[mid];
 		size_t n = ds->fnlen[i] < klen ? ds->fnlen[i] : klen;
-		int c = memcmp(ds->in[i].name, ks, n);
+		int c = memcmp(ds->cols->in[i].name, ks, n);
 		if (c == 0) {
 			c = ds->fnlen[i] < klen ? -1 : ds->fnlen[i] > klen;
 		}
@@ -256,7 +256,7 @@ int
 tfi_ds_templates(struct tf_dataset *ds)
 {
 	size_t room = 2 * (ds->ylen + 32);
-	for (size_t i = 0; i < ds->nin; i++) {
+	for (size_t i = 0; i < ds->cols->nin; i++) {
 		room += ds->fnlen[i] + 32;
 	}
 	free(ds->ftpl);
@@ -266,47 +266,47 @@ tfi_ds_templates(struct tf_dataset *ds)
 	free(ds->rcol);
 	free(ds->rmu);
 	free(ds->ris);
-	size_t w = (size_t)ds->width + 1;
+	size_t w = (size_t)ds->cols->width + 1;
 	ds->rlen = 0;
 	ds->roff = malloc(w * sizeof *ds->roff);
 	ds->rcol = malloc(w * sizeof *ds->rcol);
 	ds->ftpl = malloc(room);
-	ds->ftoff = malloc((ds->nin + 1) * sizeof *ds->ftoff);
-	ds->ftlen = malloc((ds->nin + 1) * sizeof *ds->ftlen);
+	ds->ftoff = malloc((ds->cols->nin + 1) * sizeof *ds->ftoff);
+	ds->ftlen = malloc((ds->cols->nin + 1) * sizeof *ds->ftlen);
 	ds->rmu = malloc(w * sizeof *ds->rmu);
 	ds->ris = malloc(w * sizeof *ds->ris);
 	if (!ds->ftpl || !ds->ftoff || !ds->ftlen || !ds->rmu || !ds->ris ||
-	    !ds->roff || !ds->rcol || ds->width > UINT32_MAX) {
+	    !ds->roff || !ds->rcol || ds->cols->width > UINT32_MAX) {
 		return TF_ENOMEM;
 	}
 	for (size_t c = 0; c < w; c++) {
 		ds->rmu[c] = 0.0f; /* (v - 0) * 1 is v, bit for bit */
 		ds->ris[c] = 1.0f;
 	}
-	for (size_t i = 0; i < ds->nin; i++) {
-		const struct input *in = &ds->in[i];
+	for (size_t i = 0; i < ds->cols->nin; i++) {
+		const struct input *in = &ds->cols->in[i];
 		for (int64_t j = 0; in->mean != NULL && j < in->width; j++) {
 			ds->rmu[in->col + j] = in->mean[j];
 			ds->ris[in->col + j] = in->inv_std[j];
 		}
 	}
 	size_t at = 0;
-	for (size_t i = 0; i < ds->nin; i++) {
+	for (size_t i = 0; i < ds->cols->nin; i++) {
 		ds->ftoff[i] = at;
 		ds->ftlen[i] =
-		    (size_t)(tfi_entry_head(ds->ftpl + at, ds->in[i].name,
+		    (size_t)(tfi_entry_head(ds->ftpl + at, ds->cols->in[i].name,
 		                            ds->fnlen[i], TF_COL_FLOAT,
-		                            4 * (size_t)ds->in[i].width) -
+		                            4 * (size_t)ds->cols->in[i].width) -
 		             (ds->ftpl + at));
 		at += ds->ftlen[i];
 	}
 	for (int k = 0; k < 2; k++) {
 		ds->ytoff[k] = at;
 		ds->ytlen[k] =
-		    ds->label == NULL
+		    ds->cols->label == NULL
 		        ? 0
 		        : (size_t)(tfi_entry_head(
-		                       ds->ftpl + at, ds->label, ds->ylen,
+		                       ds->ftpl + at, ds->cols->label, ds->ylen,
 		                       k == 0 ? TF_COL_INT64 : TF_COL_FLOAT,
 		                       k == 0 ? 1 : 4) -
 		                   (ds->ftpl + at));
@@ -381,12 +381,12 @@ whole_record(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 	/* each float from its place (covered == width: every column) */
 	const uint32_t *restrict off = ds->roff, *restrict col = ds->rcol;
 	float *restrict r = row;
-	size_t nf = (size_t)ds->width;
+	size_t nf = (size_t)ds->cols->width;
 	if (ds->rseq) { /* packed: one copy, standardised four at a time */
 		const uint8_t *src = d + off[0];
 		const float *restrict mu = ds->rmu, *restrict is = ds->ris;
 		size_t k = 0;
-		if (ds->normalize) {
+		if (ds->cols->normalize) {
 #if defined(__SSE2__)
 			for (; k + 4 <= nf; k += 4) {
 				__m128 val = _mm_loadu_ps(
@@ -405,7 +405,7 @@ whole_record(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		} else {
 			memcpy(r, src, 4 * nf);
 		}
-	} else if (ds->normalize) {
+	} else if (ds->cols->normalize) {
 		const float *restrict mu = ds->rmu, *restrict is = ds->ris;
 		for (size_t k = 0; k < nf; k++) {
 			float val;
@@ -424,7 +424,7 @@ whole_record(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		uint32_t u = tfi_get_le32(d + ds->ryoff);
 		memcpy(label, &u, 4);
 	}
-	return ds->label == NULL || is_class(ds, *label);
+	return ds->cols->label == NULL || is_class(ds, *label);
 #else
 	(void)ds, (void)d, (void)n, (void)row, (void)label;
 	return 0;
@@ -437,7 +437,7 @@ whole_record(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 static void
 keep_record(struct tf_dataset *ds, const uint8_t *d, size_t n, size_t nf)
 {
-	if (nf != (size_t)ds->width) {
+	if (nf != (size_t)ds->cols->width) {
 		return; /* (the inputs cover the row: never) */
 	}
 	if (n > ds->rcap) {
@@ -501,25 +501,27 @@ tfi_ds_fast_record(struct tf_dataset *ds, const uint8_t *d, size_t n,
 	}
 	uint32_t gen = ++ds->fgen;
 	if (gen == 0) { /* wrapped: forget every mark */
-		memset(ds->fseen, 0, ds->nin * sizeof *ds->fseen);
+		memset(ds->fseen, 0, ds->cols->nin * sizeof *ds->fseen);
 		gen = ds->fgen = 1;
 	}
-	int have_y = ds->label == NULL;
+	int have_y = ds->cols->label == NULL;
 	while (fs < fe) {
 		/* The entry as tf-csv2record writes the input guessed here:
 		 * its bytes before the values are the template's. */
-		int64_t g = place <= ds->nin ? ds->fslot[place] : -2;
+		int64_t g = place <= ds->cols->nin ? ds->fslot[place] : -2;
 		size_t left = (size_t)(fe - fs);
 		if (g >= 0 && ds->fseen[g] != gen) {
-			const struct input *in = &ds->in[g];
+			const struct input *in = &ds->cols->in[g];
 			size_t tl = ds->ftlen[g], vl = 4 * (size_t)in->width;
 			if (left >= tl + vl &&
 			    same_bytes(fs, ds->ftpl + ds->ftoff[g], tl)) {
 				put_floats(row + in->col, fs + tl, in->width,
-				           ds->normalize ? in->mean : NULL,
+				           ds->cols->normalize ? in->mean
+				                               : NULL,
 				           in->inv_std);
 				for (int64_t j = 0;
-				     j < in->width && nf < (size_t)ds->width;
+				     j < in->width &&
+				     nf < (size_t)ds->cols->width;
 				     j++, nf++) { /* for keep_record() */
 					ds->roff[nf] =
 					    (uint32_t)(fs + tl - d + 4 * j);
@@ -570,21 +572,22 @@ tfi_ds_fast_record(struct tf_dataset *ds, const uint8_t *d, size_t n,
 		}
 		int64_t i = g; /* the guess, checked by name */
 		if (i >= 0 && !(ds->fnlen[i] == klen &&
-		                memcmp(ds->in[i].name, ks, klen) == 0)) {
+		                memcmp(ds->cols->in[i].name, ks, klen) == 0)) {
 			i = -2;
-		} else if (i == -1 && !(ylen == klen && ds->label != NULL &&
-		                        memcmp(ds->label, ks, klen) == 0)) {
+		} else if (i == -1 &&
+		           !(ylen == klen && ds->cols->label != NULL &&
+		             memcmp(ds->cols->label, ks, klen) == 0)) {
 			i = -2;
 		}
 		if (i == -2) {
-			i = ds->label != NULL && ylen == klen &&
-			            memcmp(ds->label, ks, klen) == 0
+			i = ds->cols->label != NULL && ylen == klen &&
+			            memcmp(ds->cols->label, ks, klen) == 0
 			        ? -1
 			        : find_input(ds, ks, klen);
 			if (i == -3) {
 				return 0; /* not one of the model's */
 			}
-			if (place <= ds->nin) {
+			if (place <= ds->cols->nin) {
 				ds->fslot[place] = i;
 			}
 		}
@@ -596,7 +599,7 @@ tfi_ds_fast_record(struct tf_dataset *ds, const uint8_t *d, size_t n,
 			have_y = 1;
 			continue;
 		}
-		const struct input *in = &ds->in[i];
+		const struct input *in = &ds->cols->in[i];
 		if (ds->fseen[i] == gen ||
 		    !fast_values(ds, in, ls, le, kind, row + in->col)) {
 			return 0;
@@ -605,10 +608,10 @@ tfi_ds_fast_record(struct tf_dataset *ds, const uint8_t *d, size_t n,
 		found++;
 	}
 	/* A label that is not a class: the general path says so. */
-	if (have_y && ds->label != NULL && !is_class(ds, *label)) {
+	if (have_y && ds->cols->label != NULL && !is_class(ds, *label)) {
 		return 0;
 	}
-	if (found != ds->nin || !have_y) {
+	if (found != ds->cols->nin || !have_y) {
 		return 0;
 	}
 	if (whole) {

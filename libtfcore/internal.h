@@ -332,11 +332,11 @@ int64_t tfi_serving_column(const struct tf_model *m, const char *name);
 int64_t tfi_serving_ninputs(const struct tf_model *m);
 
 /*
- * The serving signature's inputs (dataset.c): one a numeric or
+ * The serving signature's inputs (columns.c): one a numeric or
  * categorical column, or one for a list of several columns (a packed
  * list such as tf-csv2record --pack-features writes, or the dense "x" of
  * libsvm rows), in column order.  Returns how many; the first cap fill
- * out.  tfi_dataset_input() finds one by name (1) or not (0).
+ * out.  tfi_columns_input() finds one by name (1) or not (0).
  */
 struct tfi_input {
 	const char *name;
@@ -344,10 +344,10 @@ struct tfi_input {
 	int categorical, is_int;
 	int list; /* a [-1, width] tensor (else [-1]) */
 };
-struct tf_dataset;
-size_t tfi_dataset_inputs(const struct tf_dataset *ds, struct tfi_input *out,
+struct tf_columns;
+size_t tfi_columns_inputs(const struct tf_columns *cols, struct tfi_input *out,
                           size_t cap);
-int tfi_dataset_input(const struct tf_dataset *ds, const char *name,
+int tfi_columns_input(const struct tf_columns *cols, const char *name,
                       struct tfi_input *in);
 
 /* A damaged latest checkpoint of dir: code on h with why, and what the

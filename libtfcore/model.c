@@ -23,7 +23,7 @@
 struct tf_model {
 	struct tfi_handle err;
 	struct tf_graph *g;
-	struct tf_dataset *ds;
+	struct tf_columns *cols; /* what a row holds: serving and export ask */
 	json_t *info; /* the checkpoint header, or the export's model.json */
 	int is_export;
 	int task;
@@ -64,7 +64,7 @@ reset(struct tf_model *m)
 {
 	tf_errclear(m);
 	tf_graph_free(m->g);
-	tf_dataset_free(m->ds);
+	tf_columns_free(m->cols);
 	json_decref(m->info);
 	for (int64_t k = 0; m->labels != NULL && k < m->classes; k++) {
 		free(m->labels[k]);
@@ -75,7 +75,7 @@ reset(struct tf_model *m)
 	m->labels_json = NULL;
 	free(m->zeros);
 	m->g = NULL;
-	m->ds = NULL;
+	m->cols = NULL;
 	m->info = NULL;
 	m->labels = NULL;
 	m->zeros = NULL;
@@ -103,7 +103,8 @@ make_labels(struct tf_model *m)
 	}
 	for (int64_t k = 0; k < n; k++) {
 		char buf[1024];
-		if (tf_dataset_class_name(m->ds, k, buf, sizeof buf) != TF_OK) {
+		if (tf_columns_class_name(m->cols, k, buf, sizeof buf) !=
+		    TF_OK) {
 			snprintf(buf, sizeof buf, "%lld", (long long)k);
 		}
 		/* Escaped once: every response row carries one. */
@@ -125,43 +126,43 @@ setup(struct tf_model *m, const struct tf_registry *reg, const char *spec,
       const char *pred, int normalize)
 {
 	m->g = tf_graph_new();
-	m->ds = tf_dataset_new();
-	if (m->g == NULL || m->ds == NULL) {
+	m->cols = tf_columns_new();
+	if (m->g == NULL || m->cols == NULL) {
 		return tfi_set_error(m, TF_ENOMEM, "out of memory");
 	}
 	int rc;
 	snprintf(m->prediction, sizeof m->prediction, "%s", pred);
-	if ((rc = tf_dataset_parse_schema(m->ds, schema, m->path)) != TF_OK) {
-		return tfi_set_error(m, rc, "%s", tf_errmsg(m->ds));
+	if ((rc = tf_columns_parse_schema(m->cols, schema, m->path)) != TF_OK) {
+		return tfi_set_error(m, rc, "%s", tf_errmsg(m->cols));
 	}
 	/* wide_and_deep: categorical columns and crosses, as trained. */
 	json_t *cat = json_object_get(m->info, "categorical");
 	if (json_is_object(cat) &&
-	    (rc = tf_dataset_set_categorical(
-	         m->ds, json_string_value(json_object_get(cat, "crosses")),
+	    (rc = tf_columns_set_categorical(
+	         m->cols, json_string_value(json_object_get(cat, "crosses")),
 	         json_integer_value(json_object_get(cat, "buckets")))) !=
 	        TF_OK) {
 		return tfi_set_error(m, rc, "%s: %s", m->path,
-		                     tf_errmsg(m->ds));
+		                     tf_errmsg(m->cols));
 	}
 	m->task = tf_task_parse(task);
 	if (m->task < 0) {
 		return tfi_set_error(m, TF_EFORMAT, "%s: unknown task '%s'",
 		                     m->path, task);
 	}
-	tf_dataset_set_label(m->ds, tf_dataset_label_name(m->ds), m->task,
+	tf_columns_set_label(m->cols, tf_columns_label_name(m->cols), m->task,
 	                     classes);
-	tf_dataset_set_normalize(m->ds, normalize);
+	tf_columns_set_normalize(m->cols, normalize);
 	m->normalize = normalize;
-	m->classes = tf_dataset_classes(m->ds);
+	m->classes = tf_columns_classes(m->cols);
 	if ((rc = tf_graph_parse(m->g, spec)) != TF_OK ||
 	    (rc = tf_graph_build(m->g, reg, m->dev, 0)) != TF_OK) {
 		/* The stored model does not build: bad data. */
 		return tfi_set_error(m, rc == TF_EINVAL ? TF_EFORMAT : rc,
 		                     "%s: %s", m->path, tf_errmsg(m->g));
 	}
-	if (tf_graph_width(m->g, "x") != tf_dataset_width(m->ds) ||
-	    tf_graph_ids_width(m->g) != tf_dataset_id_width(m->ds) ||
+	if (tf_graph_width(m->g, "x") != tf_columns_width(m->cols) ||
+	    tf_graph_ids_width(m->g) != tf_columns_id_width(m->cols) ||
 	    tf_graph_width(m->g, m->prediction) !=
 	        tf_model_outputs(m) - (m->task == TF_TASK_BINARY)) {
 		return tfi_set_error(m, TF_EFORMAT,
@@ -512,10 +513,10 @@ tf_model_graph(struct tf_model *m)
 	return m->g;
 }
 
-struct tf_dataset *
-tf_model_dataset(struct tf_model *m)
+struct tf_columns *
+tf_model_columns(struct tf_model *m)
 {
-	return m->ds;
+	return m->cols;
 }
 
 const char *
@@ -607,7 +608,7 @@ tf_model_signature(const struct tf_model *m)
 {
 	json_t *s = json_object();
 	json_t *in = json_array(), *out = json_array(), *labels = json_array();
-	size_t n = tfi_dataset_inputs(m->ds, NULL, 0);
+	size_t n = tfi_columns_inputs(m->cols, NULL, 0);
 	struct tfi_input *ins = calloc(n ? n : 1, sizeof *ins);
 	if (ins == NULL) {
 		json_decref(s);
@@ -616,7 +617,7 @@ tf_model_signature(const struct tf_model *m)
 		json_decref(labels);
 		return NULL;
 	}
-	tfi_dataset_inputs(m->ds, ins, n);
+	tfi_columns_inputs(m->cols, ins, n);
 	for (size_t i = 0; i < n; i++) {
 		/* A list of several columns (packed, or libsvm's "x") is one
 		 * [-1, width] input. */
@@ -729,22 +730,23 @@ tfi_evaluate(struct tf_graph *g, const char *prediction, struct tf_dataset *ds,
 }
 
 int
-tf_model_evaluate(struct tf_model *m, const char *const *files, size_t nfiles,
-                  size_t batch_size, struct tf_metrics *metrics)
+tf_model_evaluate(struct tf_model *m, struct tf_dataset *ds, size_t batch_size,
+                  struct tf_metrics *metrics)
 {
 	struct tf_batch b;
 	tf_errclear(m);
 	if (m->g == NULL) {
 		return tfi_set_error(m, TF_EINVAL, "no model loaded");
 	}
-	int rc = tf_dataset_open(m->ds, files, nfiles, 1, 1, 0);
-	if (rc != TF_OK) {
-		return tfi_set_error(m, rc, "%s", tf_errmsg(m->ds));
+	if (tf_dataset_columns(ds) != m->cols) {
+		return tfi_set_error(m, TF_EINVAL,
+		                     "the dataset does not read the model's "
+		                     "columns (tf_dataset_new_on)");
 	}
-	if (tf_dataset_batch(m->ds, &b, batch_size) != TF_OK) {
+	if (tf_dataset_batch(ds, &b, batch_size) != TF_OK) {
 		return tfi_set_error(m, TF_ENOMEM, "out of memory");
 	}
-	rc = tfi_evaluate(m->g, m->prediction, m->ds, &b, metrics, m);
+	int rc = tfi_evaluate(m->g, m->prediction, ds, &b, metrics, m);
 	tf_batch_release(&b);
 	return rc;
 }
@@ -762,7 +764,7 @@ tf_model_categorical(const struct tf_model *m)
 const char *
 tf_model_schema_text(const struct tf_model *m)
 {
-	return tf_dataset_schema_text(m->ds);
+	return tf_columns_schema_text(m->cols);
 }
 
 int

@@ -144,9 +144,9 @@ tfi_request_room(struct tf_request *q, size_t n, size_t max_rows,
 int64_t
 tfi_serving_column(const struct tf_model *m, const char *name)
 {
-	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
-	int64_t c = tf_dataset_find_column(ds, name);
-	return c >= 0 && tf_dataset_column_kind(ds, c) != TF_COLUMN_DERIVED
+	struct tf_columns *cols = tf_model_columns((struct tf_model *)m);
+	int64_t c = tf_columns_find_column(cols, name);
+	return c >= 0 && tf_columns_column_kind(cols, c) != TF_COLUMN_DERIVED
 	           ? c
 	           : -1;
 }
@@ -157,7 +157,7 @@ int64_t
 tfi_serving_ninputs(const struct tf_model *m)
 {
 	struct tf_layout l;
-	tf_dataset_layout(tf_model_dataset((struct tf_model *)m), &l);
+	tf_columns_layout(tf_model_columns((struct tf_model *)m), &l);
 	return l.numeric + l.categorical;
 }
 
@@ -167,7 +167,7 @@ dense_input(const struct tf_model *m)
 {
 	int is_int;
 	float mean, inv;
-	return tf_dataset_column(tf_model_dataset((struct tf_model *)m), 0,
+	return tf_columns_column(tf_model_columns((struct tf_model *)m), 0,
 	                         &is_int, &mean, &inv) == NULL;
 }
 
@@ -201,8 +201,8 @@ static int
 value(struct tf_request *q, const struct tf_model *m, int64_t c, json_t *v,
       int bools, const char *what, size_t r)
 {
-	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
-	if (tf_dataset_column_kind(ds, c) != TF_COLUMN_CATEGORICAL) {
+	struct tf_columns *cols = tf_model_columns((struct tf_model *)m);
+	if (tf_columns_column_kind(cols, c) != TF_COLUMN_CATEGORICAL) {
 		return number(q, v, bools, what,
 		              &q->in.x[r * (size_t)q->in.width + (size_t)c]);
 	}
@@ -214,7 +214,7 @@ value(struct tf_request *q, const struct tf_model *m, int64_t c, json_t *v,
 		    q, "%s: expected a string (a categorical feature)", what);
 	}
 	q->in.ids[r * (size_t)q->in.id_width + (size_t)(c - q->in.width)] =
-	    tf_dataset_category(ds, c, json_string_value(v),
+	    tf_columns_category(cols, c, json_string_value(v),
 	                        json_string_length(v));
 	return TF_OK;
 }
@@ -226,7 +226,7 @@ quick_value(struct tf_request *q, const struct tf_model *m, int64_t c,
             json_t *v, size_t r)
 {
 	if (!json_is_number(v) ||
-	    tf_dataset_column_kind(tf_model_dataset((struct tf_model *)m), c) ==
+	    tf_columns_column_kind(tf_model_columns((struct tf_model *)m), c) ==
 	        TF_COLUMN_CATEGORICAL) {
 		return 0;
 	}
@@ -241,7 +241,7 @@ quick_value(struct tf_request *q, const struct tf_model *m, int64_t c,
 static int
 list_named(const struct tf_model *m, const char *key, struct tfi_input *in)
 {
-	return tfi_dataset_input(tf_model_dataset((struct tf_model *)m), key,
+	return tfi_columns_input(tf_model_columns((struct tf_model *)m), key,
 	                         in) &&
 	       in->list;
 }
@@ -361,12 +361,13 @@ instance(struct tf_request *q, const struct tf_model *m, json_t *v, size_t i)
 	}
 	if ((int64_t)seen != tfi_serving_ninputs(m)) {
 		/* Name the first missing input. */
-		struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
+		struct tf_columns *cols =
+		    tf_model_columns((struct tf_model *)m);
 		for (int64_t c = 0; c < tfi_serving_ninputs(m); c++) {
 			int is_int;
 			float mean, inv;
 			const char *cn =
-			    tf_dataset_column(ds, c, &is_int, &mean, &inv);
+			    tf_columns_column(cols, c, &is_int, &mean, &inv);
 			if (json_object_get(v, cn) == NULL) {
 				return tfi_request_bad(
 				    q,
@@ -498,16 +499,16 @@ tf_request_set_allow_missing(struct tf_request *q, int on)
 int
 tfi_request_seen(struct tf_request *q)
 {
-	size_t cols = (size_t)(q->in.width + q->in.id_width) + 1;
-	if (q->nseen < cols) {
-		unsigned char *s = realloc(q->seen, cols);
+	size_t ncols = (size_t)(q->in.width + q->in.id_width) + 1;
+	if (q->nseen < ncols) {
+		unsigned char *s = realloc(q->seen, ncols);
 		if (s == NULL) {
 			return tfi_set_error(q, TF_ENOMEM, "out of memory");
 		}
 		q->seen = s;
-		q->nseen = cols;
+		q->nseen = ncols;
 	}
-	memset(q->seen, 0, cols);
+	memset(q->seen, 0, ncols);
 	return TF_OK;
 }
 
@@ -546,9 +547,9 @@ examples(struct tf_request *q, const struct tf_model *m, json_t *root,
 	if (rc != TF_OK) {
 		return rc;
 	}
-	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
+	struct tf_columns *cols = tf_model_columns((struct tf_model *)m);
 	int dense = dense_input(m);
-	size_t cols = (size_t)(q->in.width + q->in.id_width) + 1;
+	size_t ncols = (size_t)(q->in.width + q->in.id_width) + 1;
 	for (size_t r = 0; r < n; r++) {
 		json_t *e = json_array_get(ex, r);
 		if (tfi_request_seen(q) != TF_OK) {
@@ -566,7 +567,7 @@ examples(struct tf_request *q, const struct tf_model *m, json_t *root,
 		for (int64_t c = 0; c < q->in.width; c++) {
 			int is_int;
 			float inv;
-			tf_dataset_column(ds, c, &is_int, &row[c], &inv);
+			tf_columns_column(cols, c, &is_int, &row[c], &inv);
 		}
 		for (int64_t k = 0; k < q->in.id_width; k++) {
 			ids[k] = -1; /* missing: no id */
@@ -585,7 +586,7 @@ examples(struct tf_request *q, const struct tf_model *m, json_t *root,
 					    TF_OK) {
 						return TF_EINVAL;
 					}
-					memset(q->seen, 1, cols);
+					memset(q->seen, 1, ncols);
 					continue;
 				}
 				struct tfi_input li;
@@ -619,7 +620,8 @@ examples(struct tf_request *q, const struct tf_model *m, json_t *root,
 			    "example %zu: no feature '%s' (tf-serve "
 			    "--allow-missing counts a missing feature "
 			    "as its training mean)",
-			    r, tf_dataset_column(ds, c, &is_int, &mean, &inv));
+			    r,
+			    tf_columns_column(cols, c, &is_int, &mean, &inv));
 		}
 	}
 	q->in.rows = n;
@@ -630,21 +632,21 @@ examples(struct tf_request *q, const struct tf_model *m, json_t *root,
 void
 tfi_request_start(struct tf_request *q, const struct tf_model *m, int method)
 {
-	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
+	struct tf_columns *cols = tf_model_columns((struct tf_model *)m);
 	tf_errclear(q);
 	q->method = method;
 	q->columnar = 0;
 	q->in.rows = 0;
 	q->out.len = 0;
-	if (q->in.width != tf_dataset_width(ds) ||
-	    q->in.id_width != tf_dataset_id_width(ds) ||
+	if (q->in.width != tf_columns_width(cols) ||
+	    q->in.id_width != tf_columns_id_width(cols) ||
 	    q->nout != tf_model_outputs(m)) {
 		/* Another model's rows: start over at its widths. */
 		tf_batch_release(&q->in);
 		free(q->pred);
 		q->pred = NULL;
-		q->in.width = tf_dataset_width(ds);
-		q->in.id_width = tf_dataset_id_width(ds);
+		q->in.width = tf_columns_width(cols);
+		q->in.id_width = tf_columns_id_width(cols);
 		q->nout = tf_model_outputs(m);
 	}
 }
@@ -815,10 +817,10 @@ quick_instances(struct tf_request *q, const struct tf_model *m,
                 const char *body, size_t len, size_t max_rows)
 {
 	static const char key[] = "\"instances\"";
-	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
+	struct tf_columns *cols = tf_model_columns((struct tf_model *)m);
 	int64_t n = tfi_serving_ninputs(m);
 	for (int64_t c = 0; c < n; c++) {
-		if (tf_dataset_column_kind(ds, c) == TF_COLUMN_CATEGORICAL) {
+		if (tf_columns_column_kind(cols, c) == TF_COLUMN_CATEGORICAL) {
 			return 0;
 		}
 	}
@@ -868,12 +870,12 @@ int
 tf_request_parse(struct tf_request *q, const struct tf_model *m, int method,
                  const char *body, size_t len, size_t max_rows)
 {
-	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
+	struct tf_columns *cols = tf_model_columns((struct tf_model *)m);
 	tfi_request_start(q, m, method);
 	if (method == TF_METHOD_PREDICT && !q->no_quick &&
 	    quick_instances(q, m, body, len, max_rows)) {
 		q->quick_hits++;
-		tf_dataset_standardize(ds, q->in.x, q->in.ids, q->in.rows);
+		tf_columns_standardize(cols, q->in.x, q->in.ids, q->in.rows);
 		return TF_OK;
 	}
 	q->in.rows = 0;
@@ -944,7 +946,7 @@ tf_request_parse(struct tf_request *q, const struct tf_model *m, int method,
 out:
 	json_decref(root);
 	if (rc == TF_OK) {
-		tf_dataset_standardize(ds, q->in.x, q->in.ids, q->in.rows);
+		tf_columns_standardize(cols, q->in.x, q->in.ids, q->in.rows);
 	} else {
 		q->in.rows = 0;
 	}
@@ -1018,7 +1020,7 @@ tf_prediction_row(struct tf_request *q, const struct tf_model *m,
 {
 	struct tfi_buf *b = &q->out;
 	b->len = 0;
-	int task = tf_dataset_task(tf_model_dataset((struct tf_model *)m));
+	int task = tf_columns_task(tf_model_columns((struct tf_model *)m));
 	if (put_row(b, m, p, tf_model_outputs(m), task == TF_TASK_REGRESSION) !=
 	    0) {
 		return tfi_set_error(q, TF_ENOMEM, "out of memory");
@@ -1034,7 +1036,7 @@ tf_request_respond(struct tf_request *q, const struct tf_model *m,
 {
 	struct tfi_buf *b = &q->out;
 	b->len = 0;
-	int task = tf_dataset_task(tf_model_dataset((struct tf_model *)m));
+	int task = tf_columns_task(tf_model_columns((struct tf_model *)m));
 	int reg = task == TF_TASK_REGRESSION;
 	int64_t n = q->nout;
 	int rc = 0;
@@ -1177,7 +1179,7 @@ tf_model_metadata(const struct tf_model *m, const char *name, int64_t version)
 		                          json_array_get(shape, 1))
 		                    : 0));
 	}
-	int task = tf_dataset_task(tf_model_dataset((struct tf_model *)m));
+	int task = tf_columns_task(tf_model_columns((struct tf_model *)m));
 	json_t *defs = json_object();
 	json_object_set_new(defs, "serving_default",
 	                    json_pack("{s:O,s:O,s:s,s:{}}", "inputs", inputs,

@@ -895,7 +895,7 @@ tensor_values(struct tf_request *q, const struct tf_model *m, const char *name,
               const struct tfi_input *in, const Tensorflow__TensorProto *t,
               size_t rows)
 {
-	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
+	struct tf_columns *cols = tf_model_columns((struct tf_model *)m);
 	size_t want = rows * (size_t)in->width;
 	int str = t->dtype == TENSORFLOW__DATA_TYPE__DT_STRING;
 	if (in->categorical != str || (!str && elem_size(t->dtype) == 0)) {
@@ -938,8 +938,8 @@ tensor_values(struct tf_request *q, const struct tf_model *m, const char *name,
 				    &t->string_val[i];
 				q->in.ids[r * (size_t)q->in.id_width +
 				          (size_t)(c - q->in.width)] =
-				    tf_dataset_category(
-				        ds, c, (const char *)b->data, b->len);
+				    tf_columns_category(
+				        cols, c, (const char *)b->data, b->len);
 			} else {
 				q->in.x[r * (size_t)q->in.width + (size_t)c] =
 				    element(t, i);
@@ -955,7 +955,7 @@ input_set(const struct tf_model *m, char *buf, size_t size)
 {
 	struct tfi_input in[64];
 	size_t n =
-	    tfi_dataset_inputs(tf_model_dataset((struct tf_model *)m), in, 64);
+	    tfi_columns_inputs(tf_model_columns((struct tf_model *)m), in, 64);
 	size_t at = (size_t)snprintf(buf, size, "{");
 	for (size_t i = 0; i < n && i < 64 && at < size; i++) {
 		at += (size_t)snprintf(buf + at, size - at, "%s%s",
@@ -996,7 +996,7 @@ static int
 predict_inputs(struct tf_request *q, const struct tf_model *m, size_t max_rows)
 {
 	const Tensorflow__Serving__PredictRequest *pr = q->pb;
-	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
+	struct tf_columns *cols = tf_model_columns((struct tf_model *)m);
 	size_t rows = 0;
 	if (pr->n_inputs == 0) {
 		return tfi_request_bad(q, "the request has no inputs");
@@ -1013,12 +1013,12 @@ predict_inputs(struct tf_request *q, const struct tf_model *m, size_t max_rows)
 		float mean, inv;
 		const char *gn =
 		    guess < q->in.width
-		        ? tf_dataset_column(ds, guess, &is_int, &mean, &inv)
+		        ? tf_columns_column(cols, guess, &is_int, &mean, &inv)
 		        : NULL;
 		if (gn != NULL && strcmp(gn, name) == 0) {
 			/* the numeric column where it was expected */
 			in = (struct tfi_input){gn, guess, 1, 0, is_int, 0};
-		} else if (!tfi_dataset_input(ds, name, &in)) {
+		} else if (!tfi_columns_input(cols, name, &in)) {
 			char set[400];
 			input_set(m, set, sizeof set);
 			return tfi_request_bad(
@@ -1066,7 +1066,7 @@ predict_inputs(struct tf_request *q, const struct tf_model *m, size_t max_rows)
 	for (int64_t c = 0; c < n; c++) {
 		if (!q->seen[c]) {
 			struct tfi_input in[64];
-			size_t k = tfi_dataset_inputs(ds, in, 64), j = 0;
+			size_t k = tfi_columns_inputs(cols, in, 64), j = 0;
 			while (j + 1 < k && j + 1 < 64 && in[j + 1].col <= c) {
 				j++;
 			}
@@ -1084,13 +1084,13 @@ static int
 example_row(struct tf_request *q, const struct tf_model *m,
             const Tensorflow__Example *ex, size_t r)
 {
-	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
+	struct tf_columns *cols = tf_model_columns((struct tf_model *)m);
 	size_t nf = ex && ex->features ? ex->features->n_feature : 0;
 	for (size_t i = 0; i < nf; i++) {
 		const char *name = ex->features->feature[i]->key;
 		const Tensorflow__Feature *f = ex->features->feature[i]->value;
 		struct tfi_input in;
-		if (f == NULL || !tfi_dataset_input(ds, name, &in)) {
+		if (f == NULL || !tfi_columns_input(cols, name, &in)) {
 			continue;
 		}
 		if (in.categorical) {
@@ -1106,8 +1106,8 @@ example_row(struct tf_request *q, const struct tf_model *m,
 			          (size_t)(in.col - q->in.width)] =
 			    f->bytes_list->n_value == 0
 			        ? -1
-			        : tf_dataset_category(
-			              ds, in.col,
+			        : tf_columns_category(
+			              cols, in.col,
 			              (const char *)f->bytes_list->value[0]
 			                  .data,
 			              f->bytes_list->value[0].len);
@@ -1151,7 +1151,7 @@ static int
 examples_in(struct tf_request *q, const struct tf_model *m,
             const Tensorflow__Serving__Input *input, size_t max_rows)
 {
-	struct tf_dataset *ds = tf_model_dataset((struct tf_model *)m);
+	struct tf_columns *cols = tf_model_columns((struct tf_model *)m);
 	Tensorflow__Example **ex = NULL;
 	const Tensorflow__Example *ctx = NULL;
 	size_t n = 0;
@@ -1179,7 +1179,7 @@ examples_in(struct tf_request *q, const struct tf_model *m,
 		for (int64_t c = 0; c < q->in.width; c++) {
 			int is_int;
 			float inv;
-			tf_dataset_column(ds, c, &is_int, &row[c], &inv);
+			tf_columns_column(cols, c, &is_int, &row[c], &inv);
 		}
 		for (int64_t k = 0; k < q->in.id_width; k++) {
 			q->in.ids[r * (size_t)q->in.id_width + (size_t)k] = -1;
@@ -1195,8 +1195,8 @@ examples_in(struct tf_request *q, const struct tf_model *m,
 			if (!q->seen[c]) {
 				int is_int;
 				float mean, inv;
-				const char *cn = tf_dataset_column(
-				    ds, c, &is_int, &mean, &inv);
+				const char *cn = tf_columns_column(
+				    cols, c, &is_int, &mean, &inv);
 				return tfi_request_bad(
 				    q,
 				    "example %zu: no feature '%s' (tf-serve "
@@ -1241,7 +1241,7 @@ tf_request_parse_pb(struct tf_request *q, const struct tf_model *m,
 		q->in.rows = 0;
 		return rc;
 	}
-	tf_dataset_standardize(tf_model_dataset((struct tf_model *)m), q->in.x,
+	tf_columns_standardize(tf_model_columns((struct tf_model *)m), q->in.x,
 	                       q->in.ids, q->in.rows);
 	return TF_OK;
 }
@@ -1324,7 +1324,7 @@ predict_response(struct tf_request *q, const struct tf_model *m,
                  size_t *len)
 {
 	const Tensorflow__Serving__PredictRequest *pr = q->pb;
-	int reg = tf_dataset_task(tf_model_dataset((struct tf_model *)m)) ==
+	int reg = tf_columns_task(tf_model_columns((struct tf_model *)m)) ==
 	          TF_TASK_REGRESSION;
 	static const char *const cls_out[] = {"probabilities", "class_ids",
 	                                      "classes"};
@@ -1627,7 +1627,7 @@ metadata_response(struct tf_request *q, const struct tf_model *m,
 		        ? (int64_t)json_integer_value(json_array_get(shp, 1))
 		        : 0;
 	}
-	int task = tf_dataset_task(tf_model_dataset((struct tf_model *)m));
+	int task = tf_columns_task(tf_model_columns((struct tf_model *)m));
 	int64_t k = tf_model_outputs(m);
 	/* Serialized Examples in, as TF Serving's estimator exports. */
 	const struct tinfo ex_in = {"inputs", "DT_STRING", 0, "input_example"};
@@ -1710,7 +1710,7 @@ tf_request_respond_pb(struct tf_request *q, const struct tf_model *m,
 	if (q->pb == NULL) {
 		return tfi_set_error(q, TF_EINVAL, "no request decoded");
 	}
-	int task = tf_dataset_task(tf_model_dataset((struct tf_model *)m));
+	int task = tf_columns_task(tf_model_columns((struct tf_model *)m));
 	const char *sn = spec_of(q)->signature_name;
 	struct spec_out so;
 	Tensorflow__Serving__ModelSpec *spec =

@@ -61,6 +61,7 @@ struct run {
 	const struct tf_train_config *cfg;
 	const struct tf_train_sink *sink;
 	struct tf_dataset *ds;
+	struct tf_columns *cols; /* ds's: what a row holds */
 	struct tf_graph *g;
 	struct tf_optim *o;
 	struct tf_ckpt *ck;
@@ -370,23 +371,24 @@ open_evaluation(struct run *r, const char *file)
 		if (r->vd == NULL) {
 			return fail(r, TF_ENOMEM, "out of memory");
 		}
-		tf_dataset_set_normalize(r->vd, r->cfg->normalize);
+		struct tf_columns *vc = tf_dataset_columns(r->vd);
+		tf_columns_set_normalize(vc, r->cfg->normalize);
 		tf_dataset_set_allow_missing(r->vd, r->cfg->allow_missing);
-		int rc = tf_dataset_parse_schema(
-		    r->vd, tf_dataset_schema_text(r->ds), "schema");
+		int rc = tf_columns_parse_schema(
+		    vc, tf_columns_schema_text(r->cols), "schema");
 		if (rc == TF_OK && r->h.crosses != NULL) {
-			rc = tf_dataset_set_categorical(r->vd, r->h.crosses,
+			rc = tf_columns_set_categorical(vc, r->h.crosses,
 			                                r->h.buckets);
 		}
-		if (rc == TF_OK) {
-			rc =
-			    tf_dataset_batch(r->vd, &r->vb, r->cfg->batch_size);
+		if (rc != TF_OK) {
+			return fail(r, rc, "%s", tf_errmsg(vc));
 		}
+		rc = tf_dataset_batch(r->vd, &r->vb, r->cfg->batch_size);
 		if (rc != TF_OK) {
 			return fail(r, rc, "%s", tf_errmsg(r->vd));
 		}
 		if (r->cfg->label != NULL) {
-			tf_dataset_set_label(r->vd, r->cfg->label, r->task,
+			tf_columns_set_label(vc, r->cfg->label, r->task,
 			                     r->classes);
 		}
 	}
@@ -645,7 +647,7 @@ infer(struct run *r)
 	}
 	if (r->sink->note != NULL) {
 		char msg[1200];
-		const char *label = tf_dataset_label_name(r->ds);
+		const char *label = tf_columns_label_name(r->cols);
 		snprintf(msg, sizeof msg,
 		         "%.512s has no schema: inferred from its first %llu "
 		         "records (%lld features, label '%s', %s)%s%.400s%s",
@@ -653,8 +655,8 @@ infer(struct run *r)
 		             ? cfg->inputs[0]
 		             : "standard input",
 		         (unsigned long long)n,
-		         (long long)tf_dataset_width(r->ds), label,
-		         tf_task_name(tf_dataset_task(r->ds)),
+		         (long long)tf_columns_width(r->cols), label,
+		         tf_task_name(tf_columns_task(r->cols)),
 		         skipped[0] ? "; left out: " : "", skipped,
 		         strcmp(cfg->inputs[0], "-") != 0
 		             ? "; tf-records schema --write makes one from all "
@@ -720,28 +722,28 @@ note_changes(struct run *r, const char *ckpt)
 static int
 same_features(struct run *r, const char *schema, const char *ckpt)
 {
-	struct tf_dataset *now = tf_dataset_new();
+	struct tf_columns *now = tf_columns_new();
 	if (now == NULL) {
 		return fail(r, TF_ENOMEM, "out of memory");
 	}
-	int rc = tf_dataset_select(now, r->cfg->features, r->cfg->exclude);
-	rc = rc ? rc : tf_dataset_load_schema(now, schema);
+	int rc = tf_columns_select(now, r->cfg->features, r->cfg->exclude);
+	rc = rc ? rc : tf_columns_load_schema(now, schema);
 	if (rc != TF_OK) {
 		rc = fail(r, rc, "%s", tf_errmsg(now));
-	} else if (tf_dataset_width(now) != tf_dataset_width(r->ds) ||
-	           strcmp(tf_dataset_label_name(now),
-	                  tf_dataset_label_name(r->ds)) != 0) {
+	} else if (tf_columns_width(now) != tf_columns_width(r->cols) ||
+	           strcmp(tf_columns_label_name(now),
+	                  tf_columns_label_name(r->cols)) != 0) {
 		rc = fail(r, TF_EFORMAT,
 		          "%s is a checkpoint of another model: it takes %lld "
 		          "features and label '%s', the data (%s) has %lld and "
 		          "'%s' (use --from-scratch or another "
 		          "--checkpoint-dir)",
-		          ckpt, (long long)tf_dataset_width(r->ds),
-		          tf_dataset_label_name(r->ds), schema,
-		          (long long)tf_dataset_width(now),
-		          tf_dataset_label_name(now));
+		          ckpt, (long long)tf_columns_width(r->cols),
+		          tf_columns_label_name(r->cols), schema,
+		          (long long)tf_columns_width(now),
+		          tf_columns_label_name(now));
 	}
-	tf_dataset_free(now);
+	tf_columns_free(now);
 	return rc;
 }
 
@@ -810,8 +812,9 @@ resume(struct run *r, const char *path)
 		            "(use --from-scratch to start over)",
 		            path, r->h.optimizer, cfg->optimizer);
 	}
-	if ((rc = tf_dataset_parse_schema(r->ds, r->h.schema, path)) != TF_OK) {
-		return fail(r, rc, "%s", tf_errmsg(r->ds));
+	if ((rc = tf_columns_parse_schema(r->cols, r->h.schema, path)) !=
+	    TF_OK) {
+		return fail(r, rc, "%s", tf_errmsg(r->cols));
 	}
 	/* The data at hand must have the features it was trained on. */
 	char side[4096];
@@ -821,9 +824,9 @@ resume(struct run *r, const char *path)
 		return rc;
 	}
 	if (r->h.crosses != NULL &&
-	    (rc = tf_dataset_set_categorical(r->ds, r->h.crosses,
+	    (rc = tf_columns_set_categorical(r->cols, r->h.crosses,
 	                                     r->h.buckets)) != TF_OK) {
-		return fail(r, rc, "%s: %s", path, tf_errmsg(r->ds));
+		return fail(r, rc, "%s: %s", path, tf_errmsg(r->cols));
 	}
 	/* Before the header takes this run's settings: what they change
 	 * of reading, for a run that goes on as one. */
@@ -900,7 +903,7 @@ spec_reads_ids(const char *text)
 static void
 note_unused(struct run *r)
 {
-	const struct tf_schema *sc = tf_dataset_schema(r->ds);
+	const struct tf_schema *sc = tf_columns_schema(r->cols);
 	if (sc == NULL || r->sink->note == NULL) {
 		return;
 	}
@@ -940,13 +943,14 @@ start(struct run *r)
 	const struct tf_train_config *cfg = r->cfg;
 	char side[4096];
 	const char *schema = data_schema(cfg, side, sizeof side);
-	int rc = tf_dataset_select(r->ds, cfg->features, cfg->exclude);
+	int rc = tf_columns_select(r->cols, cfg->features, cfg->exclude);
 	if (rc != TF_OK) {
-		return fail(r, rc, "%s", tf_errmsg(r->ds));
+		return fail(r, rc, "%s", tf_errmsg(r->cols));
 	}
-	rc = schema != NULL ? tf_dataset_load_schema(r->ds, schema) : infer(r);
+	rc =
+	    schema != NULL ? tf_columns_load_schema(r->cols, schema) : infer(r);
 	if (rc != TF_OK) {
-		return schema != NULL ? fail(r, rc, "%s", tf_errmsg(r->ds))
+		return schema != NULL ? fail(r, rc, "%s", tf_errmsg(r->cols))
 		                      : rc;
 	}
 	r->h.learning_rate =
@@ -960,7 +964,7 @@ start(struct run *r)
 	    set_text(&r->h.optimizer,
 	             cfg->optimizer ? cfg->optimizer
 	                            : tfi_settings_default("optimizer")) ||
-	    set_text(&r->h.schema, tf_dataset_schema_text(r->ds)) ||
+	    set_text(&r->h.schema, tf_columns_schema_text(r->cols)) ||
 	    set_text(&r->h.config, cfg->settings) || r->h.hparams == NULL;
 	int custom = strcmp(cfg->model, "custom") == 0;
 	if (!oom && custom && (rc = read_user_spec(r)) != TF_OK) {
@@ -975,9 +979,9 @@ start(struct run *r)
 		const char *x = cfg->crosses ? cfg->crosses : "";
 		oom = set_text(&r->h.crosses, x);
 		r->h.buckets = cfg->hash_buckets;
-		if (!oom && (rc = tf_dataset_set_categorical(
-		                 r->ds, x, cfg->hash_buckets)) != TF_OK) {
-			return fail(r, rc, "%s", tf_errmsg(r->ds));
+		if (!oom && (rc = tf_columns_set_categorical(
+		                 r->cols, x, cfg->hash_buckets)) != TF_OK) {
+			return fail(r, rc, "%s", tf_errmsg(r->cols));
 		}
 	}
 	return oom ? fail(r, TF_ENOMEM, "out of memory") : TF_OK;
@@ -1235,9 +1239,9 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 		return rc;
 	}
 	if (cfg->label != NULL) {
-		int task = tf_dataset_task(r->ds);
-		tf_dataset_set_label(r->ds, cfg->label, task,
-		                     tf_dataset_classes(r->ds));
+		int task = tf_columns_task(r->cols);
+		tf_columns_set_label(r->cols, cfg->label, task,
+		                     tf_columns_classes(r->cols));
 	}
 	if (cfg->task != NULL && !*resumed) {
 		int task = tf_task_parse(cfg->task);
@@ -1245,27 +1249,27 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 			return fail(r, TF_EINVAL, "unknown task '%s'",
 			            cfg->task);
 		}
-		tf_dataset_set_label(r->ds, tf_dataset_label_name(r->ds), task,
-		                     tf_dataset_classes(r->ds));
+		tf_columns_set_label(r->cols, tf_columns_label_name(r->cols),
+		                     task, tf_columns_classes(r->cols));
 	}
-	if (tf_dataset_label_name(r->ds)[0] == '\0') {
+	if (tf_columns_label_name(r->cols)[0] == '\0') {
 		return fail(r, TF_EINVAL,
 		            "the schema names no label; use "
 		            "--label NAME");
 	}
-	r->task = tf_dataset_task(r->ds);
-	r->classes = tf_dataset_classes(r->ds);
+	r->task = tf_columns_task(r->cols);
+	r->classes = tf_columns_classes(r->cols);
 	if (*resumed && r->h.task != NULL && r->h.task[0] != '\0') {
 		/* The task and classes it was trained for. */
 		r->task = tf_task_parse(r->h.task);
 		r->classes = r->h.classes;
-		tf_dataset_set_label(r->ds, tf_dataset_label_name(r->ds),
+		tf_columns_set_label(r->cols, tf_columns_label_name(r->cols),
 		                     r->task, r->classes);
 	}
 	if (!*resumed) {
 		char err[256];
 		struct tf_layout l;
-		tf_dataset_layout(r->ds, &l);
+		tf_columns_layout(r->cols, &l);
 		rc = strcmp(cfg->model, "custom") == 0
 		         ? tf_model_spec_custom(r->user_spec, cfg->model_file,
 		                                &l, r->task, r->classes,
@@ -1278,7 +1282,7 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 		               cfg->keep_prob, cfg->embedding_dim,
 		               &r->h.model_spec, err, sizeof err)
 		         : tf_model_spec(cfg->model, cfg->hidden,
-		                         tf_dataset_width(r->ds), r->task,
+		                         tf_columns_width(r->cols), r->task,
 		                         r->classes,
 		                         cfg->enable_bn ? cfg->bn_epsilon : 0,
 		                         cfg->keep_prob, &r->h.model_spec, err,
@@ -1290,7 +1294,7 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 		/* Resuming with a spec: the one the checkpoint was made of. */
 		char err[512], *spec = NULL;
 		struct tf_layout l;
-		tf_dataset_layout(r->ds, &l);
+		tf_columns_layout(r->cols, &l);
 		if ((rc = read_user_spec(r)) != TF_OK) {
 			return rc;
 		}
@@ -1340,14 +1344,14 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 		            tf_task_name(r->task), (long long)want);
 	}
 	int64_t gi = tf_graph_ids_width(r->g);
-	if (tf_graph_width(r->g, "x") != tf_dataset_width(r->ds) ||
-	    gi != tf_dataset_id_width(r->ds)) {
+	if (tf_graph_width(r->g, "x") != tf_columns_width(r->cols) ||
+	    gi != tf_columns_id_width(r->cols)) {
 		return fail(r, TF_EFORMAT,
 		            "the model takes %lld features and %lld ids, the "
 		            "data has %lld and %lld",
 		            (long long)tf_graph_width(r->g, "x"), (long long)gi,
-		            (long long)tf_dataset_width(r->ds),
-		            (long long)tf_dataset_id_width(r->ds));
+		            (long long)tf_columns_width(r->cols),
+		            (long long)tf_columns_id_width(r->cols));
 	}
 	const struct tf_optimizer *opt =
 	    tf_registry_optimizer(reg, r->h.optimizer);
@@ -1402,7 +1406,7 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 			       sizeof r->h.rng);
 		}
 	}
-	tf_dataset_set_normalize(r->ds, cfg->normalize);
+	tf_columns_set_normalize(r->cols, cfg->normalize);
 	tf_dataset_set_allow_missing(r->ds, cfg->allow_missing);
 	if (cfg->cluster != NULL && tf_cluster_distributed(cfg->cluster) &&
 	    (rc = join_cluster(r)) != TF_OK) {
@@ -1445,6 +1449,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 	r.cfg = cfg;
 	r.sink = sink;
 	r.ds = tf_dataset_new();
+	r.cols = r.ds ? tf_dataset_columns(r.ds) : NULL;
 	r.g = tf_graph_new();
 	r.o = tf_optim_new();
 	r.ck = tf_ckpt_new();

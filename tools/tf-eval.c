@@ -125,8 +125,7 @@ print_prediction(struct tf_request *q, const struct tf_model *model,
                  const float *p, const char *key, const char *kv, int csv)
 {
 	int64_t n = tf_model_outputs(model);
-	int reg = tf_dataset_task(tf_model_dataset((struct tf_model *)model)) ==
-	          TF_TASK_REGRESSION;
+	int reg = tf_model_task(model) == TF_TASK_REGRESSION;
 	if (csv) {
 		char num[48];
 		if (key != NULL) {
@@ -170,18 +169,14 @@ print_prediction(struct tf_request *q, const struct tf_model *model,
 
 /* --predict: one line per record, JSON or CSV. */
 static void
-predict_all(struct tf_model *model, const char *const *files, size_t nfiles,
-            size_t bs, const char *key, int csv)
+predict_all(struct tf_model *model, struct tf_dataset *ds, size_t bs,
+            const char *key, int csv)
 {
-	struct tf_dataset *ds = tf_model_dataset(model);
-	int task = tf_dataset_task(ds);
+	int task = tf_model_task(model);
 	int64_t pw = tf_model_outputs(model);
 	struct tf_batch b;
 	struct tf_request *q = tf_request_new();
 	float *out = malloc(bs * (size_t)pw * sizeof *out);
-	if (tf_dataset_open(ds, files, nfiles, 1, 1, 0) != TF_OK) {
-		die_status(tf_errcode(ds), tf_errmsg(ds));
-	}
 	if (q == NULL || out == NULL || tf_dataset_batch(ds, &b, bs) != TF_OK) {
 		die(EX_OSERR, "out of memory");
 	}
@@ -301,9 +296,14 @@ main(int argc, char **argv)
 	}
 	tf_set_threads(threads);
 	load_model(reg, model, ckpt, open_device(device, math));
-	struct tf_dataset *ds = tf_model_dataset(model);
-	int task = tf_dataset_task(ds);
-	int64_t classes = tf_dataset_classes(ds);
+	/* Records are read as rows of the model's columns. */
+	static struct tf_dataset *ds;
+	ds = tf_dataset_new_on(tf_model_columns(model));
+	if (ds == NULL) {
+		die(EX_OSERR, "out of memory");
+	}
+	int task = tf_model_task(model);
+	int64_t classes = tf_columns_classes(tf_model_columns(model));
 	int nin;
 	const char *const *files = (const char *const *)input_files(
 	    argc - optind, argv + optind, &nin);
@@ -318,13 +318,16 @@ main(int argc, char **argv)
 	if (m == NULL) {
 		die(EX_OSERR, "out of memory");
 	}
+	if (tf_dataset_open(ds, files, nfiles, 1, 1, 0) != TF_OK) {
+		die_status(tf_errcode(ds), tf_errmsg(ds));
+	}
 	if (!predict) {
 		/* Metrics: the library's evaluation loop. */
-		if (tf_model_evaluate(model, files, nfiles, bs, m) != TF_OK) {
+		if (tf_model_evaluate(model, ds, bs, m) != TF_OK) {
 			die_status(tf_errcode(model), tf_errmsg(model));
 		}
 	} else {
-		predict_all(model, files, nfiles, bs, key, csv);
+		predict_all(model, ds, bs, key, csv);
 	}
 	if (!predict) {
 		char *out = NULL;
@@ -340,6 +343,7 @@ main(int argc, char **argv)
 		free(out);
 	}
 	tf_metrics_free(m);
+	tf_dataset_free(ds);
 	tf_model_free(model);
 	tf_registry_free(reg);
 	stdout_flush();

@@ -57,8 +57,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc = tf_model_load_files(m, reg, files, 3, "fuzz");
 	if (rc == TF_OK) {
 		struct tf_batch b = {0};
-		int64_t w = tf_dataset_width(tf_model_dataset(m));
-		int64_t iw = tf_dataset_id_width(tf_model_dataset(m));
+		int64_t w = tf_columns_width(tf_model_columns(m));
+		int64_t iw = tf_columns_id_width(tf_model_columns(m));
 		if (tf_batch_init(&b, 1, w, iw) != TF_OK) {
 			abort();
 		}

@@ -68,7 +68,8 @@ read_rows(const char *sch, const char *path, int fast, size_t width, float *x,
           float *y, size_t *rows, char *msg, size_t msglen)
 {
 	struct tf_dataset *ds = tf_dataset_new();
-	int rc = tf_dataset_parse_schema(ds, sch, "schema");
+	int rc = tf_columns_parse_schema(tf_dataset_columns(ds), sch, "schema");
+	int schema_rc = rc;
 	if (!fast) {
 		tfi_dataset_no_fast(ds);
 	}
@@ -82,7 +83,8 @@ read_rows(const char *sch, const char *path, int fast, size_t width, float *x,
 	                             &got)) == TF_OK) {
 		*rows += got;
 	}
-	snprintf(msg, msglen, "%s", tf_errmsg(ds));
+	snprintf(msg, msglen, "%s",
+	         schema_rc ? tf_errmsg(tf_dataset_columns(ds)) : tf_errmsg(ds));
 	fast_hits = tfi_dataset_fast_hits(ds);
 	whole_hits = tfi_dataset_whole_hits(ds);
 	tf_dataset_free(ds);
@@ -314,8 +316,9 @@ TEST(fast_path_reads_columns_as_the_parser_does)
 		int rc[2];
 		for (int k = 0; k < 2; k++) {
 			ds[k] = tf_dataset_new();
-			REQUIRE(tf_dataset_parse_schema(ds[k], col_schema,
-			                                "schema") == TF_OK);
+			REQUIRE(tf_columns_parse_schema(
+			            tf_dataset_columns(ds[k]), col_schema,
+			            "schema") == TF_OK);
 			if (k == 1) {
 				tfi_dataset_no_fast(ds[k]);
 			}
@@ -568,16 +571,20 @@ TEST(categorical_ids_are_int64)
 	}
 	REQUIRE(tf_writer_close(w) == TF_OK);
 	struct tf_dataset *ds = tf_dataset_new();
-	REQUIRE(tf_dataset_parse_schema(ds, cat_schema, "schema") == TF_OK);
+	REQUIRE(tf_columns_parse_schema(tf_dataset_columns(ds), cat_schema,
+	                                "schema") == TF_OK);
 	int64_t buckets = INT32_MAX;
-	REQUIRE(tf_dataset_set_categorical(ds, "colour*shape", buckets) ==
-	        TF_OK);
-	CHECK_EQ_INT(tf_dataset_width(ds), 1);
-	CHECK_EQ_INT(tf_dataset_id_width(ds), 3);
-	CHECK_EQ_INT(tf_dataset_columns(ds), 4);
-	CHECK_EQ_INT(tf_dataset_column_kind(ds, 1), TF_COLUMN_CATEGORICAL);
-	CHECK_EQ_INT(tf_dataset_column_kind(ds, 3), TF_COLUMN_DERIVED);
-	CHECK_EQ_INT(tf_dataset_find_column(ds, "shape"), 2);
+	REQUIRE(tf_columns_set_categorical(tf_dataset_columns(ds),
+	                                   "colour*shape", buckets) == TF_OK);
+	CHECK_EQ_INT(tf_columns_width(tf_dataset_columns(ds)), 1);
+	CHECK_EQ_INT(tf_columns_id_width(tf_dataset_columns(ds)), 3);
+	CHECK_EQ_INT(tf_columns_count(tf_dataset_columns(ds)), 4);
+	CHECK_EQ_INT(tf_columns_column_kind(tf_dataset_columns(ds), 1),
+	             TF_COLUMN_CATEGORICAL);
+	CHECK_EQ_INT(tf_columns_column_kind(tf_dataset_columns(ds), 3),
+	             TF_COLUMN_DERIVED);
+	CHECK_EQ_INT(tf_columns_find_column(tf_dataset_columns(ds), "shape"),
+	             2);
 	const char *files[] = {path};
 	REQUIRE(tf_dataset_open(ds, files, 1, 1, 1, 0) == TF_OK);
 	float x[9], y[9];
@@ -604,12 +611,13 @@ TEST(categorical_ids_are_int64)
 		inexact += (int64_t)(float)cross != cross;
 		/* Rows built from values compute the same cross. */
 		float xv = (float)r;
-		int64_t v[3] = {tf_dataset_category(ds, 1, colours[r % 4],
-		                                    strlen(colours[r % 4])),
-		                tf_dataset_category(ds, 2, shapes[r % 2],
-		                                    strlen(shapes[r % 2])),
-		                0};
-		tf_dataset_standardize(ds, &xv, v, 1);
+		int64_t v[3] = {
+		    tf_columns_category(tf_dataset_columns(ds), 1,
+		                        colours[r % 4], strlen(colours[r % 4])),
+		    tf_columns_category(tf_dataset_columns(ds), 2,
+		                        shapes[r % 2], strlen(shapes[r % 2])),
+		    0};
+		tf_columns_standardize(tf_dataset_columns(ds), &xv, v, 1);
 		CHECK_EQ_INT(v[0], ids[r * 3]);
 		CHECK_EQ_INT(v[2], cross);
 		/* Different pairs, different crosses (rows 0..3 are the four
@@ -620,7 +628,8 @@ TEST(categorical_ids_are_int64)
 	}
 	/* Most of 2^31 buckets are past what a float holds exactly. */
 	CHECK(inexact > 0);
-	CHECK_EQ_INT(tf_dataset_category(ds, 0, "red", 3), -1);
+	CHECK_EQ_INT(tf_columns_category(tf_dataset_columns(ds), 0, "red", 3),
+	             -1);
 	tf_dataset_free(ds);
 	unlink(path);
 	tf_example_free(ex);
@@ -641,21 +650,27 @@ TEST(features_without_vocabulary_are_hashed)
 	    "\"vocabularies\":{\"city\":null,"
 	    "\"shape\":[\"circle\",\"square\"]}}";
 	struct tf_dataset *ds = tf_dataset_new();
-	REQUIRE(tf_dataset_parse_schema(ds, hschema, "schema") == TF_OK);
-	REQUIRE(tf_dataset_set_categorical(ds, "city*shape", 50) == TF_OK);
+	REQUIRE(tf_columns_parse_schema(tf_dataset_columns(ds), hschema,
+	                                "schema") == TF_OK);
+	REQUIRE(tf_columns_set_categorical(tf_dataset_columns(ds), "city*shape",
+	                                   50) == TF_OK);
 	struct tf_layout l;
-	tf_dataset_layout(ds, &l);
+	tf_columns_layout(tf_dataset_columns(ds), &l);
 	/* city: ids 0..49; shape: 50, 51 and 52 (out of vocabulary). */
 	CHECK_EQ_INT(l.categorical, 2);
 	CHECK_EQ_INT(l.ids, 53);
-	CHECK_EQ_INT(tf_dataset_category(ds, 2, "square", 6), 51);
+	CHECK_EQ_INT(
+	    tf_columns_category(tf_dataset_columns(ds), 2, "square", 6), 51);
 	int64_t seen[50] = {0}, distinct = 0;
 	for (int i = 0; i < 200; i++) {
 		char city[32];
 		int n = snprintf(city, sizeof city, "city %d", i);
-		int64_t id = tf_dataset_category(ds, 1, city, (size_t)n);
+		int64_t id = tf_columns_category(tf_dataset_columns(ds), 1,
+		                                 city, (size_t)n);
 		CHECK(id >= 0 && id < 50);
-		CHECK_EQ_INT(tf_dataset_category(ds, 1, city, (size_t)n), id);
+		CHECK_EQ_INT(tf_columns_category(tf_dataset_columns(ds), 1,
+		                                 city, (size_t)n),
+		             id);
 		if (id >= 0 && id < 50 && !seen[id]++) {
 			distinct++;
 		}
@@ -664,9 +679,12 @@ TEST(features_without_vocabulary_are_hashed)
 	CHECK(distinct > 40);
 	tf_dataset_free(ds);
 	ds = tf_dataset_new();
-	REQUIRE(tf_dataset_parse_schema(ds, hschema, "schema") == TF_OK);
-	CHECK(tf_dataset_set_categorical(ds, NULL, 0) == TF_EINVAL);
-	CHECK_CONTAINS(tf_errmsg(ds), "feature 'city' has no vocabulary");
+	REQUIRE(tf_columns_parse_schema(tf_dataset_columns(ds), hschema,
+	                                "schema") == TF_OK);
+	CHECK(tf_columns_set_categorical(tf_dataset_columns(ds), NULL, 0) ==
+	      TF_EINVAL);
+	CHECK_CONTAINS(tf_errmsg(tf_dataset_columns(ds)),
+	               "feature 'city' has no vocabulary");
 	tf_dataset_free(ds);
 }
 
@@ -691,11 +709,13 @@ labels_of(const char *schema_text, int64_t classes, const int64_t *v, size_t n,
 	}
 	REQUIRE(tf_writer_close(w) == TF_OK);
 	struct tf_dataset *ds = tf_dataset_new();
-	REQUIRE(tf_dataset_parse_schema(ds, schema_text, "schema") == TF_OK);
+	REQUIRE(tf_columns_parse_schema(tf_dataset_columns(ds), schema_text,
+	                                "schema") == TF_OK);
 	if (classes > 0) { /* as a checkpoint says */
-		tf_dataset_set_label(ds, "y", TF_TASK_MULTICLASS, classes);
+		tf_columns_set_label(tf_dataset_columns(ds), "y",
+		                     TF_TASK_MULTICLASS, classes);
 	}
-	int64_t k = tf_dataset_classes(ds);
+	int64_t k = tf_columns_classes(tf_dataset_columns(ds));
 	const char *files[] = {path};
 	REQUIRE(tf_dataset_open(ds, files, 1, 1, 1, 0) == TF_OK);
 	float x[8];
@@ -712,7 +732,8 @@ labels_of(const char *schema_text, int64_t classes, const int64_t *v, size_t n,
 	}
 	if (k > 0) {
 		char name[16];
-		CHECK(tf_dataset_class_name(ds, 0, name, sizeof name) == TF_OK);
+		CHECK(tf_columns_class_name(tf_dataset_columns(ds), 0, name,
+		                            sizeof name) == TF_OK);
 		CHECK(strcmp(name, classes == 4 ? "0" : "1") == 0);
 	}
 	tf_dataset_free(ds);
@@ -750,13 +771,84 @@ TEST(labels_are_classes_in_order)
 	    "\"features\":[{\"name\":\"x\",\"type\":\"float\",\"mean\":0,"
 	    "\"std\":1}]}";
 	struct tf_dataset *ds = tf_dataset_new();
-	REQUIRE(tf_dataset_parse_schema(ds, pm, "schema") == TF_OK);
-	CHECK_EQ_INT(tf_dataset_task(ds), TF_TASK_BINARY);
+	REQUIRE(tf_columns_parse_schema(tf_dataset_columns(ds), pm, "schema") ==
+	        TF_OK);
+	CHECK_EQ_INT(tf_columns_task(tf_dataset_columns(ds)), TF_TASK_BINARY);
 	char name[8];
-	CHECK(tf_dataset_class_name(ds, 0, name, sizeof name) == TF_OK);
+	CHECK(tf_columns_class_name(tf_dataset_columns(ds), 0, name,
+	                            sizeof name) == TF_OK);
 	CHECK(strcmp(name, "-1") == 0);
-	CHECK(tf_dataset_class_name(ds, 2, name, sizeof name) == TF_EINVAL);
+	CHECK(tf_columns_class_name(tf_dataset_columns(ds), 2, name,
+	                            sizeof name) == TF_EINVAL);
 	tf_dataset_free(ds);
+}
+
+/* What a row holds is the columns' alone: made from a schema with no
+ * dataset, they name, standardise and cross a row, spell the classes,
+ * and two datasets reading rows of them (as evaluation reads a model's)
+ * read the same rows, which outlive neither. */
+TEST(columns_stand_alone_and_are_shared)
+{
+	struct tf_columns *cols = tf_columns_new();
+	REQUIRE(cols != NULL);
+	REQUIRE(tf_columns_parse_schema(cols, col_schema, "schema") == TF_OK);
+	CHECK_EQ_INT(tf_columns_width(cols), 3);
+	CHECK_EQ_INT(tf_columns_id_width(cols), 0);
+	CHECK_EQ_INT(tf_columns_find_column(cols, "c"), 2);
+	CHECK_EQ_INT(tf_columns_find_column(cols, "y"), -1);
+	int is_int;
+	float mean, inv;
+	const char *nm = tf_columns_column(cols, 1, &is_int, &mean, &inv);
+	CHECK(nm != NULL && strcmp(nm, "bb") == 0);
+	CHECK(is_int == 1 && mean == 0 && inv == 1);
+	float x[3] = {3, 5, 0};
+	tf_columns_standardize(cols, x, NULL, 1);
+	CHECK(x[0] == 1 && x[1] == 5 && x[2] == 2); /* (v - mean) / std */
+	char name[16];
+	CHECK(tf_columns_class_name(cols, 1, name, sizeof name) == TF_OK);
+	CHECK(strcmp(name, "1") == 0);
+	CHECK(tf_columns_class_name(cols, 2, name, sizeof name) == TF_EINVAL);
+	tf_errclear(cols);
+	CHECK(tf_columns_set_categorical(cols, "a*b", 8) == TF_EINVAL);
+	CHECK_CONTAINS(tf_errmsg(cols), "a*b");
+
+	const char *path = "test_dataset_shared.tfrecord";
+	struct tf_writer *w = tf_writer_new();
+	struct tf_example *ex = tf_example_new();
+	REQUIRE(tf_writer_open(w, path, TF_COMPRESS_NONE, 0) == TF_OK);
+	for (int i = 0; i < 5; i++) {
+		float a = (float)i, c = -1;
+		int64_t bb = i * 10, y = i % 2;
+		tf_example_clear(ex);
+		tf_example_add_floats(ex, "a", &a, 1);
+		tf_example_add_int64s(ex, "bb", &bb, 1);
+		tf_example_add_floats(ex, "c", &c, 1);
+		tf_example_add_int64s(ex, "y", &y, 1);
+		put(w, ex);
+	}
+	REQUIRE(tf_writer_close(w) == TF_OK);
+	tf_writer_free(w);
+	tf_example_free(ex);
+	struct tf_dataset *ds[2] = {tf_dataset_new_on(cols),
+	                            tf_dataset_new_on(cols)};
+	float rx[2][15], ry[2][5];
+	for (int k = 0; k < 2; k++) {
+		REQUIRE(ds[k] != NULL && tf_dataset_columns(ds[k]) == cols);
+		const char *files[] = {path};
+		REQUIRE(tf_dataset_open(ds[k], files, 1, 1, 1, 0) == TF_OK);
+		size_t rows;
+		REQUIRE(tf_dataset_next(ds[k], rx[k], NULL, ry[k], 5, &rows) ==
+		        TF_OK);
+		CHECK_EQ_INT(rows, 5);
+	}
+	CHECK(memcmp(rx[0], rx[1], sizeof rx[0]) == 0);
+	CHECK(memcmp(ry[0], ry[1], sizeof ry[0]) == 0);
+	CHECK(rx[0][3 * 4] == 1.5f && rx[0][3 * 4 + 1] == 40 && ry[0][4] == 0);
+	tf_dataset_free(ds[0]); /* the columns are not theirs to free */
+	tf_dataset_free(ds[1]);
+	CHECK_EQ_INT(tf_columns_width(cols), 3);
+	tf_columns_free(cols);
+	remove(path);
 }
 
 int
@@ -769,5 +861,6 @@ main(void)
 	RUN(categorical_ids_are_int64);
 	RUN(features_without_vocabulary_are_hashed);
 	RUN(labels_are_classes_in_order);
+	RUN(columns_stand_alone_and_are_shared);
 	DONE();
 }

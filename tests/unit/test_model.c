@@ -62,10 +62,13 @@ accuracy(struct tf_model *m, const char *data)
 {
 	const char *files[] = {data};
 	struct tf_metrics *mt = tf_metrics_new(TF_TASK_BINARY, 2);
-	double a = tf_model_evaluate(m, files, 1, 64, mt) == TF_OK &&
+	struct tf_dataset *ds = tf_dataset_new_on(tf_model_columns(m));
+	double a = tf_dataset_open(ds, files, 1, 1, 1, 0) == TF_OK &&
+	                   tf_model_evaluate(m, ds, 64, mt) == TF_OK &&
 	                   tf_metrics_count(mt) == 400
 	               ? tf_metrics_accuracy(mt)
 	               : -1;
+	tf_dataset_free(ds);
 	tf_metrics_free(mt);
 	return a;
 }
@@ -129,8 +132,16 @@ TEST(missing_damaged_and_refused)
 	CHECK_STATUS(tf_model_load(m, reg, at("ck")), TF_OK, m);
 	const char *files[] = {at("missing.tfrecord")};
 	struct tf_metrics *mt = tf_metrics_new(TF_TASK_BINARY, 2);
-	CHECK_STATUS(tf_model_evaluate(m, files, 1, 64, mt), TF_ENOENT, m);
+	struct tf_dataset *ds = tf_dataset_new_on(tf_model_columns(m));
+	CHECK_STATUS(tf_dataset_open(ds, files, 1, 1, 1, 0), TF_OK, ds);
+	CHECK_STATUS(tf_model_evaluate(m, ds, 64, mt), TF_ENOENT, m);
 	CHECK_CONTAINS(tf_errmsg(m), "missing.tfrecord");
+	/* a dataset of other columns is not the model's to evaluate on */
+	struct tf_dataset *other = tf_dataset_new();
+	CHECK_STATUS(tf_model_evaluate(m, other, 64, mt), TF_EINVAL, m);
+	CHECK_CONTAINS(tf_errmsg(m), "tf_dataset_new_on");
+	tf_dataset_free(other);
+	tf_dataset_free(ds);
 	tf_metrics_free(mt);
 	/* a byte of the weights changed: the manifest says so */
 	FILE *f = fopen(at("base/2/variables.bin"), "r+b");

@@ -68,6 +68,8 @@ percent_encode(char *dst, size_t size, const char *src)
 		    strlen(value), NGHTTP2_NV_FLAG_NO_COPY_NAME                \
 	}
 
+/* nghttp2 asks for a response's DATA: the prefixed message, then the
+ * trailers (the stream ends with them, not with the data). */
 static ssize_t
 read_data(nghttp2_session *h2, int32_t id, uint8_t *buf, size_t len,
           uint32_t *flags, nghttp2_data_source *src, void *user)
@@ -237,6 +239,7 @@ serve_stream(struct conn *c, struct stream *st)
 	}
 }
 
+/* A request's HEADERS begin: a stream of its own for the call. */
 static int
 on_begin_headers(nghttp2_session *h2, const nghttp2_frame *f, void *user)
 {
@@ -264,6 +267,8 @@ is(const uint8_t *s, size_t n, const char *lit)
 	return n == strlen(lit) && memcmp(s, lit, n) == 0;
 }
 
+/* One request header: the method's path, :method, content-type and
+ * grpc-encoding are what a call needs; the rest pass. */
 static int
 on_header(nghttp2_session *h2, const nghttp2_frame *f, const uint8_t *name,
           size_t nlen, const uint8_t *value, size_t vlen, uint8_t flags,
@@ -312,6 +317,7 @@ on_header(nghttp2_session *h2, const nghttp2_frame *f, const uint8_t *name,
 	return 0;
 }
 
+/* Request body bytes: kept up to --max-body-bytes (and the prefix). */
 static int
 on_data(nghttp2_session *h2, uint8_t flags, int32_t id, const uint8_t *data,
         size_t len, void *user)
@@ -333,6 +339,7 @@ on_data(nghttp2_session *h2, uint8_t flags, int32_t id, const uint8_t *data,
 	return 0;
 }
 
+/* The request's stream ended (its last DATA or HEADERS): answer it. */
 static int
 on_frame(nghttp2_session *h2, const nghttp2_frame *f, void *user)
 {
@@ -349,6 +356,7 @@ on_frame(nghttp2_session *h2, const nghttp2_frame *f, void *user)
 	return 0;
 }
 
+/* A stream closed, answered or reset: its call is freed. */
 static int
 on_close(nghttp2_session *h2, int32_t id, uint32_t err, void *user)
 {

@@ -53,6 +53,7 @@ grpc_http_status(int code)
 	}
 }
 
+/* A library status as a gRPC status code. */
 static int
 code_of(int rc)
 {

@@ -25,6 +25,7 @@
 
 static nghttp2_session_callbacks *callbacks;
 
+/* A connection's end: out of its worker's epoll and list, and freed. */
 static void
 conn_close(struct conn *c)
 {
@@ -191,6 +192,8 @@ conn_event(struct conn *c, uint32_t events)
 	}
 }
 
+/* A worker: its connections' events, new connections when it is the one
+ * woken, the idle sweep once a second; at stop, GOAWAY to each. */
 static void *
 worker_main(void *arg)
 {

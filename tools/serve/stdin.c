@@ -14,10 +14,13 @@
 static void
 records(struct tf_model *m, struct tf_request *q)
 {
-	struct tf_dataset *ds = tf_model_dataset(m);
+	struct tf_dataset *ds = tf_dataset_new_on(tf_model_columns(m));
 	static const char *files[] = {"-"};
 	const char *out;
 	size_t olen;
+	if (ds == NULL) {
+		die(EX_OSERR, "out of memory");
+	}
 	tf_dataset_set_label_optional(ds, 1);
 	if (tf_dataset_open(ds, files, 1, 1, 1, 0) != TF_OK) {
 		die_status(tf_errcode(ds), tf_errmsg(ds));
@@ -39,6 +42,7 @@ records(struct tf_model *m, struct tf_request *q)
 		die_status(rc, tf_errmsg(ds));
 	}
 	tf_batch_release(&b);
+	tf_dataset_free(ds);
 }
 
 /* JSON lines: one instance each; blank lines are passed over. */

@@ -139,8 +139,10 @@ warm(struct tf_model *m)
 {
 	struct tf_batch one;
 	float *y = calloc((size_t)tf_model_outputs(m), sizeof *y);
+	struct tf_columns *cols = tf_model_columns(m);
 	int rc = y == NULL ? TF_ENOMEM
-	                   : tf_dataset_batch(tf_model_dataset(m), &one, 1);
+	                   : tf_batch_init(&one, 1, tf_columns_width(cols),
+	                                   tf_columns_id_width(cols));
 	if (rc == TF_OK) {
 		one.rows = 1;
 		memset(one.x, 0, (size_t)one.width * sizeof *one.x);

@@ -46,7 +46,9 @@ TF_API int tf_model_load_files(struct tf_model *m, const struct tf_registry *r,
                                const char *origin);
 
 TF_API struct tf_graph *tf_model_graph(struct tf_model *m);
-TF_API struct tf_dataset *tf_model_dataset(struct tf_model *m);
+/* What a row of the model holds (tf/columns.h); records are read
+ * through a dataset on them: tf_dataset_new_on(tf_model_columns(m)). */
+TF_API struct tf_columns *tf_model_columns(struct tf_model *m);
 /* The node holding predictions: probabilities or values. */
 TF_API const char *tf_model_prediction(const struct tf_model *m);
 /* The checkpoint file or export directory loaded. */
@@ -77,7 +79,7 @@ TF_API const char *tf_model_label(const struct tf_model *m, int64_t k);
 
 /*
  * Predict rows of standardised features and their ids, as
- * tf_dataset_next() gives them or tf_dataset_standardize() makes them
+ * tf_dataset_next() gives them or tf_columns_standardize() makes them
  * (ids may be NULL when tf_dataset_id_width() is 0): out gets rows x
  * tf_model_outputs() values, class probabilities (binary: 1 - p, p) or
  * regression values.  Not thread-safe: one model per thread.
@@ -87,15 +89,17 @@ TF_API int tf_model_predict(struct tf_model *m, const struct tf_batch *b,
                             float *out);
 
 /*
- * Evaluate the model on files (read once, in order, batch_size rows at
- * a time) into metrics (reset first): the one evaluation loop, used by
- * tf-eval and by training's validation.  The dataset's errors (TF_ENOENT,
- * TF_EFORMAT naming the file and record), or the graph's.
+ * Evaluate the model on the rows of ds (a dataset on the model's
+ * columns, tf_dataset_new_on(), opened for the files to read once, in
+ * order), batch_size rows at a time, into metrics (reset first): the
+ * one evaluation loop, used by tf-eval and by training's validation.
+ * The dataset's errors (TF_EFORMAT naming the file and record), or the
+ * graph's.
  */
+struct tf_dataset;
 struct tf_metrics;
-TF_API int tf_model_evaluate(struct tf_model *m, const char *const *files,
-                             size_t nfiles, size_t batch_size,
-                             struct tf_metrics *metrics);
+TF_API int tf_model_evaluate(struct tf_model *m, struct tf_dataset *ds,
+                             size_t batch_size, struct tf_metrics *metrics);
 
 /* What an export records of a model (tf/export.h): its schema text, its
  * task, whether it standardises, and wide_and_deep's categorical

@@ -152,7 +152,7 @@ TF_API int tf_model_spec(const char *model, const char *hidden, int64_t inputs,
                          double keep, char **spec, char *err, size_t errlen);
 
 /*
- * The spec of a wide_and_deep model over a row of tf_dataset_layout(),
+ * The spec of a wide_and_deep model over a row of tf_columns_layout(),
  * fed as "x" (the numeric features) and "ids" (int64: the categorical
  * ids, then the crossed ones): deep, the numeric features and an
  * embedding of dim values per categorical id through the hidden layers;
@@ -167,7 +167,7 @@ TF_API int tf_model_spec_wide_deep(const struct tf_layout *l,
 
 /*
  * A spec of the user's (--model-file), as tf-plugin(7) writes them, made
- * whole for a row of tf_dataset_layout(): "input x" gets the numeric
+ * whole for a row of tf_columns_layout(): "input x" gets the numeric
  * width, "input ids" (int64) the categorical and crossed ids, "input
  * label" one column (added when absent); every attribute value
  * "outputs" becomes the model's output count (1, or the classes of a

@@ -1,0 +1,105 @@
+/*
+ * columns_private.h - the insides of a tf_columns (columns.c): what a
+ * row holds, as the dataset reader (dataset.c, fastread.c) fills it and
+ * serving and export read it.  Not installed; nothing outside libtfcore
+ * includes it.
+ *
+ * A row is width floats (the inputs in schema order, a packed list
+ * contributing all its values) followed by nids int64 ids (categorical
+ * columns, then crosses): column c < width is a float, column width + k
+ * is id k.
+ */
+#ifndef TF_COLUMNS_PRIVATE_H
+#define TF_COLUMNS_PRIVATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+#include "tf/columns.h"
+#include "tf/schema.h"
+
+/* A float input: a feature of width columns from col on, and the
+ * schema's standardisation of each. */
+struct input {
+	char *name;
+	int64_t width;
+	int64_t col;    /* first column in the row */
+	float *mean;    /* per column, or NULL */
+	float *inv_std; /* per column, or NULL */
+};
+
+/* A bytes feature: one id column of a row.  With a vocabulary, a value
+ * is its place in it; without one (too many values), a hash bucket. */
+struct cat {
+	char *name;
+	char **vocab; /* sorted, as the schema lists it */
+	size_t *vlen;
+	int64_t n;      /* vocabulary size; id n is out of vocabulary */
+	int64_t hashed; /* no vocabulary: this many hash buckets */
+	int64_t offset; /* its first id in the shared id space */
+	int64_t col;    /* its column: width + its place among the ids */
+};
+
+/* A row column by name, for lookups. */
+struct colref {
+	const char *name;
+	int64_t col;
+};
+
+/* A cross of two categorical columns, hashed into buckets. */
+struct cross {
+	size_t a, b; /* indexes into cats */
+	int64_t col;
+};
+
+enum { LMAP_NONE, LMAP_INTS, LMAP_VOCAB };
+
+struct tf_columns {
+	struct tfi_handle err;
+	struct input *in;
+	size_t nin;
+	int64_t width; /* floats a row */
+	char *label;
+	int task;
+	int64_t classes;
+	int normalize;
+	int sparse; /* libsvm layout: ids/values scattered into a row */
+	/* The label's classes when they are not 0..K-1 as they stand:
+	 * the schema's int64 values (sorted: value i is class i, so 1..K
+	 * or -1/+1 get no phantom class) or its string vocabulary. */
+	int lmap; /* LMAP_* */
+	const int64_t *lvals;
+	size_t nlvals;
+	const struct tfi_vocab *lvocab;
+	struct tf_schema *schema; /* parsed once (schema.c) */
+	char *select, *exclude;   /* --features, --exclude: comma lists */
+	/* per row column, from the schema (not for libsvm rows) */
+	char **colname;
+	unsigned char *colint;
+	struct colref *colorder; /* the columns sorted by name */
+	/* categorical columns and their crosses: a row's ids, numbered as
+	 * columns after the floats */
+	struct cat *cats;
+	size_t ncat;
+	struct cross *crosses;
+	size_t ncross;
+	int64_t nids; /* ncat + ncross */
+	int64_t
+	    cat_ids; /* ids of all vocabularies, out-of-vocabulary included */
+	int64_t buckets; /* hash buckets of the crosses */
+};
+
+/* A label value's class under the label map, or -1 when it is none; a
+ * string label's class (its place in the vocabulary), or -1. */
+int64_t tfi_columns_mapped_class(const struct tf_columns *cols, int64_t v);
+int64_t tfi_columns_vocab_class(const struct tf_columns *cols, const void *s,
+                                size_t n);
+/* A row's crossed ids from its categorical ones (ids: the row's nids). */
+void tfi_columns_fill_crosses(const struct tf_columns *cols, int64_t *ids);
+/* The categorical column called name: its index into cats, or -1. */
+int tfi_columns_cat_index(const struct tf_columns *cols, const char *name);
+/* The id of value s (n bytes) of a categorical column. */
+int64_t tfi_columns_category_id(const struct cat *c, const void *s, size_t n);
+
+#endif

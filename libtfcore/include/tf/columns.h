@@ -1,0 +1,139 @@
+/*
+ * columns.h - what a row of a model holds: its columns.
+ *
+ * The schema tf-csv2record writes (or one inferred, or features given
+ * one by one) says what a row is: the float inputs in schema order (a
+ * packed list contributing all its values), each standardised with the
+ * schema's mean and standard deviation unless told not to; categorical
+ * (bytes) features as int64 ids after the floats, with their crosses
+ * (tf_columns_set_categorical); and the label: a class index (0..K-1,
+ * whatever values or strings the data uses for its classes:
+ * tf_columns_class_name) or a value.  The dataset reader (tf/dataset.h)
+ * fills rows of these columns; a model (tf/model.h) keeps them to
+ * answer requests and to export, so what a column means is decided
+ * here once for training, evaluation, serving and export.
+ */
+#ifndef TF_COLUMNS_H
+#define TF_COLUMNS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tf/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum tf_task {
+	TF_TASK_BINARY = 0,     /* label 0/1: sigmoid cross-entropy */
+	TF_TASK_MULTICLASS = 1, /* label 0..K-1: softmax cross-entropy */
+	TF_TASK_REGRESSION = 2  /* float label: mean squared error */
+};
+TF_API const char *tf_task_name(int task);
+/* "binary", "multiclass", "regression"; -1 when unknown. */
+TF_API int tf_task_parse(const char *name);
+
+struct tf_columns;
+TF_API struct tf_columns *tf_columns_new(void);
+TF_API void tf_columns_free(struct tf_columns *cols);
+
+/* Take features, label, task, classes and statistics from a schema file.
+ * TF_ENOENT if missing, TF_EFORMAT if it is not a tfkit schema. */
+TF_API int tf_columns_load_schema(struct tf_columns *cols, const char *path);
+/* The schema text as loaded (for checkpoints), or "". */
+TF_API const char *tf_columns_schema_text(const struct tf_columns *cols);
+/*
+ * Train on some of the schema's features: only those of features (a
+ * comma list; NULL: all), less those of exclude.  Set before the schema
+ * is loaded; TF_EINVAL then names a feature the schema lacks.  The
+ * schema's text becomes that of the selection.
+ */
+TF_API int tf_columns_select(struct tf_columns *cols, const char *features,
+                             const char *exclude);
+
+/* The schema loaded (tf/schema.h), or NULL before one is. */
+struct tf_schema;
+TF_API const struct tf_schema *tf_columns_schema(const struct tf_columns *cols);
+/* Load a schema from its text (a checkpoint's copy). */
+TF_API int tf_columns_parse_schema(struct tf_columns *cols, const char *json,
+                                   const char *origin);
+
+/* Without a schema: a float feature of width values, and the label. */
+TF_API int tf_columns_add_feature(struct tf_columns *cols, const char *name,
+                                  int64_t width);
+TF_API int tf_columns_set_label(struct tf_columns *cols, const char *name,
+                                int task, int64_t classes);
+
+/* Standardise features with the schema statistics (default on). */
+TF_API void tf_columns_set_normalize(struct tf_columns *cols, int on);
+
+/*
+ * Column c of a row: the schema feature it holds (NULL for libsvm rows or
+ * without a schema), whether that feature holds whole numbers, and its
+ * standardisation, (v - mean) * inv_std (0 and 1 when not standardised).
+ */
+TF_API const char *tf_columns_column(const struct tf_columns *cols, int64_t c,
+                                     int *is_int, float *mean, float *inv_std);
+/*
+ * Categorical features: every bytes feature becomes an id of the row
+ * (int64, beside its floats), in one id space shared by all of them:
+ * each vocabulary gets its size + 1 ids, the last for values outside
+ * it; a feature the schema has no vocabulary for (too many values) gets
+ * buckets ids, its values hashed; -1 is a missing value.  crosses
+ * ("a*b,c*d", or NULL) adds an id per pair, the hash of the two ids into
+ * buckets (-1 when either is missing).  A row's ids are numbered as
+ * columns after its floats: column width + k is id k.  Call after
+ * loading the schema and before opening files.
+ */
+TF_API int tf_columns_set_categorical(struct tf_columns *cols,
+                                      const char *crosses, int64_t buckets);
+struct tf_layout {
+	int64_t numeric;     /* float columns (the width) */
+	int64_t categorical; /* categorical ids, first of the ids */
+	int64_t ids;         /* their shared id space */
+	int64_t crosses;     /* crossed ids, last */
+	int64_t buckets;     /* the crosses' id space */
+};
+TF_API void tf_columns_layout(const struct tf_columns *cols,
+                              struct tf_layout *l);
+enum {
+	TF_COLUMN_NUMERIC = 0,
+	TF_COLUMN_CATEGORICAL = 1,
+	TF_COLUMN_DERIVED = 2 /* a cross: computed, not an input */
+};
+TF_API int tf_columns_column_kind(const struct tf_columns *cols, int64_t c);
+/* The id of value s (n bytes) of categorical column col; -1 when col is
+ * not categorical. */
+TF_API int64_t tf_columns_category(const struct tf_columns *cols, int64_t col,
+                                   const char *s, size_t n);
+
+/* The row column of the feature called name, or -1. */
+TF_API int64_t tf_columns_find_column(const struct tf_columns *cols,
+                                      const char *name);
+
+/* Prepare raw rows in place, as tf_dataset_next() does: standardise the
+ * floats, compute the crossed ids from the categorical ones. */
+TF_API void tf_columns_standardize(const struct tf_columns *cols, float *x,
+                                   int64_t *ids, size_t rows);
+
+/* Floats a row (the width), its ids (categorical and crossed: 0 unless
+ * tf_columns_set_categorical()), and the columns of both. */
+TF_API int64_t tf_columns_width(const struct tf_columns *cols);
+TF_API int64_t tf_columns_id_width(const struct tf_columns *cols);
+TF_API int64_t tf_columns_count(const struct tf_columns *cols);
+/* Task and number of classes (2 for binary, 1 regression). */
+TF_API int tf_columns_task(const struct tf_columns *cols);
+TF_API int64_t tf_columns_classes(const struct tf_columns *cols);
+TF_API const char *tf_columns_label_name(const struct tf_columns *cols);
+/* Class k's label as the data spells it: the vocabulary's string for a
+ * string label, the value for an int64 one (1..K and -1/+1 labels are
+ * classes 0..K-1 in order), into buf.  TF_EINVAL for no such class. */
+TF_API int tf_columns_class_name(const struct tf_columns *cols, int64_t k,
+                                 char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
