@@ -84,9 +84,11 @@ read_data(nghttp2_session *h2, int32_t id, uint8_t *buf, size_t len,
 	if (st->sent == st->out.len) {
 		*flags |=
 		    NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
+		/* grpc-message only when there is one (not for OK) */
 		nghttp2_nv tr[] = {NV("grpc-status", st->status),
 		                   NV("grpc-message", st->message)};
-		if (nghttp2_submit_trailer(h2, st->id, tr, 2) != 0) {
+		if (nghttp2_submit_trailer(h2, st->id, tr,
+		                           st->message[0] ? 2 : 1) != 0) {
 			return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 		}
 	}
