@@ -147,3 +147,15 @@ TF_KERNEL(fill, fill, tf_fill, void, (float *y, size_t n, float v), (y, n, v),
 TF_KERNEL(im2col, im2col, tf_im2col, void,
           (const float *x, int64_t rows, const struct tf_conv *g, float *col),
           (x, rows, g, col), (x, col), (IN(x), rows, g, OUT(col)))
+TF_KERNEL(col2im, col2im, tf_col2im, void,
+          (const float *col, int64_t rows, const struct tf_conv *g, float *dx),
+          (col, rows, g, dx), (col, dx), (IN(col), rows, g, OUT(dx)))
+TF_KERNEL(pool, pool, tf_pool, void,
+          (const float *x, int64_t rows, const struct tf_conv *g, int max,
+           float *y),
+          (x, rows, g, max, y), (x, y), (IN(x), rows, g, max, OUT(y)))
+TF_KERNEL(pool_grad, pool_grad, tf_pool_grad, void,
+          (const float *x, const float *dy, int64_t rows,
+           const struct tf_conv *g, int max, float *dx),
+          (x, dy, rows, g, max, dx), (x, dy, dx),
+          (IN(x), IN(dy), rows, g, max, OUT(dx)))

@@ -1069,6 +1069,173 @@ im2col_cuda(const float *x, int64_t rows, const struct tf_conv *g, float *col,
 	check(cx, "im2col");
 }
 
+/* A thread a value of dx: the sum of the col values im2col copied from
+ * its place (a gather, so no two threads write one place). */
+__global__ void
+k_col2im(const float *col, size_t n, struct tf_conv g, float *dx)
+{
+	int64_t patch = g.kh * g.kw * g.c;
+	GRID_STRIDE(i, n)
+	{
+		int64_t ch = (int64_t)(i % (size_t)g.c);
+		int64_t ix = (int64_t)(i / (size_t)g.c) % g.w;
+		int64_t iy = (int64_t)(i / (size_t)(g.c * g.w)) % g.h;
+		int64_t r = (int64_t)(i / (size_t)(g.c * g.w * g.h));
+		float s = 0.0f;
+		for (int64_t ky = 0; ky < g.kh; ky++) {
+			int64_t ty = iy + g.ph - ky;
+			if (ty < 0 || ty % g.sh != 0 || ty / g.sh >= g.oh) {
+				continue;
+			}
+			for (int64_t kx = 0; kx < g.kw; kx++) {
+				int64_t tx = ix + g.pw - kx;
+				if (tx < 0 || tx % g.sw != 0 ||
+				    tx / g.sw >= g.ow) {
+					continue;
+				}
+				int64_t row =
+				    (r * g.oh + ty / g.sh) * g.ow + tx / g.sw;
+				s += col[row * patch + (ky * g.kw + kx) * g.c +
+				         ch];
+			}
+		}
+		dx[i] += s;
+	}
+}
+
+extern "C" void
+col2im_cuda(const float *col, int64_t rows, const struct tf_conv *g, float *dx,
+            struct tfk_cuda *cx)
+{
+	size_t n = (size_t)(rows * g->h * g->w * g->c);
+	if (n == 0) {
+		return;
+	}
+	k_col2im<<<blocks(n), THREADS, 0, cx->stream>>>(col, n, *g, dx);
+	check(cx, "col2im");
+}
+
+/* The window of output pixel (oy, ox) inside the image, as the CPU's. */
+__device__ void
+pool_window(const struct tf_conv &g, int64_t oy, int64_t ox, int64_t *y0,
+            int64_t *y1, int64_t *x0, int64_t *x1)
+{
+	*y0 = oy * g.sh - g.ph;
+	*x0 = ox * g.sw - g.pw;
+	*y1 = *y0 + g.kh < g.h ? *y0 + g.kh : g.h;
+	*x1 = *x0 + g.kw < g.w ? *x0 + g.kw : g.w;
+	*y0 = *y0 > 0 ? *y0 : 0;
+	*x0 = *x0 > 0 ? *x0 : 0;
+}
+
+/* A thread a value of y: its window's largest value or mean. */
+__global__ void
+k_pool(const float *x, size_t n, struct tf_conv g, int max, float *y)
+{
+	GRID_STRIDE(i, n)
+	{
+		int64_t ch = (int64_t)(i % (size_t)g.c);
+		int64_t ox = (int64_t)(i / (size_t)g.c) % g.ow;
+		int64_t oy = (int64_t)(i / (size_t)(g.c * g.ow)) % g.oh;
+		int64_t r = (int64_t)(i / (size_t)(g.c * g.ow * g.oh));
+		int64_t y0, y1, x0, x1;
+		pool_window(g, oy, ox, &y0, &y1, &x0, &x1);
+		const float *img = x + r * g.h * g.w * g.c;
+		float v = max ? -INFINITY : 0.0f;
+		for (int64_t iy = y0; iy < y1; iy++) {
+			for (int64_t ix = x0; ix < x1; ix++) {
+				float u = img[(iy * g.w + ix) * g.c + ch];
+				v = max ? (u > v ? u : v) : v + u;
+			}
+		}
+		y[i] = max ? v : v / (float)((y1 - y0) * (x1 - x0));
+	}
+}
+
+extern "C" void
+pool_cuda(const float *x, int64_t rows, const struct tf_conv *g, int max,
+          float *y, struct tfk_cuda *cx)
+{
+	size_t n = (size_t)(rows * g->oh * g->ow * g->c);
+	if (n == 0) {
+		return;
+	}
+	k_pool<<<blocks(n), THREADS, 0, cx->stream>>>(x, n, *g, max, y);
+	check(cx, "pool");
+}
+
+/* A thread a value of dx: the gradients of the outputs whose window
+ * holds its place (a gather): all of one whose first largest value it
+ * is (max), an equal share of each (mean). */
+__global__ void
+k_pool_grad(const float *x, const float *dy, size_t n, struct tf_conv g,
+            int max, float *dx)
+{
+	GRID_STRIDE(i, n)
+	{
+		int64_t ch = (int64_t)(i % (size_t)g.c);
+		int64_t ix = (int64_t)(i / (size_t)g.c) % g.w;
+		int64_t iy = (int64_t)(i / (size_t)(g.c * g.w)) % g.h;
+		int64_t r = (int64_t)(i / (size_t)(g.c * g.w * g.h));
+		const float *img = x + r * g.h * g.w * g.c;
+		float s = 0.0f;
+		/* the outputs whose window starts within a kernel before */
+		int64_t oy0 = (iy + g.ph - g.kh + g.sh) / g.sh;
+		int64_t ox0 = (ix + g.pw - g.kw + g.sw) / g.sw;
+		oy0 = oy0 > 0 ? oy0 : 0;
+		ox0 = ox0 > 0 ? ox0 : 0;
+		for (int64_t oy = oy0; oy < g.oh && oy * g.sh - g.ph <= iy;
+		     oy++) {
+			for (int64_t ox = ox0;
+			     ox < g.ow && ox * g.sw - g.pw <= ix; ox++) {
+				int64_t y0, y1, x0, x1;
+				pool_window(g, oy, ox, &y0, &y1, &x0, &x1);
+				if (iy < y0 || iy >= y1 || ix < x0 ||
+				    ix >= x1) {
+					continue;
+				}
+				float d =
+				    dy[((r * g.oh + oy) * g.ow + ox) * g.c +
+				       ch];
+				if (!max) {
+					s += d / (float)((y1 - y0) * (x1 - x0));
+					continue;
+				}
+				int64_t at = -1;
+				float v = -INFINITY;
+				for (int64_t yy = y0; yy < y1; yy++) {
+					for (int64_t xx = x0; xx < x1; xx++) {
+						float u =
+						    img[(yy * g.w + xx) * g.c +
+						        ch];
+						if (at < 0 || u > v) {
+							at = yy * g.w + xx;
+							v = u;
+						}
+					}
+				}
+				if (at == iy * g.w + ix) {
+					s += d;
+				}
+			}
+		}
+		dx[i] += s;
+	}
+}
+
+extern "C" void
+pool_grad_cuda(const float *x, const float *dy, int64_t rows,
+               const struct tf_conv *g, int max, float *dx, struct tfk_cuda *cx)
+{
+	size_t n = (size_t)(rows * g->h * g->w * g->c);
+	if (n == 0) {
+		return;
+	}
+	k_pool_grad<<<blocks(n), THREADS, 0, cx->stream>>>(x, dy, n, *g, max,
+	                                                   dx);
+	check(cx, "pool_grad");
+}
+
 /* ---- memory ------------------------------------------------------------ */
 
 extern "C" float *

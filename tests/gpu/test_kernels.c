@@ -527,6 +527,59 @@ im2col_patches(void)
 	free(x), free(col), free(gcol);
 }
 
+/* col2im, added into dx, over strided, padded and overlapping patches
+ * (the sums in another order: close, not exact). */
+static void
+col2im_sums(void)
+{
+	struct tf_conv g = {7, 6, 3, 3, 3, 2, 1, 1, 1, 4, 6};
+	const int64_t rows = 5;
+	size_t n = (size_t)(rows * g.h * g.w * g.c);
+	size_t m = (size_t)(rows * g.oh * g.ow * g.kh * g.kw * g.c);
+	float *col = host(m), *dx = host(n);
+	float *dcol = upf(col, m), *ddx = upf(dx, n);
+	col2im_cpu(col, rows, &g, dx);
+	col2im_cuda(dcol, rows, &g, ddx, cx);
+	float *gdx = down(ddx, n);
+	same("col2im", dx, gdx, n, 1e-5, 1e-6);
+	free(col), free(dx), free(gdx);
+	cudaFree(dcol);
+}
+
+/* Max and mean pooling and their gradients, added into dx: SAME-style
+ * padding and overlapping windows (3x3, stride 2) and 2x2 tiles. */
+static void
+pooling_and_gradients(void)
+{
+	struct tf_conv gs[] = {{7, 6, 3, 3, 3, 2, 2, 1, 1, 4, 3},
+	                       {8, 6, 2, 2, 2, 2, 2, 0, 0, 4, 3}};
+	for (int k = 0; k < 2; k++) {
+		const struct tf_conv g = gs[k];
+		for (int max = 0; max < 2; max++) {
+			const int64_t rows = 3;
+			size_t n = (size_t)(rows * g.h * g.w * g.c);
+			size_t m = (size_t)(rows * g.oh * g.ow * g.c);
+			float *x = host(n), *y = host(m), *dy = host(m);
+			float *dx = host(n);
+			float *gx = upf(x, n), *gy = upf(y, m),
+			      *gdy = upf(dy, m);
+			float *gdx = upf(dx, n);
+			pool_cpu(x, rows, &g, max, y);
+			pool_cuda(gx, rows, &g, max, gy, cx);
+			pool_grad_cpu(x, dy, rows, &g, max, dx);
+			pool_grad_cuda(gx, gdy, rows, &g, max, gdx, cx);
+			float *hy = down(gy, m), *hdx = down(gdx, n);
+			same(max ? "max pool" : "mean pool", y, hy, m,
+			     max ? 0 : 1e-6, max ? 0 : 1e-7);
+			same(max ? "max pool grad" : "mean pool grad", dx, hdx,
+			     n, 1e-5, 1e-6);
+			free(x), free(y), free(dy), free(dx), free(hy),
+			    free(hdx);
+			cudaFree(gx), cudaFree(gdy);
+		}
+	}
+}
+
 /* Which test compares each slot of kernels/slots.h with its CPU twin: a
  * slot added to the list without a TESTED_ line here does not compile. */
 #define TESTED_gemm         gemm_all_transposes
@@ -557,6 +610,9 @@ im2col_patches(void)
 #define TESTED_gather       embedding_gather_scatter
 #define TESTED_scatter      embedding_gather_scatter
 #define TESTED_im2col       im2col_patches
+#define TESTED_col2im       col2im_sums
+#define TESTED_pool         pooling_and_gradients
+#define TESTED_pool_grad    pooling_and_gradients
 
 static const struct {
 	const char *slot;
@@ -597,6 +653,8 @@ main(void)
 	RUN(column_blocks);
 	RUN(embedding_gather_scatter);
 	RUN(im2col_patches);
+	RUN(col2im_sums);
+	RUN(pooling_and_gradients);
 	RUN(optimizer_updates);
 	RUN(gemm_tf32_when_asked);
 	printf("1..%d\n", ntests);

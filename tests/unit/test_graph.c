@@ -233,6 +233,79 @@ TEST(gradients_embedding_and_combine)
 	          5, 0);
 }
 
+TEST(gradients_convolution_and_pooling)
+{
+	gradcheck("input x 5x6x2\ninput y 3\n"
+	          "node c conv2d x filters=3 kernel=3\nnode a tanh c\n"
+	          "node p max_pool a size=2\nnode f flatten p\n"
+	          "node o dense f units=3\nnode loss mse o,y\n",
+	          3, 0);
+	/* strided valid, 1x1 (the image itself), mean pooling with
+	 * padding, channels joined, a mean a channel */
+	gradcheck("input x 6x6x2\ninput y 2\n"
+	          "node c conv2d x filters=2 kernel=3 stride=2 padding=valid\n"
+	          "node d conv2d x filters=3 kernel=1 bias=0\n"
+	          "node p avg_pool d size=3 stride=3\n"
+	          "node q max_pool d size=2 padding=same\n"
+	          "node r avg_pool q size=2 stride=1\n"
+	          "node j concat c,p,r\nnode g global_avg_pool j\n"
+	          "node o dense g units=2\nnode loss mse o,y\n",
+	          3, 0);
+}
+
+/* Convolution and pooling by hand, TensorFlow's way: a 3x3 kernel of
+ * ones with SAME padding sums each place's neighbours; VALID keeps the
+ * whole windows; max_pool with SAME pads at the end; concat of images
+ * interleaves their channels. */
+TEST(convolution_and_pooling_by_hand)
+{
+	struct tf_graph *g = tf_graph_new();
+	REQUIRE(build(g, "input x 3x4x1\n"
+	                 "node s conv2d x filters=1 kernel=3 bias=0\n"
+	                 "node v conv2d x filters=1 kernel=3 padding=valid "
+	                 "bias=0\n"
+	                 "node m max_pool x size=2 padding=same\n"
+	                 "node j concat m,m\n") == TF_OK);
+	float *w = tf_graph_params(g);
+	for (int i = 0; i < 18; i++) {
+		w[i] = 1;
+	}
+	/* 1  2  3  4
+	 * 5  6  7  8
+	 * 9 10 11 12 */
+	float x[12];
+	for (int i = 0; i < 12; i++) {
+		x[i] = (float)(i + 1);
+	}
+	tf_graph_feed(g, "x", x, 1);
+	REQUIRE(tf_graph_forward(g, 0) == TF_OK);
+	const float *s = tf_tensor_f32(tf_graph_value(g, "s"));
+	CHECK(s[0] == 1 + 2 + 5 + 6);
+	CHECK(s[5] == 1 + 2 + 3 + 5 + 6 + 7 + 9 + 10 + 11);
+	CHECK(s[11] == 7 + 8 + 11 + 12);
+	const float *v = tf_tensor_f32(tf_graph_value(g, "v"));
+	CHECK_EQ_INT(tf_graph_width(g, "v"), 2);
+	CHECK(v[0] == 54 && v[1] == 63);
+	/* 3x4 by 2x2 windows, SAME: 2x2 outputs, the last row alone */
+	const float *m = tf_tensor_f32(tf_graph_value(g, "m"));
+	CHECK_EQ_INT(tf_graph_width(g, "m"), 4);
+	CHECK(m[0] == 6 && m[1] == 8 && m[2] == 10 && m[3] == 12);
+	const float *j = tf_tensor_f32(tf_graph_value(g, "j"));
+	CHECK(j[0] == 6 && j[1] == 6 && j[2] == 8 && j[7] == 12);
+	tf_graph_free(g);
+	/* shapes that do not fit name the node and the shapes */
+	g = tf_graph_new();
+	CHECK(build(g, "input x 4x4x1\nnode c conv2d x filters=2 kernel=5 "
+	               "padding=valid\n") == TF_EINVAL);
+	CHECK_CONTAINS(tf_errmsg(g), "'c'");
+	CHECK_CONTAINS(tf_errmsg(g), "5x5 window does not fit its 4x4x1");
+	tf_graph_free(g);
+	g = tf_graph_new();
+	CHECK(build(g, "input x 16\nnode p max_pool x\n") == TF_EINVAL);
+	CHECK_CONTAINS(tf_errmsg(g), "needs an image input");
+	tf_graph_free(g);
+}
+
 /* Lookups by hand: sum, mean over the ids present, concat with zeros
  * for a missing id. */
 TEST(embedding_lookups)
@@ -457,6 +530,8 @@ main(void)
 	RUN(embedding_lookups);
 	RUN(gradients_dense_and_activations);
 	RUN(gradients_batchnorm_and_dropout);
+	RUN(gradients_convolution_and_pooling);
+	RUN(convolution_and_pooling_by_hand);
 	RUN(dropout_and_batchnorm_behaviour);
 	RUN(gradients_losses);
 	RUN(loss_values);

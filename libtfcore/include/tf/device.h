@@ -226,6 +226,24 @@ struct tf_conv {
 };
 TF_API void tf_im2col(struct tf_device *d, const float *x, int64_t rows,
                       const struct tf_conv *g, float *col);
+/* Convolution's way back: dx += each col row's values at the input
+ * places im2col read them from (padding's are dropped). */
+TF_API void tf_col2im(struct tf_device *d, const float *col, int64_t rows,
+                      const struct tf_conv *g, float *dx);
+/*
+ * Pooling over windows of kh x kw, moved by (sh, sw), of rows images of
+ * h x w x c, channel by channel, into rows images of oh x ow x c: the
+ * largest value (max) or the mean (else) of the window's places inside
+ * the image (the padding counts for neither, as TensorFlow's SAME).
+ * tf_pool_grad() adds the gradient dy of y into dx: to the window's
+ * first largest value of x for max, spread evenly over its places for
+ * the mean.
+ */
+TF_API void tf_pool(struct tf_device *d, const float *x, int64_t rows,
+                    const struct tf_conv *g, int max, float *y);
+TF_API void tf_pool_grad(struct tf_device *d, const float *x, const float *dy,
+                         int64_t rows, const struct tf_conv *g, int max,
+                         float *dx);
 
 /*
  * Optimizer updates, one fused pass over a parameter block: w from its
