@@ -92,12 +92,20 @@ inference_spec(struct tf_model *m, const struct infer *inf, struct tfi_buf *b)
 		int i = inf->node[j];
 		const char *op = tf_graph_node_op(g, i);
 		if (op == NULL) {
+			/* the input's shape as the spec gave it: 8x8x1 */
 			const char *name = tf_graph_node_name(g, i);
-			snprintf(line, sizeof line, "input %s %lld%s\n", name,
-			         (long long)tf_graph_width(g, name),
-			         tf_graph_input_dtype(g, name) == TF_INT64
-			             ? " int64"
-			             : "");
+			struct tf_shape s;
+			char dims[160] = "";
+			int rank = tf_graph_shape(g, name, &s);
+			for (int k = 0; k < rank; k++) {
+				size_t at = strlen(dims);
+				snprintf(dims + at, sizeof dims - at, "%s%lld",
+				         k ? "x" : "", (long long)s.dim[k]);
+			}
+			snprintf(
+			    line, sizeof line, "input %s %s%s\n", name, dims,
+			    tf_graph_input_dtype(g, name) == TF_INT64 ? " int64"
+			                                              : "");
 			rc = tfi_json_put(b, line, strlen(line));
 			continue;
 		}

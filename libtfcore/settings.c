@@ -29,6 +29,7 @@ enum show {
 	ALWAYS,
 	IF_SET,
 	WIDE,  /* only for --model wide_and_deep */
+	CONV,  /* only for --model cnn (and not with a --model-file spec) */
 	LAYERS /* the built-in models' layers: not for a --model-file spec */
 };
 
@@ -52,6 +53,8 @@ static const struct def defs[] = {
     {"model", K_STR, MODEL, ALWAYS, "dnn", NONE},
     {"model-file", K_STR, RUN, IF_SET, NULL, NONE},
     {"hidden", K_STR, MODEL, LAYERS, "128 32 8", NONE},
+    {"input-shape", K_STR, MODEL, CONV, NULL, NONE},
+    {"conv", K_STR, MODEL, CONV, "32 64", NONE},
     {"enable-bn", K_BOOL, MODEL, LAYERS, "false", NONE},
     {"bn-epsilon", K_REAL, MODEL, LAYERS, "0.001", R(0, 1, INFINITY)},
     {"dropout-keep-prob", K_REAL, MODEL, LAYERS, "1", R(0, 1, 1)},
@@ -478,7 +481,8 @@ canonical(const struct def *d, const char *t, char *buf, size_t n)
 		snprintf(buf, n, "%lld", iv);
 	} else if (d->kind == K_REAL && parse_real(t, &rv) == 0) {
 		snprintf(buf, n, "%.17g", rv);
-	} else if (strcmp(d->name, "hidden") == 0) {
+	} else if (strcmp(d->name, "hidden") == 0 ||
+	           strcmp(d->name, "conv") == 0) {
 		size_t k = 0;
 		for (const char *p = t; *p && k + 2 < n; p++) {
 			int sep = *p == ',' || *p == ' ';
@@ -624,11 +628,12 @@ json_of(const struct tf_settings *s)
 {
 	json_t *o = json_object();
 	int wide = strcmp(tf_settings_get(s, "model"), "wide_and_deep") == 0;
+	int cnn = strcmp(tf_settings_get(s, "model"), "cnn") == 0;
 	int custom = strcmp(tf_settings_get(s, "model"), "custom") == 0;
 	for (size_t i = 0; o != NULL && i < NDEFS; i++) {
 		const struct def *d = &defs[i];
 		const char *t = s->value[i].text;
-		if ((d->show == WIDE && !wide) ||
+		if ((d->show == WIDE && !wide) || (d->show == CONV && !cnn) ||
 		    (d->show == LAYERS && custom) ||
 		    (d->show == IF_SET && d->kind != K_LIST &&
 		     (t == NULL || strcmp(t, "false") == 0)) ||
@@ -692,7 +697,8 @@ model_file(struct tf_settings *s)
 		                     m->text);
 	}
 	for (size_t i = 0; i < NDEFS; i++) {
-		if (defs[i].show == LAYERS && s->value[i].text != NULL) {
+		if ((defs[i].show == LAYERS || defs[i].show == CONV) &&
+		    s->value[i].text != NULL) {
 			return tfi_set_error(
 			    s, TF_EINVAL,
 			    "--%s does not go with --model-file "
@@ -731,6 +737,18 @@ tf_settings_resolve(struct tf_settings *s)
 	}
 	if (rc == TF_OK) {
 		rc = model_file(s);
+	}
+	/* A cnn's settings with another model said: a mistake to say. */
+	const char *model = s->value[find("model")].text;
+	for (size_t i = 0; rc == TF_OK && model != NULL &&
+	                   strcmp(model, "cnn") != 0 && i < NDEFS;
+	     i++) {
+		if (defs[i].show == CONV && s->value[i].text != NULL &&
+		    strcmp(model, "custom") != 0) {
+			rc = tfi_set_error(s, TF_EINVAL,
+			                   "--%s goes with --model cnn, not %s",
+			                   defs[i].name, model);
+		}
 	}
 	const char *sm = s->value[find("sync-mode")].text;
 	if (rc == TF_OK && sm != NULL && strcmp(sm, "sync") != 0 &&
@@ -860,6 +878,8 @@ fill(const struct tf_settings *s, struct tf_train_config *cfg)
 	cfg->model = text(s, "model");
 	cfg->model_file = text(s, "model-file");
 	cfg->hidden = text(s, "hidden");
+	cfg->input_shape = text(s, "input-shape");
+	cfg->conv = text(s, "conv");
 	cfg->enable_bn = flag(s, "enable-bn");
 	cfg->bn_epsilon = real(s, "bn-epsilon");
 	cfg->keep_prob = real(s, "dropout-keep-prob");

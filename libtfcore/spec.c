@@ -149,15 +149,132 @@ tf_model_spec(const char *model, const char *hidden, int64_t inputs, int task,
 			return hr;
 		}
 	} else if (strcmp(model, "lr") != 0) {
-		snprintf(
-		    err, errlen,
-		    "unknown model '%s' (lr, dnn or wide_and_deep; a model "
-		    "of your own: --model-file SPEC)",
-		    model);
+		snprintf(err, errlen,
+		         "unknown model '%s' (lr, dnn, cnn or wide_and_deep; a "
+		         "model "
+		         "of your own: --model-file SPEC)",
+		         model);
 		tfi_buf_free(&b);
 		return TF_EINVAL;
 	}
 	rc = rc || put_line(&b, "node logits dense %s units=%lld\n", prev,
+	                    (long long)out);
+	return finish_spec(&b, rc, task, spec, err, errlen);
+}
+
+/*
+ * An image shape "HxWxC" (or "HxW", one channel) into dims; TF_EINVAL
+ * with why in err.
+ */
+static int
+image_shape(const char *text, int64_t dims[3], char *err, size_t errlen)
+{
+	const char *p = text ? text : "";
+	int n = 0;
+	dims[2] = 1;
+	while (n < 3) {
+		char *end;
+		long long v = strtoll(p, &end, 10);
+		if (end == p || v < 1 || v > (1 << 16)) {
+			break;
+		}
+		dims[n++] = v;
+		p = end;
+		if (*p != 'x') {
+			break;
+		}
+		p++;
+	}
+	if (n < 2 || *p != '\0') {
+		snprintf(err, errlen,
+		         "--input-shape: '%s' is not an image shape "
+		         "(HxWxC, e.g. 28x28x1)",
+		         text ? text : "");
+		return TF_EINVAL;
+	}
+	return TF_OK;
+}
+
+int
+tf_model_spec_cnn(const char *input_shape, const char *conv, const char *hidden,
+                  int64_t inputs, int task, int64_t classes, double bn_epsilon,
+                  double keep, char **spec, char *err, size_t errlen)
+{
+	int64_t d[3];
+	if (input_shape == NULL || *input_shape == '\0') {
+		/* A square of one channel, when the width is one. */
+		int64_t side = 1;
+		while ((side + 1) * (side + 1) <= inputs) {
+			side++;
+		}
+		if (side * side != inputs) {
+			snprintf(err, errlen,
+			         "--model cnn reads each row as an image: say "
+			         "its shape with --input-shape HxWxC (the rows "
+			         "hold %lld values)",
+			         (long long)inputs);
+			return TF_EINVAL;
+		}
+		d[0] = d[1] = side, d[2] = 1;
+	} else if (image_shape(input_shape, d, err, errlen) != TF_OK) {
+		return TF_EINVAL;
+	} else if (d[0] * d[1] * d[2] != inputs) {
+		snprintf(err, errlen,
+		         "--input-shape %s holds %lld values; the data's rows "
+		         "have %lld",
+		         input_shape, (long long)(d[0] * d[1] * d[2]),
+		         (long long)inputs);
+		return TF_EINVAL;
+	}
+	struct tfi_buf b = {0};
+	int64_t out = task == TF_TASK_MULTICLASS ? classes : 1;
+	int rc = put_line(&b, "input x %lldx%lldx%lld\ninput label 1\n",
+	                  (long long)d[0], (long long)d[1], (long long)d[2]);
+	/* Blocks of conv 3x3 (SAME), relu, max_pool 2 (SAME). */
+	const char *p = conv ? conv : "";
+	char prev[32] = "x";
+	int block = 0;
+	while (*p != '\0') {
+		while (*p == ' ' || *p == ',') {
+			p++;
+		}
+		if (*p == '\0') {
+			break;
+		}
+		char *end;
+		long filters = strtol(p, &end, 10);
+		if (end == p || filters < 1 || filters > 4096 ||
+		    (*end != '\0' && *end != ' ' && *end != ',')) {
+			snprintf(err, errlen,
+			         "--conv: '%s' is not a list of filter counts",
+			         conv);
+			tfi_buf_free(&b);
+			return TF_EINVAL;
+		}
+		block++;
+		rc = rc ||
+		     put_line(&b, "node c%d conv2d %s filters=%ld kernel=3\n",
+		              block, prev, filters) ||
+		     put_line(&b, "node r%d relu c%d\n", block, block) ||
+		     put_line(&b, "node p%d max_pool r%d size=2 padding=same\n",
+		              block, block);
+		snprintf(prev, sizeof prev, "p%d", block);
+		p = end;
+	}
+	if (block == 0) {
+		snprintf(err, errlen, "--conv: no convolution layers");
+		tfi_buf_free(&b);
+		return TF_EINVAL;
+	}
+	rc = rc || put_line(&b, "node flat flatten %s\n", prev);
+	char last[32];
+	int hr = hidden_layers(&b, hidden, "flat", bn_epsilon, keep, last,
+	                       sizeof last, err, errlen);
+	if (hr != TF_OK) {
+		tfi_buf_free(&b);
+		return hr;
+	}
+	rc = rc || put_line(&b, "node logits dense %s units=%lld\n", last,
 	                    (long long)out);
 	return finish_spec(&b, rc, task, spec, err, errlen);
 }

@@ -1270,23 +1270,30 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 		char err[256];
 		struct tf_layout l;
 		tf_columns_layout(r->cols, &l);
-		rc = strcmp(cfg->model, "custom") == 0
-		         ? tf_model_spec_custom(r->user_spec, cfg->model_file,
-		                                &l, r->task, r->classes,
-		                                &r->h.model_spec, NULL, err,
-		                                sizeof err)
-		     : strcmp(cfg->model, "wide_and_deep") == 0
-		         ? tf_model_spec_wide_deep(
-		               &l, cfg->hidden, r->task, r->classes,
-		               cfg->enable_bn ? cfg->bn_epsilon : 0,
-		               cfg->keep_prob, cfg->embedding_dim,
-		               &r->h.model_spec, err, sizeof err)
-		         : tf_model_spec(cfg->model, cfg->hidden,
-		                         tf_columns_width(r->cols), r->task,
-		                         r->classes,
-		                         cfg->enable_bn ? cfg->bn_epsilon : 0,
-		                         cfg->keep_prob, &r->h.model_spec, err,
-		                         sizeof err);
+		rc =
+		    strcmp(cfg->model, "custom") == 0
+		        ? tf_model_spec_custom(r->user_spec, cfg->model_file,
+		                               &l, r->task, r->classes,
+		                               &r->h.model_spec, NULL, err,
+		                               sizeof err)
+		    : strcmp(cfg->model, "cnn") == 0
+		        ? tf_model_spec_cnn(
+		              cfg->input_shape, cfg->conv, cfg->hidden,
+		              tf_columns_width(r->cols), r->task, r->classes,
+		              cfg->enable_bn ? cfg->bn_epsilon : 0,
+		              cfg->keep_prob, &r->h.model_spec, err, sizeof err)
+		    : strcmp(cfg->model, "wide_and_deep") == 0
+		        ? tf_model_spec_wide_deep(
+		              &l, cfg->hidden, r->task, r->classes,
+		              cfg->enable_bn ? cfg->bn_epsilon : 0,
+		              cfg->keep_prob, cfg->embedding_dim,
+		              &r->h.model_spec, err, sizeof err)
+		        : tf_model_spec(cfg->model, cfg->hidden,
+		                        tf_columns_width(r->cols), r->task,
+		                        r->classes,
+		                        cfg->enable_bn ? cfg->bn_epsilon : 0,
+		                        cfg->keep_prob, &r->h.model_spec, err,
+		                        sizeof err);
 		if (rc != TF_OK) {
 			return fail(r, rc, "%s", err);
 		}

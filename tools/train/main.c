@@ -38,6 +38,8 @@ usage(void)
 	    "training mean\n"
 	    "      --bn-epsilon=X         batch norm epsilon (default "
 	    "0.001)\n"
+	    "      --conv=FILTERS         cnn: conv3x3-relu-maxpool2 blocks "
+	    "(default \"32 64\")\n"
 	    "      --crosses=A*B,...      wide_and_deep: crossed "
 	    "categorical features\n"
 	    "      --dropout-keep-prob=P  dnn: dropout after each hidden "
@@ -53,10 +55,12 @@ usage(void)
 	    "hashed feature (1000)\n"
 	    "      --hidden=SIZES         dnn hidden layers (default "
 	    "\"128 32 8\")\n"
+	    "      --input-shape=HxWxC    cnn: the image each row is "
+	    "(default: a square)\n"
 	    "      --label=NAME           the label feature (default: the "
 	    "schema's)\n"
-	    "      --model=NAME           lr, dnn or wide_and_deep (default "
-	    "dnn)\n"
+	    "      --model=NAME           lr, dnn, cnn or wide_and_deep "
+	    "(default dnn)\n"
 	    "      --model-file=SPEC      a model of your own: a spec of "
 	    "ops (tf-plugin(7))\n"
 	    "      --no-normalize         do not standardise features\n"
@@ -230,6 +234,7 @@ static const struct option options[] = {
     {"checkpoint-dir", required_argument, NULL, OPT_CKPT},
     {"chief-hosts", required_argument, NULL, OPT_CHIEF_HOSTS},
     {"config", required_argument, NULL, OPT_CONFIG},
+    {"conv", required_argument, NULL, OPT_SETTING},
     {"crosses", required_argument, NULL, OPT_CROSSES},
     {"dropout-keep-prob", required_argument, NULL, OPT_DROPOUT},
     {"embedding-dim", required_argument, NULL, OPT_EMB_DIM},
@@ -245,6 +250,7 @@ static const struct option options[] = {
     {"help", no_argument, NULL, 'h'},
     {"hidden", required_argument, NULL, OPT_HIDDEN},
     {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
+    {"input-shape", required_argument, NULL, OPT_SETTING},
     {"job-name", required_argument, NULL, OPT_JOB_NAME},
     {"keep", required_argument, NULL, OPT_KEEP},
     {"l1", required_argument, NULL, OPT_L1},

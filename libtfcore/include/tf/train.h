@@ -33,9 +33,11 @@ extern "C" {
 #endif
 
 struct tf_train_config {
-	const char *model;  /* "lr", "dnn", "wide_and_deep" or "custom" */
-	const char *hidden; /* dnn: "128 32 8" */
-	int enable_bn;      /* dnn: batch normalisation after each dense */
+	const char *model;       /* "lr", "dnn", "wide_and_deep" or "custom" */
+	const char *hidden;      /* dnn: "128 32 8" */
+	const char *input_shape; /* cnn: "28x28x1", or NULL */
+	const char *conv;        /* cnn: "32 64" */
+	int enable_bn;           /* dnn: batch normalisation after each dense */
 	double bn_epsilon;
 	double keep_prob;      /* dnn: dropout keep probability (1: none) */
 	const char *optimizer; /* a plugin's optimizer name */
@@ -150,6 +152,18 @@ TF_API int tf_trainer_run(struct tf_trainer *t, const struct tf_registry *r,
 TF_API int tf_model_spec(const char *model, const char *hidden, int64_t inputs,
                          int task, int64_t classes, double bn_epsilon,
                          double keep, char **spec, char *err, size_t errlen);
+
+/*
+ * The spec of a cnn (deep_recommend_system's): each row read as an image
+ * of input_shape ("HxWxC"; NULL or "": a square of one channel when the
+ * width is one), blocks of a 3x3 conv2d (SAME) of each of conv's filter
+ * counts ("32 64"), relu and a 2x2 max_pool (SAME), flattened into the
+ * hidden layers of a dnn.
+ */
+TF_API int tf_model_spec_cnn(const char *input_shape, const char *conv,
+                             const char *hidden, int64_t inputs, int task,
+                             int64_t classes, double bn_epsilon, double keep,
+                             char **spec, char *err, size_t errlen);
 
 /*
  * The spec of a wide_and_deep model over a row of tf_columns_layout(),
