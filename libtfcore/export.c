@@ -598,15 +598,21 @@ enum act { ACT_LINEAR, ACT_RELU, ACT_SIGMOID, ACT_TANH, ACT_SOFTMAX };
 static const char *const act_name[] = {"linear", "relu", "sigmoid", "tanh",
                                        "softmax"};
 
+/* Layers on images (ONNX only): the kinds after dense's 1. */
+enum { L_CONV = 2, L_MAX_POOL, L_AVG_POOL, L_GLOBAL_POOL, L_FLATTEN };
+
 struct layer {
 	int node;  /* graph node */
 	int out;   /* the node whose output the layer's is (activation) */
-	int dense; /* 1 dense, 0 batchnorm, -1 activation only */
+	int dense; /* 1 dense, 0 batchnorm, -1 activation only, or L_* */
 	enum act act;
 	int64_t in, units;
-	float *kernel, *bias;             /* dense: in x units, units */
+	float *kernel, *bias;             /* dense, conv: in x units, units */
 	float *gamma, *beta, *mean, *var; /* batchnorm */
 	double epsilon;
+	/* conv and pools: the input image, the window, its stride and the
+	 * padding top, left, bottom, right */
+	int64_t h, w, c, k, stride, pad[4];
 };
 
 struct chain {
@@ -636,14 +642,70 @@ parse_act(const char *op, enum act *a)
 }
 
 /*
- * The inference graph as a chain of layers from x to the prediction:
- * dense (an activation right after it merged in), batch normalisation,
- * activations.  fold: standardisation folded into the first dense
- * (W'[i][j] = W[i][j] / std[i], b'[j] = b[j] - sum_i mean[i] / std[i] W[i][j]).
+ * A conv2d's or a pool's image layer: its input image's shape and the
+ * window's geometry as the op computes it (kernel= or size=, stride=,
+ * padding=: same splits the padding with the odd one after).
  */
 static int
-chain(struct tf_model *m, struct chain *c, int fold, const char *format)
+image_layer(struct tf_model *m, int i, const char *in, int kind,
+            struct layer *L, const char *format)
 {
+	struct tf_graph *g = tf_model_graph(m);
+	const char *name = tf_graph_node_name(g, i);
+	struct tf_shape s, o;
+	if (tf_graph_shape(g, in, &s) != 3) {
+		return tfi_set_error(m, TF_EFORMAT,
+		                     "%s export: node '%s' takes no image",
+		                     format, name);
+	}
+	*L = (struct layer){.node = i, .dense = kind};
+	L->h = s.dim[0];
+	L->w = s.dim[1];
+	L->c = s.dim[2];
+	if (kind == L_GLOBAL_POOL || kind == L_FLATTEN) {
+		return TF_OK;
+	}
+	const char *a =
+	    tf_graph_node_attr(g, i, kind == L_CONV ? "kernel" : "size");
+	L->k = a ? strtoll(a, NULL, 10) : kind == L_CONV ? 3 : 2;
+	a = tf_graph_node_attr(g, i, "stride");
+	L->stride = a ? strtoll(a, NULL, 10) : kind == L_CONV ? 1 : L->k;
+	a = tf_graph_node_attr(g, i, "padding");
+	int same = a ? strcmp(a, "same") == 0 : kind == L_CONV;
+	if (tf_graph_shape(g, name, &o) != 3 || L->k < 1 || L->stride < 1) {
+		return tfi_set_error(m, TF_EFORMAT,
+		                     "%s export: node '%s' is no image layer",
+		                     format, name);
+	}
+	for (int d = 0; d < 2; d++) {
+		int64_t total = (o.dim[d] - 1) * L->stride + L->k - s.dim[d];
+		total = same && total > 0 ? total : 0;
+		L->pad[d] = total / 2;
+		L->pad[d + 2] = total - total / 2;
+	}
+	if (kind == L_CONV) {
+		int64_t r;
+		L->kernel =
+		    tf_graph_param_by_name(g, name, "kernel", &r, &L->units);
+		L->bias = tf_graph_param_by_name(g, name, "bias", &r, &r);
+		L->in = L->k * L->k * L->c;
+	}
+	return TF_OK;
+}
+
+/*
+ * The inference graph as a chain of layers from x to the prediction:
+ * dense (an activation right after it merged in), batch normalisation,
+ * activations, and with images (ONNX) conv2d, the pools and flatten.
+ * fold: standardisation folded into the first dense (W'[i][j] = W[i][j]
+ * / std[i], b'[j] = b[j] - sum_i mean[i] / std[i] W[i][j]).
+ */
+static int
+chain(struct tf_model *m, struct chain *c, int fold, int images,
+      const char *format)
+{
+	static const char *const image_ops[] = {
+	    "conv2d", "max_pool", "avg_pool", "global_avg_pool", "flatten"};
 	struct infer inf;
 	struct tf_graph *g = tf_model_graph(m);
 	int rc = inference(m, &inf);
@@ -682,7 +744,17 @@ chain(struct tf_model *m, struct chain *c, int fold, const char *format)
 		enum act a;
 		int64_t r, cols;
 		struct layer *L = &c->l[c->n];
-		if (parse_act(op, &a)) {
+		int kind = 0;
+		for (int k = 0; images && k < 5; k++) {
+			kind =
+			    strcmp(op, image_ops[k]) == 0 ? L_CONV + k : kind;
+		}
+		if (kind != 0) {
+			rc = image_layer(m, i, in, kind, L, format);
+			if (rc != TF_OK) {
+				return rc;
+			}
+		} else if (parse_act(op, &a)) {
 			if (c->n > 0 && c->l[c->n - 1].dense == 1 &&
 			    c->l[c->n - 1].act == ACT_LINEAR) {
 				c->l[c->n - 1].act = a;
@@ -790,7 +862,7 @@ int
 tf_model_export_tfjs(struct tf_model *m, const char *dir)
 {
 	struct chain c;
-	int rc = chain(m, &c, 1, "TensorFlow.js");
+	int rc = chain(m, &c, 1, 0, "TensorFlow.js");
 	if (rc != TF_OK) {
 		chain_free(&c);
 		return rc;
@@ -889,15 +961,17 @@ tf_model_export_tfjs(struct tf_model *m, const char *dir)
 
 /* Everything an ONNX model points to, freed together. */
 struct onnx {
-	Onnx__NodeProto *nodes[3 * MAX_NODES];
+	Onnx__NodeProto *nodes[4 * MAX_NODES];
 	Onnx__TensorProto *inits[6 * MAX_NODES];
 	size_t nnodes, ninits;
 
 	char *strs[16 * MAX_NODES];
 	size_t nstrs;
-	Onnx__AttributeProto attrs[MAX_NODES];
-	Onnx__AttributeProto *attrp[MAX_NODES];
+	Onnx__AttributeProto attrs[4 * MAX_NODES];
+	Onnx__AttributeProto *attrp[4 * MAX_NODES];
 	size_t nattrs;
+	int64_t ints[16 * MAX_NODES]; /* the attributes' lists */
+	size_t nints;
 };
 
 static char *
@@ -914,14 +988,18 @@ keep_str(struct onnx *o, const char *fmt, const char *a, const char *b)
 	return NULL;
 }
 
+/* An initializer of rank dims: float32 values p, or int64 values q. */
 static const char *
-add_init(struct onnx *o, const char *name, const float *p, int64_t d0,
-         int64_t d1)
+add_init_nd(struct onnx *o, const char *name, const float *p, const int64_t *q,
+            const int64_t *dim, int rank)
 {
 	Onnx__TensorProto *t = calloc(1, sizeof *t);
-	int64_t *dims = calloc(2, sizeof *dims);
-	size_t n = (size_t)(d0 > 0 ? d0 * d1 : d1);
-	uint8_t *raw = malloc(n * 4);
+	int64_t *dims = calloc((size_t)rank, sizeof *dims);
+	size_t n = 1, size = p ? 4 : 8;
+	for (int d = 0; d < rank; d++) {
+		n *= (size_t)dim[d];
+	}
+	uint8_t *raw = malloc(n * size);
 	if (t == NULL || dims == NULL || raw == NULL) {
 		free(t);
 		free(dims);
@@ -930,22 +1008,35 @@ add_init(struct onnx *o, const char *name, const float *p, int64_t d0,
 	}
 	onnx__tensor_proto__init(t);
 	t->name = keep_str(o, "%s%s", name, "");
-	dims[0] = d0 > 0 ? d0 : d1;
-	dims[1] = d1;
-	t->n_dims = d0 > 0 ? 2 : 1;
+	memcpy(dims, dim, (size_t)rank * sizeof *dims);
+	t->n_dims = (size_t)rank;
 	t->dims = dims;
 	t->has_data_type = 1;
-	t->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+	t->data_type = p ? ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
+	                 : ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
 	for (size_t i = 0; i < n; i++) {
-		uint32_t u;
-		memcpy(&u, &p[i], 4);
-		tfi_put_le32(raw + 4 * i, u);
+		if (p != NULL) {
+			uint32_t u;
+			memcpy(&u, &p[i], 4);
+			tfi_put_le32(raw + 4 * i, u);
+		} else {
+			tfi_put_le64(raw + 8 * i, (uint64_t)q[i]);
+		}
 	}
 	t->has_raw_data = 1;
 	t->raw_data.data = raw;
-	t->raw_data.len = n * 4;
+	t->raw_data.len = n * size;
 	o->inits[o->ninits++] = t;
 	return t->name;
+}
+
+/* A float initializer: d0 x d1, or of d1 values when d0 is 0. */
+static const char *
+add_init(struct onnx *o, const char *name, const float *p, int64_t d0,
+         int64_t d1)
+{
+	int64_t dim[2] = {d0 > 0 ? d0 : d1, d1};
+	return add_init_nd(o, name, p, NULL, dim, d0 > 0 ? 2 : 1);
 }
 
 /* A node of one output; inputs NULL-terminated. */
@@ -977,15 +1068,23 @@ add_node(struct onnx *o, const char *op, const char *out, const char *in0,
 	return n;
 }
 
+/* One more attribute of n (a node's attributes are added one after
+ * another): a float, an int, or n_ints ints. */
 static void
-node_attr(struct onnx *o, Onnx__NodeProto *n, const char *name, int is_float,
-          double v)
+node_attrs(struct onnx *o, Onnx__NodeProto *n, const char *name, int is_float,
+           double v, const int64_t *ints, size_t n_ints)
 {
 	Onnx__AttributeProto *a = &o->attrs[o->nattrs];
 	onnx__attribute_proto__init(a);
 	a->name = (char *)name;
 	a->has_type = 1;
-	if (is_float) {
+	if (ints != NULL) {
+		a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+		a->ints = o->ints + o->nints;
+		a->n_ints = n_ints;
+		memcpy(a->ints, ints, n_ints * sizeof *ints);
+		o->nints += n_ints;
+	} else if (is_float) {
 		a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
 		a->has_f = 1;
 		a->f = (float)v;
@@ -995,8 +1094,18 @@ node_attr(struct onnx *o, Onnx__NodeProto *n, const char *name, int is_float,
 		a->i = (int64_t)v;
 	}
 	o->attrp[o->nattrs] = a;
-	n->attribute = &o->attrp[o->nattrs++];
-	n->n_attribute = 1;
+	if (n->n_attribute == 0) {
+		n->attribute = &o->attrp[o->nattrs];
+	}
+	o->nattrs++;
+	n->n_attribute++;
+}
+
+static void
+node_attr(struct onnx *o, Onnx__NodeProto *n, const char *name, int is_float,
+          double v)
+{
+	node_attrs(o, n, name, is_float, v, NULL, 0);
 }
 
 static void
@@ -1059,7 +1168,7 @@ int
 tf_model_export_onnx(struct tf_model *m, const char *path)
 {
 	struct chain c;
-	int rc = chain(m, &c, 0, "ONNX");
+	int rc = chain(m, &c, 0, 1, "ONNX");
 	struct onnx *o = calloc(1, sizeof *o);
 	if (rc != TF_OK || o == NULL) {
 		chain_free(&c);
@@ -1095,12 +1204,128 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 	}
 	static const char *const onnx_act[] = {NULL, "Relu", "Sigmoid", "Tanh",
 	                                       "Softmax"};
+	int image = 0; /* cur is N x C x H x W (ONNX's layout), not N x w */
 	for (int i = 0; ok && i < c.n; i++) {
 		const struct layer *L = &c.l[i];
 		const char *name = tf_graph_node_name(g, L->node);
 		const char *out = name;
 		Onnx__NodeProto *n = NULL;
-		if (L->dense == 1) {
+		if (L->dense >= L_CONV && L->dense != L_FLATTEN && !image) {
+			/* tfkit's rows are H x W x C images: reshape, then
+			 * put the channels first */
+			const int64_t shape[] = {-1, L->h, L->w, L->c};
+			const int64_t rank = 4, nchw[] = {0, 3, 1, 2};
+			const char *sh = add_init_nd(
+			    o, keep_str(o, "%s%s", name, "/image_shape"), NULL,
+			    shape, &rank, 1);
+			const char *hwc = keep_str(o, "%s%s", name, "/nhwc");
+			const char *chw = keep_str(o, "%s%s", name, "/nchw");
+			ok = sh && hwc && chw &&
+			     add_node(o, "Reshape", hwc, cur, sh, NULL, NULL,
+			              NULL) != NULL &&
+			     (n = add_node(o, "Transpose", chw, hwc, NULL, NULL,
+			                   NULL, NULL)) != NULL;
+			if (ok) {
+				node_attrs(o, n, "perm", 0, 0, nchw, 4);
+			}
+			cur = chw;
+			image = 1;
+		}
+		int flat = L->dense == 1 || L->dense == 0 ||
+		           L->dense == L_FLATTEN || L->act == ACT_SOFTMAX;
+		if (ok && image && flat) {
+			/* back to H x W x C, then one row an image */
+			const int64_t nhwc[] = {0, 2, 3, 1};
+			const char *hwc = keep_str(o, "%s%s", name, "/nhwc");
+			const char *row =
+			    L->dense == L_FLATTEN
+			        ? out
+			        : keep_str(o, "%s%s", name, "/flat");
+			ok = hwc && row &&
+			     (n = add_node(o, "Transpose", hwc, cur, NULL, NULL,
+			                   NULL, NULL)) != NULL;
+			if (ok) {
+				node_attrs(o, n, "perm", 0, 0, nhwc, 4);
+				n = add_node(o, "Flatten", row, hwc, NULL, NULL,
+				             NULL, NULL);
+				ok = n != NULL;
+			}
+			if (ok) {
+				node_attr(o, n, "axis", 0, 1);
+			}
+			cur = row;
+			image = 0;
+		}
+		if (!ok) {
+			break;
+		}
+		if (L->dense == L_FLATTEN) {
+			continue; /* flat already, or flattened above */
+		} else if (L->dense == L_GLOBAL_POOL) {
+			const char *pool = keep_str(o, "%s%s", name, "/pool");
+			ok = pool != NULL &&
+			     add_node(o, "GlobalAveragePool", pool, cur, NULL,
+			              NULL, NULL, NULL) != NULL;
+			n = ok ? add_node(o, "Flatten", out, pool, NULL, NULL,
+			                  NULL, NULL)
+			       : NULL;
+			if (n != NULL) {
+				node_attr(o, n, "axis", 0, 1);
+			}
+			image = 0;
+		} else if (L->dense >= L_CONV) {
+			const int64_t win[] = {L->k, L->k},
+			              step[] = {L->stride, L->stride};
+			if (L->dense == L_CONV) {
+				/* HWIO rows (ky, kx, channel) to OIHW */
+				float *wt = malloc((size_t)(L->in * L->units) *
+				                   sizeof *wt);
+				for (int64_t j = 0; wt && j < L->in; j++) {
+					int64_t ch = j % L->c, t = j / L->c;
+					for (int64_t u = 0; u < L->units; u++) {
+						wt[(u * L->c + ch) * L->k *
+						       L->k +
+						   t] =
+						    L->kernel[j * L->units + u];
+					}
+				}
+				const int64_t dim[] = {L->units, L->c, L->k,
+				                       L->k};
+				const char *k =
+				    wt ? add_init_nd(o,
+				                     keep_str(o, "%s%s", name,
+				                              "/kernel"),
+				                     wt, NULL, dim, 4)
+				       : NULL;
+				free(wt);
+				const char *b =
+				    L->bias ? add_init(o,
+				                       keep_str(o, "%s%s", name,
+				                                "/bias"),
+				                       L->bias, 0, L->units)
+				            : NULL;
+				n = k ? add_node(o, "Conv", out, cur, k, b,
+				                 NULL, NULL)
+				      : NULL;
+			} else {
+				n = add_node(o,
+				             L->dense == L_MAX_POOL
+				                 ? "MaxPool"
+				                 : "AveragePool",
+				             out, cur, NULL, NULL, NULL, NULL);
+			}
+			if (n != NULL) {
+				node_attrs(o, n, "kernel_shape", 0, 0, win, 2);
+				node_attrs(o, n, "strides", 0, 0, step, 2);
+				node_attrs(o, n, "pads", 0, 0, L->pad, 4);
+				if (L->dense == L_AVG_POOL) {
+					/* the padding counts for nothing, as in
+					 * TensorFlow's SAME */
+					node_attr(o, n, "count_include_pad", 0,
+					          0);
+				}
+			}
+		} else if (L->dense == 1) {
 			const char *k =
 			    add_init(o, keep_str(o, "%s%s", name, "/kernel"),
 			             L->kernel, L->in, L->units);

@@ -221,6 +221,59 @@ assert b"tf-export" in b[:40] and b"\x42\x04\x0a\x00\x10\x0d" in b   # opset 13'
 	same_probabilities onnx.out eval.out 40
 }
 
+@test "ONNX: convolutions, pools and flatten of --model cnn and of a spec predict as tf-eval; TensorFlow.js says it cannot" {
+	node_libs onnxruntime-node
+	tf-csv2record "$DATA/digits.csv" -o dg.tfrecord
+	tf-records head -n 300 --raw dg.tfrecord > train.tfrecord
+	cp dg.tfrecord.schema.json train.tfrecord.schema.json
+	tf-records head -n 40 --raw dg.tfrecord > some.tfrecord
+	/usr/bin/python3 -c '
+import csv, json, sys
+r = list(csv.reader(open(sys.argv[1])))[1:41]
+print(json.dumps([[float(v) for v in row[:-1]] for row in r]))' "$DATA/digits.csv" > rows.json
+	tf-train -q --model cnn --input-shape 8x8x1 --conv "4 6" --hidden 16 --epochs 2 \
+		--checkpoint-dir cnn train.tfrecord > /dev/null
+	# odd strides, same and valid padding split unevenly, the mean pools
+	cat > odd.spec <<-EOF
+	input x 8x8x1
+	node c1 conv2d x filters=5 kernel=3 stride=2 padding=same
+	node a1 relu c1
+	node p1 avg_pool a1 size=3 stride=2 padding=same
+	node c2 conv2d p1 filters=6 kernel=2 padding=valid bias=0
+	node m2 max_pool c2 size=2 stride=1 padding=same
+	node f flatten m2
+	node d dense f units=8
+	node t tanh d
+	node logits dense t units=outputs
+	EOF
+	cat > gap.spec <<-EOF
+	input x 8x8x1
+	node c1 conv2d x filters=5 kernel=4 padding=same
+	node a1 sigmoid c1
+	node p1 avg_pool a1 size=3 stride=2 padding=same
+	node c2 conv2d p1 filters=6 kernel=2 padding=valid bias=0
+	node g global_avg_pool c2
+	node logits dense g units=outputs
+	EOF
+	tf-train -q --model-file odd.spec --epochs 2 --checkpoint-dir odd train.tfrecord > /dev/null
+	tf-train -q --model-file gap.spec --epochs 2 --checkpoint-dir gap train.tfrecord > /dev/null
+	for ck in cnn odd gap; do
+		tf-export -d $ck --format onnx -o $ck.onnx > /dev/null
+		node "$TOP/tests/cli/exportcheck.js" onnx $ck.onnx rows.json > $ck.out
+		tf-eval -d $ck --predict some.tfrecord > $ck.want
+		/usr/bin/python3 -c '
+import json, sys
+a = [json.loads(l) for l in open(sys.argv[1])]
+c = [json.loads(l)["probabilities"] for l in open(sys.argv[2])]
+assert len(a) == len(c) == 40 and len(a[0]) == 10
+for x, z in zip(a, c):
+    assert max(abs(p - q) for p, q in zip(x, z)) < 2e-6, (x, z)' $ck.out $ck.want
+	done
+	run -65 --separate-stderr tf-export -d cnn --format tfjs -o js
+	[[ "$stderr" == *"op 'conv2d' (node 'c1') has no TensorFlow.js counterpart"* ]]
+	[ ! -e js ]
+}
+
 @test "multiclass and regression models export to TensorFlow.js and ONNX" {
 	node_libs onnxruntime-node
 	node_libs @tensorflow/tfjs-layers

@@ -1050,10 +1050,6 @@ assert a >= 0.97, a' eval.json
 	tf-eval -d ck --predict "$DTEST" > want.jsonl
 	tf-serve --model-base models --stdin --stdin-format tfrecord < "$DTEST" > got.jsonl
 	cmp want.jsonl got.jsonl
-	# ONNX and TF.js cannot take the convolution yet: said, nothing left
-	run -65 tf-export -d ck -f onnx -o m.onnx
-	[[ "$output" == *"op 'conv2d' (node 'c1') has no ONNX counterpart"* ]]
-	[ ! -e m.onnx ]
 }
 
 @test "--model cnn: repeatable, resumes exactly, -j 2 learns; shapes that do not fit are usage errors naming them" {
