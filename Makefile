@@ -356,6 +356,7 @@ bench: all
 	@sh mk/deps.sh bench
 	@B=$(B) sh bench/csv2record
 	@B=$(B) sh bench/train
+	@B=$(B) sh bench/cnn
 	@B=$(B) sh bench/serve
 	@B=$(B) sh bench/accuracy
 	@B=$(B) sh bench/distributed

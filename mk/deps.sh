@@ -13,7 +13,7 @@ pkgs="gcc make pkg-config libcsv-dev zlib1g-dev libarchive-dev libprotobuf-c-dev
       nettle-dev libmicrohttpd-dev libnghttp2-dev libprotobuf-dev curl"
 if [ "$mode" = bench ]; then
 	pkgs="$pkgs python3 python3-protobuf protobuf-compiler python3-crc32c wrk
-	      python3-sklearn python3-torch nghttp2-client python3-grpc-tools
+	      python3-sklearn python3-torch python3-numpy nghttp2-client python3-grpc-tools
 	      time"
 fi
 if [ "$mode" = lint ]; then

@@ -10,41 +10,56 @@
 #include "kernels/kernels.h"
 #include "tf/device.h"
 
-/* Row (r, oy, ox) of col: kh x kw runs of c channels, each run a copy of
- * c contiguous input values or zeros (padding). */
+/* n floats from s to d: a loop for the short runs of small images and
+ * kernels (a call of memcpy costs more than such a copy). */
+static void
+copy_run(float *d, const float *s, int64_t n)
+{
+	if (n >= 16) {
+		memcpy(d, s, (size_t)n * sizeof *d);
+		return;
+	}
+	for (int64_t k = 0; k < n; k++) {
+		d[k] = s[k];
+	}
+}
+
+/* Row (r, oy, ox) of col: kh runs of kw x c values, each the input's
+ * contiguous values along a row of the image (its channels innermost)
+ * with zeros where the window leaves the image (padding). */
 void
 im2col_cpu(const float *x, int64_t rows, const struct tf_conv *g, float *col)
 {
-	const int64_t run = g->c, patch = g->kh * g->kw * g->c;
+	const int64_t c = g->c, run = g->kw * g->c, patch = g->kh * run;
 	for (int64_t r = 0; r < rows; r++) {
-		const float *img = x + r * g->h * g->w * g->c;
+		const float *img = x + r * g->h * g->w * c;
 		for (int64_t oy = 0; oy < g->oh; oy++) {
 			for (int64_t ox = 0; ox < g->ow; ox++) {
 				float *dst =
 				    col +
 				    ((r * g->oh + oy) * g->ow + ox) * patch;
+				int64_t x0 = ox * g->sw - g->pw;
+				/* the kernel's columns inside: [k0, k1) */
+				int64_t k0 = x0 < 0 ? -x0 : 0;
+				int64_t k1 =
+				    g->w - x0 < g->kw ? g->w - x0 : g->kw;
 				for (int64_t ky = 0; ky < g->kh; ky++) {
 					int64_t iy = oy * g->sh - g->ph + ky;
-					for (int64_t kx = 0; kx < g->kw; kx++) {
-						int64_t ix =
-						    ox * g->sw - g->pw + kx;
-						float *d =
-						    dst +
-						    (ky * g->kw + kx) * run;
-						if (iy < 0 || iy >= g->h ||
-						    ix < 0 || ix >= g->w) {
-							memset(d, 0,
-							       (size_t)run *
-							           sizeof *d);
-						} else {
-							memcpy(d,
-							       img +
-							           (iy * g->w +
-							            ix) *
-							               g->c,
-							       (size_t)run *
-							           sizeof *d);
-						}
+					float *d = dst + ky * run;
+					if (iy < 0 || iy >= g->h || k1 <= k0) {
+						memset(d, 0,
+						       (size_t)run * sizeof *d);
+						continue;
+					}
+					for (int64_t k = 0; k < k0 * c; k++) {
+						d[k] = 0.0f;
+					}
+					copy_run(d + k0 * c,
+					         img +
+					             (iy * g->w + x0 + k0) * c,
+					         (k1 - k0) * c);
+					for (int64_t k = k1 * c; k < run; k++) {
+						d[k] = 0.0f;
 					}
 				}
 			}
@@ -106,11 +121,16 @@ window(const struct tf_conv *g, int64_t oy, int64_t ox, int64_t *y0,
 	*x0 = *x0 > 0 ? *x0 : 0;
 }
 
+/* Channels are taken BLOCK at a time, each place of a window once, so
+ * the innermost loop runs along an image's contiguous channels. */
+#define BLOCK 64
+
 /* Each channel of each window: its largest value or its mean. */
 void
 pool_cpu(const float *x, int64_t rows, const struct tf_conv *g, int max,
          float *y)
 {
+	float v[BLOCK];
 	for (int64_t r = 0; r < rows; r++) {
 		const float *img = x + r * g->h * g->w * g->c;
 		for (int64_t oy = 0; oy < g->oh; oy++) {
@@ -120,22 +140,46 @@ pool_cpu(const float *x, int64_t rows, const struct tf_conv *g, int max,
 				int64_t y0, y1, x0, x1;
 				window(g, oy, ox, &y0, &y1, &x0, &x1);
 				float n = (float)((y1 - y0) * (x1 - x0));
-				for (int64_t ch = 0; ch < g->c; ch++) {
-					float v = max ? -INFINITY : 0.0f;
+				for (int64_t c0 = 0; c0 < g->c; c0 += BLOCK) {
+					int64_t nb = g->c - c0 < BLOCK
+					                 ? g->c - c0
+					                 : BLOCK;
+					for (int64_t k = 0; k < nb; k++) {
+						v[k] = max ? -INFINITY : 0.0f;
+					}
 					for (int64_t iy = y0; iy < y1; iy++) {
 						for (int64_t ix = x0; ix < x1;
 						     ix++) {
-							float u =
-							    img[(iy * g->w +
-							         ix) *
-							            g->c +
-							        ch];
-							v = max ? (u > v ? u
-							                 : v)
-							        : v + u;
+							const float *u =
+							    img +
+							    (iy * g->w + ix) *
+							        g->c +
+							    c0;
+							if (max) {
+								for (int64_t k =
+								         0;
+								     k < nb;
+								     k++) {
+									v[k] =
+									    u[k] > v[k]
+									        ? u[k]
+									        : v[k];
+								}
+							} else {
+								for (int64_t k =
+								         0;
+								     k < nb;
+								     k++) {
+									v[k] +=
+									    u[k];
+								}
+							}
 						}
 					}
-					out[ch] = max ? v : v / n;
+					for (int64_t k = 0; k < nb; k++) {
+						out[c0 + k] =
+						    max ? v[k] : v[k] / n;
+					}
 				}
 			}
 		}
@@ -148,6 +192,8 @@ void
 pool_grad_cpu(const float *x, const float *dy, int64_t rows,
               const struct tf_conv *g, int max, float *dx)
 {
+	float v[BLOCK];
+	int64_t at[BLOCK];
 	for (int64_t r = 0; r < rows; r++) {
 		const float *img = x + r * g->h * g->w * g->c;
 		float *dimg = dx + r * g->h * g->w * g->c;
@@ -158,28 +204,75 @@ pool_grad_cpu(const float *x, const float *dy, int64_t rows,
 				int64_t y0, y1, x0, x1;
 				window(g, oy, ox, &y0, &y1, &x0, &x1);
 				float n = (float)((y1 - y0) * (x1 - x0));
-				for (int64_t ch = 0; ch < g->c; ch++) {
-					int64_t at = -1;
-					float v = -INFINITY;
+				if (y1 <= y0 || x1 <= x0) {
+					continue; /* no place of the image */
+				}
+				for (int64_t c0 = 0; c0 < g->c; c0 += BLOCK) {
+					int64_t nb = g->c - c0 < BLOCK
+					                 ? g->c - c0
+					                 : BLOCK;
+					if (!max) {
+						for (int64_t iy = y0; iy < y1;
+						     iy++) {
+							for (int64_t ix = x0;
+							     ix < x1; ix++) {
+								float *p =
+								    dimg +
+								    (iy * g->w +
+								     ix) *
+								        g->c +
+								    c0;
+								for (int64_t k =
+								         0;
+								     k < nb;
+								     k++) {
+									p[k] +=
+									    d[c0 +
+									      k] /
+									    n;
+								}
+							}
+						}
+						continue;
+					}
+					/* the window's first place, then
+					 * each later one that is larger
+					 * (no branch: a random image's
+					 * comparisons are unpredictable) */
+					int64_t first =
+					    (y0 * g->w + x0) * g->c + c0;
+					for (int64_t k = 0; k < nb; k++) {
+						at[k] = first + k;
+						v[k] = img[first + k];
+					}
 					for (int64_t iy = y0; iy < y1; iy++) {
 						for (int64_t ix = x0; ix < x1;
 						     ix++) {
 							int64_t i =
 							    (iy * g->w + ix) *
 							        g->c +
-							    ch;
-							if (!max) {
-								dimg[i] +=
-								    d[ch] / n;
-							} else if (at < 0 ||
-							           img[i] > v) {
-								at = i;
-								v = img[i];
+							    c0;
+							for (int64_t k = 0;
+							     k < nb; k++) {
+								float u =
+								    img[i + k];
+								int64_t gt = -(
+								    int64_t)(u >
+								             v[k]);
+								at[k] =
+								    (at[k] &
+								     ~gt) |
+								    ((i + k) &
+								     gt);
+								v[k] =
+								    u > v[k]
+								        ? u
+								        : v[k];
 							}
 						}
 					}
-					if (max && at >= 0) {
-						dimg[at] += d[ch];
+					for (int64_t k = 0; k < nb; k++) {
+						dimg[at[k]] += d[c0 + k];
 					}
 				}
 			}

@@ -1,0 +1,24 @@
+#!/usr/bin/python3
+"""Images for bench/cnn: ROWS rows of H*W*C pixels (0..255, H, W, C
+order) and a label 0..9, as CSV with a header.  Each class is a bright
+bar at its own place and angle over noise, so a network has something
+to learn; the speed measured does not depend on it.
+
+    gen-images.py ROWS H W C SEED > images.csv
+"""
+import sys
+
+import numpy as np
+
+rows, h, w, c, seed = (int(a) for a in sys.argv[1:6])
+rng = np.random.default_rng(seed)
+labels = rng.integers(0, 10, rows)
+yy, xx = np.mgrid[0:h, 0:w]
+out = sys.stdout
+out.write(",".join([f"p{i}" for i in range(h * w * c)] + ["label"]) + "\n")
+for k in range(rows):
+    a = labels[k] * np.pi / 10
+    d = np.abs((xx - w / 2) * np.sin(a) - (yy - h / 2) * np.cos(a))
+    img = np.where(d < 2, 200.0, 0.0)[:, :, None] + rng.normal(40, 20, (h, w, c))
+    px = np.clip(img, 0, 255).astype(np.int64).reshape(-1)
+    out.write(",".join(map(str, px)) + f",{labels[k]}\n")

@@ -1,0 +1,61 @@
+#!/usr/bin/python3
+"""PyTorch baseline for bench/cnn: the same convolutional network as
+tf-train's, Adam, batch 64, one epoch over the rows of CSV (pixels in
+H, W, C order, then the label), data already in memory as a tensor.
+Prints examples/s.
+
+    torch_cnn.py CSV THREADS lenet|small
+
+lenet: 28x28x1, conv5-6 (same), relu, max_pool 2, conv5-16 (valid), relu,
+max_pool 2, dense 120, 84, 10 (relu between).  small: 32x32x3, conv3-32,
+relu, max_pool 2, conv3-64, relu, max_pool 2 (same padding), dense 128,
+10.  Both as tf-train builds them (NHWC rows read as NCHW tensors, the
+order of the flattened features aside, which costs nothing).
+"""
+import sys
+import time
+
+import numpy as np
+import torch
+
+cache = sys.argv[1] + ".npy"
+try:
+    data = np.load(cache)
+except OSError:
+    data = np.loadtxt(sys.argv[1], delimiter=",", skiprows=1,
+                      dtype=np.float32)
+    try:
+        np.save(cache, data)
+    except OSError:
+        pass
+torch.set_num_threads(int(sys.argv[2]))
+kind = sys.argv[3]
+nn = torch.nn
+if kind == "lenet":
+    h, w, c = 28, 28, 1
+    model = nn.Sequential(
+        nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+        nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(),
+        nn.Linear(84, 10))
+else:
+    h, w, c = 32, 32, 3
+    model = nn.Sequential(
+        nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(4096, 128), nn.ReLU(), nn.Linear(128, 10))
+x = torch.from_numpy(data[:, :-1])
+x = (x - x.mean(0)) / (x.std(0) + 1e-6)
+x = x.reshape(-1, h, w, c).permute(0, 3, 1, 2).contiguous()
+y = torch.from_numpy(data[:, -1]).long()
+opt = torch.optim.Adam(model.parameters(), lr=0.001)
+loss_fn = nn.CrossEntropyLoss()
+batch = 64
+starts = list(range(0, len(x) - batch + 1, batch))
+t0 = time.time()
+for i in starts:
+    opt.zero_grad()
+    loss = loss_fn(model(x[i:i + batch]), y[i:i + batch])
+    loss.backward()
+    opt.step()
+print(f"{len(starts) * batch / (time.time() - t0):.0f}")
