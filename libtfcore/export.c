@@ -1231,8 +1231,10 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 			cur = chw;
 			image = 1;
 		}
-		int flat = L->dense == 1 || L->dense == 0 ||
-		           L->dense == L_FLATTEN || L->act == ACT_SOFTMAX;
+		/* batch norm of an image is of each channel: ONNX's
+		 * BatchNormalization on N x C x H x W, as it stands */
+		int flat = L->dense == 1 || L->dense == L_FLATTEN ||
+		           L->act == ACT_SOFTMAX;
 		if (ok && image && flat) {
 			/* back to H x W x C, then one row an image */
 			const int64_t nhwc[] = {0, 2, 3, 1};

@@ -230,7 +230,7 @@ tf_model_spec_cnn(const char *input_shape, const char *conv, const char *hidden,
 	int64_t out = task == TF_TASK_MULTICLASS ? classes : 1;
 	int rc = put_line(&b, "input x %lldx%lldx%lld\ninput label 1\n",
 	                  (long long)d[0], (long long)d[1], (long long)d[2]);
-	/* Blocks of conv 3x3 (SAME), relu, max_pool 2 (SAME). */
+	/* Blocks of conv 3x3 (SAME), [batchnorm,] relu, max_pool 2 (SAME). */
 	const char *p = conv ? conv : "";
 	char prev[32] = "x";
 	int block = 0;
@@ -252,10 +252,26 @@ tf_model_spec_cnn(const char *input_shape, const char *conv, const char *hidden,
 			return TF_EINVAL;
 		}
 		block++;
+		if (bn_epsilon > 0) {
+			/* batch norm of each channel, whose beta is the bias */
+			rc = rc ||
+			     put_line(&b,
+			              "node c%d conv2d %s filters=%ld kernel=3 "
+			              "bias=0\n",
+			              block, prev, filters) ||
+			     put_line(&b,
+			              "node cn%d batchnorm c%d epsilon=%.9g\n",
+			              block, block, bn_epsilon) ||
+			     put_line(&b, "node r%d relu cn%d\n", block, block);
+		} else {
+			rc =
+			    rc ||
+			    put_line(
+			        &b, "node c%d conv2d %s filters=%ld kernel=3\n",
+			        block, prev, filters) ||
+			    put_line(&b, "node r%d relu c%d\n", block, block);
+		}
 		rc = rc ||
-		     put_line(&b, "node c%d conv2d %s filters=%ld kernel=3\n",
-		              block, prev, filters) ||
-		     put_line(&b, "node r%d relu c%d\n", block, block) ||
 		     put_line(&b, "node p%d max_pool r%d size=2 padding=same\n",
 		              block, block);
 		snprintf(prev, sizeof prev, "p%d", block);

@@ -221,7 +221,7 @@ assert b"tf-export" in b[:40] and b"\x42\x04\x0a\x00\x10\x0d" in b   # opset 13'
 	same_probabilities onnx.out eval.out 40
 }
 
-@test "ONNX: convolutions, pools and flatten of --model cnn and of a spec predict as tf-eval; TensorFlow.js says it cannot" {
+@test "ONNX: convolutions, batch norm of channels, pools and flatten of --model cnn and of specs predict as tf-eval; TensorFlow.js says it cannot" {
 	node_libs onnxruntime-node
 	tf-csv2record "$DATA/digits.csv" -o dg.tfrecord
 	tf-records head -n 300 --raw dg.tfrecord > train.tfrecord
@@ -231,7 +231,7 @@ assert b"tf-export" in b[:40] and b"\x42\x04\x0a\x00\x10\x0d" in b   # opset 13'
 import csv, json, sys
 r = list(csv.reader(open(sys.argv[1])))[1:41]
 print(json.dumps([[float(v) for v in row[:-1]] for row in r]))' "$DATA/digits.csv" > rows.json
-	tf-train -q --model cnn --input-shape 8x8x1 --conv "4 6" --hidden 16 --epochs 2 \
+	tf-train -q --model cnn --input-shape 8x8x1 --conv "4 6" --hidden 16 --enable-bn --epochs 2 \
 		--checkpoint-dir cnn train.tfrecord > /dev/null
 	# odd strides, same and valid padding split unevenly, the mean pools
 	cat > odd.spec <<-EOF

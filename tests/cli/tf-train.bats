@@ -1052,9 +1052,9 @@ assert a >= 0.97, a' eval.json
 	cmp want.jsonl got.jsonl
 }
 
-@test "--model cnn: repeatable, resumes exactly, -j 2 learns; shapes that do not fit are usage errors naming them" {
+@test "--model cnn: repeatable, resumes exactly (batch norm of channels, dropout), -j 2 learns; shapes that do not fit are usage errors naming them" {
 	split_digits
-	args="-q --schema digits.tfrecord.schema.json --model cnn --conv 8,16 --hidden 32 --batch-size 32 --seed 4 --epochs 0 --dropout-keep-prob 0.9"
+	args="-q --schema digits.tfrecord.schema.json --model cnn --conv 8,16 --hidden 32 --batch-size 32 --seed 4 --epochs 0 --dropout-keep-prob 0.9 --enable-bn"
 	tf-train $args --max-steps 40 --checkpoint-dir a $DTRAIN > /dev/null
 	tf-train $args --max-steps 40 --checkpoint-dir b $DTRAIN > /dev/null
 	same_state a/model.ckpt-40 b/model.ckpt-40

@@ -251,6 +251,54 @@ TEST(gradients_convolution_and_pooling)
 	          "node j concat c,p,r\nnode g global_avg_pool j\n"
 	          "node o dense g units=2\nnode loss mse o,y\n",
 	          3, 0);
+	/* batch normalisation of each channel of an image */
+	gradcheck("input x 4x3x2\ninput y 2\n"
+	          "node c conv2d x filters=3 kernel=2 bias=0\n"
+	          "node n batchnorm c\nnode a tanh n\n"
+	          "node f flatten a\nnode o dense f units=2\n"
+	          "node loss mse o,y\n",
+	          3, 0);
+}
+
+/* Batch norm of an image: a gamma, beta and running mean and variance a
+ * channel; in training each channel has mean 0 and variance 1 over the
+ * batch and every place, whatever the place's own statistics. */
+TEST(batchnorm_of_images_per_channel)
+{
+	struct tf_graph *g = tf_graph_new();
+	REQUIRE(build(g, "input x 4x5x3\nnode b batchnorm x\n") == TF_OK);
+	CHECK_EQ_INT(tf_graph_nstate(g), 6);
+	CHECK_EQ_INT(tf_graph_width(g, "b"), 60);
+	static float x[8 * 60];
+	for (int i = 0; i < 8 * 60; i++) {
+		/* channel ch around 10 * ch, each place its own offset */
+		int ch = i % 3, place = (i / 3) % 20;
+		x[i] = 10.0f * (float)ch + 0.1f * (float)place + frand();
+	}
+	tf_graph_feed(g, "x", x, 8);
+	REQUIRE(tf_graph_forward(g, 1) == TF_OK);
+	const float *b = tf_graph_value(g, "b")->data;
+	for (int ch = 0; ch < 3; ch++) {
+		double m = 0, v = 0;
+		for (int i = ch; i < 8 * 60; i += 3) {
+			m += b[i];
+		}
+		m /= 8 * 20;
+		for (int i = ch; i < 8 * 60; i += 3) {
+			v += (b[i] - m) * (b[i] - m);
+		}
+		CHECK(fabs(m) < 1e-5);
+		CHECK(fabs(v / (8 * 20) - 1) < 1e-2);
+	}
+	/* a place is not normalised alone: channel 0 at place 0 keeps its
+	 * offset (-1.9 before, about -2.3 after) from place 19 */
+	double first = 0, last = 0;
+	for (int r = 0; r < 8; r++) {
+		first += b[r * 60];
+		last += b[r * 60 + 19 * 3];
+	}
+	CHECK((first - last) / 8 < -1.5);
+	tf_graph_free(g);
 }
 
 /* Convolution and pooling by hand, TensorFlow's way: a 3x3 kernel of
@@ -532,6 +580,7 @@ main(void)
 	RUN(gradients_batchnorm_and_dropout);
 	RUN(gradients_convolution_and_pooling);
 	RUN(convolution_and_pooling_by_hand);
+	RUN(batchnorm_of_images_per_channel);
 	RUN(dropout_and_batchnorm_behaviour);
 	RUN(gradients_losses);
 	RUN(loss_values);
