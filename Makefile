@@ -392,7 +392,7 @@ install: all
 	  share/examples/mpi-train share/examples/predict_client.py $(DESTDIR)$(DATADIR)/examples/
 	cd libtfcore/proto && for f in example.proto tensorflow/*/*/*.proto tensorflow_serving/*/*.proto; do \
 	  install -D -m 644 $$f $(DESTDIR)$(DATADIR)/proto/$$f; done
-	install -m 644 share/examples/leaky_relu.c share/examples/leaky.spec \
+	install -m 644 share/examples/leaky_relu.c share/examples/leaky.spec share/examples/inception.spec \
 	  share/examples/kubernetes.yaml $(DESTDIR)$(DATADIR)/examples/
 	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	for t in $(TOOLS); do install -m 644 share/bash-completion/tfkit \
