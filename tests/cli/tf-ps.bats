@@ -182,6 +182,45 @@ assert 228 <= j["examples"] < 228 + 32, j' "${lines[-1]}"
 	accuracy_near_one a/ck
 }
 
+@test "--model cnn over tf-ps: sync repeats bit for bit (batch norm of channels included), async learns; both near one process" {
+	tf-csv2record "$TOP/share/data/digits.csv" -o digits.tfrecord
+	tf-records split -n 5 -o dg digits.tfrecord
+	cat dg-0000[0-3]-of-00005 > train.tfrecord
+	cp dg.schema.json train.tfrecord.schema.json
+	local A="-q --model cnn --conv 8,16 --hidden 32 --enable-bn --epochs 10 --batch-size 32"
+	tf-train $A --checkpoint-dir one train.tfrecord > /dev/null
+	tf-eval -d one dg-00004-of-00005 > one.json
+	cluster 2 2
+	for run in a b; do
+		mkdir $run && cd $run
+		start_ps 2
+		tf-train $C --job-name worker --task-index 1 $A --checkpoint-dir ck ../train.tfrecord \
+			> /dev/null 2> w1.err 3>&- &
+		PIDS+=" $!"
+		tf-train $C --job-name worker --task-index 0 $A --checkpoint-dir ck ../train.tfrecord > ../$run.json
+		wait_all
+		cd ..
+	done
+	# 719 rows a worker: 23 steps an epoch
+	grep -q '"step":230,.*"cluster":{"trainers":2,"ps":2}' a.json
+	cmp a/ck/model.ckpt-230 b/ck/model.ckpt-230
+	cluster 1 2
+	start_ps 1 --sync-mode async
+	tf-train $C --job-name worker --task-index 1 $A --sync-mode async --checkpoint-dir as train.tfrecord \
+		> /dev/null 2> w1.err 3>&- &
+	PIDS+=" $!"
+	tf-train $C --job-name worker --task-index 0 $A --sync-mode async --checkpoint-dir as train.tfrecord > as.json
+	wait_all
+	for ck in a/ck as; do
+		tf-eval -d $ck dg-00004-of-00005 > ${ck%/ck}.eval
+		/usr/bin/python3 -c '
+import json, sys
+one, got = (json.load(open(f))["accuracy"] for f in sys.argv[1:3])
+# half the steps of one process (two workers share each epoch)
+assert got >= 0.8 and got >= one - 0.12, (got, one)' one.json ${ck%/ck}.eval
+	done
+}
+
 # A whole sync job of 1 ps and 2 workers to --max-steps $1 in ck.
 sync_job() {
 	cluster 1 2
