@@ -598,8 +598,9 @@ enum act { ACT_LINEAR, ACT_RELU, ACT_SIGMOID, ACT_TANH, ACT_SOFTMAX };
 static const char *const act_name[] = {"linear", "relu", "sigmoid", "tanh",
                                        "softmax"};
 
-/* Layers on images (ONNX only): the kinds after dense's 1. */
-enum { L_CONV = 2, L_MAX_POOL, L_AVG_POOL, L_GLOBAL_POOL, L_FLATTEN };
+/* Layers on images and joins (ONNX only): the kinds after dense's 1. */
+enum { L_CONV = 2, L_MAX_POOL, L_AVG_POOL, L_GLOBAL_POOL, L_FLATTEN, L_CONCAT };
+#define MAX_JOIN 8 /* inputs of a concat */
 
 struct layer {
 	int node;  /* graph node */
@@ -613,6 +614,8 @@ struct layer {
 	/* conv and pools: the input image, the window, its stride and the
 	 * padding top, left, bottom, right */
 	int64_t h, w, c, k, stride, pad[4];
+	int src[MAX_JOIN]; /* the graph nodes it reads (ONNX) */
+	int nsrc;
 };
 
 struct chain {
@@ -728,13 +731,17 @@ chain(struct tf_model *m, struct chain *c, int fold, int images,
 			}
 			continue;
 		}
-		const char *in =
-		    tf_graph_node_ninputs(g, i) == 1
-		        ? tf_graph_node_name(
-		              g, inf.source[tf_graph_find(
-		                     g, tf_graph_node_input(g, i, 0))])
-		        : NULL;
-		if (in == NULL || strcmp(in, prev) != 0) {
+		/* TensorFlow.js takes a chain, each layer reading the one
+		 * before; ONNX any graph of one-input layers and concats */
+		int nin = tf_graph_node_ninputs(g, i), src[MAX_JOIN];
+		int join = images && strcmp(op, "concat") == 0;
+		for (int k = 0; k < nin && k < MAX_JOIN; k++) {
+			src[k] = inf.source[tf_graph_find(
+			    g, tf_graph_node_input(g, i, k))];
+		}
+		const char *in = nin > 0 ? tf_graph_node_name(g, src[0]) : "";
+		if (nin > MAX_JOIN || (!join && nin != 1) ||
+		    (!images && strcmp(in, prev) != 0)) {
 			return tfi_set_error(m, TF_EFORMAT,
 			                     "%s export: node '%s' is not a "
 			                     "layer of a plain chain",
@@ -744,19 +751,22 @@ chain(struct tf_model *m, struct chain *c, int fold, int images,
 		enum act a;
 		int64_t r, cols;
 		struct layer *L = &c->l[c->n];
-		int kind = 0;
+		int kind = join ? L_CONCAT : 0;
 		for (int k = 0; images && k < 5; k++) {
 			kind =
 			    strcmp(op, image_ops[k]) == 0 ? L_CONV + k : kind;
 		}
-		if (kind != 0) {
+		if (kind == L_CONCAT) {
+			*L = (struct layer){.node = i, .dense = L_CONCAT};
+		} else if (kind != 0) {
 			rc = image_layer(m, i, in, kind, L, format);
 			if (rc != TF_OK) {
 				return rc;
 			}
 		} else if (parse_act(op, &a)) {
 			if (c->n > 0 && c->l[c->n - 1].dense == 1 &&
-			    c->l[c->n - 1].act == ACT_LINEAR) {
+			    c->l[c->n - 1].act == ACT_LINEAR &&
+			    c->l[c->n - 1].node == src[0]) {
 				c->l[c->n - 1].act = a;
 				c->l[c->n - 1].out = i;
 				continue;
@@ -788,6 +798,8 @@ chain(struct tf_model *m, struct chain *c, int fold, int images,
 			    format, op, name, format);
 		}
 		L->out = i;
+		L->nsrc = nin;
+		memcpy(L->src, src, (size_t)nin * sizeof *src);
 		c->n++;
 	}
 	if (strcmp(prev, tf_model_prediction(m)) != 0 || c->n == 0) {
@@ -961,29 +973,35 @@ tf_model_export_tfjs(struct tf_model *m, const char *dir)
 
 /* Everything an ONNX model points to, freed together. */
 struct onnx {
-	Onnx__NodeProto *nodes[4 * MAX_NODES];
-	Onnx__TensorProto *inits[6 * MAX_NODES];
+	Onnx__NodeProto *nodes[8 * MAX_NODES];
+	Onnx__TensorProto *inits[8 * MAX_NODES];
 	size_t nnodes, ninits;
 
 	char *strs[16 * MAX_NODES];
 	size_t nstrs;
-	Onnx__AttributeProto attrs[4 * MAX_NODES];
-	Onnx__AttributeProto *attrp[4 * MAX_NODES];
+	Onnx__AttributeProto attrs[8 * MAX_NODES];
+	Onnx__AttributeProto *attrp[8 * MAX_NODES];
 	size_t nattrs;
-	int64_t ints[16 * MAX_NODES]; /* the attributes' lists */
+	int64_t ints[32 * MAX_NODES]; /* the attributes' lists */
 	size_t nints;
+	int full; /* something did not fit: no model */
 };
 
 static char *
 keep_str(struct onnx *o, const char *fmt, const char *a, const char *b)
 {
 	char buf[256];
+	if (a == NULL || b == NULL) {
+		o->full = 1; /* a name before could not be made */
+		return NULL;
+	}
 	snprintf(buf, sizeof buf, fmt, a, b);
 	char *s = strdup(buf);
 	if (s != NULL && o->nstrs < sizeof o->strs / sizeof o->strs[0]) {
 		o->strs[o->nstrs++] = s;
 		return s;
 	}
+	o->full = 1;
 	free(s);
 	return NULL;
 }
@@ -1000,6 +1018,11 @@ add_init_nd(struct onnx *o, const char *name, const float *p, const int64_t *q,
 		n *= (size_t)dim[d];
 	}
 	uint8_t *raw = malloc(n * size);
+	if (o->ninits == sizeof o->inits / sizeof o->inits[0]) {
+		o->full = 1;
+		free(t);
+		t = NULL;
+	}
 	if (t == NULL || dims == NULL || raw == NULL) {
 		free(t);
 		free(dims);
@@ -1046,8 +1069,13 @@ add_node(struct onnx *o, const char *op, const char *out, const char *in0,
 {
 	Onnx__NodeProto *n = calloc(1, sizeof *n);
 	const char *ins[] = {in0, in1, in2, in3, in4};
-	char **inp = calloc(5, sizeof *inp);
+	char **inp = calloc(MAX_JOIN, sizeof *inp); /* a concat's */
 	char **outp = calloc(1, sizeof *outp);
+	if (o->nnodes == sizeof o->nodes / sizeof o->nodes[0]) {
+		o->full = 1;
+		free(n);
+		n = NULL;
+	}
 	if (n == NULL || inp == NULL || outp == NULL) {
 		free(n);
 		free(inp);
@@ -1074,6 +1102,11 @@ static void
 node_attrs(struct onnx *o, Onnx__NodeProto *n, const char *name, int is_float,
            double v, const int64_t *ints, size_t n_ints)
 {
+	if (o->nattrs == sizeof o->attrs / sizeof o->attrs[0] ||
+	    n_ints > sizeof o->ints / sizeof o->ints[0] - o->nints) {
+		o->full = 1;
+		return;
+	}
 	Onnx__AttributeProto *a = &o->attrs[o->nattrs];
 	onnx__attribute_proto__init(a);
 	a->name = (char *)name;
@@ -1164,6 +1197,119 @@ vinfo_init(struct vinfo *vi, const char *name, int64_t width)
 	vi->v.type = &vi->t;
 }
 
+/* Each graph node's value as ONNX tensors, made when first asked: flat
+ * (N x width, as tfkit's rows, H x W x C for an image) and, for an
+ * image, N x C x H x W (ONNX's layout). */
+struct tensors {
+	struct onnx *o;
+	struct tf_graph *g;
+	const char *flat[MAX_NODES];
+	const char *nchw[MAX_NODES];
+};
+
+/* A node's value flat: an image transposed back to H x W x C first. */
+static const char *
+as_flat(struct tensors *t, int node)
+{
+	if (t->flat[node] != NULL || t->nchw[node] == NULL) {
+		return t->flat[node];
+	}
+	static const int64_t nhwc[] = {0, 2, 3, 1};
+	const char *name = tf_graph_node_name(t->g, node);
+	const char *hwc = keep_str(t->o, "%s%s", name, "/nhwc");
+	const char *row = keep_str(t->o, "%s%s", name, "/flat");
+	Onnx__NodeProto *n =
+	    hwc && row ? add_node(t->o, "Transpose", hwc, t->nchw[node], NULL,
+	                          NULL, NULL, NULL)
+	               : NULL;
+	if (n != NULL) {
+		node_attrs(t->o, n, "perm", 0, 0, nhwc, 4);
+		n = add_node(t->o, "Flatten", row, hwc, NULL, NULL, NULL, NULL);
+	}
+	if (n != NULL) {
+		node_attr(t->o, n, "axis", 0, 1);
+		t->flat[node] = row;
+	}
+	return t->flat[node];
+}
+
+/* A node's value as an image, channels first: a flat row reshaped to
+ * its H x W x C, then transposed. */
+static const char *
+as_image(struct tensors *t, int node)
+{
+	struct tf_shape s;
+	const char *name = tf_graph_node_name(t->g, node);
+	if (t->nchw[node] != NULL || t->flat[node] == NULL ||
+	    tf_graph_shape(t->g, name, &s) != 3) {
+		return t->nchw[node];
+	}
+	const int64_t shape[] = {-1, s.dim[0], s.dim[1], s.dim[2]};
+	const int64_t rank = 4, nchw[] = {0, 3, 1, 2};
+	const char *sh =
+	    add_init_nd(t->o, keep_str(t->o, "%s%s", name, "/image_shape"),
+	                NULL, shape, &rank, 1);
+	const char *hwc = keep_str(t->o, "%s%s", name, "/nhwc");
+	const char *chw = keep_str(t->o, "%s%s", name, "/nchw");
+	Onnx__NodeProto *n = sh && hwc && chw
+	                         ? add_node(t->o, "Reshape", hwc, t->flat[node],
+	                                    sh, NULL, NULL, NULL)
+	                         : NULL;
+	n = n ? add_node(t->o, "Transpose", chw, hwc, NULL, NULL, NULL, NULL)
+	      : NULL;
+	if (n != NULL) {
+		node_attrs(t->o, n, "perm", 0, 0, nchw, 4);
+		t->nchw[node] = chw;
+	}
+	return t->nchw[node];
+}
+
+/* Conv, MaxPool or AveragePool of an image layer L, named out. */
+static Onnx__NodeProto *
+window_node(struct onnx *o, const struct layer *L, const char *out,
+            const char *in)
+{
+	const int64_t win[] = {L->k, L->k}, step[] = {L->stride, L->stride};
+	Onnx__NodeProto *n;
+	if (L->dense == L_CONV) {
+		/* HWIO rows (ky, kx, channel) to OIHW */
+		float *wt = malloc((size_t)(L->in * L->units) * sizeof *wt);
+		for (int64_t j = 0; wt && j < L->in; j++) {
+			int64_t ch = j % L->c, at = j / L->c;
+			for (int64_t u = 0; u < L->units; u++) {
+				wt[(u * L->c + ch) * L->k * L->k + at] =
+				    L->kernel[j * L->units + u];
+			}
+		}
+		const int64_t dim[] = {L->units, L->c, L->k, L->k};
+		const char *k =
+		    wt ? add_init_nd(o, keep_str(o, "%s%s", out, "/kernel"), wt,
+		                     NULL, dim, 4)
+		       : NULL;
+		free(wt);
+		const char *b =
+		    L->bias ? add_init(o, keep_str(o, "%s%s", out, "/bias"),
+		                       L->bias, 0, L->units)
+		            : NULL;
+		n = k ? add_node(o, "Conv", out, in, k, b, NULL, NULL) : NULL;
+	} else {
+		n = add_node(o,
+		             L->dense == L_MAX_POOL ? "MaxPool" : "AveragePool",
+		             out, in, NULL, NULL, NULL, NULL);
+	}
+	if (n != NULL) {
+		node_attrs(o, n, "kernel_shape", 0, 0, win, 2);
+		node_attrs(o, n, "strides", 0, 0, step, 2);
+		node_attrs(o, n, "pads", 0, 0, L->pad, 4);
+		if (L->dense == L_AVG_POOL) {
+			/* the padding counts for nothing, as in TensorFlow's
+			 * SAME */
+			node_attr(o, n, "count_include_pad", 0, 0);
+		}
+	}
+	return n;
+}
+
 int
 tf_model_export_onnx(struct tf_model *m, const char *path)
 {
@@ -1204,69 +1350,73 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 	}
 	static const char *const onnx_act[] = {NULL, "Relu", "Sigmoid", "Tanh",
 	                                       "Softmax"};
-	int image = 0; /* cur is N x C x H x W (ONNX's layout), not N x w */
+	/* Each graph node's value as ONNX tensors: flat (N x width, as
+	 * tfkit's rows) and, for images, N x C x H x W (ONNX's layout). */
+	struct tensors t;
+	memset(&t, 0, sizeof t);
+	t.o = o;
+	t.g = g;
+	t.flat[tf_graph_find(g, "x")] = cur;
 	for (int i = 0; ok && i < c.n; i++) {
 		const struct layer *L = &c.l[i];
 		const char *name = tf_graph_node_name(g, L->node);
-		const char *out = name;
+		const char *out = name, *in = NULL;
 		Onnx__NodeProto *n = NULL;
-		if (L->dense >= L_CONV && L->dense != L_FLATTEN && !image) {
-			/* tfkit's rows are H x W x C images: reshape, then
-			 * put the channels first */
-			const int64_t shape[] = {-1, L->h, L->w, L->c};
-			const int64_t rank = 4, nchw[] = {0, 3, 1, 2};
-			const char *sh = add_init_nd(
-			    o, keep_str(o, "%s%s", name, "/image_shape"), NULL,
-			    shape, &rank, 1);
-			const char *hwc = keep_str(o, "%s%s", name, "/nhwc");
-			const char *chw = keep_str(o, "%s%s", name, "/nchw");
-			ok = sh && hwc && chw &&
-			     add_node(o, "Reshape", hwc, cur, sh, NULL, NULL,
-			              NULL) != NULL &&
-			     (n = add_node(o, "Transpose", chw, hwc, NULL, NULL,
-			                   NULL, NULL)) != NULL;
-			if (ok) {
-				node_attrs(o, n, "perm", 0, 0, nchw, 4);
-			}
-			cur = chw;
-			image = 1;
+		struct tf_shape shape;
+		int image_out = 0;
+		switch (L->dense) {
+		case 1: /* dense */
+			in = as_flat(&t, L->src[0]);
+			break;
+		case L_CONV:
+		case L_MAX_POOL:
+		case L_AVG_POOL:
+		case L_GLOBAL_POOL:
+			in = as_image(&t, L->src[0]);
+			image_out = L->dense != L_GLOBAL_POOL;
+			break;
+		case L_FLATTEN:
+			in = as_flat(&t, L->src[0]);
+			break;
+		case L_CONCAT:
+			image_out = tf_graph_shape(g, name, &shape) == 3;
+			break;
+		default: /* batch norm, activations: as the input is */
+			image_out =
+			    L->act != ACT_SOFTMAX &&
+			    tf_graph_shape(g, tf_graph_node_name(g, L->src[0]),
+			                   &shape) == 3;
+			in = image_out ? as_image(&t, L->src[0])
+			               : as_flat(&t, L->src[0]);
 		}
-		/* batch norm of an image is of each channel: ONNX's
-		 * BatchNormalization on N x C x H x W, as it stands */
-		int flat = L->dense == 1 || L->dense == L_FLATTEN ||
-		           L->act == ACT_SOFTMAX;
-		if (ok && image && flat) {
-			/* back to H x W x C, then one row an image */
-			const int64_t nhwc[] = {0, 2, 3, 1};
-			const char *hwc = keep_str(o, "%s%s", name, "/nhwc");
-			const char *row =
-			    L->dense == L_FLATTEN
-			        ? out
-			        : keep_str(o, "%s%s", name, "/flat");
-			ok = hwc && row &&
-			     (n = add_node(o, "Transpose", hwc, cur, NULL, NULL,
-			                   NULL, NULL)) != NULL;
-			if (ok) {
-				node_attrs(o, n, "perm", 0, 0, nhwc, 4);
-				n = add_node(o, "Flatten", row, hwc, NULL, NULL,
-				             NULL, NULL);
-				ok = n != NULL;
-			}
-			if (ok) {
-				node_attr(o, n, "axis", 0, 1);
-			}
-			cur = row;
-			image = 0;
-		}
-		if (!ok) {
+		if (L->dense != L_CONCAT && in == NULL) {
+			ok = 0;
 			break;
 		}
 		if (L->dense == L_FLATTEN) {
-			continue; /* flat already, or flattened above */
+			t.flat[L->node] = in; /* the same values */
+			continue;
+		} else if (L->dense == L_CONCAT) {
+			/* channels (axis 1 of N x C x H x W) or columns */
+			const char *part[MAX_JOIN];
+			for (int k = 0; k < L->nsrc; k++) {
+				part[k] = image_out ? as_image(&t, L->src[k])
+				                    : as_flat(&t, L->src[k]);
+				ok = ok && part[k] != NULL;
+			}
+			n = ok ? add_node(o, "Concat", out, NULL, NULL, NULL,
+			                  NULL, NULL)
+			       : NULL;
+			for (int k = 0; n != NULL && k < L->nsrc; k++) {
+				n->input[n->n_input++] = (char *)part[k];
+			}
+			if (n != NULL) {
+				node_attr(o, n, "axis", 0, 1);
+			}
 		} else if (L->dense == L_GLOBAL_POOL) {
 			const char *pool = keep_str(o, "%s%s", name, "/pool");
 			ok = pool != NULL &&
-			     add_node(o, "GlobalAveragePool", pool, cur, NULL,
+			     add_node(o, "GlobalAveragePool", pool, in, NULL,
 			              NULL, NULL, NULL) != NULL;
 			n = ok ? add_node(o, "Flatten", out, pool, NULL, NULL,
 			                  NULL, NULL)
@@ -1274,59 +1424,8 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 			if (n != NULL) {
 				node_attr(o, n, "axis", 0, 1);
 			}
-			image = 0;
 		} else if (L->dense >= L_CONV) {
-			const int64_t win[] = {L->k, L->k},
-			              step[] = {L->stride, L->stride};
-			if (L->dense == L_CONV) {
-				/* HWIO rows (ky, kx, channel) to OIHW */
-				float *wt = malloc((size_t)(L->in * L->units) *
-				                   sizeof *wt);
-				for (int64_t j = 0; wt && j < L->in; j++) {
-					int64_t ch = j % L->c, t = j / L->c;
-					for (int64_t u = 0; u < L->units; u++) {
-						wt[(u * L->c + ch) * L->k *
-						       L->k +
-						   t] =
-						    L->kernel[j * L->units + u];
-					}
-				}
-				const int64_t dim[] = {L->units, L->c, L->k,
-				                       L->k};
-				const char *k =
-				    wt ? add_init_nd(o,
-				                     keep_str(o, "%s%s", name,
-				                              "/kernel"),
-				                     wt, NULL, dim, 4)
-				       : NULL;
-				free(wt);
-				const char *b =
-				    L->bias ? add_init(o,
-				                       keep_str(o, "%s%s", name,
-				                                "/bias"),
-				                       L->bias, 0, L->units)
-				            : NULL;
-				n = k ? add_node(o, "Conv", out, cur, k, b,
-				                 NULL, NULL)
-				      : NULL;
-			} else {
-				n = add_node(o,
-				             L->dense == L_MAX_POOL
-				                 ? "MaxPool"
-				                 : "AveragePool",
-				             out, cur, NULL, NULL, NULL, NULL);
-			}
-			if (n != NULL) {
-				node_attrs(o, n, "kernel_shape", 0, 0, win, 2);
-				node_attrs(o, n, "strides", 0, 0, step, 2);
-				node_attrs(o, n, "pads", 0, 0, L->pad, 4);
-				if (L->dense == L_AVG_POOL) {
-					/* the padding counts for nothing, as in
-					 * TensorFlow's SAME */
-					node_attr(o, n, "count_include_pad", 0,
-					          0);
-				}
-			}
+			n = window_node(o, L, name, in);
 		} else if (L->dense == 1) {
 			const char *k =
 			    add_init(o, keep_str(o, "%s%s", name, "/kernel"),
@@ -1337,7 +1436,7 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 			                   keep_str(o, "%s%s", name, "/bias"),
 			                   L->bias, 0, L->units)
 			        : NULL;
-			n = add_node(o, "Gemm", out, cur, k, b, NULL, NULL);
+			n = add_node(o, "Gemm", out, in, k, b, NULL, NULL);
 		} else if (L->dense == 0) {
 			const char *nm[4];
 			const float *wp[] = {L->gamma, L->beta, L->mean,
@@ -1349,27 +1448,39 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 				    o, keep_str(o, "%s%s", name, wn[k]), wp[k],
 				    0, L->units);
 			}
-			n = add_node(o, "BatchNormalization", out, cur, nm[0],
+			n = add_node(o, "BatchNormalization", out, in, nm[0],
 			             nm[1], nm[2], nm[3]);
 			if (n != NULL) {
 				node_attr(o, n, "epsilon", 1, L->epsilon);
 			}
 		}
 		if (L->dense != -1) {
-			ok = n != NULL;
-			cur = out;
+			ok = ok && n != NULL;
+			in = out;
+			if (image_out) {
+				t.nchw[L->node] = out;
+			} else {
+				t.flat[L->node] = out;
+			}
 		}
 		if (ok && L->act != ACT_LINEAR) {
 			const char *an = tf_graph_node_name(g, L->out);
-			n = add_node(o, onnx_act[L->act], an, cur, NULL, NULL,
+			n = add_node(o, onnx_act[L->act], an, in, NULL, NULL,
 			             NULL, NULL);
 			ok = n != NULL;
 			if (ok && L->act == ACT_SOFTMAX) {
 				node_attr(o, n, "axis", 0, -1);
 			}
-			cur = an;
+			if (image_out) {
+				t.nchw[L->out] = an;
+			} else {
+				t.flat[L->out] = an;
+			}
 		}
 	}
+	cur = ok ? as_flat(&t, tf_graph_find(g, tf_model_prediction(m))) : NULL;
+	ok = ok && cur != NULL && !o->full;
+	cur = cur ? cur : "";
 	chain_free(&c);
 	struct vinfo vin, vout;
 	vinfo_init(&vin, "x", w);

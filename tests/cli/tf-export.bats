@@ -221,7 +221,7 @@ assert b"tf-export" in b[:40] and b"\x42\x04\x0a\x00\x10\x0d" in b   # opset 13'
 	same_probabilities onnx.out eval.out 40
 }
 
-@test "ONNX: convolutions, batch norm of channels, pools and flatten of --model cnn and of specs predict as tf-eval; TensorFlow.js says it cannot" {
+@test "ONNX: convolutions, batch norm of channels, pools, flatten and Inception's concat of --model cnn and of specs predict as tf-eval; TensorFlow.js says it cannot" {
 	node_libs onnxruntime-node
 	tf-csv2record "$DATA/digits.csv" -o dg.tfrecord
 	tf-records head -n 300 --raw dg.tfrecord > train.tfrecord
@@ -257,7 +257,10 @@ print(json.dumps([[float(v) for v in row[:-1]] for row in r]))' "$DATA/digits.cs
 	EOF
 	tf-train -q --model-file odd.spec --epochs 2 --checkpoint-dir odd train.tfrecord > /dev/null
 	tf-train -q --model-file gap.spec --epochs 2 --checkpoint-dir gap train.tfrecord > /dev/null
-	for ck in cnn odd gap; do
+	# branches joined by concat, batch norm of a flat layer
+	tf-train -q --model-file "$TOP/share/examples/inception.spec" --epochs 2 --checkpoint-dir inc \
+		train.tfrecord > /dev/null
+	for ck in cnn odd gap inc; do
 		tf-export -d $ck --format onnx -o $ck.onnx > /dev/null
 		node "$TOP/tests/cli/exportcheck.js" onnx $ck.onnx rows.json > $ck.out
 		tf-eval -d $ck --predict some.tfrecord > $ck.want

@@ -1067,10 +1067,6 @@ assert a >= 0.95, a' eval.json
 	tf-eval -d ck --predict "$DTEST" > want.jsonl
 	tf-serve --model-base models --stdin --stdin-format tfrecord < "$DTEST" > got.jsonl
 	cmp want.jsonl got.jsonl
-	# ONNX takes chains only, for now: said, nothing written
-	run -65 --separate-stderr tf-export -d ck -f onnx -o m.onnx
-	[ "$stderr" = "tf-export: ONNX export: node 'b3_in' is not a layer of a plain chain" ]
-	[ ! -e m.onnx ]
 }
 
 @test "--model cnn: repeatable, resumes exactly (batch norm of channels, dropout), -j 2 learns; shapes that do not fit are usage errors naming them" {
