@@ -614,6 +614,7 @@ struct layer {
 	/* conv and pools: the input image, the window, its stride and the
 	 * padding top, left, bottom, right */
 	int64_t h, w, c, k, stride, pad[4];
+	int same;          /* padding=same */
 	int src[MAX_JOIN]; /* the graph nodes it reads (ONNX) */
 	int nsrc;
 };
@@ -675,6 +676,7 @@ image_layer(struct tf_model *m, int i, const char *in, int kind,
 	L->stride = a ? strtoll(a, NULL, 10) : kind == L_CONV ? 1 : L->k;
 	a = tf_graph_node_attr(g, i, "padding");
 	int same = a ? strcmp(a, "same") == 0 : kind == L_CONV;
+	L->same = same;
 	if (tf_graph_shape(g, name, &o) != 3 || L->k < 1 || L->stride < 1) {
 		return tfi_set_error(m, TF_EFORMAT,
 		                     "%s export: node '%s' is no image layer",
@@ -704,7 +706,7 @@ image_layer(struct tf_model *m, int i, const char *in, int kind,
  * / std[i], b'[j] = b[j] - sum_i mean[i] / std[i] W[i][j]).
  */
 static int
-chain(struct tf_model *m, struct chain *c, int fold, int images,
+chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
       const char *format)
 {
 	static const char *const image_ops[] = {
@@ -732,16 +734,17 @@ chain(struct tf_model *m, struct chain *c, int fold, int images,
 			continue;
 		}
 		/* TensorFlow.js takes a chain, each layer reading the one
-		 * before; ONNX any graph of one-input layers and concats */
+		 * before; ONNX (graph) any graph of one-input layers and
+		 * concats */
 		int nin = tf_graph_node_ninputs(g, i), src[MAX_JOIN];
-		int join = images && strcmp(op, "concat") == 0;
+		int join = graph && strcmp(op, "concat") == 0;
 		for (int k = 0; k < nin && k < MAX_JOIN; k++) {
 			src[k] = inf.source[tf_graph_find(
 			    g, tf_graph_node_input(g, i, k))];
 		}
 		const char *in = nin > 0 ? tf_graph_node_name(g, src[0]) : "";
 		if (nin > MAX_JOIN || (!join && nin != 1) ||
-		    (!images && strcmp(in, prev) != 0)) {
+		    (!graph && strcmp(in, prev) != 0)) {
 			return tfi_set_error(m, TF_EFORMAT,
 			                     "%s export: node '%s' is not a "
 			                     "layer of a plain chain",
@@ -815,7 +818,9 @@ chain(struct tf_model *m, struct chain *c, int fold, int images,
 	if (L->dense != 1) {
 		return tfi_set_error(m, TF_EFORMAT,
 		                     "%s export: the first layer must be dense "
-		                     "to take the standardisation",
+		                     "to take the standardisation (a model of "
+		                     "images exports when trained with "
+		                     "--no-normalize)",
 		                     format);
 	}
 	float *k = malloc((size_t)(L->in * L->units) * sizeof *k);
@@ -846,14 +851,17 @@ chain(struct tf_model *m, struct chain *c, int fold, int images,
 /* ---- TensorFlow.js ------------------------------------------------------- */
 
 static int
-put_weights(struct tfi_buf *bin, json_t *manifest, const char *layer,
-            const char *name, const float *p, int64_t rows, int64_t cols)
+put_weights_shape(struct tfi_buf *bin, json_t *manifest, const char *layer,
+                  const char *name, const float *p, int64_t rows, int64_t cols,
+                  json_t *shape)
 {
 	char full[160];
 	snprintf(full, sizeof full, "%s/%s", layer, name);
-	json_t *shape =
-	    rows > 0 ? json_pack("[I,I]", (json_int_t)rows, (json_int_t)cols)
-	             : json_pack("[I]", (json_int_t)cols);
+	if (shape == NULL) {
+		shape = rows > 0 ? json_pack("[I,I]", (json_int_t)rows,
+		                             (json_int_t)cols)
+		                 : json_pack("[I]", (json_int_t)cols);
+	}
 	json_array_append_new(manifest,
 	                      json_pack("{s:s,s:o,s:s}", "name", full, "shape",
 	                                shape, "dtype", "float32"));
@@ -870,11 +878,68 @@ put_weights(struct tfi_buf *bin, json_t *manifest, const char *layer,
 	return TF_OK;
 }
 
+/* rows x cols values (cols alone when rows is 0) as one named weight. */
+static int
+put_weights(struct tfi_buf *bin, json_t *manifest, const char *layer,
+            const char *name, const float *p, int64_t rows, int64_t cols)
+{
+	return put_weights_shape(bin, manifest, layer, name, p, rows, cols,
+	                         NULL);
+}
+
+/* A Keras layer of images: Conv2D (its kernel HWIO, as tfkit's rows
+ * already are), the poolings and Flatten, channels last as tfkit's. */
+static json_t *
+tfjs_image_layer(const struct layer *L, const char *name, const char **cls,
+                 struct tfi_buf *bin, json_t *weights, int *rc)
+{
+	const char *pad = L->same ? "same" : "valid";
+	json_t *cfg;
+	switch (L->dense) {
+	case L_CONV:
+		*cls = "Conv2D";
+		cfg = json_pack(
+		    "{s:s,s:I,s:[I,I],s:[I,I],s:s,s:s,s:[i,i],s:s,"
+		    "s:b,s:s}",
+		    "name", name, "filters", (json_int_t)L->units,
+		    "kernel_size", (json_int_t)L->k, (json_int_t)L->k,
+		    "strides", (json_int_t)L->stride, (json_int_t)L->stride,
+		    "padding", pad, "data_format", "channels_last",
+		    "dilation_rate", 1, 1, "activation", "linear", "use_bias",
+		    L->bias != NULL, "dtype", "float32");
+		*rc = put_weights_shape(
+		    bin, weights, name, "kernel", L->kernel, L->in, L->units,
+		    json_pack("[I,I,I,I]", (json_int_t)L->k, (json_int_t)L->k,
+		              (json_int_t)L->c, (json_int_t)L->units));
+		if (*rc == TF_OK && L->bias != NULL) {
+			*rc = put_weights(bin, weights, name, "bias", L->bias,
+			                  0, L->units);
+		}
+		return cfg;
+	case L_MAX_POOL:
+	case L_AVG_POOL:
+		*cls = L->dense == L_MAX_POOL ? "MaxPooling2D"
+		                              : "AveragePooling2D";
+		return json_pack(
+		    "{s:s,s:[I,I],s:[I,I],s:s,s:s}", "name", name, "pool_size",
+		    (json_int_t)L->k, (json_int_t)L->k, "strides",
+		    (json_int_t)L->stride, (json_int_t)L->stride, "padding",
+		    pad, "data_format", "channels_last");
+	case L_GLOBAL_POOL:
+		*cls = "GlobalAveragePooling2D";
+		return json_pack("{s:s,s:s}", "name", name, "data_format",
+		                 "channels_last");
+	default:
+		*cls = "Flatten";
+		return json_pack("{s:s}", "name", name);
+	}
+}
+
 int
 tf_model_export_tfjs(struct tf_model *m, const char *dir)
 {
 	struct chain c;
-	int rc = chain(m, &c, 1, 0, "TensorFlow.js");
+	int rc = chain(m, &c, 1, 1, 0, "TensorFlow.js");
 	if (rc != TF_OK) {
 		chain_free(&c);
 		return rc;
@@ -883,11 +948,26 @@ tf_model_export_tfjs(struct tf_model *m, const char *dir)
 	json_t *layers = json_array(), *weights = json_array();
 	struct tfi_buf bin = {0};
 	int64_t width = tf_columns_width(tf_model_columns(m));
+	int image = 0; /* the layer before gave an image, not a row */
 	for (int i = 0; i < c.n && rc == TF_OK; i++) {
 		const struct layer *L = &c.l[i];
 		const char *name = tf_graph_node_name(g, L->node);
 		json_t *cfg;
 		const char *cls;
+		if (image && (L->dense == 1 || L->act == ACT_SOFTMAX)) {
+			/* tfkit's dense takes an image as its row; Keras's
+			 * would take its last axis */
+			char fl[160];
+			snprintf(fl, sizeof fl, "%s/flatten", name);
+			json_array_append_new(
+			    layers, json_pack("{s:s,s:{s:s}}", "class_name",
+			                      "Flatten", "config", "name", fl));
+			image = 0;
+		}
+		if (L->dense >= L_CONV) {
+			image =
+			    L->dense != L_FLATTEN && L->dense != L_GLOBAL_POOL;
+		}
 		if (L->dense == 1) {
 			cls = "Dense";
 			cfg = json_pack("{s:s,s:I,s:s,s:b,s:s}", "name", name,
@@ -915,12 +995,27 @@ tf_model_export_tfjs(struct tf_model *m, const char *dir)
 				rc = put_weights(&bin, weights, name, wn[k],
 				                 wp[k], 0, L->units);
 			}
+		} else if (L->dense >= L_CONV) {
+			cfg =
+			    tfjs_image_layer(L, name, &cls, &bin, weights, &rc);
 		} else {
 			cls = "Activation";
 			cfg = json_pack("{s:s,s:s}", "name", name, "activation",
 			                act_name[L->act]);
 		}
-		if (i == 0) {
+		struct tf_shape s;
+		if (i == 0 && L->dense >= L_CONV &&
+		    tf_graph_shape(g, "x", &s) == 3) {
+			/* the row of features to the image it is */
+			json_array_append_new(
+			    layers,
+			    json_pack(
+			        "{s:s,s:{s:s,s:[n,I],s:[I,I,I]}}", "class_name",
+			        "Reshape", "config", "name", "x_image",
+			        "batch_input_shape", (json_int_t)width,
+			        "target_shape", (json_int_t)s.dim[0],
+			        (json_int_t)s.dim[1], (json_int_t)s.dim[2]));
+		} else if (i == 0) {
 			json_object_set_new(
 			    cfg, "batch_input_shape",
 			    json_pack("[n,I]", (json_int_t)width));
@@ -1314,7 +1409,7 @@ int
 tf_model_export_onnx(struct tf_model *m, const char *path)
 {
 	struct chain c;
-	int rc = chain(m, &c, 0, 1, "ONNX");
+	int rc = chain(m, &c, 0, 1, 1, "ONNX");
 	struct onnx *o = calloc(1, sizeof *o);
 	if (rc != TF_OK || o == NULL) {
 		chain_free(&c);
