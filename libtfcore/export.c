@@ -679,7 +679,7 @@ image_layer(struct tf_model *m, int i, const char *in, int kind,
 	L->same = same;
 	if (tf_graph_shape(g, name, &o) != 3 || L->k < 1 || L->stride < 1) {
 		return tfi_set_error(m, TF_EFORMAT,
-		                     "%s export: node '%s' is no image layer",
+		                     "%s export: node '%s' gives no image",
 		                     format, name);
 	}
 	for (int d = 0; d < 2; d++) {
@@ -689,11 +689,17 @@ image_layer(struct tf_model *m, int i, const char *in, int kind,
 		L->pad[d + 2] = total - total / 2;
 	}
 	if (kind == L_CONV) {
-		int64_t r;
+		int64_t r = 0, rb;
 		L->kernel =
 		    tf_graph_param_by_name(g, name, "kernel", &r, &L->units);
-		L->bias = tf_graph_param_by_name(g, name, "bias", &r, &r);
+		L->bias = tf_graph_param_by_name(g, name, "bias", &rb, &rb);
 		L->in = L->k * L->k * L->c;
+		if (L->kernel == NULL || r != L->in) {
+			return tfi_set_error(m, TF_EFORMAT,
+			                     "%s export: node '%s' has no "
+			                     "kernel of its window",
+			                     format, name);
+		}
 	}
 	return TF_OK;
 }
