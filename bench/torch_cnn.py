@@ -15,19 +15,11 @@ order of the flattened features aside, which costs nothing).
 import sys
 import time
 
-import numpy as np
 import torch
 
-cache = sys.argv[1] + ".npy"
-try:
-    data = np.load(cache)
-except OSError:
-    data = np.loadtxt(sys.argv[1], delimiter=",", skiprows=1,
-                      dtype=np.float32)
-    try:
-        np.save(cache, data)
-    except OSError:
-        pass
+from csv_cache import load
+
+data = load(sys.argv[1])
 torch.set_num_threads(int(sys.argv[2]))
 kind = sys.argv[3]
 nn = torch.nn

@@ -12,21 +12,11 @@ import os
 import sys
 import time
 
-import numpy as np
 import torch
 
-# The CSV parsed once, kept beside it as .npy (bench/train runs this
-# many times; the parse is not what is timed).
-cache = sys.argv[1] + ".npy"
-try:
-    data = np.load(cache)
-except OSError:
-    data = np.loadtxt(sys.argv[1], delimiter=",", skiprows=1,
-                      dtype=np.float32)
-    try:
-        np.save(cache, data)
-    except OSError:
-        pass
+from csv_cache import load
+
+data = load(sys.argv[1])
 torch.set_num_threads(int(sys.argv[2]))
 kind = sys.argv[3] if len(sys.argv) > 3 else "dnn"
 device = sys.argv[4] if len(sys.argv) > 4 else "cpu"

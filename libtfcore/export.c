@@ -44,6 +44,9 @@ is_identity(const char *op)
 	return op != NULL && strcmp(op, "dropout") == 0;
 }
 
+/* The nodes the prediction needs, in graph order, with dropout (the
+ * identity at inference) skipped: each node's source says which node it
+ * reads in its place. */
 static int
 inference(struct tf_model *m, struct infer *inf)
 {
@@ -252,6 +255,9 @@ files_free(struct files *f)
 	tfi_buf_free(&f->manifest);
 }
 
+/* An export's three files in memory: model.json (the inference spec,
+ * signature, provenance, plugins), variables.bin and the manifest of
+ * their checksums; extra, JSON, is merged into the provenance. */
 static int
 build_files(struct tf_model *m, const struct tf_registry *reg,
             const char *extra, struct files *f)
@@ -415,6 +421,7 @@ write_file(const char *dir, const char *name, const struct tfi_buf *b)
 	return 0;
 }
 
+/* A half-written version directory removed: its files, then itself. */
 static void
 remove_tree(const char *dir)
 {
@@ -633,6 +640,7 @@ chain_free(struct chain *c)
 	}
 }
 
+/* Whether op is an activation Keras and ONNX name (not linear). */
 static int
 parse_act(const char *op, enum act *a)
 {
@@ -856,6 +864,9 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 
 /* ---- TensorFlow.js ------------------------------------------------------- */
 
+/* One weight of TensorFlow.js's manifest, named LAYER/NAME, its values
+ * appended to weights.bin as little-endian float32; shape NULL: rows x
+ * cols (cols alone when rows is 0). */
 static int
 put_weights_shape(struct tfi_buf *bin, json_t *manifest, const char *layer,
                   const char *name, const float *p, int64_t rows, int64_t cols,
@@ -1088,6 +1099,8 @@ struct onnx {
 	int full; /* something did not fit: no model */
 };
 
+/* A name made from fmt, a and b, kept until onnx_free(); NULL (and the
+ * model marked full) when it cannot be. */
 static char *
 keep_str(struct onnx *o, const char *fmt, const char *a, const char *b)
 {
@@ -1242,6 +1255,7 @@ node_attr(struct onnx *o, Onnx__NodeProto *n, const char *name, int is_float,
 	node_attrs(o, n, name, is_float, v, NULL, 0);
 }
 
+/* Everything add_node(), add_init_nd() and keep_str() allocated. */
 static void
 onnx_free(struct onnx *o)
 {

@@ -145,6 +145,8 @@ tf_graph_free(struct tf_graph *g)
 	free(g);
 }
 
+/* The index of the node called name, or -1 (a linear search: specs
+ * have tens of nodes). */
 static int
 find_node(const struct tf_graph *g, const char *name)
 {
@@ -158,6 +160,8 @@ find_node(const struct tf_graph *g, const char *name)
 
 /* ---- parsing ------------------------------------------------------------- */
 
+/* A node name: letters, digits and _ - . / only, so a spec line splits
+ * on blanks and a checkpoint names parameters NODE/PARAM. */
 static int
 valid_name(const char *s)
 {
@@ -173,6 +177,8 @@ valid_name(const char *s)
 	return 1;
 }
 
+/* A new node of the spec's line, its name checked and not yet used;
+ * NULL with the graph's error otherwise. */
 static struct tf_node *
 add_node(struct tf_graph *g, int line, const char *name)
 {
@@ -204,6 +210,8 @@ add_node(struct tf_graph *g, int line, const char *name)
 	return nd;
 }
 
+/* One spec line: "input NAME SHAPE [int64|float32]" or "node NAME OP
+ * INPUTS [KEY=VALUE]...", blank ones skipped; errors name the line. */
 static int
 parse_line(struct tf_graph *g, int line, char *s)
 {
@@ -564,6 +572,7 @@ tf_node_device(struct tf_node *n)
 	return n->g->dev;
 }
 
+/* The node's attribute key, or NULL. */
 static struct attr *
 attr_find(struct tf_node *n, const char *key)
 {
@@ -615,6 +624,9 @@ tf_node_attr_str(struct tf_node *n, const char *key, const char *dflt)
 	return a ? a->val : dflt;
 }
 
+/* A parameter (or state, which the optimizer leaves alone) of rows x
+ * cols, its shape bounded before any block is sized from it; its index
+ * among the node's, or an error. */
 static int
 declare(struct tf_node *n, const char *name, int64_t rows, int64_t cols,
         int init, int state)
@@ -962,6 +974,8 @@ tf_graph_want_input_grad(struct tf_graph *g, const char *input)
 	return TF_OK;
 }
 
+/* Rows of an input for the next pass, borrowed (not copied) until it
+ * ends; the dtype must be the input's. */
 static int
 feed(struct tf_graph *g, const char *input, int dtype, const void *data,
      int64_t rows)

@@ -41,6 +41,28 @@ put_line(struct tfi_buf *b, const char *fmt, ...)
 	return tfi_json_put(b, line, strlen(line));
 }
 
+/* The next number of a list of sizes ("128 32 8" or "128,32,8") from *p,
+ * which moves past it: 1 and *v, 0 at the end of the list, -1 for
+ * anything else or a value outside 1..max. */
+static int
+next_size(const char **p, long max, long *v)
+{
+	while (**p == ' ' || **p == ',') {
+		(*p)++;
+	}
+	if (**p == '\0') {
+		return 0;
+	}
+	char *end;
+	*v = strtol(*p, &end, 10);
+	if (end == *p || *v < 1 || *v > max ||
+	    (*end != '\0' && *end != ' ' && *end != ',')) {
+		return -1;
+	}
+	*p = end;
+	return 1;
+}
+
 /*
  * The hidden layers of a dnn on node prev: dense, then batchnorm when
  * bn_epsilon > 0, then relu, then dropout when keep < 1.  The last
@@ -52,19 +74,11 @@ hidden_layers(struct tfi_buf *b, const char *hidden, const char *prev,
               char *err, size_t errlen)
 {
 	const char *p = hidden ? hidden : "";
-	int layer = 0, rc = 0;
+	int layer = 0, rc = 0, more;
+	long units;
 	snprintf(out, outlen, "%s", prev);
-	while (*p != '\0') {
-		while (*p == ' ' || *p == ',') {
-			p++;
-		}
-		if (*p == '\0') {
-			break;
-		}
-		char *end;
-		long units = strtol(p, &end, 10);
-		if (end == p || units < 1 || units > (1 << 20) ||
-		    (*end != '\0' && *end != ' ' && *end != ',')) {
+	while ((more = next_size(&p, 1 << 20, &units)) != 0) {
+		if (more < 0) {
 			snprintf(err, errlen,
 			         "--hidden: '%s' is not a list of layer sizes",
 			         hidden);
@@ -90,7 +104,6 @@ hidden_layers(struct tfi_buf *b, const char *hidden, const char *prev,
 			              layer, layer, keep);
 			snprintf(out, outlen, "d%d", layer);
 		}
-		p = end;
 	}
 	if (layer == 0) {
 		snprintf(err, errlen, "--hidden: no layers");
@@ -233,18 +246,10 @@ tf_model_spec_cnn(const char *input_shape, const char *conv, const char *hidden,
 	/* Blocks of conv 3x3 (SAME), [batchnorm,] relu, max_pool 2 (SAME). */
 	const char *p = conv ? conv : "";
 	char prev[32] = "x";
-	int block = 0;
-	while (*p != '\0') {
-		while (*p == ' ' || *p == ',') {
-			p++;
-		}
-		if (*p == '\0') {
-			break;
-		}
-		char *end;
-		long filters = strtol(p, &end, 10);
-		if (end == p || filters < 1 || filters > 4096 ||
-		    (*end != '\0' && *end != ' ' && *end != ',')) {
+	int block = 0, more;
+	long filters;
+	while ((more = next_size(&p, 4096, &filters)) != 0) {
+		if (more < 0) {
 			snprintf(err, errlen,
 			         "--conv: '%s' is not a list of filter counts",
 			         conv);
@@ -275,7 +280,6 @@ tf_model_spec_cnn(const char *input_shape, const char *conv, const char *hidden,
 		     put_line(&b, "node p%d max_pool r%d size=2 padding=same\n",
 		              block, block);
 		snprintf(prev, sizeof prev, "p%d", block);
-		p = end;
 	}
 	if (block == 0) {
 		snprintf(err, errlen, "--conv: no convolution layers");

@@ -95,6 +95,7 @@ static int input_state(struct run *r);
 static int fail(struct run *r, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The trainer's error, set on its handle; returns code. */
 static int
 fail(struct run *r, int code, const char *fmt, ...)
 {
@@ -121,6 +122,8 @@ host_block(struct run *r, int which, int fetch)
 	return tfi_graph_host(r->g, which, fetch);
 }
 
+/* A checkpoint of the step: header, parameters, state and the
+ * optimizer's slots, written atomically (the leader only). */
 static int
 save(struct run *r)
 {
@@ -213,6 +216,7 @@ struct sparse {
 	int64_t idw; /* ids a row */
 };
 
+/* The row-sparse exchange's buffers (embedding tables over tf-ps). */
 static void
 sparse_free(struct sparse *sp)
 {
@@ -515,6 +519,8 @@ validate(struct run *r)
 	return TF_OK;
 }
 
+/* One JSON line of metrics (and validation, when asked) to the sink,
+ * the same figures to TensorBoard's event file; final: the run's last. */
 static int
 report(struct run *r, struct tf_metrics *m, double lr, double eps, int final)
 {
@@ -937,6 +943,8 @@ note_unused(struct run *r)
 	r->sink->note(r->sink->ctx, msg);
 }
 
+/* A new run: the columns from the schema (or inferred), the header's
+ * settings and model, categorical ids when the model reads them. */
 static int
 start(struct run *r)
 {
@@ -1146,6 +1154,9 @@ note_lost(struct run *r)
 	say_note(r, msg);
 }
 
+/* One trainer of a cluster: its rank and share of the records, the ps
+ * tasks reached (waiting up to --startup-timeout), then the model: the
+ * chief's given to them, pulled from them by the others. */
 static int
 join_cluster(struct run *r)
 {

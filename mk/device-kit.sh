@@ -39,7 +39,7 @@ done
 for p in gen-higgs gemm-ceiling gpu-sgemm; do
 	[ -x "$B/bench/$p" ] && cp -p "$B/bench/$p" "$k/$B/bench/"
 done
-cp -p bench/gpu bench/distributed bench/peer.sh bench/torch_train.py \
+cp -p bench/gpu bench/distributed bench/peer.sh bench/torch_train.py bench/csv_cache.py \
 	bench/gen-higgs.c bench/gemm-ceiling.c "$k/bench/"
 cp -p share/data/breast_cancer.csv share/data/iris.csv share/data/README "$k/share/data/"
 cp -p kit/env kit/selftest kit/gpu-check kit/README "$k/kit/"
