@@ -290,27 +290,37 @@ assert sum(w["applied"] for w in c["workers"]) == c["step"], c'
 }
 
 @test "sync with a backup worker: 2 of 3 gradients a step, the late ones dropped and counted" {
-	cluster 1 3
-	start_ps 1
-	for i in 1 2; do
-		tf-train $C --job-name worker --task-index $i -q --epochs 30 --batch-size 32 \
-			--replicas-to-aggregate 2 "$F/train.tfrecord" > w$i.out 2> w$i.err 3>&- &
-		PIDS+=" $!"
-	done
-	run -0 --separate-stderr tf-train $C --job-name worker --task-index 0 -q --epochs 30 \
-		--batch-size 32 --replicas-to-aggregate 2 --checkpoint-dir ck "$F/train.tfrecord"
-	wait_all
-	grep -q "sync (2 of 3 trainers a step)" ps-0.log
-	/usr/bin/python3 -c '
+	# Which gradient is late is a race: trainer 2 runs at the lowest
+	# priority, a straggler, and the run is tried up to three times for
+	# one in which some gradient came late (every run must balance).
+	for try in 1 2 3; do
+		rm -rf ck ps-0.log
+		cluster 1 3
+		start_ps 1
+		for i in 1 2; do
+			nice -n $((i == 2 ? 19 : 0)) tf-train $C --job-name worker --task-index $i -q \
+				--epochs 30 --batch-size 32 --replicas-to-aggregate 2 "$F/train.tfrecord" \
+				> w$i.out 2> w$i.err 3>&- &
+			PIDS+=" $!"
+		done
+		run -0 --separate-stderr tf-train $C --job-name worker --task-index 0 -q --epochs 30 \
+			--batch-size 32 --replicas-to-aggregate 2 --checkpoint-dir ck "$F/train.tfrecord"
+		wait_all
+		grep -q "sync (2 of 3 trainers a step)" ps-0.log
+		run -0 /usr/bin/python3 -c '
 import json
 line = [l for l in open("ps-0.log") if "counters" in l][0]
 c = json.loads(line.split("counters ", 1)[1])
 sent = sum(w["sent"] for w in c["workers"])
 applied = sum(w["applied"] for w in c["workers"])
 backup = sum(w["dropped"]["backup"] for w in c["workers"])
-assert sent == applied + backup and backup > 0, c
+assert sent == applied + backup, c
 # a step takes 2 gradients, 1 at the end when one trainer is left
-assert c["step"] < applied <= 2 * c["step"], c'
+assert c["step"] < applied <= 2 * c["step"], c
+print(backup)'
+		[ "$output" -gt 0 ] && break
+	done
+	[ "$output" -gt 0 ]
 	accuracy_near_one ck
 }
 
@@ -320,8 +330,18 @@ assert c["step"] < applied <= 2 * c["step"], c'
 	tf-train $C --job-name worker --task-index 1 -q --epochs 0 --max-steps 100000 --batch-size 32 \
 		--peer-timeout 1 "$F/train.tfrecord" > w1.out 2> w1.err 3>&- &
 	victim=$!
-	( sleep 1; kill -9 $victim ) 3>&- &
-	run -0 --separate-stderr tf-train $C --job-name worker --task-index 0 -q --epochs 300 \
+	# killed once the ps has its model (training has begun), while the
+	# chief has thousands of steps to go: it cannot finish first, and it
+	# waits for trainer 1's gradients until the ps gives up on it
+	(
+		for _ in $(seq 100); do
+			grep -q 'sync (2 of 2 trainers a step)' ps-0.log 2> /dev/null && break
+			sleep 0.1
+		done
+		sleep 0.2
+		kill -9 $victim
+	) 3>&- &
+	run -0 --separate-stderr tf-train $C --job-name worker --task-index 0 -q --epochs 3000 \
 		--batch-size 32 --peer-timeout 1 --checkpoint-dir ck "$F/train.tfrecord"
 	wait_all
 	# the ps and the chief say which trainer was lost, when, and how
