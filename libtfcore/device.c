@@ -526,3 +526,31 @@ tf_update(struct tf_device *d, const struct tf_update *u, float *w,
 	}
 	unstage(&s);
 }
+
+int
+tf_conv_geometry(int64_t h, int64_t w, int64_t c, int64_t k, int64_t stride,
+                 int same, struct tf_conv *g)
+{
+	*g = (struct tf_conv){.h = h,
+	                      .w = w,
+	                      .c = c,
+	                      .kh = k,
+	                      .kw = k,
+	                      .sh = stride,
+	                      .sw = stride};
+	if (same) {
+		g->oh = (h + stride - 1) / stride;
+		g->ow = (w + stride - 1) / stride;
+		int64_t ph = (g->oh - 1) * stride + k - h;
+		int64_t pw = (g->ow - 1) * stride + k - w;
+		g->ph = ph > 0 ? ph / 2 : 0;
+		g->pw = pw > 0 ? pw / 2 : 0;
+		return 0;
+	}
+	if (k > h || k > w) {
+		return -1;
+	}
+	g->oh = (h - k) / stride + 1;
+	g->ow = (w - k) / stride + 1;
+	return 0;
+}

@@ -98,13 +98,9 @@ inference_spec(struct tf_model *m, const struct infer *inf, struct tfi_buf *b)
 			/* the input's shape as the spec gave it: 8x8x1 */
 			const char *name = tf_graph_node_name(g, i);
 			struct tf_shape s;
-			char dims[160] = "";
-			int rank = tf_graph_shape(g, name, &s);
-			for (int k = 0; k < rank; k++) {
-				size_t at = strlen(dims);
-				snprintf(dims + at, sizeof dims - at, "%s%lld",
-				         k ? "x" : "", (long long)s.dim[k]);
-			}
+			char dims[160];
+			tf_graph_shape(g, name, &s);
+			tfi_shape_format(&s, dims, sizeof dims);
 			snprintf(
 			    line, sizeof line, "input %s %s%s\n", name, dims,
 			    tf_graph_input_dtype(g, name) == TF_INT64 ? " int64"
@@ -664,7 +660,7 @@ image_layer(struct tf_model *m, int i, const char *in, int kind,
 {
 	struct tf_graph *g = tf_model_graph(m);
 	const char *name = tf_graph_node_name(g, i);
-	struct tf_shape s, o;
+	struct tf_shape s;
 	if (tf_graph_shape(g, in, &s) != 3) {
 		return tfi_set_error(m, TF_EFORMAT,
 		                     "%s export: node '%s' takes no image",
@@ -683,19 +679,22 @@ image_layer(struct tf_model *m, int i, const char *in, int kind,
 	a = tf_graph_node_attr(g, i, "stride");
 	L->stride = a ? strtoll(a, NULL, 10) : kind == L_CONV ? 1 : L->k;
 	a = tf_graph_node_attr(g, i, "padding");
-	int same = a ? strcmp(a, "same") == 0 : kind == L_CONV;
-	L->same = same;
-	if (tf_graph_shape(g, name, &o) != 3 || L->k < 1 || L->stride < 1) {
+	L->same = a ? strcmp(a, "same") == 0 : kind == L_CONV;
+	/* the op's own geometry: padding before from it, after the rest */
+	struct tf_conv cg;
+	if (L->k < 1 || L->stride < 1 ||
+	    tf_conv_geometry(L->h, L->w, L->c, L->k, L->stride, L->same, &cg) !=
+	        0) {
 		return tfi_set_error(m, TF_EFORMAT,
 		                     "%s export: node '%s' gives no image",
 		                     format, name);
 	}
-	for (int d = 0; d < 2; d++) {
-		int64_t total = (o.dim[d] - 1) * L->stride + L->k - s.dim[d];
-		total = same && total > 0 ? total : 0;
-		L->pad[d] = total / 2;
-		L->pad[d + 2] = total - total / 2;
-	}
+	int64_t total[2] = {(cg.oh - 1) * cg.sh + cg.kh - cg.h,
+	                    (cg.ow - 1) * cg.sw + cg.kw - cg.w};
+	L->pad[0] = cg.ph;
+	L->pad[1] = cg.pw;
+	L->pad[2] = L->same && total[0] > cg.ph ? total[0] - cg.ph : 0;
+	L->pad[3] = L->same && total[1] > cg.pw ? total[1] - cg.pw : 0;
 	if (kind == L_CONV) {
 		int64_t r = 0, rb;
 		L->kernel =

@@ -740,11 +740,10 @@ tf_settings_resolve(struct tf_settings *s)
 	}
 	/* A cnn's settings with another model said: a mistake to say. */
 	const char *model = s->value[find("model")].text;
-	for (size_t i = 0; rc == TF_OK && model != NULL &&
-	                   strcmp(model, "cnn") != 0 && i < NDEFS;
-	     i++) {
-		if (defs[i].show == CONV && s->value[i].text != NULL &&
-		    strcmp(model, "custom") != 0) {
+	int other = model != NULL && strcmp(model, "cnn") != 0 &&
+	            strcmp(model, "custom") != 0;
+	for (size_t i = 0; rc == TF_OK && other && i < NDEFS; i++) {
+		if (defs[i].show == CONV && s->value[i].text != NULL) {
 			rc = tfi_set_error(s, TF_EINVAL,
 			                   "--%s goes with --model cnn, not %s",
 			                   defs[i].name, model);

@@ -182,29 +182,18 @@ tf_model_spec(const char *model, const char *hidden, int64_t inputs, int task,
 static int
 image_shape(const char *text, int64_t dims[3], char *err, size_t errlen)
 {
-	const char *p = text ? text : "";
-	int n = 0;
-	dims[2] = 1;
-	while (n < 3) {
-		char *end;
-		long long v = strtoll(p, &end, 10);
-		if (end == p || v < 1 || v > (1 << 16)) {
-			break;
-		}
-		dims[n++] = v;
-		p = end;
-		if (*p != 'x') {
-			break;
-		}
-		p++;
-	}
-	if (n < 2 || *p != '\0') {
+	struct tf_shape sh;
+	if (text == NULL || tfi_shape_parse(text, strlen(text), &sh) != 0 ||
+	    sh.rank < 2 || sh.rank > 3) {
 		snprintf(err, errlen,
 		         "--input-shape: '%s' is not an image shape "
 		         "(HxWxC, e.g. 28x28x1)",
 		         text ? text : "");
 		return TF_EINVAL;
 	}
+	dims[0] = sh.dim[0];
+	dims[1] = sh.dim[1];
+	dims[2] = sh.rank == 3 ? sh.dim[2] : 1;
 	return TF_OK;
 }
 

@@ -49,27 +49,14 @@ geometry(struct tf_node *n, int64_t k, int64_t stride, const char *padding,
 		return tf_node_error(n,
 		                     "needs a window and stride of 1 or more");
 	}
-	memset(g, 0, sizeof *g);
-	g->h = s.dim[0], g->w = s.dim[1], g->c = s.dim[2];
-	g->kh = g->kw = k;
-	g->sh = g->sw = stride;
-	if (same) {
-		g->oh = (g->h + stride - 1) / stride;
-		g->ow = (g->w + stride - 1) / stride;
-		int64_t ph = (g->oh - 1) * stride + k - g->h;
-		int64_t pw = (g->ow - 1) * stride + k - g->w;
-		g->ph = ph > 0 ? ph / 2 : 0;
-		g->pw = pw > 0 ? pw / 2 : 0;
-	} else if (k > g->h || k > g->w) {
+	if (tf_conv_geometry(s.dim[0], s.dim[1], s.dim[2], k, stride, same,
+	                     g) != 0) {
 		return tf_node_error(n,
 		                     "a %lldx%lld window does not fit its "
 		                     "%lldx%lldx%lld input (padding=valid)",
 		                     (long long)k, (long long)k,
-		                     (long long)g->h, (long long)g->w,
-		                     (long long)g->c);
-	} else {
-		g->oh = (g->h - k) / stride + 1;
-		g->ow = (g->w - k) / stride + 1;
+		                     (long long)s.dim[0], (long long)s.dim[1],
+		                     (long long)s.dim[2]);
 	}
 	return TF_OK;
 }
@@ -208,12 +195,14 @@ build_pool(struct tf_node *n)
 	return tf_node_set_shape(n, &s);
 }
 
-/* y: (B, oh*ow*C), the windows' largest values or means */
+/* y: (B, oh*ow*C), the windows' largest values or means, over the
+ * windows geom gives (pool_geometry, or global_geometry's one). */
 static int
-forward_pool(struct tf_node *n, int max)
+forward_pool(struct tf_node *n, int max,
+             int (*geom)(struct tf_node *, struct tf_conv *))
 {
 	struct tf_conv g;
-	if (pool_geometry(n, &g) != TF_OK) {
+	if (geom(n, &g) != TF_OK) {
 		return TF_EINVAL;
 	}
 	const struct tf_tensor *x = tf_node_input(n, 0);
@@ -223,14 +212,15 @@ forward_pool(struct tf_node *n, int max)
 }
 
 static int
-backward_pool(struct tf_node *n, int max)
+backward_pool(struct tf_node *n, int max,
+              int (*geom)(struct tf_node *, struct tf_conv *))
 {
 	struct tf_tensor *dx = tf_node_input_grad(n, 0);
 	struct tf_conv g;
 	if (dx == NULL) {
 		return TF_OK;
 	}
-	if (pool_geometry(n, &g) != TF_OK) {
+	if (geom(n, &g) != TF_OK) {
 		return TF_EINVAL;
 	}
 	const struct tf_tensor *x = tf_node_input(n, 0);
@@ -244,26 +234,26 @@ static int
 forward_max(struct tf_node *n, int training)
 {
 	(void)training;
-	return forward_pool(n, 1);
+	return forward_pool(n, 1, pool_geometry);
 }
 
 static int
 backward_max(struct tf_node *n)
 {
-	return backward_pool(n, 1);
+	return backward_pool(n, 1, pool_geometry);
 }
 
 static int
 forward_avg(struct tf_node *n, int training)
 {
 	(void)training;
-	return forward_pool(n, 0);
+	return forward_pool(n, 0, pool_geometry);
 }
 
 static int
 backward_avg(struct tf_node *n)
 {
-	return backward_pool(n, 0);
+	return backward_pool(n, 0, pool_geometry);
 }
 
 /* The whole image one window: a mean a channel. */
@@ -297,32 +287,13 @@ static int
 forward_global(struct tf_node *n, int training)
 {
 	(void)training;
-	struct tf_conv g;
-	if (global_geometry(n, &g) != TF_OK) {
-		return TF_EINVAL;
-	}
-	const struct tf_tensor *x = tf_node_input(n, 0);
-	tf_pool(tf_node_device(n), tf_tensor_f32(x), x->rows, &g, 0,
-	        tf_tensor_f32(tf_node_output(n)));
-	return TF_OK;
+	return forward_pool(n, 0, global_geometry);
 }
 
 static int
 backward_global(struct tf_node *n)
 {
-	struct tf_tensor *dx = tf_node_input_grad(n, 0);
-	struct tf_conv g;
-	if (dx == NULL) {
-		return TF_OK;
-	}
-	if (global_geometry(n, &g) != TF_OK) {
-		return TF_EINVAL;
-	}
-	const struct tf_tensor *x = tf_node_input(n, 0);
-	tf_pool_grad(tf_node_device(n), tf_tensor_f32(x),
-	             tf_tensor_f32(tf_node_output_grad(n)), x->rows, &g, 0,
-	             tf_tensor_f32(dx));
-	return TF_OK;
+	return backward_pool(n, 0, global_geometry);
 }
 
 /* The image as one flat row: the same values (a row is already laid

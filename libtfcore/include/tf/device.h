@@ -224,6 +224,15 @@ struct tf_conv {
 	int64_t ph, pw;  /* padding before (top, left) */
 	int64_t oh, ow;  /* the output image */
 };
+/*
+ * The geometry of a k x k window moved by stride over an h x w x c
+ * image, padded as TensorFlow's: same gives ceil(in / stride) outputs,
+ * the padding split with the odd one after (ph, pw before it); valid
+ * only whole windows.  0, or -1 when a valid window does not fit.  One
+ * formula for the ops and for the exports that restate their padding.
+ */
+TF_API int tf_conv_geometry(int64_t h, int64_t w, int64_t c, int64_t k,
+                            int64_t stride, int same, struct tf_conv *g);
 TF_API void tf_im2col(struct tf_device *d, const float *x, int64_t rows,
                       const struct tf_conv *g, float *col);
 /* Convolution's way back: dx += each col row's values at the input

@@ -33,11 +33,12 @@ extern "C" {
 #endif
 
 struct tf_train_config {
-	const char *model;       /* "lr", "dnn", "wide_and_deep" or "custom" */
+	const char *model; /* "lr", "dnn", "cnn", "wide_and_deep" or "custom" */
 	const char *hidden;      /* dnn: "128 32 8" */
 	const char *input_shape; /* cnn: "28x28x1", or NULL */
 	const char *conv;        /* cnn: "32 64" */
-	int enable_bn;           /* dnn: batch normalisation after each dense */
+	int enable_bn; /* dnn, cnn: batch normalisation after each dense (and
+	                * cnn's convolutions) */
 	double bn_epsilon;
 	double keep_prob;      /* dnn: dropout keep probability (1: none) */
 	const char *optimizer; /* a plugin's optimizer name */
