@@ -67,7 +67,7 @@ CFLAGS   ?= $(OPT)
 CFLAGS   += -std=c11 $(WARN) -pthread $(SANFLAGS)
 LIBCFLAGS = $(CFLAGS) -fPIC -fvisibility=hidden -DTF_BUILDING_LIBRARY -Ilibtfcore -I.
 LDFLAGS  += -pthread $(SANFLAGS)
-LIBS     := -lcsv -larchive -lprotobuf-c -ljansson -lnettle -lnng -lz -lopenblas -ldl -lm
+LIBS     := -lcsv -larchive -ljpeg -lpng16 -lprotobuf-c -ljansson -lnettle -lnng -lz -lopenblas -ldl -lm
 
 V ?= 0
 ifeq ($(V),0)
@@ -97,7 +97,7 @@ LIB_OBJ   := $(patsubst libtfcore/%.c,$(B)/lib/%.o,$(LIB_SRC)) $(patsubst %,$(B)
 PLUGIN_SRC := $(wildcard plugins/ops/*.c plugins/optimizers/*.c)
 PLUGIN_SO := $(patsubst %.c,$(B)/lib/tfkit/plugins/%.so,$(notdir $(PLUGIN_SRC)))
 LIB_HDR   := $(wildcard libtfcore/include/tf/*.h)
-TOOLS     := tf-csv2record tf-records tf-train tf-ps tf-eval tf-export tf-serve
+TOOLS     := tf-csv2record tf-img2record tf-records tf-train tf-ps tf-eval tf-export tf-serve
 TOOL_BIN  := $(addprefix $(B)/bin/,$(TOOLS))
 TOOL_COMMON := $(B)/tools/tool.o
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
@@ -300,6 +300,12 @@ $(B)/tests/nngreq: tests/cli/nngreq.c
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -lnng $(LDFLAGS)
 
+# The command tests' image maker: digits as PNG and JPEG files, written
+# with libpng and libjpeg themselves.
+$(B)/tests/mkimages: tests/cli/mkimages.c
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -ljpeg -lpng16 $(LDFLAGS)
+
 # A client of tf-ps's protocol for the command tests (its own copy of
 # the generated message code: the library keeps its symbols hidden).
 $(B)/tests/psreq: tests/cli/psreq.c $(B)/gen/ps.pb-c.c $(B)/gen/ps.pb-c.h
@@ -315,7 +321,7 @@ $(FAKE_GPU): tests/unit/fake_gpu.c kernels/kernels.h $(KERN_OBJ)
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -I. -shared -fPIC -fvisibility=hidden -o $@ $< $(KERN_OBJ) -lopenblas -lm $(LDFLAGS)
 
-check: deps-check all $(UNIT_BIN) $(FUZZ_RUN) $(B)/tests/nngreq $(B)/tests/psreq $(FAKE_GPU)
+check: deps-check all $(UNIT_BIN) $(FUZZ_RUN) $(B)/tests/nngreq $(B)/tests/psreq $(B)/tests/mkimages $(FAKE_GPU)
 	@sh mk/node.sh
 	@B=$(B) SANITIZE=$(SANITIZE) sh tests/run
 
@@ -352,7 +358,7 @@ SECONDS ?= 60
 fuzz-run: fuzz
 	@sh mk/fuzz-run.sh $(B) $(SECONDS) $(TARGETS)
 
-bench: all
+bench: all $(B)/tests/mkimages
 	@sh mk/deps.sh bench
 	@B=$(B) sh bench/csv2record
 	@B=$(B) sh bench/train

@@ -14,6 +14,7 @@
 
 #include "internal.h"
 #include "tf/columns.h"
+#include "tf/image.h"
 #include "tf/schema.h"
 
 #include "columns_private.h"
@@ -52,6 +53,7 @@ tf_columns_new(void)
 	struct tf_columns *cols = calloc(1, sizeof *cols);
 	if (cols != NULL) {
 		cols->normalize = 1;
+		cols->img_scale = -1;
 		cols->task = TF_TASK_BINARY;
 		cols->classes = 2;
 	}
@@ -217,6 +219,9 @@ tf_columns_class_name(const struct tf_columns *cols, int64_t k, char *buf,
 	int n;
 	if (cols->lmap == LMAP_VOCAB && (size_t)k < cols->lvocab->n) {
 		n = snprintf(buf, size, "%s", cols->lvocab->values[k]);
+	} else if (cols->lmap == LMAP_INTS && (size_t)k < cols->nlvals &&
+	           cols->schema->nclass_names == cols->nlvals) {
+		n = snprintf(buf, size, "%s", cols->schema->class_names[k]);
 	} else if (cols->lmap == LMAP_INTS && (size_t)k < cols->nlvals) {
 		n = snprintf(buf, size, "%lld", (long long)cols->lvals[k]);
 	} else {
@@ -594,12 +599,87 @@ select_features(struct tf_columns *cols)
 	           : tfi_set_error(cols, TF_ENOMEM, "out of memory");
 }
 
+int
+tf_columns_set_image(struct tf_columns *cols, int height, int width,
+                     int channels, int scale)
+{
+	if (height < 0 || width < 0 || height > 65535 || width > 65535 ||
+	    (height == 0) != (width == 0) ||
+	    (channels != 0 && channels != 1 && channels != 3) || scale > 2) {
+		return tfi_set_error(cols, TF_EINVAL,
+		                     "an image is 1 to 65535 pixels a side, "
+		                     "with 1 or 3 channels");
+	}
+	cols->img_h = height;
+	cols->img_w = width;
+	cols->img_c = channels;
+	cols->img_scale = scale;
+	return TF_OK;
+}
+
+int
+tf_columns_image(const struct tf_columns *cols, struct tf_image_view *v)
+{
+	if (!cols->image) {
+		return 0;
+	}
+	const struct tf_schema *sc = cols->schema;
+	memset(v, 0, sizeof *v);
+	v->height = (int)sc->image_height;
+	v->width = (int)sc->image_width;
+	v->channels = (int)sc->image_channels;
+	v->scale = sc->image_scale;
+	return 1;
+}
+
+/* An image schema: the image is the one input, of the size, channels and
+ * scale set (tf_columns_set_image) or the schema's, which the schema's
+ * text then says. */
+static int
+use_image(struct tf_columns *cols, const char *origin)
+{
+	struct tf_schema *sc = cols->schema;
+	if (cols->img_h > 0) {
+		sc->image_height = cols->img_h;
+		sc->image_width = cols->img_w;
+	}
+	sc->image_channels = cols->img_c ? cols->img_c : sc->image_channels;
+	sc->image_scale =
+	    cols->img_scale >= 0 ? cols->img_scale : sc->image_scale;
+	if (sc->image_height == 0) {
+		return tfi_set_error(cols, TF_EINVAL,
+		                     "%s: the images are not all one size; "
+		                     "give the size the model reads them at "
+		                     "(--image-size HxW)",
+		                     origin);
+	}
+	int64_t w = sc->image_height * sc->image_width * sc->image_channels;
+	if (w > (1 << 24)) {
+		return tfi_set_error(cols, TF_EINVAL,
+		                     "%s: images of %lldx%lldx%lld are more "
+		                     "than 2^24 inputs",
+		                     origin, (long long)sc->image_height,
+		                     (long long)sc->image_width,
+		                     (long long)sc->image_channels);
+	}
+	cols->image = 1;
+	int rc = add_input(cols, sc->image_feature, w);
+	if (rc == TF_OK && tf_schema_write(sc, NULL) != TF_OK) {
+		rc = tfi_set_error(cols, TF_ENOMEM, "out of memory");
+	}
+	return rc;
+}
+
 /* Take inputs, label and statistics from the parsed schema. */
 static int
 use_schema(struct tf_columns *cols, const char *origin)
 {
 	const struct tf_schema *sc = cols->schema;
 	int rc;
+	if (sc->layout == TFI_LAYOUT_IMAGE &&
+	    (rc = use_image(cols, origin)) != TF_OK) {
+		return rc;
+	}
 	if ((cols->select != NULL || cols->exclude != NULL) &&
 	    (rc = select_features(cols)) != TF_OK) {
 		return rc;
@@ -673,7 +753,7 @@ use_schema(struct tf_columns *cols, const char *origin)
 		}
 		tf_columns_set_label(cols, sc->label.name, task, k);
 	}
-	return cols->sparse ? TF_OK : name_columns(cols, origin);
+	return cols->sparse || cols->image ? TF_OK : name_columns(cols, origin);
 }
 
 int

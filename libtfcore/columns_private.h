@@ -65,6 +65,8 @@ struct tf_columns {
 	int64_t classes;
 	int normalize;
 	int sparse; /* libsvm layout: ids/values scattered into a row */
+	int image;  /* image layout: in[0] is the image, decoded */
+	int img_h, img_w, img_c, img_scale; /* tf_columns_set_image() */
 	/* The label's classes when they are not 0..K-1 as they stand:
 	 * the schema's int64 values (sorted: value i is class i, so 1..K
 	 * or -1/+1 get no phantom class) or its string vocabulary. */

@@ -25,6 +25,7 @@
 #include "tf/dataset.h"
 #include "tf/example.h"
 #include "tf/file.h"
+#include "tf/image.h"
 #include "tf/record.h"
 #include "tf/rng.h"
 #include "tf/schema.h"
@@ -105,6 +106,7 @@ tf_dataset_free(struct tf_dataset *ds)
 	close_files(ds);
 	tf_reader_free(ds->r);
 	tf_example_free(ds->ex);
+	tf_image_free(ds->img);
 	free(ds);
 }
 
@@ -191,9 +193,9 @@ tf_dataset_open(struct tf_dataset *ds, const char *const *files, size_t nfiles,
 	for (size_t i = 0; i < ds->cols->nin; i++) {
 		covered += ds->cols->in[i].width;
 	}
-	ds->fast = !ds->no_fast && !ds->cols->sparse && ds->cols->ncat == 0 &&
-	           ds->key == NULL && ds->cols->lmap == LMAP_NONE &&
-	           covered == ds->cols->width;
+	ds->fast = !ds->no_fast && !ds->cols->sparse && !ds->cols->image &&
+	           ds->cols->ncat == 0 && ds->key == NULL &&
+	           ds->cols->lmap == LMAP_NONE && covered == ds->cols->width;
 	ds->ylen = ds->cols->label ? strlen(ds->cols->label) : 0;
 	free(ds->fnlen);
 	free(ds->fseen);
@@ -398,6 +400,52 @@ read_label(struct tf_dataset *ds, const struct tf_feature *f, const char *file,
 /* Decode a record into row (width floats), ids (nids) and *label. */
 static int missing(struct tf_dataset *ds, const char *file, uint64_t rec);
 
+void
+tf_dataset_set_augment(struct tf_dataset *ds, int flip, int shift)
+{
+	ds->flip = flip;
+	ds->shift = shift > 0 ? shift : 0;
+}
+
+/* An image feature into its row: decoded, then as the columns' view
+ * says, with the record's augmentation drawn from the seed, epoch, file
+ * and record. */
+static int
+decode_image(struct tf_dataset *ds, const struct tf_feature *f,
+             const char *file, uint64_t rec, float *dst)
+{
+	if (f->kind != TF_KIND_BYTES || f->count != 1) {
+		return tfi_set_error(ds, TF_EFORMAT,
+		                     "%s: record %llu: feature '%s' holds %zu "
+		                     "%s values, not one encoded image",
+		                     file, (unsigned long long)rec, f->name,
+		                     f->count, tf_kind_name(f->kind));
+	}
+	if (ds->img == NULL && (ds->img = tf_image_new()) == NULL) {
+		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
+	}
+	int rc = tf_image_decode(ds->img, f->bytes[0].data, f->bytes[0].len);
+	if (rc != TF_OK) {
+		return tfi_set_error(ds, rc == TF_ENOMEM ? rc : TF_EFORMAT,
+		                     "%s: record %llu: feature '%s': %s", file,
+		                     (unsigned long long)rec, f->name,
+		                     tf_errmsg(ds->img));
+	}
+	struct tf_image_view v;
+	tf_columns_image(ds->cols, &v);
+	if (ds->flip || ds->shift > 0) {
+		struct tf_rng r;
+		tf_rng_seed(&r, ds->seed ^ (ds->epoch * 0x9E3779B97F4A7C15ULL) ^
+		                    ((uint64_t)ds->file << 40) ^ rec);
+		uint64_t span = 2 * (uint64_t)ds->shift + 1;
+		v.flip = ds->flip && (tf_rng_next(&r) >> 63);
+		v.dy = (int)tf_rng_below(&r, span) - ds->shift;
+		v.dx = (int)tf_rng_below(&r, span) - ds->shift;
+	}
+	tf_image_floats(ds->img, &v, dst);
+	return TF_OK;
+}
+
 /* One record into a row (the fast reader first, when it may), its ids,
  * its label and its key; a data error names the file and record. */
 static int
@@ -479,6 +527,13 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		}
 		const struct input *in = &ds->cols->in[ds->by_name[k]];
 		found++;
+		if (ds->cols->image) {
+			int rc = decode_image(ds, &f, file, rec, row + in->col);
+			if (rc != TF_OK) {
+				return rc;
+			}
+			continue;
+		}
 		if ((int64_t)f.count != in->width ||
 		    (f.kind != TF_KIND_FLOAT && f.kind != TF_KIND_INT64)) {
 			return tfi_set_error(

@@ -38,11 +38,13 @@ struct tf_dataset {
 	struct tf_reader *pre;
 	struct tfi_buf replay;
 	size_t replay_pos;
-	uint64_t stdin_rec; /* records of standard input given this epoch */
-	int on_pre;         /* the current file is standard input */
-	int pre_eof;        /* standard input is at its end */
-	int stdin_kept;     /* every record read from it is in replay */
-	int allow_missing;  /* a record may lack features: their mean */
+	uint64_t stdin_rec;   /* records of standard input given this epoch */
+	int on_pre;           /* the current file is standard input */
+	int pre_eof;          /* standard input is at its end */
+	int stdin_kept;       /* every record read from it is in replay */
+	int allow_missing;    /* a record may lack features: their mean */
+	struct tf_image *img; /* image rows: the decoder */
+	int flip, shift;      /* ... and their augmentation */
 	/* A trainer's share of a distributed run: the records whose place
 	 * in the epoch (over all files, in order) is shard mod shards. */
 	uint64_t shard, shards, seen;

@@ -198,7 +198,12 @@ void tfi_sync_dir(const char *dir);
  * A schema parsed (schema.c): what tf/schema.h's handle holds, read by
  * the dataset and filled by the CSV converter.
  */
-enum { TFI_LAYOUT_COLUMNS, TFI_LAYOUT_PACKED, TFI_LAYOUT_LIBSVM };
+enum {
+	TFI_LAYOUT_COLUMNS,
+	TFI_LAYOUT_PACKED,
+	TFI_LAYOUT_LIBSVM,
+	TFI_LAYOUT_IMAGE
+};
 
 /* A bytes feature with a different value in each of this many records
  * or more is no category (an identifier, free text). */
@@ -237,6 +242,8 @@ struct tf_schema {
 	int classes_over; /* an int64 label with too many values */
 	int64_t *classes; /* sorted; NULL for a float label */
 	size_t nclasses;
+	char **class_names; /* a name for each of classes, or NULL */
+	size_t nclass_names;
 	struct tfi_schema_col *features; /* row order */
 	size_t nfeatures;
 	uint64_t max_index; /* libsvm */
@@ -246,6 +253,11 @@ struct tf_schema {
 	size_t npacked;
 	struct tfi_vocab *vocabs;
 	size_t nvocabs;
+	/* image: the feature of encoded images and what a row makes of
+	 * them (height and width 0: the images differ in size) */
+	char *image_feature;
+	int64_t image_height, image_width, image_channels;
+	int image_scale; /* TF_IMAGE_SCALE_* */
 };
 
 /* Empty a schema for filling (schema.c). */
@@ -309,8 +321,16 @@ struct tf_request {
 	/* Frees pb and view: set by serving_pb.c, called by
 	 * tf_request_free(). */
 	void (*release_pb)(struct tf_request *q);
-	uint64_t quick_hits; /* tests: bodies the scan read */
+	uint64_t quick_hits;  /* tests: bodies the scan read */
+	struct tf_image *img; /* image models: the decoder */
+	struct tfi_buf raw;   /* ... and a b64 value decoded */
 };
+/* An encoded image into row r of an image model's request (its view:
+ * tf_columns_image()); a damaged one is the client's mistake, named by
+ * what. (serving.c; the gRPC reader's DT_STRING images too) */
+struct tf_image_view;
+int tfi_request_image(struct tf_request *q, const struct tf_image_view *v,
+                      const void *data, size_t n, const char *what, size_t r);
 /* Start q for model m and method (buffers of m's widths, no rows). */
 void tfi_request_start(struct tf_request *q, const struct tf_model *m,
                        int method);

@@ -17,6 +17,7 @@
 #include "tf/batch.h"
 #include "tf/checkpoint.h"
 #include "tf/file.h"
+#include "tf/image.h"
 #include "tf/metrics.h"
 #include "tf/model.h"
 
@@ -776,5 +777,7 @@ tf_model_task(const struct tf_model *m)
 int
 tf_model_normalizes(const struct tf_model *m)
 {
-	return m->normalize;
+	/* images are scaled as they are decoded, never standardised */
+	struct tf_image_view v;
+	return m->normalize && !tf_columns_image(m->cols, &v);
 }

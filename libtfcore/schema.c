@@ -14,6 +14,7 @@
 #include "internal.h"
 #include "tf/example.h"
 #include "tf/file.h"
+#include "tf/image.h"
 #include "tf/schema.h"
 
 struct tf_schema *
@@ -38,6 +39,7 @@ tfi_schema_clear(struct tf_schema *s)
 	free_strs(s->sources, s->nsources);
 	free(s->label.name);
 	free(s->classes);
+	free_strs(s->class_names, s->nclass_names);
 	for (size_t i = 0; i < s->nfeatures; i++) {
 		free(s->features[i].name);
 	}
@@ -49,6 +51,7 @@ tfi_schema_clear(struct tf_schema *s)
 		free_strs(s->vocabs[i].values, s->vocabs[i].n);
 	}
 	free(s->vocabs);
+	free(s->image_feature);
 	struct tfi_handle err = s->err;
 	memset(s, 0, sizeof *s);
 	s->err = err;
@@ -196,6 +199,33 @@ parse_strs(json_t *a, char ***out, size_t *n)
 	return 0;
 }
 
+/* The "image" entry of an image schema. */
+static int
+parse_image(struct tf_schema *s, json_t *im)
+{
+	const char *feat = json_string_value(json_object_get(im, "feature"));
+	json_t *h = json_object_get(im, "height"),
+	       *w = json_object_get(im, "width");
+	json_t *c = json_object_get(im, "channels");
+	const char *scale = json_string_value(json_object_get(im, "scale"));
+	if (feat == NULL || !json_is_integer(h) || !json_is_integer(w) ||
+	    !json_is_integer(c)) {
+		return -1;
+	}
+	s->image_height = json_integer_value(h);
+	s->image_width = json_integer_value(w);
+	s->image_channels = json_integer_value(c);
+	s->image_scale = scale ? tf_image_scale_parse(scale) : 0;
+	int sized = s->image_height > 0 && s->image_width > 0;
+	if (s->image_scale < 0 || s->image_height < 0 || s->image_width < 0 ||
+	    s->image_height > 65535 || s->image_width > 65535 ||
+	    (!sized && (s->image_height | s->image_width) != 0) ||
+	    (s->image_channels != 1 && s->image_channels != 3)) {
+		return -1;
+	}
+	return (s->image_feature = strdup(feat)) == NULL ? -1 : 0;
+}
+
 static int
 parse_root(struct tf_schema *s, json_t *root, const char *origin)
 {
@@ -214,7 +244,18 @@ parse_root(struct tf_schema *s, json_t *root, const char *origin)
 	}
 	s->layout = strcmp(layout, "libsvm") == 0   ? TFI_LAYOUT_LIBSVM
 	            : strcmp(layout, "packed") == 0 ? TFI_LAYOUT_PACKED
+	            : strcmp(layout, "image") == 0  ? TFI_LAYOUT_IMAGE
 	                                            : TFI_LAYOUT_COLUMNS;
+	if (s->layout == TFI_LAYOUT_IMAGE &&
+	    parse_image(s, json_object_get(root, "image")) != 0) {
+		return tfi_set_error(
+		    s, TF_EFORMAT,
+		    "%s: an image schema's \"image\" needs a feature, "
+		    "height and width (0, or 1 to 65535, both or neither), "
+		    "channels 1 or 3 and a scale (unit, symmetric or "
+		    "standardize)",
+		    origin);
+	}
 	if (count(json_object_get(root, "rows"), &s->rows) != 0 ||
 	    count(json_object_get(root, "skipped"), &s->skipped) != 0) {
 		return tfi_set_error(s, TF_EFORMAT,
@@ -249,6 +290,16 @@ parse_root(struct tf_schema *s, json_t *root, const char *origin)
 				s->classes[i] =
 				    json_integer_value(json_array_get(cl, i));
 			}
+		}
+		json_t *names = json_object_get(label, "names");
+		if (json_is_array(names) &&
+		    (json_array_size(names) != s->nclasses ||
+		     parse_strs(names, &s->class_names, &s->nclass_names) !=
+		         0)) {
+			return tfi_set_error(s, TF_EFORMAT,
+			                     "%s: the label's names are not a "
+			                     "string for each of its classes",
+			                     origin);
 		}
 	}
 	s->nfeatures = json_array_size(feats);
@@ -431,7 +482,8 @@ jcol(struct tfi_buf *b, const struct tfi_schema_col *k)
 	return rc;
 }
 
-static const char *const layout_name[] = {"columns", "packed", "libsvm"};
+static const char *const layout_name[] = {"columns", "packed", "libsvm",
+                                          "image"};
 
 int
 tf_schema_write(struct tf_schema *s, const char *path)
@@ -465,6 +517,11 @@ tf_schema_write(struct tf_schema *s, const char *path)
 				}
 				rc = rc || tfi_json_put(&b, "]", 1);
 			}
+			if (s->nclass_names > 0) {
+				rc = rc || tfi_json_put(&b, ",", 1) ||
+				     jkey(&b, "names") ||
+				     jstrs(&b, s->class_names, s->nclass_names);
+			}
 		}
 		rc = rc || tfi_json_put(&b, "}", 1);
 	}
@@ -480,6 +537,18 @@ tf_schema_write(struct tf_schema *s, const char *path)
 		         ",\"sparse\":{\"ids\":\"ids\",\"values\":\"values\","
 		         "\"max_index\":%llu}",
 		         (unsigned long long)s->max_index);
+		rc = rc || tfi_json_put(&b, t, strlen(t));
+	}
+	if (s->layout == TFI_LAYOUT_IMAGE) {
+		rc = rc || tfi_json_put(&b, ",", 1) || jkey(&b, "image") ||
+		     tfi_json_put(&b, "{", 1) || jkey(&b, "feature") ||
+		     jstr(&b, s->image_feature);
+		snprintf(t, sizeof t,
+		         ",\"height\":%lld,\"width\":%lld,\"channels\":%lld,"
+		         "\"scale\":\"%s\"}",
+		         (long long)s->image_height, (long long)s->image_width,
+		         (long long)s->image_channels,
+		         tf_image_scale_name(s->image_scale));
 		rc = rc || tfi_json_put(&b, t, strlen(t));
 	}
 	if (s->packed_name != NULL) {
@@ -514,6 +583,31 @@ tf_schema_write(struct tf_schema *s, const char *path)
 	rc = tf_file_replace(path, s->text, b.len, TF_FILE_SYNC, msg,
 	                     sizeof msg);
 	return rc == TF_OK ? TF_OK : tfi_set_error(s, rc, "%s", msg);
+}
+
+int
+tf_schema_set_class_names(struct tf_schema *s, const char *const *names,
+                          size_t n)
+{
+	if (n != s->nclasses || s->label.type != TF_COL_INT64) {
+		return tfi_set_error(s, TF_EINVAL,
+		                     "%zu class names for %zu classes", n,
+		                     s->nclasses);
+	}
+	char **v = calloc(n + 1, sizeof *v);
+	for (size_t i = 0; v != NULL && i < n; i++) {
+		if ((v[i] = strdup(names[i])) == NULL) {
+			free_strs(v, i);
+			v = NULL;
+		}
+	}
+	if (v == NULL) {
+		return tfi_set_error(s, TF_ENOMEM, "out of memory");
+	}
+	free_strs(s->class_names, s->nclass_names);
+	s->class_names = v;
+	s->nclass_names = n;
+	return TF_OK;
 }
 
 /* ---- what the rest of the library asks --------------------------------------
@@ -1031,6 +1125,57 @@ note_skip(char *skipped, size_t size, const char *name)
 	}
 }
 
+/* The surveyed feature called name, or NULL. */
+static const struct survey_entry *
+survey_find(const struct tf_survey *sv, const char *name)
+{
+	for (size_t i = 0; i < sv->n; i++) {
+		if (strcmp(sv->f[i].name, name) == 0) {
+			return &sv->f[i];
+		}
+	}
+	return NULL;
+}
+
+/* A whole number every record has once, the same in each: its value,
+ * or 0. */
+static int64_t
+survey_constant(const struct tf_survey *sv, const char *name)
+{
+	const struct survey_entry *t = survey_find(sv, name);
+	if (t == NULL || t->kind != TF_KIND_INT64 ||
+	    t->records != sv->records || t->min_len != 1 || t->max_len != 1 ||
+	    t->npos < 1 || t->min[0] != t->max[0] || t->min[0] < 1 ||
+	    t->min[0] > 65535) {
+		return 0;
+	}
+	return (int64_t)t->min[0];
+}
+
+/* Records as TensorFlow's Inception data writes them (build_image_data.py:
+ * one encoded image in "image/encoded" in every record): the image
+ * layout, sized when every image has the same "image/height" and
+ * "image/width", grey when every "image/channels" is 1.  Returns
+ * nonzero when out of memory. */
+static int
+survey_image(const struct tf_survey *sv, struct tf_schema *s)
+{
+	const struct survey_entry *t = survey_find(sv, "image/encoded");
+	if (t == NULL || t->kind != TF_KIND_BYTES ||
+	    t->records != sv->records || t->min_len != 1 || t->max_len != 1) {
+		return 0;
+	}
+	s->layout = TFI_LAYOUT_IMAGE;
+	s->image_height = survey_constant(sv, "image/height");
+	s->image_width = survey_constant(sv, "image/width");
+	if (s->image_height == 0 || s->image_width == 0) {
+		s->image_height = s->image_width = 0;
+	}
+	s->image_channels = survey_constant(sv, "image/channels") == 1 ? 1 : 3;
+	s->image_scale = TF_IMAGE_SCALE_UNIT;
+	return (s->image_feature = strdup(t->name)) == NULL;
+}
+
 /* The label: one value in every record, a number or a string (its
  * classes then the vocabulary of its strings). */
 static int
@@ -1077,9 +1222,15 @@ tf_survey_schema(struct tf_survey *sv, const char *label, struct tf_schema *s,
 {
 	tfi_schema_clear(s);
 	skipped[0] = '\0';
-	label = label ? label : "label";
+	int bad = survey_image(sv, s);
+	if (label == NULL) {
+		label = s->layout == TFI_LAYOUT_IMAGE &&
+		                survey_find(sv, "image/class/label") != NULL
+		            ? "image/class/label"
+		            : "label";
+	}
 	struct tf_survey_feature f;
-	int bad = 0, rc = TF_OK;
+	int rc = TF_OK;
 	/* In name order (tf_survey_get() sorts), as TensorFlow parses. */
 	for (size_t i = 0;
 	     !bad && rc == TF_OK && tf_survey_get(sv, i, &f) == TF_OK; i++) {
@@ -1090,6 +1241,17 @@ tf_survey_schema(struct tf_survey *sv, const char *label, struct tf_schema *s,
 		                                     : -1;
 		if (strcmp(f.name, label) == 0) {
 			rc = survey_label(sv, s, t, type);
+			continue;
+		}
+		if (s->layout == TFI_LAYOUT_IMAGE) {
+			/* The image is the input; its size, class text and
+			 * file name are not columns. */
+			if (strncmp(f.name, "image/", 6) != 0) {
+				note_skip(skipped, size, f.name);
+			} else if (strcmp(f.name, "image/class/text") == 0 &&
+			           type == TF_COL_BYTES) {
+				bad = push_vocab(s, t);
+			}
 			continue;
 		}
 		int fixed = f.min_len == f.max_len && f.min_len > 0 &&

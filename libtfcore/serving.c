@@ -14,7 +14,10 @@
 #include "internal.h"
 #include "tf/batch.h"
 #include "tf/export.h"
+#include "tf/image.h"
 #include "tf/serving.h"
+
+#include "columns_private.h"
 
 uint64_t
 tfi_request_quick_hits(const struct tf_request *q)
@@ -42,6 +45,8 @@ tf_request_free(struct tf_request *q)
 		free(q->pred);
 		free(q->seen);
 		tfi_buf_free(&q->out);
+		tfi_buf_free(&q->raw);
+		tf_image_free(q->img);
 		/* the gRPC parts, through the hook serving_pb.c set when it
 		 * decoded (this file calls nothing of that one's) */
 		if (q->release_pb != NULL) {
@@ -300,6 +305,139 @@ dense_row(struct tf_request *q, const struct tf_model *m, json_t *v,
 	return TF_OK;
 }
 
+int
+tfi_request_image(struct tf_request *q, const struct tf_image_view *v,
+                  const void *data, size_t n, const char *what, size_t r)
+{
+	if (q->img == NULL && (q->img = tf_image_new()) == NULL) {
+		return tfi_set_error(q, TF_ENOMEM, "out of memory");
+	}
+	int rc = tf_image_decode(q->img, data, n);
+	if (rc == TF_ENOMEM) {
+		return tfi_set_error(q, rc, "out of memory");
+	}
+	if (rc != TF_OK) {
+		return tfi_request_bad(q, "%s: %s", what, tf_errmsg(q->img));
+	}
+	tf_image_floats(q->img, v, q->in.x + r * (size_t)q->in.width);
+	return TF_OK;
+}
+
+/* Base64 (standard or URL-safe, padding optional) into q->raw: 0, 1
+ * when s is not base64, -1 when out of memory. */
+static int
+unbase64(struct tf_request *q, const char *s, size_t n)
+{
+	q->raw.len = 0;
+	if (tfi_buf_reserve(&q->raw, n / 4 * 3 + 3) != 0) {
+		return -1;
+	}
+	uint32_t acc = 0;
+	int bits = 0;
+	size_t i = 0;
+	for (; i < n && s[i] != '='; i++) {
+		char c = s[i];
+		int d = c >= 'A' && c <= 'Z'   ? c - 'A'
+		        : c >= 'a' && c <= 'z' ? c - 'a' + 26
+		        : c >= '0' && c <= '9' ? c - '0' + 52
+		        : c == '+' || c == '-' ? 62
+		        : c == '/' || c == '_' ? 63
+		                               : -1;
+		if (d < 0) {
+			return 1;
+		}
+		acc = acc << 6 | (uint32_t)d;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			q->raw.data[q->raw.len++] = (uint8_t)(acc >> bits);
+		}
+	}
+	for (; i < n; i++) {
+		if (s[i] != '=') {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* A nested list of numbers ([H][W][C], or flat) into x, up to width of
+ * them; the count read, or -1 when an element is not a number. */
+static int64_t
+tensor_values(json_t *v, float *x, int64_t width, int depth)
+{
+	if (json_is_number(v)) {
+		if (width > 0) {
+			*x = (float)json_number_value(v);
+		}
+		return 1;
+	}
+	if (!json_is_array(v) || depth > 3) {
+		return -1;
+	}
+	int64_t k = 0;
+	for (size_t i = 0; i < json_array_size(v); i++) {
+		int64_t got =
+		    tensor_values(json_array_get(v, i), x + k,
+		                  width - k > 0 ? width - k : 0, depth + 1);
+		if (got < 0) {
+			return -1;
+		}
+		k += got;
+	}
+	return k;
+}
+
+/* An image model's instance: {"b64": encoded image}, a float tensor
+ * [H][W][C] (scaled as the model reads images), or either under the
+ * input's name, as TensorFlow Serving's clients send them. */
+static int
+image_instance(struct tf_request *q, const struct tf_model *m, json_t *v,
+               const struct tf_image_view *iv, const char *what, size_t i)
+{
+	struct tf_columns *cols = tf_model_columns((struct tf_model *)m);
+	const char *input = cols->in[0].name;
+	if (json_is_object(v) && json_object_get(v, "b64") == NULL) {
+		json_t *named = json_object_get(v, input);
+		if (named == NULL || json_object_size(v) != 1) {
+			return tfi_request_bad(
+			    q,
+			    "%s: expected {\"b64\": an encoded image}, "
+			    "[%d][%d][%d] numbers, or either as the input "
+			    "'%s'",
+			    what, iv->height, iv->width, iv->channels, input);
+		}
+		v = named;
+	}
+	json_t *b64 = json_object_get(v, "b64");
+	if (json_is_object(v)) {
+		int bad = !json_is_string(b64) || json_object_size(v) != 1
+		              ? 1
+		              : unbase64(q, json_string_value(b64),
+		                         json_string_length(b64));
+		if (bad < 0) {
+			return tfi_set_error(q, TF_ENOMEM, "out of memory");
+		}
+		if (bad) {
+			return tfi_request_bad(
+			    q, "%s: \"b64\" is not base64 text", what);
+		}
+		return tfi_request_image(q, iv, q->raw.data, q->raw.len, what,
+		                         i);
+	}
+	int64_t width = q->in.width;
+	int64_t got = tensor_values(v, q->in.x + i * (size_t)width, width, 0);
+	if (got != width) {
+		return tfi_request_bad(q,
+		                       "%s: expected an encoded image "
+		                       "({\"b64\": ...}) or %lld numbers "
+		                       "([%d][%d][%d])",
+		                       what, (long long)width, iv->height,
+		                       iv->width, iv->channels);
+	}
+	return TF_OK;
+}
+
 /* One predict instance: {input: value} with every input, a dense list,
  * or a bare number for a one-feature model. */
 static int
@@ -307,6 +445,10 @@ instance(struct tf_request *q, const struct tf_model *m, json_t *v, size_t i)
 {
 	char what[64];
 	snprintf(what, sizeof what, "instance %zu", i);
+	struct tf_image_view iv;
+	if (tf_columns_image(tf_model_columns((struct tf_model *)m), &iv)) {
+		return image_instance(q, m, v, &iv, what, i);
+	}
 	int64_t n = tfi_serving_ninputs(m);
 	if (json_is_array(v) && (n > 1 || json_array_size(v) != 1 ||
 	                         json_is_number(json_array_get(v, 0)))) {
@@ -386,6 +528,32 @@ static int
 columnar(struct tf_request *q, const struct tf_model *m, json_t *in,
          size_t max_rows)
 {
+	struct tf_image_view iv;
+	if (tf_columns_image(tf_model_columns((struct tf_model *)m), &iv)) {
+		/* images: a list of them, or the list as the input */
+		const char *name =
+		    tf_model_columns((struct tf_model *)m)->in[0].name;
+		json_t *rows = json_is_object(in) && json_object_size(in) == 1
+		                   ? json_object_get(in, name)
+		                   : in;
+		size_t n = json_array_size(rows);
+		if (!json_is_array(rows) || n == 0) {
+			return tfi_request_bad(
+			    q,
+			    "'inputs': expected a list of images (or of them "
+			    "as the input '%s')",
+			    name);
+		}
+		int rc = tfi_request_room(q, n, max_rows, "rows");
+		for (size_t r = 0; r < n && rc == TF_OK; r++) {
+			char what[48];
+			snprintf(what, sizeof what, "inputs row %zu", r);
+			rc = image_instance(q, m, json_array_get(rows, r), &iv,
+			                    what, r);
+		}
+		q->in.rows = rc == TF_OK ? n : 0;
+		return rc;
+	}
 	if (json_is_array(in) || dense_input(m)) {
 		json_t *rows =
 		    json_is_object(in) ? json_object_get(in, "x") : in;

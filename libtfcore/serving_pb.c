@@ -18,6 +18,7 @@
 #include "tensorflow_serving/apis/predict.pb-c.h"
 #include "tensorflow_serving/apis/regression.pb-c.h"
 #include "tf/dataset.h"
+#include "tf/image.h"
 #include "tf/serving.h"
 
 static const ProtobufCMessageDescriptor *const request_desc[] = {
@@ -949,6 +950,61 @@ tensor_values(struct tf_request *q, const struct tf_model *m, const char *name,
 	return TF_OK;
 }
 
+/* The rows of an image model's input: encoded images (DT_STRING) of
+ * shape [n], or numbers of shape [n, H*W*C] or [n, H, W, C]. */
+static int
+image_rows(struct tf_request *q, const char *name,
+           const struct tf_image_view *v, int64_t width,
+           const Tensorflow__TensorProto *t, size_t *rows)
+{
+	const Tensorflow__TensorShapeProto *sh = t->tensor_shape;
+	size_t rank = sh && !sh->unknown_rank ? sh->n_dim : 0;
+	int64_t d[4] = {1, 1, 1, 1};
+	for (size_t k = 0; k < rank && k < 4; k++) {
+		d[k] = sh->dim[k]->size;
+	}
+	int ok = t->dtype == TENSORFLOW__DATA_TYPE__DT_STRING
+	             ? rank <= 1 && d[0] >= 1
+	             : d[0] >= 1 && ((rank == 2 && d[1] == width) ||
+	                             (rank == 4 && d[1] == v->height &&
+	                              d[2] == v->width && d[3] == v->channels));
+	if (!ok) {
+		return tfi_request_bad(
+		    q,
+		    "input '%s' takes encoded images (DT_STRING, shape [-1]) "
+		    "or numbers of shape [-1, %d, %d, %d]",
+		    name, v->height, v->width, v->channels);
+	}
+	*rows = (size_t)d[0];
+	return TF_OK;
+}
+
+/* Encoded images, one a row, decoded into q's rows. */
+static int
+image_values(struct tf_request *q, const char *name,
+             const struct tf_image_view *v, const Tensorflow__TensorProto *t,
+             size_t rows)
+{
+	if (t->n_string_val != rows) {
+		return tfi_request_bad(
+		    q,
+		    "input '%s': %zu images for its shape of "
+		    "%zu",
+		    name, t->n_string_val, rows);
+	}
+	for (size_t r = 0; r < rows; r++) {
+		char what[320];
+		snprintf(what, sizeof what, "input '%.256s' image %zu", name,
+		         r);
+		int rc = tfi_request_image(q, v, t->string_val[r].data,
+		                           t->string_val[r].len, what, r);
+		if (rc != TF_OK) {
+			return rc;
+		}
+	}
+	return TF_OK;
+}
+
 /* The signature's input names, "{a,b,...}" (for messages). */
 static void
 input_set(const struct tf_model *m, char *buf, size_t size)
@@ -1031,7 +1087,10 @@ predict_inputs(struct tf_request *q, const struct tf_model *m, size_t max_rows)
 		    TENSORFLOW__TENSOR_PROTO__INIT;
 		t = t ? t : &empty;
 		size_t n = 0;
-		if (tensor_rows(q, name, &in, t, &n) != TF_OK) {
+		struct tf_image_view iv;
+		int image = tf_columns_image(cols, &iv);
+		if (image ? image_rows(q, name, &iv, in.width, t, &n) != TF_OK
+		          : tensor_rows(q, name, &in, t, &n) != TF_OK) {
 			return TF_EINVAL;
 		}
 		if (rows == 0) {
@@ -1057,8 +1116,11 @@ predict_inputs(struct tf_request *q, const struct tf_model *m, size_t max_rows)
 			}
 			q->seen[in.col + k] = 1;
 		}
-		if (tensor_values(q, m, name, &in, t, rows) != TF_OK) {
-			return TF_EINVAL;
+		int rc = image && t->dtype == TENSORFLOW__DATA_TYPE__DT_STRING
+		             ? image_values(q, name, &iv, t, rows)
+		             : tensor_values(q, m, name, &in, t, rows);
+		if (rc != TF_OK) {
+			return rc == TF_ENOMEM ? rc : TF_EINVAL;
 		}
 		guess = in.col + in.width;
 	}

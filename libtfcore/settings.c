@@ -56,6 +56,11 @@ static const struct def defs[] = {
     {"input-shape", K_STR, MODEL, CONV, NULL, NONE},
     {"conv", K_STR, MODEL, CONV, "32 64", NONE},
     {"enable-bn", K_BOOL, MODEL, LAYERS, "false", NONE},
+    {"image-size", K_STR, MODEL, IF_SET, NULL, NONE},
+    {"image-channels", K_INT, MODEL, IF_SET, NULL, I(1, 3)},
+    {"image-scale", K_STR, MODEL, IF_SET, NULL, NONE},
+    {"random-flip", K_BOOL, RESUME, IF_SET, "false", NONE},
+    {"random-crop", K_INT, RESUME, IF_SET, NULL, I(0, 4096)},
     {"bn-epsilon", K_REAL, MODEL, LAYERS, "0.001", R(0, 1, INFINITY)},
     {"dropout-keep-prob", K_REAL, MODEL, LAYERS, "1", R(0, 1, 1)},
     {"crosses", K_STR, MODEL, WIDE, "", NONE},
@@ -880,6 +885,11 @@ fill(const struct tf_settings *s, struct tf_train_config *cfg)
 	cfg->input_shape = text(s, "input-shape");
 	cfg->conv = text(s, "conv");
 	cfg->enable_bn = flag(s, "enable-bn");
+	cfg->image_size = text(s, "image-size");
+	cfg->image_channels = (int)num(s, "image-channels");
+	cfg->image_scale = text(s, "image-scale");
+	cfg->random_flip = flag(s, "random-flip");
+	cfg->random_crop = (int)num(s, "random-crop");
 	cfg->bn_epsilon = real(s, "bn-epsilon");
 	cfg->keep_prob = real(s, "dropout-keep-prob");
 	cfg->crosses = text(s, "crosses");

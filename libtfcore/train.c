@@ -29,6 +29,7 @@
 #include "tf/cluster.h"
 #include "tf/events.h"
 #include "tf/file.h"
+#include "tf/image.h"
 #include "tf/metrics.h"
 #include "tf/ps.h"
 #include "tf/rng.h"
@@ -652,16 +653,23 @@ infer(struct run *r)
 		            tf_errmsg(r->ds));
 	}
 	if (r->sink->note != NULL) {
-		char msg[1200];
+		char msg[1200], what[64];
 		const char *label = tf_columns_label_name(r->cols);
+		struct tf_image_view v;
+		if (tf_columns_image(r->cols, &v)) {
+			snprintf(what, sizeof what, "images read as %dx%dx%d",
+			         v.height, v.width, v.channels);
+		} else {
+			snprintf(what, sizeof what, "%lld features",
+			         (long long)tf_columns_width(r->cols));
+		}
 		snprintf(msg, sizeof msg,
 		         "%.512s has no schema: inferred from its first %llu "
-		         "records (%lld features, label '%s', %s)%s%.400s%s",
+		         "records (%s, label '%s', %s)%s%.400s%s",
 		         cfg->ninputs && strcmp(cfg->inputs[0], "-") != 0
 		             ? cfg->inputs[0]
 		             : "standard input",
-		         (unsigned long long)n,
-		         (long long)tf_columns_width(r->cols), label,
+		         (unsigned long long)n, what, label,
 		         tf_task_name(tf_columns_task(r->cols)),
 		         skipped[0] ? "; left out: " : "", skipped,
 		         strcmp(cfg->inputs[0], "-") != 0
@@ -729,6 +737,12 @@ static int
 same_features(struct run *r, const char *schema, const char *ckpt)
 {
 	struct tf_columns *now = tf_columns_new();
+	struct tf_image_view v;
+	if (now != NULL && tf_columns_image(r->cols, &v)) {
+		/* the images as the model reads them */
+		tf_columns_set_image(now, v.height, v.width, v.channels,
+		                     v.scale);
+	}
 	if (now == NULL) {
 		return fail(r, TF_ENOMEM, "out of memory");
 	}
@@ -772,6 +786,87 @@ same_run(const struct run *r, const char *sig)
 {
 	return r->h.has_run && !r->h.run_finished && sig != NULL &&
 	       r->h.run_inputs != NULL && strcmp(sig, r->h.run_inputs) == 0;
+}
+
+/* --image-size, --image-channels and --image-scale as numbers (0, or -1
+ * for the scale, where not given); TF_EINVAL with why on h. */
+static int
+image_flags(const struct tf_train_config *cfg, void *h, int v[4])
+{
+	struct tf_shape sh = {0};
+	v[0] = v[1] = v[2] = 0;
+	v[3] = -1;
+	if (cfg->image_size != NULL &&
+	    (tfi_shape_parse(cfg->image_size, strlen(cfg->image_size), &sh) !=
+	         0 ||
+	     sh.rank != 2 || sh.dim[0] > 65535 || sh.dim[1] > 65535)) {
+		return tfi_set_error(h, TF_EINVAL,
+		                     "--image-size: '%s' is not HxW (e.g. "
+		                     "224x224)",
+		                     cfg->image_size);
+	}
+	if (cfg->image_scale != NULL &&
+	    (v[3] = tf_image_scale_parse(cfg->image_scale)) < 0) {
+		return tfi_set_error(h, TF_EINVAL,
+		                     "--image-scale: '%s' is not unit, "
+		                     "symmetric or standardize",
+		                     cfg->image_scale);
+	}
+	if (cfg->image_channels == 2) {
+		return tfi_set_error(h, TF_EINVAL,
+		                     "--image-channels: 1 (grey) or 3 (RGB)");
+	}
+	v[0] = (int)sh.dim[0];
+	v[1] = (int)sh.dim[1];
+	v[2] = cfg->image_channels;
+	return TF_OK;
+}
+
+/* How image records' rows are made (the schema then says so, for every
+ * later reader). */
+static int
+image_settings(struct run *r)
+{
+	int v[4];
+	int rc = image_flags(r->cfg, r->cols, v);
+	return rc == TF_OK
+	           ? tf_columns_set_image(r->cols, v[0], v[1], v[2], v[3])
+	           : rc;
+}
+
+/* A resumed run's --image-size, --image-channels and --image-scale:
+ * the checkpoint's model reads images one way; another is an error. */
+static int
+same_images(struct run *r, const char *ckpt)
+{
+	const struct tf_train_config *cfg = r->cfg;
+	if (cfg->image_size == NULL && cfg->image_channels == 0 &&
+	    cfg->image_scale == NULL) {
+		return TF_OK;
+	}
+	struct tf_image_view iv;
+	int v[4];
+	if (!tf_columns_image(r->cols, &iv)) {
+		return fail(r, TF_EINVAL,
+		            "%s was not trained on image records; "
+		            "--image-size, --image-channels and --image-scale "
+		            "are for them",
+		            ckpt);
+	}
+	if (image_flags(cfg, r->cols, v) != TF_OK) {
+		return fail(r, TF_EINVAL, "%s", tf_errmsg(r->cols));
+	}
+	if ((v[0] > 0 && (v[0] != iv.height || v[1] != iv.width)) ||
+	    (v[2] > 0 && v[2] != iv.channels) ||
+	    (v[3] >= 0 && v[3] != iv.scale)) {
+		return fail(r, TF_EINVAL,
+		            "%s reads images as %dx%dx%d, scaled %s; "
+		            "--image-size, --image-channels or --image-scale "
+		            "differs (use --from-scratch to start over)",
+		            ckpt, iv.height, iv.width, iv.channels,
+		            tf_image_scale_name(iv.scale));
+	}
+	return TF_OK;
 }
 
 /*
@@ -821,6 +916,9 @@ resume(struct run *r, const char *path)
 	if ((rc = tf_columns_parse_schema(r->cols, r->h.schema, path)) !=
 	    TF_OK) {
 		return fail(r, rc, "%s", tf_errmsg(r->cols));
+	}
+	if ((rc = same_images(r, path)) != TF_OK) {
+		return rc;
 	}
 	/* The data at hand must have the features it was trained on. */
 	char side[4096];
@@ -952,6 +1050,9 @@ start(struct run *r)
 	char side[4096];
 	const char *schema = data_schema(cfg, side, sizeof side);
 	int rc = tf_columns_select(r->cols, cfg->features, cfg->exclude);
+	if (rc == TF_OK) {
+		rc = image_settings(r);
+	}
 	if (rc != TF_OK) {
 		return fail(r, rc, "%s", tf_errmsg(r->cols));
 	}
@@ -1235,6 +1336,19 @@ join_cluster(struct run *r)
 
 /* Set up the dataset, the graph and the optimizer, from a checkpoint
  * when there is one. */
+/* The cnn's input: --input-shape, else the image rows' own shape, else
+ * NULL (a square of one channel). */
+static const char *
+input_shape(const struct run *r, char *buf, size_t size)
+{
+	struct tf_image_view v;
+	if (r->cfg->input_shape != NULL || !tf_columns_image(r->cols, &v)) {
+		return r->cfg->input_shape;
+	}
+	snprintf(buf, size, "%dx%dx%d", v.height, v.width, v.channels);
+	return buf;
+}
+
 static int
 setup(struct run *r, const struct tf_registry *reg, int *resumed)
 {
@@ -1278,7 +1392,7 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 		                     r->task, r->classes);
 	}
 	if (!*resumed) {
-		char err[256];
+		char err[256], shape[64];
 		struct tf_layout l;
 		tf_columns_layout(r->cols, &l);
 		rc =
@@ -1289,9 +1403,9 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 		                               sizeof err)
 		    : strcmp(cfg->model, "cnn") == 0
 		        ? tf_model_spec_cnn(
-		              cfg->input_shape, cfg->conv, cfg->hidden,
-		              tf_columns_width(r->cols), r->task, r->classes,
-		              cfg->enable_bn ? cfg->bn_epsilon : 0,
+		              input_shape(r, shape, sizeof shape), cfg->conv,
+		              cfg->hidden, tf_columns_width(r->cols), r->task,
+		              r->classes, cfg->enable_bn ? cfg->bn_epsilon : 0,
 		              cfg->keep_prob, &r->h.model_spec, err, sizeof err)
 		    : strcmp(cfg->model, "wide_and_deep") == 0
 		        ? tf_model_spec_wide_deep(
@@ -1426,6 +1540,14 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 	}
 	tf_columns_set_normalize(r->cols, cfg->normalize);
 	tf_dataset_set_allow_missing(r->ds, cfg->allow_missing);
+	struct tf_image_view iv;
+	if ((cfg->random_flip || cfg->random_crop > 0) &&
+	    !tf_columns_image(r->cols, &iv)) {
+		return fail(r, TF_EINVAL,
+		            "--random-flip and --random-crop are for image "
+		            "records; these rows are not images");
+	}
+	tf_dataset_set_augment(r->ds, cfg->random_flip, cfg->random_crop);
 	if (cfg->cluster != NULL && tf_cluster_distributed(cfg->cluster) &&
 	    (rc = join_cluster(r)) != TF_OK) {
 		return rc;

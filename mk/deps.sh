@@ -10,7 +10,8 @@ set -e
 mode=${1:-build}
 pkgs="gcc make pkg-config libcsv-dev zlib1g-dev libarchive-dev libprotobuf-c-dev
       protobuf-c-compiler libnng-dev libopenblas-dev libjansson-dev
-      nettle-dev libmicrohttpd-dev libnghttp2-dev libprotobuf-dev curl"
+      nettle-dev libmicrohttpd-dev libnghttp2-dev libprotobuf-dev curl
+      libjpeg62-turbo-dev libpng-dev"
 if [ "$mode" = bench ]; then
 	pkgs="$pkgs python3 python3-protobuf protobuf-compiler python3-crc32c wrk
 	      python3-sklearn python3-torch python3-numpy nghttp2-client python3-grpc-tools

@@ -49,6 +49,12 @@ fixtures() {
 	run_examples tf-csv2record
 }
 
+@test "the EXAMPLES of tf-img2record(1) run" {
+	fixtures
+	run_examples tf-img2record
+	[ "$(tf-records count shuffled-0000*-of-00004 | tail -n 1)" = "1797 total" ]
+}
+
 @test "the EXAMPLES of tf-records(1) run" {
 	fixtures
 	run_examples tf-records
@@ -98,7 +104,7 @@ fixtures() {
 }
 
 @test "each command's --help and man page name the same exit statuses" {
-	for t in tf-csv2record tf-records tf-train tf-ps tf-eval tf-export tf-serve; do
+	for t in tf-csv2record tf-img2record tf-records tf-train tf-ps tf-eval tf-export tf-serve; do
 		h=$("$t" --help | sed -n '/Exit status\|Exit$/,$p' | tr '\n' ' ' |
 			grep -oE '(^| )(0|6[4-9]|7[0-9])( |,|\.)' | grep -oE '[0-9]+' | sort -un | tr '\n' ' ')
 		m=$(sed -n '/^\.Sh EXIT STATUS/,/^\.Sh /p' "$TOP/man/man1/$t.1" |

@@ -122,3 +122,16 @@ stop_server() {
 	wait "$SPID"
 	SPID=
 }
+
+# NODE_PATH for the export checks' consumer libraries (.ci/run installs
+# them in build/node), or skip.
+node_libs() {
+	command -v node > /dev/null || skip "node is not installed"
+	for d in ${NODE_PATH:-} "$TFKIT_BUILD/node/node_modules" "$TOP/build/node/node_modules"; do
+		if [ -d "$d/$1" ]; then
+			export NODE_PATH=$d
+			return 0
+		fi
+	done
+	skip "$1 is not installed (.ci/run installs it: sh mk/node.sh)"
+}

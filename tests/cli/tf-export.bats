@@ -21,19 +21,6 @@ setup() {
 	F=$BATS_FILE_TMPDIR
 }
 
-# NODE_PATH for the consumer libraries (.ci/run installs them in
-# build/node), or skip.
-node_libs() {
-	command -v node > /dev/null || skip "node is not installed"
-	for d in ${NODE_PATH:-} "$TFKIT_BUILD/node/node_modules" "$TOP/build/node/node_modules"; do
-		if [ -d "$d/$1" ]; then
-			export NODE_PATH=$d
-			return 0
-		fi
-	done
-	skip "$1 is not installed (.ci/run installs it: sh mk/node.sh)"
-}
-
 # The checkpoint DIR of a model of iris.tfrecord, exported to ONNX and
 # TensorFlow.js: onnxruntime and tf.loadLayersModel predict every row as
 # tf-eval does.

@@ -20,7 +20,79 @@ struct printer {
 	size_t len, cap;
 	struct tf_writer *w;
 	struct tf_csv_rows *csv; /* --csv */
+	struct tf_example *show; /* ex with its images described */
+	struct tf_image *im;
 };
+
+/* ex for reading: each encoded image (a bytes value that is a JPEG or
+ * PNG) replaced by a line saying what it is, "PNG image 28x28x1, 627
+ * bytes"; the example itself when it holds none, or with --bytes. */
+static struct tf_example *
+described(struct printer *p)
+{
+	size_t nf = tf_example_count(ex), images = 0;
+	struct tf_feature f;
+	for (size_t i = 0; i < nf && !O.bytes; i++) {
+		tf_example_get(ex, i, &f);
+		for (size_t k = 0; f.kind == TF_KIND_BYTES && k < f.count;
+		     k++) {
+			images += tf_image_sniff(f.bytes[k].data,
+			                         f.bytes[k].len) != 0;
+		}
+	}
+	if (images == 0) {
+		return ex;
+	}
+	if ((p->show == NULL && (p->show = tf_example_new()) == NULL) ||
+	    (p->im == NULL && (p->im = tf_image_new()) == NULL)) {
+		die(EX_OSERR, "out of memory");
+	}
+	tf_example_clear(p->show);
+	int bad = 0;
+	for (size_t i = 0; i < nf && !bad; i++) {
+		tf_example_get(ex, i, &f);
+		if (f.kind == TF_KIND_FLOAT) {
+			bad = tf_example_add_floats(p->show, f.name, f.floats,
+			                            f.count);
+		} else if (f.kind == TF_KIND_INT64) {
+			bad = tf_example_add_int64s(p->show, f.name, f.ints,
+			                            f.count);
+		} else if (f.kind == TF_KIND_BYTES) {
+			struct tf_bytes *v = calloc(f.count + 1, sizeof *v);
+			char(*text)[96] = calloc(f.count + 1, sizeof *text);
+			bad = v == NULL || text == NULL;
+			for (size_t k = 0; !bad && k < f.count; k++) {
+				int fmt, h, w, c;
+				v[k] = f.bytes[k];
+				if (tf_image_sniff(v[k].data, v[k].len) == 0) {
+					continue;
+				}
+				if (tf_image_probe(p->im, v[k].data, v[k].len,
+				                   &fmt, &h, &w, &c) == TF_OK) {
+					snprintf(text[k], sizeof text[k],
+					         "%s image %dx%dx%d, %zu bytes",
+					         tf_image_format_name(fmt), h,
+					         w, c, v[k].len);
+				} else {
+					snprintf(text[k], sizeof text[k],
+					         "damaged %s image, %zu bytes",
+					         tf_image_format_name(fmt),
+					         v[k].len);
+				}
+				v[k].data = (const uint8_t *)text[k];
+				v[k].len = strlen(text[k]);
+			}
+			bad = bad ||
+			      tf_example_add_bytes(p->show, f.name, v, f.count);
+			free(v);
+			free(text);
+		}
+	}
+	if (bad) {
+		die(EX_OSERR, "out of memory");
+	}
+	return p->show;
+}
 
 static int
 print_record(const uint8_t *d, size_t n, void *ctx)
@@ -40,14 +112,15 @@ print_record(const uint8_t *d, size_t n, void *ctx)
 	if (O.csv) {
 		const char *text;
 		size_t len;
-		if (tf_csv_rows_add(p->csv, ex, &text, &len) != TF_OK) {
+		if (tf_csv_rows_add(p->csv, described(p), &text, &len) !=
+		    TF_OK) {
 			die_status(tf_errcode(p->csv), tf_errmsg(p->csv));
 		}
 		fwrite(text, 1, len, stdout);
 	} else {
 		p->len = 0;
-		if (tf_example_to_json(ex, &p->buf, &p->len, &p->cap) !=
-		    TF_OK) {
+		if (tf_example_to_json(described(p), &p->buf, &p->len,
+		                       &p->cap) != TF_OK) {
 			die(EX_OSERR, "out of memory");
 		}
 		fwrite(p->buf, 1, p->len, stdout);
@@ -104,7 +177,7 @@ csv_columns(struct tf_csv_rows *c)
 	if (tf_schema_label(s) != NULL) {
 		names[k++] = tf_schema_label(s);
 	}
-	if (tf_schema_packed(s) == NULL &&
+	if (tf_schema_packed(s) == NULL && n > 0 &&
 	    tf_csv_rows_columns(c, names, k) != TF_OK) {
 		die(EX_OSERR, "out of memory");
 	}
@@ -135,6 +208,8 @@ cmd_cat(uint64_t limit)
 		text_output_close();
 	}
 	tf_csv_rows_free(p.csv);
+	tf_example_free(p.show);
+	tf_image_free(p.im);
 	free(p.buf);
 	stdout_flush();
 }

@@ -23,7 +23,9 @@ usage(void)
 	       "input.\n\n"
 	       "Commands:\n"
 	       "  cat       print every record as a JSON line (--csv: CSV; "
-	       "--raw: records)\n"
+	       "--raw: records);\n"
+	       "            an image (JPEG, PNG) is shown as its format and "
+	       "size\n"
 	       "  head      the first N records, printed as by cat\n"
 	       "  count     the number of records\n"
 	       "  verify    check every checksum; name each damaged record\n"
@@ -35,6 +37,8 @@ usage(void)
 	       "  shuffle   shuffle records (seeded; larger than memory "
 	       "works)\n\n"
 	       "Options:\n"
+	       "      --bytes             cat, head: images as their bytes "
+	       "(base64), not described\n"
 	       "  -c, --compression=TYPE  input compression: auto (default), "
 	       "none, gzip, zlib\n"
 	       "      --csv               cat, head: CSV with a header row\n"
@@ -66,6 +70,7 @@ usage(void)
 }
 
 enum {
+	OPT_BYTES = 255,
 	OPT_CSV = 256,
 	OPT_JSON,
 	OPT_LABEL,
@@ -76,6 +81,7 @@ enum {
 };
 
 static const struct option options[] = {
+    {"bytes", no_argument, NULL, OPT_BYTES},
     {"compress", required_argument, NULL, 'z'},
     {"compression", required_argument, NULL, 'c'},
     {"csv", no_argument, NULL, OPT_CSV},
@@ -239,6 +245,9 @@ main(int argc, char **argv)
 				    "or none",
 				    optarg);
 			}
+			break;
+		case OPT_BYTES:
+			O.bytes = 1;
 			break;
 		case OPT_CSV:
 			O.csv = 1;

@@ -16,6 +16,7 @@
 struct opts {
 	int in_comp, out_comp;
 	int csv, json, raw, skip, write;
+	int bytes; /* cat, head: images as their bytes, not described */
 	const char *label;
 	long long n;
 	int n_given;

@@ -55,8 +55,20 @@ usage(void)
 	    "hashed feature (1000)\n"
 	    "      --hidden=SIZES         dnn hidden layers (default "
 	    "\"128 32 8\")\n"
+	    "      --image-channels=N     image records: 1 (grey) or 3 "
+	    "(RGB) (default: the\n"
+	    "                             images')\n"
+	    "      --image-scale=HOW      image records: pixels as unit "
+	    "[0,1] (default),\n"
+	    "                             symmetric [-1,1] or "
+	    "standardize (per image)\n"
+	    "      --image-size=HxW       image records: the size images "
+	    "are resized to\n"
+	    "                             (default: theirs, when all "
+	    "agree)\n"
 	    "      --input-shape=HxWxC    cnn: the image each row is "
-	    "(default: a square)\n"
+	    "(default: a square,\n"
+	    "                             or the image records' shape)\n"
 	    "      --label=NAME           the label feature (default: the "
 	    "schema's)\n"
 	    "      --model=NAME           lr, dnn, cnn or wide_and_deep "
@@ -91,6 +103,10 @@ usage(void)
 	    "(repeatable)\n"
 	    "      --optimizer=NAME       (default adam, or the "
 	    "checkpoint's)\n"
+	    "      --random-crop=N        image records: shift each image "
+	    "by up to N pixels\n"
+	    "      --random-flip          image records: mirror half the "
+	    "images\n"
 	    "      --shuffle-buffer=N     records (default 10000; 1 = in "
 	    "order)\n"
 	    "Output and state:\n"
@@ -250,6 +266,9 @@ static const struct option options[] = {
     {"help", no_argument, NULL, 'h'},
     {"hidden", required_argument, NULL, OPT_HIDDEN},
     {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
+    {"image-channels", required_argument, NULL, OPT_SETTING},
+    {"image-scale", required_argument, NULL, OPT_SETTING},
+    {"image-size", required_argument, NULL, OPT_SETTING},
     {"input-shape", required_argument, NULL, OPT_SETTING},
     {"job-name", required_argument, NULL, OPT_JOB_NAME},
     {"keep", required_argument, NULL, OPT_KEEP},
@@ -276,6 +295,8 @@ static const struct option options[] = {
     {"ps-hosts", required_argument, NULL, OPT_PS_HOSTS},
     {"ps-tasks", required_argument, NULL, OPT_PS_TASKS},
     {"quiet", no_argument, NULL, 'q'},
+    {"random-crop", required_argument, NULL, OPT_SETTING},
+    {"random-flip", no_argument, NULL, OPT_SETTING},
     {"replicas-to-aggregate", required_argument, NULL, OPT_SETTING},
     {"save-every", required_argument, NULL, OPT_SAVE_EVERY},
     {"save-every-secs", required_argument, NULL, OPT_SAVE_SECS},

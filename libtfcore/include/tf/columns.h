@@ -52,6 +52,22 @@ TF_API const char *tf_columns_schema_text(const struct tf_columns *cols);
 TF_API int tf_columns_select(struct tf_columns *cols, const char *features,
                              const char *exclude);
 
+/*
+ * Images (a schema of the image layout: records of encoded images, as
+ * TensorFlow's Inception data): each row is the image decoded, resized
+ * to height x width, with channels 1 (grey) or 3 (RGB), scaled
+ * (TF_IMAGE_SCALE_*, tf/image.h).  Set before the schema is loaded;
+ * 0 (or -1 for the scale) keeps what the schema says.  The schema's text
+ * becomes that of the images as the model reads them.
+ */
+TF_API int tf_columns_set_image(struct tf_columns *cols, int height, int width,
+                                int channels, int scale);
+/* Whether rows are images, and if so their view (tf/image.h: size,
+ * channels, scale; no flip or shift). */
+struct tf_image_view;
+TF_API int tf_columns_image(const struct tf_columns *cols,
+                            struct tf_image_view *v);
+
 /* The schema loaded (tf/schema.h), or NULL before one is. */
 struct tf_schema;
 TF_API const struct tf_schema *tf_columns_schema(const struct tf_columns *cols);

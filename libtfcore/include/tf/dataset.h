@@ -67,6 +67,13 @@ TF_API int tf_dataset_set_shard(struct tf_dataset *ds, uint64_t shard,
                                 uint64_t shards);
 /* Records without the label are fine (its value is NaN): prediction. */
 TF_API void tf_dataset_set_label_optional(struct tf_dataset *ds, int on);
+/*
+ * Image rows (tf_columns_image()) for training: each image mirrored left
+ * to right with probability 1/2 (flip), shifted by up to shift pixels
+ * each way (zeros coming in).  Drawn from the seed, the epoch and the
+ * record's place in its file, so a resumed run draws the same.
+ */
+TF_API void tf_dataset_set_augment(struct tf_dataset *ds, int flip, int shift);
 /* A record that lacks a feature of the model is a data error naming it
  * (TF_EFORMAT); with this on, the feature counts as its training mean
  * (0 after standardisation). */

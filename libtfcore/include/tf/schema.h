@@ -60,6 +60,11 @@ TF_API const char *tf_schema_text(const struct tf_schema *s);
 TF_API int tf_schema_write(struct tf_schema *s, const char *path);
 
 TF_API uint64_t tf_schema_rows(const struct tf_schema *s);
+/* A name for each class of an int64 label, in the order of its sorted
+ * values (tf-img2record: the class folders' names); models trained on
+ * the data answer with them. */
+TF_API int tf_schema_set_class_names(struct tf_schema *s,
+                                     const char *const *names, size_t n);
 /* A part of the rows (a shard, a split): how many it has. */
 TF_API void tf_schema_set_rows(struct tf_schema *s, uint64_t rows);
 /* The label's name, or NULL when the data has none. */

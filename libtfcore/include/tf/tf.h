@@ -17,6 +17,7 @@
 #include "tf/export.h"
 #include "tf/file.h"
 #include "tf/graph.h"
+#include "tf/image.h"
 #include "tf/input.h"
 #include "tf/metrics.h"
 #include "tf/model.h"

@@ -40,7 +40,15 @@ struct tf_train_config {
 	int enable_bn; /* dnn, cnn: batch normalisation after each dense (and
 	                * cnn's convolutions) */
 	double bn_epsilon;
-	double keep_prob;      /* dnn: dropout keep probability (1: none) */
+	double keep_prob; /* dnn: dropout keep probability (1: none) */
+	/* image records (tf/image.h): the size ("HxW"), channels (1 or 3)
+	 * and scale rows are read at (NULL, 0: the schema's), and the
+	 * training reads' augmentation: a mirror image half the time, a
+	 * shift of up to random_crop pixels each way */
+	const char *image_size;
+	int image_channels;
+	const char *image_scale;
+	int random_flip, random_crop;
 	const char *optimizer; /* a plugin's optimizer name */
 	double learning_rate;
 	const struct tf_hparams *hparams; /* optimizer settings */
