@@ -244,7 +244,7 @@ main(int argc, char **argv)
 			members = realloc(members, (size_t)(nmembers + 1) *
 			                               sizeof *members);
 			if (members == NULL) {
-				die(EX_OSERR, "out of memory");
+				die(EX_SOFTWARE, "out of memory");
 			}
 			members[nmembers++] = optarg;
 			break;
@@ -364,7 +364,7 @@ main(int argc, char **argv)
 
 	conv = tf_csv_new();
 	if (conv == NULL) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	if (tf_csv_set_options(conv, &o) != TF_OK) {
 		usage_error("%s", tf_errmsg(conv));
@@ -374,7 +374,7 @@ main(int argc, char **argv)
 	out.quiet = quiet;
 	out.w = calloc((size_t)shards, sizeof *out.w);
 	if (out.w == NULL) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	for (int i = 0; i < shards; i++) {
 		char name[4096];
@@ -390,7 +390,7 @@ main(int argc, char **argv)
 
 	in = tf_input_new();
 	if (in == NULL) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	for (int i = 0; i < nmembers; i++) {
 		tf_input_add_member_glob(in, members[i]);
@@ -436,7 +436,7 @@ main(int argc, char **argv)
 		}
 		struct tf_schema *s = tf_schema_new();
 		if (s == NULL) {
-			die(EX_OSERR, "out of memory");
+			die(EX_SOFTWARE, "out of memory");
 		}
 		if (tf_csv_schema(conv, s) != TF_OK) {
 			die_status(tf_errcode(conv), tf_errmsg(conv));

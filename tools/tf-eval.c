@@ -149,7 +149,7 @@ print_prediction(struct tf_request *q, const struct tf_model *model,
 	const char *row;
 	size_t len;
 	if (tf_prediction_row(q, model, p, &row, &len) != TF_OK) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	if (key != NULL) {
 		char *kn = json_text("--key", key), *kt = json_text("key", kv);
@@ -178,7 +178,7 @@ predict_all(struct tf_model *model, struct tf_dataset *ds, size_t bs,
 	struct tf_request *q = tf_request_new();
 	float *out = malloc(bs * (size_t)pw * sizeof *out);
 	if (q == NULL || out == NULL || tf_dataset_batch(ds, &b, bs) != TF_OK) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	if (csv) {
 		if (key != NULL) {
@@ -228,7 +228,7 @@ main(int argc, char **argv)
 	reg = tf_registry_new();
 	model = tf_model_new();
 	if (reg == NULL || model == NULL) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	const char *ckpt = NULL, *key = NULL, *device = NULL, *math = NULL;
 	size_t bs = 1024;
@@ -300,7 +300,7 @@ main(int argc, char **argv)
 	static struct tf_dataset *ds;
 	ds = tf_dataset_new_on(tf_model_columns(model));
 	if (ds == NULL) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	int task = tf_model_task(model);
 	int64_t classes = tf_columns_classes(tf_model_columns(model));
@@ -316,7 +316,7 @@ main(int argc, char **argv)
 	static struct tf_metrics *m;
 	m = tf_metrics_new(task, classes);
 	if (m == NULL) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	if (tf_dataset_open(ds, files, nfiles, 1, 1, 0) != TF_OK) {
 		die_status(tf_errcode(ds), tf_errmsg(ds));

@@ -134,7 +134,7 @@ print_json(json_t *o)
 	char *text =
 	    o ? json_shortest(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 	if (text == NULL) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	puts(text);
 	free(text);
@@ -177,7 +177,7 @@ main(int argc, char **argv)
 	reg = tf_registry_new();
 	model = tf_model_new();
 	if (reg == NULL || model == NULL) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	long long version = take_version(&argc, argv);
 	const char *ckpt = NULL, *base = NULL, *archive = NULL, *out = NULL;

@@ -513,7 +513,7 @@ output_open(const char *path, int compression)
 	}
 	struct tf_writer *w = tf_writer_new();
 	if (w == NULL) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	outputs[noutputs] = w;
 	noutputs = noutputs + 1;
@@ -555,7 +555,7 @@ input_files(int argc, char **argv, int *n)
 	size_t cap = (size_t)argc + 1, k = 0;
 	char **out = malloc(cap * sizeof *out);
 	if (out == NULL) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
@@ -575,13 +575,13 @@ input_files(int argc, char **argv, int *n)
 		cap += g.gl_pathc;
 		char **p = realloc(out, cap * sizeof *out);
 		if (p == NULL) {
-			die(EX_OSERR, "out of memory");
+			die(EX_SOFTWARE, "out of memory");
 		}
 		out = p;
 		for (size_t j = 0; j < g.gl_pathc; j++) {
 			out[k] = strdup(g.gl_pathv[j]);
 			if (out[k++] == NULL) {
-				die(EX_OSERR, "out of memory");
+				die(EX_SOFTWARE, "out of memory");
 			}
 		}
 		globfree(&g);

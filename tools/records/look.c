@@ -45,7 +45,7 @@ described(struct printer *p)
 	}
 	if ((p->show == NULL && (p->show = tf_example_new()) == NULL) ||
 	    (p->im == NULL && (p->im = tf_image_new()) == NULL)) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	tf_example_clear(p->show);
 	int bad = 0;
@@ -89,7 +89,7 @@ described(struct printer *p)
 		}
 	}
 	if (bad) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	return p->show;
 }
@@ -121,7 +121,7 @@ print_record(const uint8_t *d, size_t n, void *ctx)
 		p->len = 0;
 		if (tf_example_to_json(described(p), &p->buf, &p->len,
 		                       &p->cap) != TF_OK) {
-			die(EX_OSERR, "out of memory");
+			die(EX_SOFTWARE, "out of memory");
 		}
 		fwrite(p->buf, 1, p->len, stdout);
 		putchar('\n');
@@ -168,7 +168,7 @@ csv_columns(struct tf_csv_rows *c)
 	size_t n = tf_schema_nfeatures(s), k = 0;
 	const char **names = calloc(n + 2, sizeof *names);
 	if (names == NULL) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	int type;
 	for (size_t i = 0; i < n; i++) {
@@ -179,7 +179,7 @@ csv_columns(struct tf_csv_rows *c)
 	}
 	if (tf_schema_packed(s) == NULL && n > 0 &&
 	    tf_csv_rows_columns(c, names, k) != TF_OK) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	free(names);
 	tf_schema_free(s);
@@ -196,7 +196,7 @@ cmd_cat(uint64_t limit)
 		text_output_open(O.output);
 	}
 	if (O.csv && (p.csv = tf_csv_rows_new()) == NULL) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	if (O.csv) {
 		csv_columns(p.csv);
@@ -246,7 +246,7 @@ cmd_count(void)
 	int nfiles = O.nfiles;
 	uint64_t total = 0, *each = calloc((size_t)nfiles + 1, sizeof *each);
 	if (each == NULL) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	for (int i = 0; i < nfiles; i++) {
 		O.files = &files[i];

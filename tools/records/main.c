@@ -297,7 +297,7 @@ main(int argc, char **argv)
 	ex = tf_example_new();
 	reader = tf_reader_new();
 	if (ex == NULL || reader == NULL) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	cmds[which].run();
 	tf_example_free(ex);

@@ -46,7 +46,7 @@ write_schema(struct tf_survey *s)
 	}
 	static struct tf_schema *sc;
 	if ((sc = tf_schema_new()) == NULL) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	if (tf_survey_schema(s, O.label, sc, skipped, sizeof skipped) !=
 	    TF_OK) {
@@ -71,7 +71,7 @@ cmd_schema(void)
 {
 	static struct tf_survey *s;
 	if ((s = tf_survey_new()) == NULL) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	each_record(survey_record, s);
 	if (O.write) {
@@ -82,7 +82,7 @@ cmd_schema(void)
 	if (O.json) {
 		char *text = tf_survey_json(s);
 		if (text == NULL) {
-			die(EX_OSERR, "out of memory");
+			die(EX_SOFTWARE, "out of memory");
 		}
 		puts(text);
 		free(text);
@@ -114,7 +114,7 @@ carry_schema(const char *out, long long rows)
 	}
 	struct tf_schema *s = tf_schema_new();
 	if (s == NULL) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	if (tf_schema_carry(s, (const char *const *)O.files, (size_t)O.nfiles,
 	                    out, rows) != TF_OK) {
@@ -156,7 +156,7 @@ cmd_split(void)
 		s.n = O.shard_n;
 		s.w = calloc(1, sizeof *s.w);
 		if (s.w == NULL) {
-			die(EX_OSERR, "out of memory");
+			die(EX_SOFTWARE, "out of memory");
 		}
 		s.w[0] = open_output(O.output);
 	} else {
@@ -169,7 +169,7 @@ cmd_split(void)
 		s.n = O.n;
 		s.w = calloc((size_t)s.n, sizeof *s.w);
 		if (s.w == NULL) {
-			die(EX_OSERR, "out of memory");
+			die(EX_SOFTWARE, "out of memory");
 		}
 		for (long long i = 0; i < s.n; i++) {
 			char name[4096];
@@ -216,7 +216,7 @@ cmd_shuffle(void)
 	static struct tf_shuffle *s;
 	s = tf_shuffle_new(O.seed, O.memory);
 	if (s == NULL) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	struct tf_writer *out = open_output(O.output);
 	each_record(shuffle_record, s);

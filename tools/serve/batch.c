@@ -104,11 +104,11 @@ batch_worker(void *arg)
 		}
 		for (int i = 0; i < n && y != NULL; i++) {
 			if (tf_batch_append(&all, jobs[i]->in) != TF_OK) {
-				die(EX_OSERR, "out of memory");
+				die(EX_SOFTWARE, "out of memory");
 			}
 		}
 		if (y == NULL) {
-			die(EX_OSERR, "out of memory");
+			die(EX_SOFTWARE, "out of memory");
 		}
 		int k = serve_take(v);
 		int rc = tf_model_predict(v->inst[k], &all, y);

@@ -99,7 +99,7 @@ conn_add(struct worker *w, int fd)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	struct conn *c = calloc(1, sizeof *c);
 	if (c == NULL || nghttp2_session_server_new(&c->h2, callbacks, c)) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	c->fd = fd;
 	c->w = w;
@@ -251,7 +251,7 @@ serve_grpc_start(struct serve *sv, unsigned workers)
 	}
 	struct serve_grpc *g = calloc(1, sizeof *g);
 	if (g == NULL || nghttp2_session_callbacks_new(&callbacks) != 0) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	grpc_session_callbacks(callbacks);
 	g->sv = sv;
@@ -261,7 +261,7 @@ serve_grpc_start(struct serve *sv, unsigned workers)
 	g->nw = (int)workers;
 	g->w = calloc((size_t)g->nw, sizeof *g->w);
 	if (g->w == NULL) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	int fl = fcntl(g->lfd, F_GETFL);
 	if (fl < 0 || fcntl(g->lfd, F_SETFL, fl | O_NONBLOCK) < 0) {

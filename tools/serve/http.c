@@ -319,7 +319,7 @@ serve_http_start(struct serve *sv, unsigned *pool_out)
 	}
 	struct serve_http *h = calloc(1, sizeof *h);
 	if (h == NULL) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	h->sv = sv;
 	h->conns.prev = h->conns.next = &h->conns;

@@ -351,7 +351,7 @@ main(int argc, char **argv)
 	};
 	sv.reg = tf_registry_new();
 	if (sv.reg == NULL) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	const char *base = NULL, *name = "model", *config = NULL;
 	const char *stdin_format = "json";

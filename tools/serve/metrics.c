@@ -31,7 +31,7 @@ sb_add(struct sbuf *b, const char *s, size_t n)
 		}
 		char *p = realloc(b->p, cap);
 		if (p == NULL) {
-			die(EX_OSERR, "out of memory");
+			die(EX_SOFTWARE, "out of memory");
 		}
 		b->p = p;
 		b->cap = cap;

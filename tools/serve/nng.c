@@ -88,7 +88,7 @@ serve_nng_start(struct serve *sv)
 {
 	struct serve_nng *e = calloc(1, sizeof *e);
 	if (e == NULL) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	e->sv = sv;
 	int rv = nng_rep0_open(&e->sock);

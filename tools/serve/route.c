@@ -99,7 +99,7 @@ thread_request(void)
 	struct tf_request *q = pthread_getspecific(req_key);
 	if (q == NULL) {
 		if ((q = tf_request_new()) == NULL) {
-			die(EX_OSERR, "out of memory");
+			die(EX_SOFTWARE, "out of memory");
 		}
 		pthread_setspecific(req_key, q);
 	}

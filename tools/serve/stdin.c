@@ -19,7 +19,7 @@ records(struct tf_model *m, struct tf_request *q)
 	const char *out;
 	size_t olen;
 	if (ds == NULL) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	tf_dataset_set_label_optional(ds, 1);
 	if (tf_dataset_open(ds, files, 1, 1, 1, 0) != TF_OK) {
@@ -27,7 +27,7 @@ records(struct tf_model *m, struct tf_request *q)
 	}
 	struct tf_batch b;
 	if (tf_dataset_batch(ds, &b, 256) != TF_OK) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	int rc;
 	while ((rc = tf_dataset_read(ds, &b)) == TF_OK) {
@@ -92,7 +92,7 @@ serve_stdin(struct serve *sv, struct served *s, const char *format)
 	struct tf_model *m = v->inst[0];
 	struct tf_request *q = tf_request_new();
 	if (q == NULL) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	if (strcmp(format, "tfrecord") == 0) {
 		records(m, q);

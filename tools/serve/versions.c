@@ -413,7 +413,7 @@ serve_add_model(struct serve *sv, const char *name, const char *base)
 	struct served *m =
 	    realloc(sv->models, (size_t)(sv->nmodels + 1) * sizeof *m);
 	if (m == NULL) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	sv->models = m;
 	struct served *s = &sv->models[sv->nmodels++];
@@ -421,7 +421,7 @@ serve_add_model(struct serve *sv, const char *name, const char *base)
 	s->name = strdup(name);
 	s->base = strdup(base);
 	if (s->name == NULL || s->base == NULL) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	struct stat st;
 	if (stat(base, &st) != 0) {

@@ -66,7 +66,7 @@ cluster_option(struct dist *d, int c)
 			    "cannot read %s: %s", optarg, strerror(errno));
 		}
 		if (d->token == NULL) {
-			die(EX_OSERR, "out of memory");
+			die(EX_SOFTWARE, "out of memory");
 		}
 		d->token[strcspn(d->token, "\r\n")] = '\0';
 		if (d->token[0] == '\0') {
@@ -86,7 +86,7 @@ resolve_cluster(struct dist *d)
 	static struct tf_cluster *cl;
 	cl = tf_cluster_new();
 	if (cl == NULL) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 #ifdef TFKIT_PS
 	/* tf-ps is a ps task, unless TF_CONFIG says which it is. */
@@ -104,7 +104,7 @@ resolve_cluster(struct dist *d)
 	if (d->print_cluster) {
 		char *j = tf_cluster_json(cl);
 		if (j == NULL) {
-			die(EX_OSERR, "out of memory");
+			die(EX_SOFTWARE, "out of memory");
 		}
 		puts(j);
 		free(j);

@@ -447,7 +447,7 @@ main(int argc, char **argv)
 	set = tf_settings_new();
 	reg = tf_registry_new();
 	if (set == NULL || reg == NULL) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	/* Values from flags and --config files; the library knows each
 	 * setting, its range and its default (tf/settings.h). */
@@ -518,7 +518,7 @@ main(int argc, char **argv)
 	if (print_config) {
 		char *text = tf_settings_json(set, 1);
 		if (text == NULL) {
-			die(EX_OSERR, "out of memory");
+			die(EX_SOFTWARE, "out of memory");
 		}
 		puts(text);
 		free(text);
@@ -571,7 +571,7 @@ main(int argc, char **argv)
 		progress_update(0, 0, 0); /* start the clock */
 	}
 	if ((tr = tf_trainer_new()) == NULL) {
-		die(EX_OSERR, "out of memory");
+		die(EX_SOFTWARE, "out of memory");
 	}
 	int rc = tf_trainer_run(tr, reg, &cfg, &sink);
 	progress_done();
