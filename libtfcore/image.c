@@ -367,7 +367,7 @@ tf_image_floats(const struct tf_image *im, const struct tf_image_view *v,
 			struct tap tx = tap_at(rx, W, im->width);
 			const uint8_t *r0 = im->px + (size_t)ty.a * stride,
 			              *r1 = im->px + (size_t)ty.b * stride;
-			float px[3];
+			float px[3] = {0, 0, 0};
 			for (int c = 0; c < ic; c++) {
 				float top = r0[tx.a * ic + c] +
 				            tx.w * (float)(r0[tx.b * ic + c] -

@@ -188,6 +188,41 @@ assert a["examples"] == 359 and a["accuracy"] >= 0.95, a'
 	[ ! -e train.tfrecord.schema.json ]
 	run -0 --separate-stderr tf-train --model cnn --conv 8 --hidden 16 --epochs 1 --checkpoint-dir ck train.tfrecord
 	[[ "$stderr" == *"inferred from its first 1438 records (images read as 28x28x1, label 'image/class/label', multiclass)"* ]]
+	# records another tool wrote, as build_image_data.py lays them out
+	# (protobuf's own encoder; JPEG files of colour digits)
+	make_digits jpg
+	mkdir -p pb
+	protoc -I"$TOP/tests/proto" --python_out=pb "$TOP/tests/proto/example.proto"
+	/usr/bin/python3 - "$TOP/tests/cli" <<'PY'
+import os, struct, sys
+sys.path.insert(0, sys.argv[1]); sys.path.insert(0, "pb")
+from pydecode import masked
+import example_pb2
+for split in ("train", "test"):
+    with open("tf-%s.tfrecord" % split, "wb") as out:
+        for cls in sorted(os.listdir("img/jpg/" + split)):
+            for name in sorted(os.listdir("img/jpg/%s/%s" % (split, cls))):
+                ex = example_pb2.Example()
+                f = ex.features.feature
+                f["image/encoded"].bytes_list.value.append(
+                    open("img/jpg/%s/%s/%s" % (split, cls, name), "rb").read())
+                for k, v in (("image/format", b"JPEG"), ("image/colorspace", b"RGB"),
+                             ("image/class/text", cls.encode()), ("image/filename", name.encode())):
+                    f[k].bytes_list.value.append(v)
+                for k, v in (("image/height", 28), ("image/width", 28), ("image/channels", 3),
+                             ("image/class/label", int(cls) + 1)):
+                    f[k].int64_list.value.append(v)
+                d = ex.SerializeToString()
+                h = struct.pack("<Q", len(d))
+                out.write(h + struct.pack("<I", masked(h)) + d + struct.pack("<I", masked(d)))
+PY
+	run -0 --separate-stderr tf-train -q --model cnn --conv "16 32" --hidden 64 --image-channels 1 \
+		--epochs 10 --batch-size 32 --learning-rate 0.003 --checkpoint-dir tfck tf-train.tfrecord
+	tf-eval -d tfck tf-test.tfrecord > tf.json
+	/usr/bin/python3 -c '
+import json
+a = json.load(open("tf.json"))
+assert a["examples"] == 359 and a["accuracy"] >= 0.95, a'
 	# one image of another size: no size every image has
 	mkdir -p mixed/a mixed/b
 	cp img/png/train/0/row0000.png mixed/a/
