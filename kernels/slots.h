@@ -159,3 +159,27 @@ TF_KERNEL(pool_grad, pool_grad, tf_pool_grad, void,
            const struct tf_conv *g, int max, float *dx),
           (x, dy, rows, g, max, dx), (x, dy, dx),
           (IN(x), IN(dy), rows, g, max, OUT(dx)))
+TF_KERNEL(lstm_cell, lstm_cell, tf_lstm_cell, void,
+          (const float *g, const float *c_prev, float *act, float *c, float *h,
+           int64_t rows, int64_t units),
+          (g, c_prev, act, c, h, rows, units), (g, c_prev, act, c, h),
+          (IN(g), IN(c_prev), OUT(act), OUT(c), OUT(h), rows, units))
+TF_KERNEL(lstm_cell_grad, lstm_cell_grad, tf_lstm_cell_grad, void,
+          (const float *act, const float *c_prev, const float *c,
+           const float *dh, float *dc, float *dg, int64_t rows, int64_t units),
+          (act, c_prev, c, dh, dc, dg, rows, units),
+          (act, c_prev, c, dh, dc, dg),
+          (IN(act), IN(c_prev), IN(c), IN(dh), OUT(dc), OUT(dg), rows, units))
+TF_KERNEL(gru_cell, gru_cell, tf_gru_cell, void,
+          (const float *gx, const float *gh, const float *h_prev, float *act,
+           float *h, int64_t rows, int64_t units),
+          (gx, gh, h_prev, act, h, rows, units), (gx, gh, h_prev, act, h),
+          (IN(gx), IN(gh), IN(h_prev), OUT(act), OUT(h), rows, units))
+TF_KERNEL(gru_cell_grad, gru_cell_grad, tf_gru_cell_grad, void,
+          (const float *act, const float *gh, const float *h_prev,
+           const float *dh, float *dgx, float *dgh, float *dh_prev,
+           int64_t rows, int64_t units),
+          (act, gh, h_prev, dh, dgx, dgh, dh_prev, rows, units),
+          (act, gh, h_prev, dh, dgx, dgh, dh_prev),
+          (IN(act), IN(gh), IN(h_prev), IN(dh), OUT(dgx), OUT(dgh),
+           OUT(dh_prev), rows, units))

@@ -806,6 +806,14 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 			    g, name, "moving_variance", &r, &cols);
 			const char *eps = tf_graph_node_attr(g, i, "epsilon");
 			L->epsilon = eps ? strtod(eps, NULL) : 0.001;
+		} else if (strcmp(op, "lstm") == 0 || strcmp(op, "gru") == 0) {
+			/* both formats have recurrent layers; this export
+			 * does not map to them yet */
+			return tfi_set_error(
+			    m, TF_EFORMAT,
+			    "%s export: op '%s' (node '%s') is "
+			    "not exported yet",
+			    format, op, name);
 		} else {
 			return tfi_set_error(
 			    m, TF_EFORMAT,

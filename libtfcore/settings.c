@@ -28,9 +28,11 @@ enum scope {
 enum show {
 	ALWAYS,
 	IF_SET,
-	WIDE,  /* only for --model wide_and_deep */
-	CONV,  /* only for --model cnn (and not with a --model-file spec) */
-	LAYERS /* the built-in models' layers: not for a --model-file spec */
+	WIDE,   /* only for --model wide_and_deep */
+	CONV,   /* only for --model cnn (and not with a --model-file spec) */
+	RNN,    /* only for --model lstm, bidirectional_lstm and gru */
+	SHAPED, /* only for cnn and the recurrent models */
+	LAYERS  /* the built-in models' layers: not for a --model-file spec */
 };
 
 struct def {
@@ -53,8 +55,9 @@ static const struct def defs[] = {
     {"model", K_STR, MODEL, ALWAYS, "dnn", NONE},
     {"model-file", K_STR, RUN, IF_SET, NULL, NONE},
     {"hidden", K_STR, MODEL, LAYERS, "128 32 8", NONE},
-    {"input-shape", K_STR, MODEL, CONV, NULL, NONE},
+    {"input-shape", K_STR, MODEL, SHAPED, NULL, NONE},
     {"conv", K_STR, MODEL, CONV, "32 64", NONE},
+    {"rnn-units", K_INT, MODEL, RNN, "64", I(1, 65536)},
     {"enable-bn", K_BOOL, MODEL, LAYERS, "false", NONE},
     {"image-size", K_STR, MODEL, IF_SET, NULL, NONE},
     {"image-channels", K_INT, MODEL, IF_SET, NULL, I(1, 3)},
@@ -628,17 +631,29 @@ is_true(const struct tf_settings *s, const char *name)
 	return t != NULL && strcmp(t, "true") == 0;
 }
 
+/* Whether a model name is one of the recurrent models. */
+static int
+recurrent(const char *model)
+{
+	return model != NULL && (strcmp(model, "lstm") == 0 ||
+	                         strcmp(model, "bidirectional_lstm") == 0 ||
+	                         strcmp(model, "gru") == 0);
+}
+
 static json_t *
 json_of(const struct tf_settings *s)
 {
 	json_t *o = json_object();
 	int wide = strcmp(tf_settings_get(s, "model"), "wide_and_deep") == 0;
 	int cnn = strcmp(tf_settings_get(s, "model"), "cnn") == 0;
+	int rnn = recurrent(tf_settings_get(s, "model"));
 	int custom = strcmp(tf_settings_get(s, "model"), "custom") == 0;
 	for (size_t i = 0; o != NULL && i < NDEFS; i++) {
 		const struct def *d = &defs[i];
 		const char *t = s->value[i].text;
 		if ((d->show == WIDE && !wide) || (d->show == CONV && !cnn) ||
+		    (d->show == RNN && !rnn) ||
+		    (d->show == SHAPED && !cnn && !rnn) ||
 		    (d->show == LAYERS && custom) ||
 		    (d->show == IF_SET && d->kind != K_LIST &&
 		     (t == NULL || strcmp(t, "false") == 0)) ||
@@ -702,7 +717,8 @@ model_file(struct tf_settings *s)
 		                     m->text);
 	}
 	for (size_t i = 0; i < NDEFS; i++) {
-		if ((defs[i].show == LAYERS || defs[i].show == CONV) &&
+		if ((defs[i].show == LAYERS || defs[i].show == CONV ||
+		     defs[i].show == RNN || defs[i].show == SHAPED) &&
 		    s->value[i].text != NULL) {
 			return tfi_set_error(
 			    s, TF_EINVAL,
@@ -743,15 +759,23 @@ tf_settings_resolve(struct tf_settings *s)
 	if (rc == TF_OK) {
 		rc = model_file(s);
 	}
-	/* A cnn's settings with another model said: a mistake to say. */
+	/* A cnn's or recurrent model's settings with another model said:
+	 * a mistake to say. */
 	const char *model = s->value[find("model")].text;
-	int other = model != NULL && strcmp(model, "cnn") != 0 &&
-	            strcmp(model, "custom") != 0;
-	for (size_t i = 0; rc == TF_OK && other && i < NDEFS; i++) {
-		if (defs[i].show == CONV && s->value[i].text != NULL) {
+	int known = model != NULL && strcmp(model, "custom") != 0;
+	int cnn = known && strcmp(model, "cnn") == 0;
+	int rnn = known && recurrent(model);
+	for (size_t i = 0; rc == TF_OK && known && i < NDEFS; i++) {
+		const char *with = defs[i].show == CONV && !cnn ? "cnn"
+		                   : defs[i].show == RNN && !rnn
+		                       ? "lstm, bidirectional_lstm or gru"
+		                   : defs[i].show == SHAPED && !cnn && !rnn
+		                       ? "cnn, lstm, bidirectional_lstm or gru"
+		                       : NULL;
+		if (with != NULL && s->value[i].text != NULL) {
 			rc = tfi_set_error(s, TF_EINVAL,
-			                   "--%s goes with --model cnn, not %s",
-			                   defs[i].name, model);
+			                   "--%s goes with --model %s, not %s",
+			                   defs[i].name, with, model);
 		}
 	}
 	const char *sm = s->value[find("sync-mode")].text;
@@ -884,6 +908,7 @@ fill(const struct tf_settings *s, struct tf_train_config *cfg)
 	cfg->hidden = text(s, "hidden");
 	cfg->input_shape = text(s, "input-shape");
 	cfg->conv = text(s, "conv");
+	cfg->rnn_units = num(s, "rnn-units");
 	cfg->enable_bn = flag(s, "enable-bn");
 	cfg->image_size = text(s, "image-size");
 	cfg->image_channels = (int)num(s, "image-channels");

@@ -163,7 +163,8 @@ tf_model_spec(const char *model, const char *hidden, int64_t inputs, int task,
 		}
 	} else if (strcmp(model, "lr") != 0) {
 		snprintf(err, errlen,
-		         "unknown model '%s' (lr, dnn, cnn or wide_and_deep; a "
+		         "unknown model '%s' (lr, dnn, cnn, lstm, "
+		         "bidirectional_lstm, gru or wide_and_deep; a "
 		         "model "
 		         "of your own: --model-file SPEC)",
 		         model);
@@ -278,6 +279,76 @@ tf_model_spec_cnn(const char *input_shape, const char *conv, const char *hidden,
 	rc = rc || put_line(&b, "node flat flatten %s\n", prev);
 	char last[32];
 	int hr = hidden_layers(&b, hidden, "flat", bn_epsilon, keep, last,
+	                       sizeof last, err, errlen);
+	if (hr != TF_OK) {
+		tfi_buf_free(&b);
+		return hr;
+	}
+	rc = rc || put_line(&b, "node logits dense %s units=%lld\n", last,
+	                    (long long)out);
+	return finish_spec(&b, rc, task, spec, err, errlen);
+}
+
+int
+tf_model_spec_rnn(const char *model, const char *input_shape, int64_t units,
+                  const char *hidden, int64_t inputs, int task, int64_t classes,
+                  double bn_epsilon, double keep, char **spec, char *err,
+                  size_t errlen)
+{
+	int lstm = strcmp(model, "lstm") == 0,
+	    bi = strcmp(model, "bidirectional_lstm") == 0,
+	    gru = strcmp(model, "gru") == 0;
+	struct tf_shape sh;
+	if (!lstm && !bi && !gru) {
+		snprintf(err, errlen, "'%s' is not a recurrent model", model);
+		return TF_EINVAL;
+	}
+	if (input_shape == NULL || *input_shape == '\0') {
+		snprintf(err, errlen,
+		         "--model %s reads each row as a sequence: say its "
+		         "steps and features with --input-shape TxF (the rows "
+		         "hold %lld values)",
+		         model, (long long)inputs);
+		return TF_EINVAL;
+	}
+	if (tfi_shape_parse(input_shape, strlen(input_shape), &sh) != 0 ||
+	    sh.rank != 2) {
+		snprintf(err, errlen,
+		         "--input-shape: '%s' is not a sequence shape (TxF: "
+		         "steps x features, e.g. 28x28)",
+		         input_shape);
+		return TF_EINVAL;
+	}
+	if (sh.dim[0] * sh.dim[1] != inputs) {
+		snprintf(err, errlen,
+		         "--input-shape %s holds %lld values; the data's rows "
+		         "have %lld",
+		         input_shape, (long long)(sh.dim[0] * sh.dim[1]),
+		         (long long)inputs);
+		return TF_EINVAL;
+	}
+	if (units < 1) {
+		snprintf(err, errlen, "--rnn-units: at least 1");
+		return TF_EINVAL;
+	}
+	struct tfi_buf b = {0};
+	int64_t out = task == TF_TASK_MULTICLASS ? classes : 1;
+	const char *op = gru ? "gru" : "lstm";
+	int rc = put_line(&b, "input x %lldx%lld\ninput label 1\n",
+	                  (long long)sh.dim[0], (long long)sh.dim[1]);
+	rc = rc ||
+	     put_line(&b, "node rnn %s x units=%lld\n", op, (long long)units);
+	const char *top = "rnn";
+	if (bi) {
+		/* the steps read backwards too, both last outputs joined */
+		rc = rc ||
+		     put_line(&b, "node rnn_back lstm x units=%lld reverse=1\n",
+		              (long long)units) ||
+		     put_line(&b, "node rnn_both concat rnn,rnn_back\n");
+		top = "rnn_both";
+	}
+	char last[32];
+	int hr = hidden_layers(&b, hidden, top, bn_epsilon, keep, last,
 	                       sizeof last, err, errlen);
 	if (hr != TF_OK) {
 		tfi_buf_free(&b);

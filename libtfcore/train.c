@@ -1407,6 +1407,14 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 		              cfg->hidden, tf_columns_width(r->cols), r->task,
 		              r->classes, cfg->enable_bn ? cfg->bn_epsilon : 0,
 		              cfg->keep_prob, &r->h.model_spec, err, sizeof err)
+		    : strcmp(cfg->model, "lstm") == 0 ||
+		            strcmp(cfg->model, "bidirectional_lstm") == 0 ||
+		            strcmp(cfg->model, "gru") == 0
+		        ? tf_model_spec_rnn(
+		              cfg->model, cfg->input_shape, cfg->rnn_units,
+		              cfg->hidden, tf_columns_width(r->cols), r->task,
+		              r->classes, cfg->enable_bn ? cfg->bn_epsilon : 0,
+		              cfg->keep_prob, &r->h.model_spec, err, sizeof err)
 		    : strcmp(cfg->model, "wide_and_deep") == 0
 		        ? tf_model_spec_wide_deep(
 		              &l, cfg->hidden, r->task, r->classes,

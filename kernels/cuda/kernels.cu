@@ -1236,6 +1236,153 @@ pool_grad_cuda(const float *x, const float *dy, int64_t rows,
 	check(cx, "pool_grad");
 }
 
+/* ---- recurrent cells (kernels/cpu/rnn.c: the gate layouts) ------------ */
+
+__device__ static inline float
+d_sigm(float x)
+{
+	return 1.0f / (1.0f + expf(-x));
+}
+
+/* A thread a unit of a row. */
+__global__ void
+k_lstm_cell(const float *g, const float *c_prev, float *act, float *c,
+            float *h, size_t n, int64_t units)
+{
+	GRID_STRIDE(k, n)
+	{
+		int64_t r = (int64_t)k / units, u = (int64_t)k % units;
+		const float *gr = g + r * 4 * units;
+		float *ar = act + r * 4 * units;
+		float i = d_sigm(gr[u]), f = d_sigm(gr[units + u]);
+		float cand = tanhf(gr[2 * units + u]);
+		float o = d_sigm(gr[3 * units + u]);
+		float cc = f * c_prev[k] + i * cand;
+		ar[u] = i;
+		ar[units + u] = f;
+		ar[2 * units + u] = cand;
+		ar[3 * units + u] = o;
+		c[k] = cc;
+		h[k] = o * tanhf(cc);
+	}
+}
+
+extern "C" void
+lstm_cell_cuda(const float *g, const float *c_prev, float *act, float *c,
+               float *h, int64_t rows, int64_t units, struct tfk_cuda *cx)
+{
+	size_t n = (size_t)(rows * units);
+	if (n > 0) {
+		k_lstm_cell<<<blocks(n), THREADS, 0, cx->stream>>>(
+		    g, c_prev, act, c, h, n, units);
+		check(cx, "lstm_cell");
+	}
+}
+
+__global__ void
+k_lstm_cell_grad(const float *act, const float *c_prev, const float *c,
+                 const float *dh, float *dc, float *dg, size_t n,
+                 int64_t units)
+{
+	GRID_STRIDE(k, n)
+	{
+		int64_t r = (int64_t)k / units, u = (int64_t)k % units;
+		const float *ar = act + r * 4 * units;
+		float *dr = dg + r * 4 * units;
+		float i = ar[u], f = ar[units + u];
+		float cand = ar[2 * units + u], o = ar[3 * units + u];
+		float tc = tanhf(c[k]);
+		float dct = dc[k] + dh[k] * o * (1.0f - tc * tc);
+		dr[u] = dct * cand * i * (1.0f - i);
+		dr[units + u] = dct * c_prev[k] * f * (1.0f - f);
+		dr[2 * units + u] = dct * i * (1.0f - cand * cand);
+		dr[3 * units + u] = dh[k] * tc * o * (1.0f - o);
+		dc[k] = dct * f;
+	}
+}
+
+extern "C" void
+lstm_cell_grad_cuda(const float *act, const float *c_prev, const float *c,
+                    const float *dh, float *dc, float *dg, int64_t rows,
+                    int64_t units, struct tfk_cuda *cx)
+{
+	size_t n = (size_t)(rows * units);
+	if (n > 0) {
+		k_lstm_cell_grad<<<blocks(n), THREADS, 0, cx->stream>>>(
+		    act, c_prev, c, dh, dc, dg, n, units);
+		check(cx, "lstm_cell_grad");
+	}
+}
+
+__global__ void
+k_gru_cell(const float *gx, const float *gh, const float *h_prev, float *act,
+           float *h, size_t n, int64_t units)
+{
+	GRID_STRIDE(k, n)
+	{
+		int64_t r = (int64_t)k / units, u = (int64_t)k % units;
+		const float *xr = gx + r * 3 * units, *hr = gh + r * 3 * units;
+		float *ar = act + r * 3 * units;
+		float z = d_sigm(xr[u] + hr[u]);
+		float rr = d_sigm(xr[units + u] + hr[units + u]);
+		float nn = tanhf(xr[2 * units + u] + rr * hr[2 * units + u]);
+		ar[u] = z;
+		ar[units + u] = rr;
+		ar[2 * units + u] = nn;
+		h[k] = z * h_prev[k] + (1.0f - z) * nn;
+	}
+}
+
+extern "C" void
+gru_cell_cuda(const float *gx, const float *gh, const float *h_prev,
+              float *act, float *h, int64_t rows, int64_t units,
+              struct tfk_cuda *cx)
+{
+	size_t n = (size_t)(rows * units);
+	if (n > 0) {
+		k_gru_cell<<<blocks(n), THREADS, 0, cx->stream>>>(
+		    gx, gh, h_prev, act, h, n, units);
+		check(cx, "gru_cell");
+	}
+}
+
+__global__ void
+k_gru_cell_grad(const float *act, const float *gh, const float *h_prev,
+                const float *dh, float *dgx, float *dgh, float *dh_prev,
+                size_t n, int64_t units)
+{
+	GRID_STRIDE(k, n)
+	{
+		int64_t r = (int64_t)k / units, u = (int64_t)k % units;
+		const float *ar = act + r * 3 * units, *hr = gh + r * 3 * units;
+		float *dx = dgx + r * 3 * units, *dhh = dgh + r * 3 * units;
+		float z = ar[u], rr = ar[units + u], nn = ar[2 * units + u];
+		float dz = dh[k] * (h_prev[k] - nn) * z * (1.0f - z);
+		float dn = dh[k] * (1.0f - z) * (1.0f - nn * nn);
+		float dr = dn * hr[2 * units + u] * rr * (1.0f - rr);
+		dx[u] = dz;
+		dx[units + u] = dr;
+		dx[2 * units + u] = dn;
+		dhh[u] = dz;
+		dhh[units + u] = dr;
+		dhh[2 * units + u] = dn * rr;
+		dh_prev[k] = dh[k] * z;
+	}
+}
+
+extern "C" void
+gru_cell_grad_cuda(const float *act, const float *gh, const float *h_prev,
+                   const float *dh, float *dgx, float *dgh, float *dh_prev,
+                   int64_t rows, int64_t units, struct tfk_cuda *cx)
+{
+	size_t n = (size_t)(rows * units);
+	if (n > 0) {
+		k_gru_cell_grad<<<blocks(n), THREADS, 0, cx->stream>>>(
+		    act, gh, h_prev, dh, dgx, dgh, dh_prev, n, units);
+		check(cx, "gru_cell_grad");
+	}
+}
+
 /* ---- memory ------------------------------------------------------------ */
 
 extern "C" float *

@@ -251,7 +251,7 @@ for i in range(200):
 	run -64 --separate-stderr tf-train --optimizer nope --schema bc.tfrecord.schema.json $TRAIN
 	[ "$stderr" = "tf-train: unknown optimizer 'nope' (see --list-plugins)" ]
 	run -64 --separate-stderr tf-train --model forest --schema bc.tfrecord.schema.json $TRAIN
-	[ "$stderr" = "tf-train: unknown model 'forest' (lr, dnn, cnn or wide_and_deep; a model of your own: --model-file SPEC)" ]
+	[ "$stderr" = "tf-train: unknown model 'forest' (lr, dnn, cnn, lstm, bidirectional_lstm, gru or wide_and_deep; a model of your own: --model-file SPEC)" ]
 	run -64 --separate-stderr tf-train --hidden "10 x" --schema bc.tfrecord.schema.json $TRAIN
 	[[ "$stderr" == *"--hidden: '10 x' is not a list of layer sizes"* ]]
 	run -64 --separate-stderr tf-train --opt beta1=2 --schema bc.tfrecord.schema.json $TRAIN
@@ -483,7 +483,7 @@ assert v["serial"] is None and v["color"] == ["black", "blue", "green", "red"], 
 	run -64 --separate-stderr tf-train -q --model wide_and_deep iris.tfrecord
 	[[ "$stderr" == *"wide_and_deep needs categorical features"* ]]
 	run -64 --separate-stderr tf-train -q --model wide iris.tfrecord
-	[[ "$stderr" == *"unknown model 'wide' (lr, dnn, cnn or wide_and_deep; a model of your own: --model-file SPEC)"* ]]
+	[[ "$stderr" == *"unknown model 'wide' (lr, dnn, cnn, lstm, bidirectional_lstm, gru or wide_and_deep; a model of your own: --model-file SPEC)"* ]]
 }
 
 @test "file patterns: 'bc-0000[0-3]-*' stands for its shards, in name order" {
@@ -1096,10 +1096,100 @@ assert a >= 0.95, a' e.json
 	run -64 tf-train -q --model cnn --conv "16 x" --checkpoint-dir x $DTRAIN
 	[[ "$output" == *"--conv: '16 x' is not a list of filter counts"* ]]
 	run -64 tf-train -q --model dnn --input-shape 8x8x1 --checkpoint-dir x $DTRAIN
-	[[ "$output" == *"--input-shape goes with --model cnn, not dnn"* ]]
+	[[ "$output" == *"--input-shape goes with --model cnn, lstm, bidirectional_lstm or gru, not dnn"* ]]
 	# a spec of the user's whose window does not fit names node and shapes
 	printf 'input x 8x8x1\nnode c conv2d x filters=4 kernel=3 stride=2 padding=valid\nnode d conv2d c filters=4 kernel=5 padding=valid\nnode f flatten d\nnode logits dense f units=outputs\n' > bad.spec
 	run -65 tf-train -q --model-file bad.spec --checkpoint-dir x $DTRAIN
 	[[ "$output" == *"node 'd'"*"a 5x5 window does not fit its 3x3x4 input (padding=valid)"* ]]
 	[ ! -e x/checkpoint ]
+}
+
+# The order task: sequences of 20 tokens of 10 in which A (0) and B (1)
+# each occur once, label 1 iff A comes before B, one-hot (20 x 10 values
+# a row); and the same tokens counted, without their order.
+order_task() {
+	/usr/bin/python3 - <<'PY'
+import random
+random.seed(11)
+seq = open("order.csv", "w")
+bag = open("bag.csv", "w")
+seq.write(",".join("t%d_%d" % (t, v) for t in range(20) for v in range(10)) + ",label\n")
+bag.write(",".join("n%d" % v for v in range(10)) + ",label\n")
+for i in range(3000):
+    toks = [random.randrange(2, 10) for _ in range(20)]
+    a, b = random.sample(range(20), 2)
+    toks[a], toks[b] = 0, 1
+    y = int(a < b)
+    seq.write(",".join("1" if toks[t] == v else "0" for t in range(20) for v in range(10)) + ",%d\n" % y)
+    bag.write(",".join(str(toks.count(v)) for v in range(10)) + ",%d\n" % y)
+PY
+	tf-csv2record order.csv -o order.tfrecord
+	tf-records split -n 5 -o o order.tfrecord
+	tf-csv2record bag.csv -o bag.tfrecord
+	tf-records split -n 5 -o b bag.tfrecord
+}
+
+@test "--model lstm, gru, bidirectional_lstm: the order of tokens learnt (0.95) where their counts are at chance; digits 8x8 to 0.95; resumes exactly" {
+	order_task
+	for m in lstm gru bidirectional_lstm; do
+		tf-train -q --model $m --input-shape 20x10 --rnn-units 32 --hidden 16 --epochs 15 \
+			--batch-size 32 --learning-rate 0.005 --checkpoint-dir $m 'o-0000[0-3]-of-00005' > $m.json
+		tf-eval -d $m o-00004-of-00005 > $m.eval
+		grep -q "\"model\":\"$m\",.*\"input-shape\":\"20x10\",\"rnn-units\":32" $m.json
+	done
+	tf-train -q --model dnn --hidden "32 16" --epochs 15 --batch-size 32 --learning-rate 0.005 \
+		--checkpoint-dir bag 'b-0000[0-3]-of-00005' > /dev/null
+	tf-eval -d bag b-00004-of-00005 > bag.eval
+	/usr/bin/python3 -c '
+import json
+for m in ("lstm", "gru", "bidirectional_lstm"):
+    a = json.load(open(m + ".eval"))
+    assert a["examples"] == 600 and a["accuracy"] >= 0.95, (m, a)
+b = json.load(open("bag.eval"))
+assert b["accuracy"] < 0.6, b'
+	split_digits
+	tf-train -q --schema digits.tfrecord.schema.json --model lstm --input-shape 8x8 --hidden 32 \
+		--epochs 20 --batch-size 32 --learning-rate 0.005 --checkpoint-dir dl $DTRAIN > /dev/null
+	tf-eval -d dl "$DTEST" > dl.json
+	/usr/bin/python3 -c '
+import json
+a = json.load(open("dl.json"))
+assert a["accuracy"] >= 0.95, a'
+	# exported as a model directory and served as tf-eval predicts; not
+	# to ONNX or TensorFlow.js yet, said
+	tf-export -d dl --export-base models > /dev/null
+	tf-records head -n 5 --raw "$DTEST" > five.tfrecord
+	tf-serve --model-base models --stdin --stdin-format tfrecord < five.tfrecord > served.lines
+	tf-eval -d dl --predict five.tfrecord > eval.lines
+	cmp served.lines eval.lines
+	run -65 --separate-stderr tf-export -d dl --format onnx -o dl.onnx
+	[ "$stderr" = "tf-export: ONNX export: op 'lstm' (node 'rnn') is not exported yet" ]
+	args="-q --schema digits.tfrecord.schema.json --model gru --input-shape 8x8 --rnn-units 16 --batch-size 32 --seed 2 --epochs 0"
+	tf-train $args --max-steps 30 --checkpoint-dir a $DTRAIN > /dev/null
+	tf-train $args --max-steps 12 --checkpoint-dir c $DTRAIN > /dev/null
+	tf-train $args --max-steps 30 --checkpoint-dir c $DTRAIN > /dev/null
+	same_state a/model.ckpt-30 c/model.ckpt-30
+	# the device path (the fake GPU: the device's memory, its kernels'
+	# slots): the CPU's model bit for bit; a cell kernel it lacks runs
+	# on the CPU, named
+	for m in gru bidirectional_lstm; do
+		b="-q --schema digits.tfrecord.schema.json --model $m --input-shape 8x8 --rnn-units 8 --batch-size 32 --epochs 0 --max-steps 20"
+		tf-train $b --checkpoint-dir cpu-$m $DTRAIN > /dev/null
+		TFKIT_CUDA_MODULE="$TFKIT_BUILD/tests/fake-gpu.so" tf-train $b --device cuda --checkpoint-dir gpu-$m $DTRAIN > /dev/null
+		same_state cpu-$m/model.ckpt-20 gpu-$m/model.ckpt-20
+	done
+	run -0 --separate-stderr env TFKIT_CUDA_MODULE="$TFKIT_BUILD/tests/fake-gpu.so" FAKE_GPU_NO=lstm_cell_grad \
+		tf-train $b --device cuda --checkpoint-dir nogpu $DTRAIN
+	[[ "${stderr_lines[0]}" == *"from the first step these run on the CPU"*": lstm_cell_grad" ]]
+	same_state cpu-bidirectional_lstm/model.ckpt-20 nogpu/model.ckpt-20
+	run -64 tf-train -q --model lstm --checkpoint-dir x $DTRAIN
+	[[ "$output" == *"--model lstm reads each row as a sequence: say its steps and features with --input-shape TxF (the rows hold 64 values)"* ]]
+	run -64 tf-train -q --model gru --input-shape 8x9 --checkpoint-dir x $DTRAIN
+	[[ "$output" == *"--input-shape 8x9 holds 72 values; the data's rows have 64"* ]]
+	run -64 tf-train -q --model dnn --rnn-units 8 --checkpoint-dir x $DTRAIN
+	[[ "$output" == *"--rnn-units goes with --model lstm, bidirectional_lstm or gru, not dnn"* ]]
+	# a sequence layer in a spec needs a sequence input
+	printf 'input x 64\nnode r lstm x units=4\nnode logits dense r units=outputs\n' > flat.spec
+	run -65 tf-train -q --model-file flat.spec --checkpoint-dir x $DTRAIN
+	[[ "$output" == *"node 'r'"*"needs a sequence input (T x F: steps of features), not one of 1 dimension"* ]]
 }

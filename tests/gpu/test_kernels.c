@@ -580,39 +580,94 @@ pooling_and_gradients(void)
 	}
 }
 
+/* The LSTM and GRU cells and their gradients on 5 rows of 7 units, the
+ * carried gradients (dc in and out) included. */
+static void
+recurrent_cells(void)
+{
+	const int64_t rows = 5, units = 7;
+	size_t n = (size_t)(rows * units), n3 = 3 * n, n4 = 4 * n;
+	float *g = host(n4), *cp = host(n), *dh = host(n), *dc = host(n);
+	float *act = host(n4), *c = host(n), *h = host(n), *dg = host(n4);
+	float *gg = upf(g, n4), *gcp = upf(cp, n), *gdh = upf(dh, n),
+	      *gdc = upf(dc, n), *gact = upf(act, n4), *gc = upf(c, n),
+	      *gh = upf(h, n), *gdg = upf(dg, n4);
+	lstm_cell_cpu(g, cp, act, c, h, rows, units);
+	lstm_cell_cuda(gg, gcp, gact, gc, gh, rows, units, cx);
+	lstm_cell_grad_cpu(act, cp, c, dh, dc, dg, rows, units);
+	lstm_cell_grad_cuda(gact, gcp, gc, gdh, gdc, gdg, rows, units, cx);
+	float *hact = down(gact, n4), *hc = down(gc, n), *hh = down(gh, n),
+	      *hdc = down(gdc, n), *hdg = down(gdg, n4);
+	same("lstm act", act, hact, n4, 1e-5, 1e-6);
+	same("lstm c", c, hc, n, 1e-5, 1e-6);
+	same("lstm h", h, hh, n, 1e-5, 1e-6);
+	same("lstm dc", dc, hdc, n, 1e-5, 1e-6);
+	same("lstm dg", dg, hdg, n4, 1e-5, 1e-6);
+	free(hact), free(hc), free(hh), free(hdc), free(hdg);
+	/* GRU: gx and gh of three blocks */
+	float *gx = host(n3), *ghh = host(n3), *a3 = host(n3);
+	float *dgx = host(n3), *dgh = host(n3), *dhp = host(n);
+	float *ggx = upf(gx, n3), *gghh = upf(ghh, n3), *ga3 = upf(a3, n3),
+	      *gdgx = upf(dgx, n3), *gdgh = upf(dgh, n3), *gdhp = upf(dhp, n),
+	      *gh2 = upf(h, n);
+	gru_cell_cpu(gx, ghh, cp, a3, h, rows, units);
+	gru_cell_cuda(ggx, gghh, gcp, ga3, gh2, rows, units, cx);
+	gru_cell_grad_cpu(a3, ghh, cp, dh, dgx, dgh, dhp, rows, units);
+	gru_cell_grad_cuda(ga3, gghh, gcp, gdh, gdgx, gdgh, gdhp, rows, units,
+	                   cx);
+	float *h3 = down(ga3, n3), *h4 = down(gh2, n), *h5 = down(gdgx, n3),
+	      *h6 = down(gdgh, n3), *h7 = down(gdhp, n);
+	same("gru act", a3, h3, n3, 1e-5, 1e-6);
+	same("gru h", h, h4, n, 1e-5, 1e-6);
+	same("gru dgx", dgx, h5, n3, 1e-5, 1e-6);
+	same("gru dgh", dgh, h6, n3, 1e-5, 1e-6);
+	same("gru dh_prev", dhp, h7, n, 1e-5, 1e-6);
+	free(h3), free(h4), free(h5), free(h6), free(h7);
+	free(g), free(cp), free(dh), free(dc), free(act), free(c), free(h),
+	    free(dg), free(gx), free(ghh), free(a3), free(dgx), free(dgh),
+	    free(dhp);
+	/* down() freed the rest */
+	cudaFree(gg), cudaFree(gcp), cudaFree(gdh), cudaFree(ggx),
+	    cudaFree(gghh);
+}
+
 /* Which test compares each slot of kernels/slots.h with its CPU twin: a
  * slot added to the list without a TESTED_ line here does not compile. */
-#define TESTED_gemm         gemm_all_transposes
-#define TESTED_add_bias     bias_add_and_gradient
-#define TESTED_bias_grad    bias_add_and_gradient
-#define TESTED_copy         copy_zero_add
-#define TESTED_zero         copy_zero_add
-#define TESTED_add          copy_zero_add
-#define TESTED_fill         copy_zero_add
-#define TESTED_relu         activations_and_gradients
-#define TESTED_relu_grad    activations_and_gradients
-#define TESTED_sigmoid      activations_and_gradients
-#define TESTED_sigmoid_grad activations_and_gradients
-#define TESTED_tanh         activations_and_gradients
-#define TESTED_tanh_grad    activations_and_gradients
-#define TESTED_softmax      softmax_and_gradient
-#define TESTED_softmax_grad softmax_and_gradient
-#define TESTED_dropout      dropout_same_mask
-#define TESTED_dropout_grad dropout_same_mask
-#define TESTED_bn_train     batchnorm_train_infer_gradient
-#define TESTED_bn_infer     batchnorm_train_infer_gradient
-#define TESTED_bn_grad      batchnorm_train_infer_gradient
-#define TESTED_softmax_xent losses_and_gradients
-#define TESTED_sigmoid_xent losses_and_gradients
-#define TESTED_mse          losses_and_gradients
-#define TESTED_copy_cols    column_blocks
-#define TESTED_add_cols     column_blocks
-#define TESTED_gather       embedding_gather_scatter
-#define TESTED_scatter      embedding_gather_scatter
-#define TESTED_im2col       im2col_patches
-#define TESTED_col2im       col2im_sums
-#define TESTED_pool         pooling_and_gradients
-#define TESTED_pool_grad    pooling_and_gradients
+#define TESTED_gemm           gemm_all_transposes
+#define TESTED_add_bias       bias_add_and_gradient
+#define TESTED_bias_grad      bias_add_and_gradient
+#define TESTED_copy           copy_zero_add
+#define TESTED_zero           copy_zero_add
+#define TESTED_add            copy_zero_add
+#define TESTED_fill           copy_zero_add
+#define TESTED_relu           activations_and_gradients
+#define TESTED_relu_grad      activations_and_gradients
+#define TESTED_sigmoid        activations_and_gradients
+#define TESTED_sigmoid_grad   activations_and_gradients
+#define TESTED_tanh           activations_and_gradients
+#define TESTED_tanh_grad      activations_and_gradients
+#define TESTED_softmax        softmax_and_gradient
+#define TESTED_softmax_grad   softmax_and_gradient
+#define TESTED_dropout        dropout_same_mask
+#define TESTED_dropout_grad   dropout_same_mask
+#define TESTED_bn_train       batchnorm_train_infer_gradient
+#define TESTED_bn_infer       batchnorm_train_infer_gradient
+#define TESTED_bn_grad        batchnorm_train_infer_gradient
+#define TESTED_softmax_xent   losses_and_gradients
+#define TESTED_sigmoid_xent   losses_and_gradients
+#define TESTED_mse            losses_and_gradients
+#define TESTED_copy_cols      column_blocks
+#define TESTED_add_cols       column_blocks
+#define TESTED_gather         embedding_gather_scatter
+#define TESTED_scatter        embedding_gather_scatter
+#define TESTED_im2col         im2col_patches
+#define TESTED_col2im         col2im_sums
+#define TESTED_pool           pooling_and_gradients
+#define TESTED_pool_grad      pooling_and_gradients
+#define TESTED_lstm_cell      recurrent_cells
+#define TESTED_lstm_cell_grad recurrent_cells
+#define TESTED_gru_cell       recurrent_cells
+#define TESTED_gru_cell_grad  recurrent_cells
 
 static const struct {
 	const char *slot;

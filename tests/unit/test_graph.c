@@ -260,6 +260,28 @@ TEST(gradients_convolution_and_pooling)
 	          3, 0);
 }
 
+/* Back through time, against finite differences: the last step and
+ * every step, forward and reversed, stacked, bidirectional (a reverse
+ * layer joined to a forward one), without a bias. */
+TEST(gradients_lstm_and_gru)
+{
+	gradcheck("input x 4x3\ninput y 2\n"
+	          "node r lstm x units=3\nnode o dense r units=2\n"
+	          "node loss mse o,y\n",
+	          3, 0);
+	gradcheck("input x 5x2\ninput y 2\n"
+	          "node r lstm x units=3 sequences=1 reverse=1\n"
+	          "node q gru r units=2\nnode o dense q units=2\n"
+	          "node loss mse o,y\n",
+	          3, 0);
+	gradcheck("input x 4x3\ninput y 3\n"
+	          "node f gru x units=3 sequences=1\n"
+	          "node b gru x units=2 reverse=1 bias=0 sequences=1\n"
+	          "node j concat f,b\nnode k flatten j\n"
+	          "node o dense k units=3\nnode loss mse o,y\n",
+	          3, 0);
+}
+
 /* Batch norm of an image: a gamma, beta and running mean and variance a
  * channel; in training each channel has mean 0 and variance 1 over the
  * batch and every place, whatever the place's own statistics. */
@@ -579,6 +601,7 @@ main(void)
 	RUN(gradients_dense_and_activations);
 	RUN(gradients_batchnorm_and_dropout);
 	RUN(gradients_convolution_and_pooling);
+	RUN(gradients_lstm_and_gru);
 	RUN(convolution_and_pooling_by_hand);
 	RUN(batchnorm_of_images_per_channel);
 	RUN(dropout_and_batchnorm_behaviour);

@@ -68,14 +68,20 @@ usage(void)
 	    "agree)\n"
 	    "      --input-shape=HxWxC    cnn: the image each row is "
 	    "(default: a square,\n"
-	    "                             or the image records' shape)\n"
+	    "                             or the image records' shape); "
+	    "lstm, gru: TxF,\n"
+	    "                             T steps of F features\n"
 	    "      --label=NAME           the label feature (default: the "
 	    "schema's)\n"
-	    "      --model=NAME           lr, dnn, cnn or wide_and_deep "
-	    "(default dnn)\n"
+	    "      --model=NAME           lr, dnn, cnn, lstm, "
+	    "bidirectional_lstm, gru or\n"
+	    "                             wide_and_deep (default dnn)\n"
 	    "      --model-file=SPEC      a model of your own: a spec of "
 	    "ops (tf-plugin(7))\n"
 	    "      --no-normalize         do not standardise features\n"
+	    "      --rnn-units=N          lstm, bidirectional_lstm, gru: "
+	    "the recurrent layer's\n"
+	    "                             units (default 64)\n"
 	    "      --schema=FILE          the data's schema (default: "
 	    "FILE.schema.json;\n"
 	    "                             without one, inferred from the "
@@ -298,6 +304,7 @@ static const struct option options[] = {
     {"random-crop", required_argument, NULL, OPT_SETTING},
     {"random-flip", no_argument, NULL, OPT_SETTING},
     {"replicas-to-aggregate", required_argument, NULL, OPT_SETTING},
+    {"rnn-units", required_argument, NULL, OPT_SETTING},
     {"save-every", required_argument, NULL, OPT_SAVE_EVERY},
     {"save-every-secs", required_argument, NULL, OPT_SAVE_SECS},
     {"schema", required_argument, NULL, OPT_SCHEMA},

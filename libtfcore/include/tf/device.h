@@ -255,6 +255,33 @@ TF_API void tf_pool_grad(struct tf_device *d, const float *x, const float *dy,
                          float *dx);
 
 /*
+ * Recurrent cells, one step of rows sequences (kernels/cpu/rnn.c gives
+ * the gate layouts, Keras'; the matrix products are the caller's).
+ * tf_lstm_cell(): from the preactivations g (rows x 4 units: i, f, c,
+ * o) and the previous cell state, the activated gates act, the cell
+ * state c and the output h.  tf_lstm_cell_grad(): from the gradient dh
+ * reaching h and dc reaching c (in: from the next step; out: reaching
+ * c_prev), the preactivations' gradient dg.  tf_gru_cell() (reset
+ * after): from gx = x Wx + bx and gh = h_prev Wh + bh (rows x 3 units:
+ * z, r, n), act and h; tf_gru_cell_grad() writes their gradients and
+ * dh_prev = dh * z, h_prev's share that skips Wh.
+ */
+TF_API void tf_lstm_cell(struct tf_device *d, const float *g,
+                         const float *c_prev, float *act, float *c, float *h,
+                         int64_t rows, int64_t units);
+TF_API void tf_lstm_cell_grad(struct tf_device *d, const float *act,
+                              const float *c_prev, const float *c,
+                              const float *dh, float *dc, float *dg,
+                              int64_t rows, int64_t units);
+TF_API void tf_gru_cell(struct tf_device *d, const float *gx, const float *gh,
+                        const float *h_prev, float *act, float *h, int64_t rows,
+                        int64_t units);
+TF_API void tf_gru_cell_grad(struct tf_device *d, const float *act,
+                             const float *gh, const float *h_prev,
+                             const float *dh, float *dgx, float *dgh,
+                             float *dh_prev, int64_t rows, int64_t units);
+
+/*
  * Optimizer updates, one fused pass over a parameter block: w from its
  * gradient g and the optimizer's slots (tf-plugin(7)).  The formulas are
  * the optimizer plugins' (plugins/optimizers/); hp holds the update's

@@ -37,6 +37,7 @@ struct tf_train_config {
 	const char *hidden;      /* dnn: "128 32 8" */
 	const char *input_shape; /* cnn: "28x28x1", or NULL */
 	const char *conv;        /* cnn: "32 64" */
+	int64_t rnn_units;       /* lstm, bidirectional_lstm, gru */
 	int enable_bn; /* dnn, cnn: batch normalisation after each dense (and
 	                * cnn's convolutions) */
 	double bn_epsilon;
@@ -173,6 +174,19 @@ TF_API int tf_model_spec_cnn(const char *input_shape, const char *conv,
                              const char *hidden, int64_t inputs, int task,
                              int64_t classes, double bn_epsilon, double keep,
                              char **spec, char *err, size_t errlen);
+
+/*
+ * The spec of a recurrent model, model "lstm", "bidirectional_lstm" or
+ * "gru": each row of inputs values read as a sequence of input_shape
+ * ("TxF": T steps of F features), one recurrent layer of units (its
+ * last output; bidirectional_lstm joins a forward and a reversed
+ * layer's), then the hidden layers of a dnn.
+ */
+TF_API int tf_model_spec_rnn(const char *model, const char *input_shape,
+                             int64_t units, const char *hidden, int64_t inputs,
+                             int task, int64_t classes, double bn_epsilon,
+                             double keep, char **spec, char *err,
+                             size_t errlen);
 
 /*
  * The spec of a wide_and_deep model over a row of tf_columns_layout(),
