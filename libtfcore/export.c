@@ -602,7 +602,15 @@ static const char *const act_name[] = {"linear", "relu", "sigmoid", "tanh",
                                        "softmax"};
 
 /* Layers on images and joins (ONNX only): the kinds after dense's 1. */
-enum { L_CONV = 2, L_MAX_POOL, L_AVG_POOL, L_GLOBAL_POOL, L_FLATTEN, L_CONCAT };
+enum {
+	L_CONV = 2,
+	L_MAX_POOL,
+	L_AVG_POOL,
+	L_GLOBAL_POOL,
+	L_FLATTEN,
+	L_CONCAT,
+	L_RNN /* lstm, gru (ONNX) */
+};
 #define MAX_JOIN 8 /* inputs of a concat */
 
 struct layer {
@@ -617,7 +625,13 @@ struct layer {
 	/* conv and pools: the input image, the window, its stride and the
 	 * padding top, left, bottom, right */
 	int64_t h, w, c, k, stride, pad[4];
-	int same;          /* padding=same */
+	int same; /* padding=same */
+	/* lstm, gru: the recurrent kernel, gates (4 lstm, 3 gru), steps
+	 * (in: features a step), every step out, reversed, forget bias */
+	float *rkernel;
+	int gates, seq, reverse;
+	int64_t steps;
+	double forget_bias;
 	int src[MAX_JOIN]; /* the graph nodes it reads (ONNX) */
 	int nsrc;
 };
@@ -718,6 +732,43 @@ image_layer(struct tf_model *m, int i, const char *in, int kind,
  * fold: standardisation folded into the first dense (W'[i][j] = W[i][j]
  * / std[i], b'[j] = b[j] - sum_i mean[i] / std[i] W[i][j]).
  */
+/* An lstm or gru node as a layer: its kernels, bias and attributes. */
+static int
+rnn_layer(struct tf_model *m, int i, const char *op, struct layer *L,
+          const char *format)
+{
+	struct tf_graph *g = tf_model_graph(m);
+	const char *name = tf_graph_node_name(g, i);
+	struct tf_shape s;
+	int64_t r, cols;
+	const char *in = tf_graph_node_input(g, i, 0);
+	*L = (struct layer){.node = i, .dense = L_RNN};
+	L->gates = strcmp(op, "lstm") == 0 ? 4 : 3;
+	if (tf_graph_shape(g, in, &s) != 2) {
+		return tfi_set_error(m, TF_EFORMAT,
+		                     "%s export: node '%s' reads no sequence",
+		                     format, name);
+	}
+	L->steps = s.dim[0];
+	L->kernel =
+	    tf_graph_param_by_name(g, name, "kernel", &L->in, &L->units);
+	L->rkernel =
+	    tf_graph_param_by_name(g, name, "recurrent_kernel", &r, &cols);
+	L->bias = tf_graph_param_by_name(g, name, "bias", &r, &cols);
+	L->units /= L->gates;
+	const char *a = tf_graph_node_attr(g, i, "sequences");
+	L->seq = a != NULL && strtoll(a, NULL, 10) != 0;
+	a = tf_graph_node_attr(g, i, "reverse");
+	L->reverse = a != NULL && strtoll(a, NULL, 10) != 0;
+	a = tf_graph_node_attr(g, i, "forget_bias");
+	L->forget_bias = a != NULL ? strtod(a, NULL) : 1.0;
+	return L->kernel != NULL && L->rkernel != NULL
+	           ? TF_OK
+	           : tfi_set_error(m, TF_EINTERNAL,
+	                           "%s export: node '%s' lacks its kernels",
+	                           format, name);
+}
+
 static int
 chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
       const char *format)
@@ -772,6 +823,14 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 			kind =
 			    strcmp(op, image_ops[k]) == 0 ? L_CONV + k : kind;
 		}
+		struct tf_shape js;
+		if (kind == L_CONCAT && tf_graph_shape(g, name, &js) == 2) {
+			return tfi_set_error(m, TF_EFORMAT,
+			                     "%s export: node '%s' joins "
+			                     "sequences step by step, which is "
+			                     "not exported yet",
+			                     format, name);
+		}
 		if (kind == L_CONCAT) {
 			*L = (struct layer){.node = i, .dense = L_CONCAT};
 		} else if (kind != 0) {
@@ -806,8 +865,14 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 			    g, name, "moving_variance", &r, &cols);
 			const char *eps = tf_graph_node_attr(g, i, "epsilon");
 			L->epsilon = eps ? strtod(eps, NULL) : 0.001;
+		} else if (graph && (strcmp(op, "lstm") == 0 ||
+		                     strcmp(op, "gru") == 0)) {
+			rc = rnn_layer(m, i, op, L, format);
+			if (rc != TF_OK) {
+				return rc;
+			}
 		} else if (strcmp(op, "lstm") == 0 || strcmp(op, "gru") == 0) {
-			/* both formats have recurrent layers; this export
+			/* TensorFlow.js has lstm and gru layers; this export
 			 * does not map to them yet */
 			return tfi_set_error(
 			    m, TF_EFORMAT,
@@ -1262,6 +1327,144 @@ node_attr(struct onnx *o, Onnx__NodeProto *n, const char *name, int is_float,
 	node_attrs(o, n, name, is_float, v, NULL, 0);
 }
 
+/* A string attribute (a constant the caller keeps). */
+static void
+node_attr_str(struct onnx *o, Onnx__NodeProto *n, const char *name,
+              const char *v)
+{
+	node_attrs(o, n, name, 0, 0, NULL, 0);
+	if (n->n_attribute > 0 && !o->full) {
+		Onnx__AttributeProto *a = n->attribute[n->n_attribute - 1];
+		a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+		a->has_i = 0;
+		a->has_s = 1;
+		a->s.data = (uint8_t *)v;
+		a->s.len = strlen(v);
+	}
+}
+
+/*
+ * An lstm or gru layer as ONNX's LSTM or GRU: the flat rows reshaped to
+ * N x T x F and made T x N x F; the kernels as W [1, G*H, F] and R
+ * [1, G*H, H] in ONNX's gate order (LSTM i, o, f, c from Keras' i, f,
+ * c, o; GRU z, r, h as Keras'), the biases as B [1, 2*G*H] (lstm's
+ * forget_bias folded into the forget gate's; gru's linear_before_reset,
+ * Keras' reset_after); its last h (Y_h) or every step's (Y) made flat
+ * rows again.
+ */
+static int
+rnn_node(struct onnx *o, const struct layer *L, const char *out, const char *in)
+{
+	static const int lstm_from[] = {0, 3, 1, 2}; /* ONNX gate <- Keras' */
+	int64_t G = L->gates, H = L->units, F = L->in, T = L->steps;
+	float *W = malloc((size_t)(G * H * F) * sizeof *W);
+	float *R = malloc((size_t)(G * H * H) * sizeof *R);
+	float *B = calloc((size_t)(2 * G * H), sizeof *B);
+	int ok = W != NULL && R != NULL && B != NULL;
+	for (int64_t q = 0; ok && q < G; q++) {
+		int64_t k = G == 4 ? lstm_from[q] : q; /* Keras' gate */
+		for (int64_t u = 0; u < H; u++) {
+			for (int64_t f = 0; f < F; f++) {
+				W[(q * H + u) * F + f] =
+				    L->kernel[f * G * H + k * H + u];
+			}
+			for (int64_t v = 0; v < H; v++) {
+				R[(q * H + u) * H + v] =
+				    L->rkernel[v * G * H + k * H + u];
+			}
+			if (L->bias != NULL) {
+				B[q * H + u] = L->bias[k * H + u];
+				if (G == 3) {
+					B[G * H + q * H + u] =
+					    L->bias[G * H + k * H + u];
+				}
+			}
+			if (G == 4 && k == 1) {
+				B[q * H + u] += (float)L->forget_bias;
+			}
+		}
+	}
+	const int64_t wd[] = {1, G * H, F}, rd[] = {1, G * H, H},
+	              bd[] = {1, 2 * G * H}, one = 3, two = 2;
+	const int64_t seq_shape[] = {-1, T, F}, tnf[] = {1, 0, 2};
+	const char *wn =
+	    ok ? add_init_nd(o, keep_str(o, "%s%s", out, "/W"), W, NULL, wd, 3)
+	       : NULL;
+	const char *rn =
+	    wn ? add_init_nd(o, keep_str(o, "%s%s", out, "/R"), R, NULL, rd, 3)
+	       : NULL;
+	const char *bn =
+	    rn ? add_init_nd(o, keep_str(o, "%s%s", out, "/B"), B, NULL, bd, 2)
+	       : NULL;
+	free(W);
+	free(R);
+	free(B);
+	const char *shp =
+	    bn ? add_init_nd(o, keep_str(o, "%s%s", out, "/seq_shape"), NULL,
+	                     seq_shape, &one, 1)
+	       : NULL;
+	const char *ntf = keep_str(o, "%s%s", out, "/ntf");
+	const char *tnf_name = keep_str(o, "%s%s", out, "/tnf");
+	const char *y = keep_str(o, "%s%s", out, "/Y");
+	const char *yh = keep_str(o, "%s%s", out, "/Y_h");
+	Onnx__NodeProto *n =
+	    shp && ntf && tnf_name && y && yh
+	        ? add_node(o, "Reshape", ntf, in, shp, NULL, NULL, NULL)
+	        : NULL;
+	n = n ? add_node(o, "Transpose", tnf_name, ntf, NULL, NULL, NULL, NULL)
+	      : NULL;
+	if (n != NULL) {
+		node_attrs(o, n, "perm", 0, 0, tnf, 3);
+		n = add_node(o, G == 4 ? "LSTM" : "GRU", yh, tnf_name, wn, rn,
+		             bn, NULL);
+	}
+	char **outs = n ? calloc(2, sizeof *outs) : NULL;
+	if (outs == NULL) {
+		return -1;
+	}
+	free(n->output);
+	outs[0] = (char *)y;
+	outs[1] = (char *)yh;
+	n->output = outs;
+	n->n_output = 2;
+	node_attr(o, n, "hidden_size", 0, (double)H);
+	if (L->reverse) {
+		node_attr_str(o, n, "direction", "reverse");
+	}
+	if (G == 3) {
+		node_attr(o, n, "linear_before_reset", 0, 1);
+	}
+	if (!L->seq) {
+		/* Y_h: 1 x N x H to N x H */
+		const int64_t flat[] = {-1, H};
+		const char *fs =
+		    add_init_nd(o, keep_str(o, "%s%s", out, "/h_shape"), NULL,
+		                flat, &two, 1);
+		return fs && add_node(o, "Reshape", out, yh, fs, NULL, NULL,
+		                      NULL)
+		           ? 0
+		           : -1;
+	}
+	/* Y: T x 1 x N x H to N x (T*H) */
+	const int64_t tnh[] = {T, -1, H}, ntf_perm[] = {1, 0, 2},
+	              flat[] = {-1, T * H};
+	const char *s1 = add_init_nd(o, keep_str(o, "%s%s", out, "/tnh"), NULL,
+	                             tnh, &one, 1);
+	const char *s2 = add_init_nd(o, keep_str(o, "%s%s", out, "/nth"), NULL,
+	                             flat, &two, 1);
+	const char *a = keep_str(o, "%s%s", out, "/Y_tnh");
+	const char *b = keep_str(o, "%s%s", out, "/Y_nth");
+	n = s1 && s2 && a && b
+	        ? add_node(o, "Reshape", a, y, s1, NULL, NULL, NULL)
+	        : NULL;
+	n = n ? add_node(o, "Transpose", b, a, NULL, NULL, NULL, NULL) : NULL;
+	if (n != NULL) {
+		node_attrs(o, n, "perm", 0, 0, ntf_perm, 3);
+		n = add_node(o, "Reshape", out, b, s2, NULL, NULL, NULL);
+	}
+	return n != NULL ? 0 : -1;
+}
+
 /* Everything add_node(), add_init_nd() and keep_str() allocated. */
 static void
 onnx_free(struct onnx *o)
@@ -1498,6 +1701,7 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 			image_out = L->dense != L_GLOBAL_POOL;
 			break;
 		case L_FLATTEN:
+		case L_RNN:
 			in = as_flat(&t, L->src[0]);
 			break;
 		case L_CONCAT:
@@ -1546,6 +1750,10 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 			if (n != NULL) {
 				node_attr(o, n, "axis", 0, 1);
 			}
+		} else if (L->dense == L_RNN) {
+			ok = rnn_node(o, L, name, in) == 0;
+			t.flat[L->node] = name;
+			continue;
 		} else if (L->dense >= L_CONV) {
 			n = window_node(o, L, name, in);
 		} else if (L->dense == 1) {

@@ -1155,15 +1155,13 @@ assert b["accuracy"] < 0.6, b'
 import json
 a = json.load(open("dl.json"))
 assert a["accuracy"] >= 0.95, a'
-	# exported as a model directory and served as tf-eval predicts; not
-	# to ONNX or TensorFlow.js yet, said
+	# exported as a model directory and served as tf-eval predicts
+	# (ONNX: tf-export.bats)
 	tf-export -d dl --export-base models > /dev/null
 	tf-records head -n 5 --raw "$DTEST" > five.tfrecord
 	tf-serve --model-base models --stdin --stdin-format tfrecord < five.tfrecord > served.lines
 	tf-eval -d dl --predict five.tfrecord > eval.lines
 	cmp served.lines eval.lines
-	run -65 --separate-stderr tf-export -d dl --format onnx -o dl.onnx
-	[ "$stderr" = "tf-export: ONNX export: op 'lstm' (node 'rnn') is not exported yet" ]
 	args="-q --schema digits.tfrecord.schema.json --model gru --input-shape 8x8 --rnn-units 16 --batch-size 32 --seed 2 --epochs 0"
 	tf-train $args --max-steps 30 --checkpoint-dir a $DTRAIN > /dev/null
 	tf-train $args --max-steps 12 --checkpoint-dir c $DTRAIN > /dev/null
