@@ -567,9 +567,11 @@ static uint8_t *
 read_file(const char *path, size_t *len)
 {
 	struct stat st;
-	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
-		die(EX_NOINPUT, "%s: %s", path,
-		    errno ? strerror(errno) : "not a file");
+	if (stat(path, &st) != 0) {
+		die(EX_NOINPUT, "%s: %s", path, strerror(errno));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		die(EX_NOINPUT, "%s: not a regular file", path);
 	}
 	/* Read as it is: an image is never unpacked. */
 	FILE *f = fopen(path, "rb");
