@@ -176,6 +176,26 @@ tf_model_spec(const char *model, const char *hidden, int64_t inputs, int task,
 	return finish_spec(&b, rc, task, spec, err, errlen);
 }
 
+/* A spec's end from node top: the hidden layers of a dnn, the logits of
+ * out values, the prediction and loss (finish_spec()); b is freed on an
+ * error, rc says whether writing it failed so far. */
+static int
+dense_head(struct tfi_buf *b, int rc, const char *top, const char *hidden,
+           double bn_epsilon, double keep, int64_t out, int task, char **spec,
+           char *err, size_t errlen)
+{
+	char last[32];
+	int hr = hidden_layers(b, hidden, top, bn_epsilon, keep, last,
+	                       sizeof last, err, errlen);
+	if (hr != TF_OK) {
+		tfi_buf_free(b);
+		return hr;
+	}
+	rc = rc || put_line(b, "node logits dense %s units=%lld\n", last,
+	                    (long long)out);
+	return finish_spec(b, rc, task, spec, err, errlen);
+}
+
 /*
  * An image shape "HxWxC" (or "HxW", one channel) into dims; TF_EINVAL
  * with why in err.
@@ -277,16 +297,8 @@ tf_model_spec_cnn(const char *input_shape, const char *conv, const char *hidden,
 		return TF_EINVAL;
 	}
 	rc = rc || put_line(&b, "node flat flatten %s\n", prev);
-	char last[32];
-	int hr = hidden_layers(&b, hidden, "flat", bn_epsilon, keep, last,
-	                       sizeof last, err, errlen);
-	if (hr != TF_OK) {
-		tfi_buf_free(&b);
-		return hr;
-	}
-	rc = rc || put_line(&b, "node logits dense %s units=%lld\n", last,
-	                    (long long)out);
-	return finish_spec(&b, rc, task, spec, err, errlen);
+	return dense_head(&b, rc, "flat", hidden, bn_epsilon, keep, out, task,
+	                  spec, err, errlen);
 }
 
 int
@@ -347,16 +359,8 @@ tf_model_spec_rnn(const char *model, const char *input_shape, int64_t units,
 		     put_line(&b, "node rnn_both concat rnn,rnn_back\n");
 		top = "rnn_both";
 	}
-	char last[32];
-	int hr = hidden_layers(&b, hidden, top, bn_epsilon, keep, last,
-	                       sizeof last, err, errlen);
-	if (hr != TF_OK) {
-		tfi_buf_free(&b);
-		return hr;
-	}
-	rc = rc || put_line(&b, "node logits dense %s units=%lld\n", last,
-	                    (long long)out);
-	return finish_spec(&b, rc, task, spec, err, errlen);
+	return dense_head(&b, rc, top, hidden, bn_epsilon, keep, out, task,
+	                  spec, err, errlen);
 }
 
 /* Whether word w of a spec line is name n. */
