@@ -429,6 +429,9 @@ char *tfi_ps_stats(struct tf_ps_client *cl);
  * is not 1 to TF_SHAPE_MAX dimensions of 1 or more whose product is at
  * most 2^24; written back the same; the values a row holds. (graph.c) */
 int tfi_shape_parse(const char *s, size_t len, struct tf_shape *out);
+/* Whether a --model name is a recurrent model: lstm, bidirectional_lstm
+ * or gru (spec.c; the settings and the training run ask it too). */
+int tfi_model_recurrent(const char *model);
 int tfi_shape_format(const struct tf_shape *s, char *buf, size_t size);
 int64_t tfi_shape_size(const struct tf_shape *s);
 /* A graph's blocks as the host may read and write them: the block itself

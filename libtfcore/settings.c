@@ -631,22 +631,13 @@ is_true(const struct tf_settings *s, const char *name)
 	return t != NULL && strcmp(t, "true") == 0;
 }
 
-/* Whether a model name is one of the recurrent models. */
-static int
-recurrent(const char *model)
-{
-	return model != NULL && (strcmp(model, "lstm") == 0 ||
-	                         strcmp(model, "bidirectional_lstm") == 0 ||
-	                         strcmp(model, "gru") == 0);
-}
-
 static json_t *
 json_of(const struct tf_settings *s)
 {
 	json_t *o = json_object();
 	int wide = strcmp(tf_settings_get(s, "model"), "wide_and_deep") == 0;
 	int cnn = strcmp(tf_settings_get(s, "model"), "cnn") == 0;
-	int rnn = recurrent(tf_settings_get(s, "model"));
+	int rnn = tfi_model_recurrent(tf_settings_get(s, "model"));
 	int custom = strcmp(tf_settings_get(s, "model"), "custom") == 0;
 	for (size_t i = 0; o != NULL && i < NDEFS; i++) {
 		const struct def *d = &defs[i];
@@ -764,7 +755,7 @@ tf_settings_resolve(struct tf_settings *s)
 	const char *model = s->value[find("model")].text;
 	int known = model != NULL && strcmp(model, "custom") != 0;
 	int cnn = known && strcmp(model, "cnn") == 0;
-	int rnn = known && recurrent(model);
+	int rnn = known && tfi_model_recurrent(model);
 	for (size_t i = 0; rc == TF_OK && known && i < NDEFS; i++) {
 		const char *with = defs[i].show == CONV && !cnn ? "cnn"
 		                   : defs[i].show == RNN && !rnn

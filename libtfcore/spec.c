@@ -302,16 +302,23 @@ tf_model_spec_cnn(const char *input_shape, const char *conv, const char *hidden,
 }
 
 int
+tfi_model_recurrent(const char *model)
+{
+	return model != NULL && (strcmp(model, "lstm") == 0 ||
+	                         strcmp(model, "bidirectional_lstm") == 0 ||
+	                         strcmp(model, "gru") == 0);
+}
+
+int
 tf_model_spec_rnn(const char *model, const char *input_shape, int64_t units,
                   const char *hidden, int64_t inputs, int task, int64_t classes,
                   double bn_epsilon, double keep, char **spec, char *err,
                   size_t errlen)
 {
-	int lstm = strcmp(model, "lstm") == 0,
-	    bi = strcmp(model, "bidirectional_lstm") == 0,
+	int bi = strcmp(model, "bidirectional_lstm") == 0,
 	    gru = strcmp(model, "gru") == 0;
 	struct tf_shape sh;
-	if (!lstm && !bi && !gru) {
+	if (!tfi_model_recurrent(model)) {
 		snprintf(err, errlen, "'%s' is not a recurrent model", model);
 		return TF_EINVAL;
 	}

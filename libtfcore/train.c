@@ -1407,9 +1407,7 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 		              cfg->hidden, tf_columns_width(r->cols), r->task,
 		              r->classes, cfg->enable_bn ? cfg->bn_epsilon : 0,
 		              cfg->keep_prob, &r->h.model_spec, err, sizeof err)
-		    : strcmp(cfg->model, "lstm") == 0 ||
-		            strcmp(cfg->model, "bidirectional_lstm") == 0 ||
-		            strcmp(cfg->model, "gru") == 0
+		    : tfi_model_recurrent(cfg->model)
 		        ? tf_model_spec_rnn(
 		              cfg->model, cfg->input_shape, cfg->rnn_units,
 		              cfg->hidden, tf_columns_width(r->cols), r->task,

@@ -182,6 +182,19 @@ list_dir(const char *dir, size_t *n)
 	return names;
 }
 
+/* dir/name (the caller frees it), and what stat(2) says of it. */
+static char *
+child(const char *dir, const char *name, struct stat *st)
+{
+	size_t len = strlen(dir) + strlen(name) + 2;
+	char *p = xmalloc(len);
+	snprintf(p, len, "%s/%s", dir, name);
+	if (stat(p, st) != 0) {
+		die(EX_NOINPUT, "%s: %s", p, strerror(errno));
+	}
+	return p;
+}
+
 /* Every file under dir (its subfolders too, in name order) as an image
  * of class cls. */
 static void
@@ -193,13 +206,8 @@ walk(const char *dir, const char *cls, int depth)
 	size_t n;
 	char **names = list_dir(dir, &n);
 	for (size_t i = 0; i < n; i++) {
-		size_t len = strlen(dir) + strlen(names[i]) + 2;
-		char *p = xmalloc(len);
-		snprintf(p, len, "%s/%s", dir, names[i]);
 		struct stat st;
-		if (stat(p, &st) != 0) {
-			die(EX_NOINPUT, "%s: %s", p, strerror(errno));
-		}
+		char *p = child(dir, names[i], &st);
 		if (S_ISDIR(st.st_mode)) {
 			walk(p, cls, depth + 1);
 		} else {
@@ -220,13 +228,8 @@ add_folder(const char *root)
 	char **names = list_dir(root, &n);
 	size_t before = nitems;
 	for (size_t i = 0; i < n; i++) {
-		size_t len = strlen(root) + strlen(names[i]) + 2;
-		char *p = xmalloc(len);
-		snprintf(p, len, "%s/%s", root, names[i]);
 		struct stat st;
-		if (stat(p, &st) != 0) {
-			die(EX_NOINPUT, "%s: %s", p, strerror(errno));
-		}
+		char *p = child(root, names[i], &st);
 		if (!S_ISDIR(st.st_mode)) {
 			die(EX_DATAERR,
 			    "%s: a file beside the class folders (each class "

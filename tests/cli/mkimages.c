@@ -73,15 +73,16 @@ upscale(const double *v, unsigned char *out)
 	}
 }
 
+/* h x w pixels of c channels (1 grey, 3 RGB) as a PNG. */
 static void
-write_png(const char *path, const unsigned char *px)
+write_png(const char *path, const unsigned char *px, int h, int w, int c)
 {
 	png_image im;
 	memset(&im, 0, sizeof im);
 	im.version = PNG_IMAGE_VERSION;
-	im.width = SIDE;
-	im.height = SIDE;
-	im.format = PNG_FORMAT_GRAY;
+	im.width = (png_uint_32)w;
+	im.height = (png_uint_32)h;
+	im.format = c == 1 ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB;
 	if (!png_image_write_to_file(&im, path, 0, px, 0, NULL)) {
 		fprintf(stderr, "mkimages: %s: %s\n", path, im.message);
 		exit(1);
@@ -119,12 +120,6 @@ write_jpeg_q(const char *path, const unsigned char *px, int h, int w, int c,
 	if (fclose(f) != 0) {
 		fail(path);
 	}
-}
-
-static void
-write_jpeg_px(const char *path, const unsigned char *px, int h, int w, int c)
-{
-	write_jpeg_q(path, px, h, w, c, 90);
 }
 
 static void
@@ -187,20 +182,9 @@ pixels(int argc, char **argv)
 		}
 		snprintf(path, sizeof path, "%s/row%06d.%s", dir, row, argv[7]);
 		if (jpg) {
-			write_jpeg_px(path, px, h, w, c);
+			write_jpeg_q(path, px, h, w, c, 90);
 		} else {
-			png_image im;
-			memset(&im, 0, sizeof im);
-			im.version = PNG_IMAGE_VERSION;
-			im.width = (png_uint_32)w;
-			im.height = (png_uint_32)h;
-			im.format = c == 1 ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB;
-			if (!png_image_write_to_file(&im, path, 0, px, 0,
-			                             NULL)) {
-				fprintf(stderr, "mkimages: %s: %s\n", path,
-				        im.message);
-				return 1;
-			}
+			write_png(path, px, h, w, c);
 		}
 		row++;
 	}
@@ -254,7 +238,7 @@ main(int argc, char **argv)
 		       sizeof dir);
 		snprintf(path, sizeof path, "%s/row%04d.%s", dir, row, argv[3]);
 		if (strcmp(argv[3], "png") == 0) {
-			write_png(path, px);
+			write_png(path, px, SIDE, SIDE, 1);
 		} else {
 			write_jpeg(path, px, row);
 		}
