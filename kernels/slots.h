@@ -183,3 +183,16 @@ TF_KERNEL(gru_cell_grad, gru_cell_grad, tf_gru_cell_grad, void,
           (act, gh, h_prev, dh, dgx, dgh, dh_prev),
           (IN(act), IN(gh), IN(h_prev), IN(dh), OUT(dgx), OUT(dgh),
            OUT(dh_prev), rows, units))
+TF_KERNEL(mask_steps, mask_steps, tf_mask_steps, void,
+          (const int64_t *len, int64_t lstride, int64_t step, const float *src,
+           int64_t sstride, float *dst, int64_t dstride, int64_t rows,
+           int64_t cols, int zero),
+          (len, lstride, step, src, sstride, dst, dstride, rows, cols, zero),
+          (len, src, dst),
+          (IDS(len), lstride, step, IN(src), sstride, OUT(dst), dstride, rows,
+           cols, zero))
+TF_KERNEL(reverse_steps, reverse_steps, tf_reverse_steps, void,
+          (const int64_t *len, int64_t lstride, const float *x, float *y,
+           int64_t rows, int64_t steps, int64_t width),
+          (len, lstride, x, y, rows, steps, width), (len, x, y),
+          (IDS(len), lstride, IN(x), OUT(y), rows, steps, width))

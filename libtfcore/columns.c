@@ -60,6 +60,17 @@ tf_columns_new(void)
 	return cols;
 }
 
+static void
+free_cat(struct cat *c)
+{
+	for (int64_t k = 0; k < c->n; k++) {
+		free(c->vocab[k]);
+	}
+	free(c->vocab);
+	free(c->vlen);
+	free(c->name);
+}
+
 void
 tf_columns_free(struct tf_columns *cols)
 {
@@ -79,15 +90,15 @@ tf_columns_free(struct tf_columns *cols)
 	free(cols->colint);
 	free(cols->colorder);
 	for (size_t i = 0; i < cols->ncat; i++) {
-		for (int64_t k = 0; k < cols->cats[i].n; k++) {
-			free(cols->cats[i].vocab[k]);
-		}
-		free(cols->cats[i].vocab);
-		free(cols->cats[i].vlen);
-		free(cols->cats[i].name);
+		free_cat(&cols->cats[i]);
 	}
 	free(cols->cats);
 	free(cols->crosses);
+	if (cols->seq != NULL) {
+		free_cat(&cols->seq->tok);
+		free(cols->seq->name);
+		free(cols->seq);
+	}
 	free(cols->in);
 	free(cols->label);
 	tf_schema_free(cols->schema);
@@ -376,6 +387,28 @@ name_columns(struct tf_columns *cols, const char *origin)
 			return tfi_set_error(cols, TF_ENOMEM, "out of memory");
 		}
 	}
+	if (cols->seq != NULL && !cols->seq->tokens) {
+		/* a sequence's columns: NAME.STEP or NAME.STEP.VALUE */
+		const struct seqf *q = cols->seq;
+		const struct input *in = &cols->in[q->in];
+		for (int64_t k = 0; k < in->width; k++) {
+			char name[300];
+			if (q->step_width == 1) {
+				snprintf(name, sizeof name, "%s.%lld", q->name,
+				         (long long)k);
+			} else {
+				snprintf(name, sizeof name, "%s.%lld.%lld",
+				         q->name,
+				         (long long)(k / q->step_width),
+				         (long long)(k % q->step_width));
+			}
+			if ((cols->colname[in->col + k] = strdup(name)) ==
+			    NULL) {
+				return tfi_set_error(cols, TF_ENOMEM,
+				                     "out of memory");
+			}
+		}
+	}
 	for (int64_t c = 0; c < cols->width; c++) {
 		if (cols->colname[c] == NULL) {
 			return tfi_set_error(cols, TF_EFORMAT,
@@ -632,6 +665,178 @@ tf_columns_image(const struct tf_columns *cols, struct tf_image_view *v)
 	return 1;
 }
 
+/* A categorical column's name and vocabulary (v; NULL: none). */
+static int
+fill_cat(struct tf_columns *cols, struct cat *c, const char *name,
+         const struct tfi_vocab *v)
+{
+	memset(c, 0, sizeof *c);
+	c->name = strdup(name);
+	size_t n = v != NULL ? v->n : 0;
+	c->vocab = calloc(n + 1, sizeof *c->vocab);
+	c->vlen = calloc(n + 1, sizeof *c->vlen);
+	if (c->name == NULL || c->vocab == NULL || c->vlen == NULL) {
+		return tfi_set_error(cols, TF_ENOMEM, "out of memory");
+	}
+	for (size_t k = 0; k < n; k++) {
+		c->vocab[k] = strdup(v->values[k]);
+		c->vlen[k] = strlen(v->values[k]);
+		c->n = (int64_t)k + 1;
+		if (c->vocab[k] == NULL) {
+			return tfi_set_error(cols, TF_ENOMEM, "out of memory");
+		}
+	}
+	return TF_OK;
+}
+
+/* The ids a sequence adds to a row: its tokens', then its length. */
+static int64_t
+seq_ids(const struct tf_columns *cols)
+{
+	return cols->seq == NULL   ? 0
+	       : cols->seq->tokens ? cols->seq->steps + 1
+	                           : 1;
+}
+
+/* Place the sequence's ids after the categorical ones and crosses, and
+ * name every id column past the first (those of the categorical columns
+ * and crosses: names[c], or NULL) of ids columns. */
+static int
+place_ids(struct tf_columns *cols, int64_t cats)
+{
+	int64_t w = cols->width + cats + seq_ids(cols);
+	int64_t had = cols->colname ? cols->width + cols->nids : 0;
+	for (int64_t c = cols->width + cats; c < had; c++) {
+		free(cols->colname[c]);
+	}
+	char **names = realloc(cols->colname, (size_t)w * sizeof *names);
+	if (names != NULL) {
+		cols->colname = names;
+	}
+	unsigned char *ints = realloc(cols->colint, (size_t)w);
+	if (ints != NULL) {
+		cols->colint = ints;
+	}
+	if (names == NULL || ints == NULL) {
+		return tfi_set_error(cols, TF_ENOMEM, "out of memory");
+	}
+	/* new columns, and those just freed */
+	for (int64_t c = had < cols->width + cats ? had : cols->width + cats;
+	     c < w; c++) {
+		cols->colname[c] = NULL;
+		cols->colint[c] = 0;
+	}
+	cols->nids = w - cols->width;
+	struct seqf *q = cols->seq;
+	if (q == NULL) {
+		return TF_OK;
+	}
+	char name[300];
+	q->col = cats;
+	q->len_col = cats + (q->tokens ? q->steps : 0);
+	for (int64_t k = 0; k <= q->len_col - q->col; k++) {
+		if (k < q->len_col - q->col) {
+			snprintf(name, sizeof name, "%s.%lld", q->name,
+			         (long long)k);
+		} else {
+			snprintf(name, sizeof name, "%s.length", q->name);
+		}
+		int64_t c = cols->width + q->col + k;
+		if ((cols->colname[c] = strdup(name)) == NULL) {
+			return tfi_set_error(cols, TF_ENOMEM, "out of memory");
+		}
+		cols->colint[c] = 1;
+	}
+	return TF_OK;
+}
+
+int
+tf_columns_set_sequence(struct tf_columns *cols, int64_t max_length,
+                        int64_t buckets)
+{
+	if (max_length < 0 || max_length > (1 << 24) || buckets < 0 ||
+	    buckets > INT32_MAX) {
+		return tfi_set_error(cols, TF_EINVAL,
+		                     "a sequence keeps 1 to 2^24 steps, its "
+		                     "tokens hashed into 1 to %d buckets",
+		                     INT32_MAX);
+	}
+	cols->seq_max = max_length;
+	cols->seq_buckets = buckets;
+	return TF_OK;
+}
+
+int
+tf_columns_sequence(const struct tf_columns *cols, struct tf_sequence_view *v)
+{
+	const struct seqf *q = cols->seq;
+	if (q == NULL) {
+		return 0;
+	}
+	memset(v, 0, sizeof *v);
+	v->name = q->name;
+	v->steps = q->steps;
+	v->step_width = q->step_width;
+	v->tokens = q->tokens;
+	v->vocab =
+	    q->tokens ? (q->tok.hashed ? q->tok.hashed : q->tok.n + 1) : 0;
+	v->first = q->tokens ? q->col : cols->in[q->in].col;
+	v->length = q->len_col;
+	return 1;
+}
+
+/* A sequence feature of the schema (f, written back when the settings
+ * change it): numbers a row input of steps x step_width columns, tokens
+ * a vocabulary or hash buckets. */
+static int
+use_sequence(struct tf_columns *cols, struct tfi_schema_col *f,
+             const char *origin)
+{
+	if (cols->seq != NULL) {
+		return tfi_set_error(cols, TF_EINVAL,
+		                     "%s: '%s' and '%s' are both sequences; a "
+		                     "model reads one (--features or --exclude "
+		                     "chooses)",
+		                     origin, cols->seq->name, f->name);
+	}
+	if (f->type == TF_COL_FLOAT &&
+	    cols->seq_max > (1 << 24) / f->step_width) {
+		return tfi_set_error(cols, TF_EINVAL,
+		                     "--max-length %lld: steps of %lld values "
+		                     "are more than 2^24 a row",
+		                     (long long)cols->seq_max,
+		                     (long long)f->step_width);
+	}
+	struct seqf *q = calloc(1, sizeof *q);
+	if (q == NULL || (q->name = strdup(f->name)) == NULL) {
+		free(q);
+		return tfi_set_error(cols, TF_ENOMEM, "out of memory");
+	}
+	cols->seq = q;
+	if (cols->seq_max > 0) {
+		f->max_length = cols->seq_max;
+	}
+	q->steps = f->max_length;
+	q->step_width = f->step_width;
+	q->type = f->type;
+	q->tokens = f->type != TF_COL_FLOAT;
+	if (!q->tokens) {
+		q->in = cols->nin;
+		return add_input(cols, f->name, q->steps * q->step_width);
+	}
+	const struct tfi_vocab *v = tfi_schema_vocab(cols->schema, f->name);
+	int listed = v != NULL && !v->over && v->n > 0;
+	int rc = fill_cat(cols, &q->tok, f->name, listed ? v : NULL);
+	if (rc == TF_OK && !listed) {
+		if (cols->seq_buckets > 0) {
+			f->hash_buckets = cols->seq_buckets;
+		}
+		q->tok.hashed = f->hash_buckets > 0 ? f->hash_buckets : 1000;
+		f->hash_buckets = q->tok.hashed;
+	}
+	return rc;
+}
+
 /* An image schema: the image is the one input, of the size, channels and
  * scale set (tf_columns_set_image) or the schema's, which the schema's
  * text then says. */
@@ -716,6 +921,13 @@ use_schema(struct tf_columns *cols, const char *origin)
 			}
 			continue;
 		}
+		if (f->max_length > 0) {
+			if ((rc = use_sequence(cols, &cols->schema->features[i],
+			                       origin)) != TF_OK) {
+				return rc;
+			}
+			continue;
+		}
 		if (f->type == TF_COL_BYTES) {
 			continue; /* categorical: for embedding models */
 		}
@@ -726,9 +938,13 @@ use_schema(struct tf_columns *cols, const char *origin)
 		col_stats(f, cols->in[cols->nin - 1].mean,
 		          cols->in[cols->nin - 1].inv_std);
 	}
-	if (cols->nin == 0 && !cols->sparse) {
+	if (cols->nin == 0 && !cols->sparse && cols->seq == NULL) {
 		return tfi_set_error(cols, TF_EFORMAT,
 		                     "%s: no numeric features", origin);
+	}
+	if (cols->seq != NULL && (cols->seq_max > 0 || cols->seq->tokens) &&
+	    tf_schema_write(cols->schema, NULL) != TF_OK) {
+		return tfi_set_error(cols, TF_ENOMEM, "out of memory");
 	}
 	if (sc->has_label) {
 		int task = TF_TASK_REGRESSION;
@@ -753,7 +969,13 @@ use_schema(struct tf_columns *cols, const char *origin)
 		}
 		tf_columns_set_label(cols, sc->label.name, task, k);
 	}
-	return cols->sparse || cols->image ? TF_OK : name_columns(cols, origin);
+	if (cols->sparse || cols->image) {
+		return TF_OK;
+	}
+	return (rc = name_columns(cols, origin)) != TF_OK ? rc
+	       : cols->seq == NULL                        ? TF_OK
+	       : (rc = place_ids(cols, 0)) != TF_OK       ? rc
+	                                                  : index_columns(cols);
 }
 
 int
@@ -819,7 +1041,8 @@ tf_columns_set_categorical(struct tf_columns *cols, const char *crosses,
 	int rc = TF_OK;
 	for (size_t i = 0; i < cols->schema->nfeatures; i++) {
 		const struct tfi_schema_col *f = &cols->schema->features[i];
-		if (f->type != TF_COL_BYTES || f->packed_index >= 0) {
+		if (f->type != TF_COL_BYTES || f->packed_index >= 0 ||
+		    f->max_length > 0) {
 			continue;
 		}
 		if (f->binary || f->unique) {
@@ -854,24 +1077,9 @@ tf_columns_set_categorical(struct tf_columns *cols, const char *crosses,
 		}
 		cols->cats = cs;
 		struct cat *c = &cols->cats[cols->ncat++];
-		memset(c, 0, sizeof *c);
-		c->name = strdup(f->name);
-		size_t n = listed ? v->n : 0;
-		c->vocab = calloc(n + 1, sizeof *c->vocab);
-		c->vlen = calloc(n + 1, sizeof *c->vlen);
-		if (c->name == NULL || c->vocab == NULL || c->vlen == NULL) {
-			rc = tfi_set_error(cols, TF_ENOMEM, "out of memory");
+		if ((rc = fill_cat(cols, c, f->name, listed ? v : NULL)) !=
+		    TF_OK) {
 			break;
-		}
-		for (size_t k = 0; k < n; k++) {
-			c->vocab[k] = strdup(v->values[k]);
-			c->vlen[k] = strlen(v->values[k]);
-			c->n = (int64_t)k + 1;
-			if (c->vocab[k] == NULL) {
-				rc = tfi_set_error(cols, TF_ENOMEM,
-				                   "out of memory");
-				break;
-			}
 		}
 		c->offset = cols->cat_ids;
 		if (!listed) {
@@ -931,20 +1139,9 @@ tf_columns_set_categorical(struct tf_columns *cols, const char *crosses,
 		                     INT32_MAX);
 	}
 	cols->buckets = buckets;
-	int64_t w = cols->width + (int64_t)cols->ncat + (int64_t)cols->ncross;
-	char **names = realloc(cols->colname, (size_t)w * sizeof *names);
-	if (names != NULL) {
-		cols->colname = names;
-	}
-	unsigned char *ints = realloc(cols->colint, (size_t)w);
-	if (ints != NULL) {
-		cols->colint = ints;
-	}
-	if (names == NULL || ints == NULL) {
-		return tfi_set_error(cols, TF_ENOMEM, "out of memory");
-	}
-	for (int64_t c = cols->width; c < w; c++) {
-		cols->colname[c] = NULL;
+	if ((rc = place_ids(cols, (int64_t)cols->ncat +
+	                              (int64_t)cols->ncross)) != TF_OK) {
+		return rc;
 	}
 	for (size_t k = 0; k < cols->ncat; k++) {
 		cols->cats[k].col = cols->width + (int64_t)k;
@@ -965,7 +1162,6 @@ tf_columns_set_categorical(struct tf_columns *cols, const char *crosses,
 			return rc;
 		}
 	}
-	cols->nids = w - cols->width;
 	return index_columns(cols);
 }
 
@@ -977,6 +1173,7 @@ tf_columns_layout(const struct tf_columns *cols, struct tf_layout *l)
 	l->ids = cols->cat_ids;
 	l->crosses = (int64_t)cols->ncross;
 	l->buckets = cols->buckets;
+	l->sequence = seq_ids(cols);
 }
 
 size_t

@@ -53,6 +53,19 @@ struct cross {
 	int64_t col;
 };
 
+/* A sequence feature: its first steps steps in the row (numbers: the
+ * floats of input in; tokens: ids through tok, from id column col), the
+ * row's length in id column len_col. */
+struct seqf {
+	char *name;
+	int64_t steps, step_width;
+	int tokens;
+	size_t in;
+	struct cat tok;
+	int64_t col, len_col;
+	int type; /* TF_COL_* */
+};
+
 enum { LMAP_NONE, LMAP_INTS, LMAP_VOCAB };
 
 struct tf_columns {
@@ -89,7 +102,9 @@ struct tf_columns {
 	int64_t nids; /* ncat + ncross */
 	int64_t
 	    cat_ids; /* ids of all vocabularies, out-of-vocabulary included */
-	int64_t buckets; /* hash buckets of the crosses */
+	int64_t buckets;              /* hash buckets of the crosses */
+	struct seqf *seq;             /* the sequence feature, or NULL */
+	int64_t seq_max, seq_buckets; /* tf_columns_set_sequence() */
 };
 
 /* A label value's class under the label map, or -1 when it is none; a

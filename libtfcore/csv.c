@@ -123,6 +123,7 @@ struct colstats {
 	struct strset vocab; /* bytes columns, and int64 labels */
 	int64_t seen[16];    /* int64 labels already in vocab (a fast check) */
 	int nseen;
+	uint64_t max_steps; /* a sequence's longest */
 };
 
 struct col {
@@ -131,6 +132,7 @@ struct col {
 	int type;  /* resolved TF_COL_* */
 	int given; /* type given by --types */
 	int pack;  /* index in the packed list, -1 if not packed */
+	int seq;   /* a sequence: a list of steps in each cell */
 	/* inference */
 	uint64_t inf_seen;
 	int inf_int, inf_num;
@@ -195,6 +197,8 @@ struct tf_csv {
 	struct tfi_handle err;
 	struct tf_csv_options o;
 	char *s_names, *s_label, *s_columns, *s_drop, *s_types, *s_pack;
+	char *s_sequence;
+	int has_seq; /* rows are written through a tf_example */
 	int planned;
 	struct col *cols;
 	size_t ncols;
@@ -224,6 +228,7 @@ tf_csv_options_init(struct tf_csv_options *o)
 	o->delimiter = ',';
 	o->infer_rows = 1000;
 	o->empty = TF_EMPTY_OMIT;
+	o->seq_delimiter = ' ';
 }
 
 struct tf_csv *
@@ -268,6 +273,7 @@ tf_csv_free(struct tf_csv *c)
 	free(c->s_drop);
 	free(c->s_types);
 	free(c->s_pack);
+	free(c->s_sequence);
 	tfi_buf_free(&c->skiplog);
 	free(c);
 }
@@ -324,6 +330,13 @@ tf_csv_set_options(struct tf_csv *c, const struct tf_csv_options *o)
 	if (o->empty < TF_EMPTY_OMIT || o->empty > TF_EMPTY_ERROR) {
 		return tfi_set_error(c, TF_EINVAL, "bad empty-field policy");
 	}
+	if (o->seq_delimiter == '"' || o->seq_delimiter == '\n' ||
+	    o->seq_delimiter == '\r' || o->seq_delimiter == '\0' ||
+	    (o->sequence != NULL && o->seq_delimiter == o->delimiter)) {
+		return tfi_set_error(c, TF_EINVAL,
+		                     "bad sequence delimiter (not the field "
+		                     "delimiter, a quote or a line end)");
+	}
 	if (o->pack != NULL && o->pack[0] == '\0') {
 		return tfi_set_error(c, TF_EINVAL,
 		                     "the packed feature needs a name");
@@ -334,9 +347,11 @@ tf_csv_set_options(struct tf_csv *c, const struct tf_csv_options *o)
 	    dup_opt(c, &c->s_columns, o->columns) ||
 	    dup_opt(c, &c->s_drop, o->drop) ||
 	    dup_opt(c, &c->s_types, o->types) ||
-	    dup_opt(c, &c->s_pack, o->pack)) {
+	    dup_opt(c, &c->s_pack, o->pack) ||
+	    dup_opt(c, &c->s_sequence, o->sequence)) {
 		return TF_ENOMEM;
 	}
+	c->o.sequence = c->s_sequence;
 	c->o.names = c->s_names;
 	c->o.label = c->s_label;
 	c->o.columns = c->s_columns;
@@ -443,7 +458,8 @@ set_columns(struct tf_csv *c, char **names, size_t n, const char *where)
 		}
 	}
 	if (check_list(c, c->o.columns, "--columns") ||
-	    check_list(c, c->o.drop, "--drop")) {
+	    check_list(c, c->o.drop, "--drop") ||
+	    check_list(c, c->o.sequence, "--sequence")) {
 		return TF_EINVAL;
 	}
 	/* Label column. */
@@ -470,6 +486,12 @@ set_columns(struct tf_csv *c, char **names, size_t n, const char *where)
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct col *k = &c->cols[i];
+		k->seq = in_list(c->o.sequence, k->name);
+		if ((int)i == c->label_col && k->seq) {
+			return tfi_set_error(c, TF_EINVAL,
+			                     "--sequence: '%s' is the label",
+			                     k->name);
+		}
 		if ((int)i == c->label_col) {
 			k->role = ROLE_LABEL;
 		} else if ((c->o.columns && !in_list(c->o.columns, k->name)) ||
@@ -549,12 +571,13 @@ make_plan(struct tf_csv *c)
 			          : k->inf_num     ? TF_COL_FLOAT
 			                           : TF_COL_BYTES;
 			if (k->role == ROLE_FEATURE && c->o.numeric_as_float &&
-			    k->type == TF_COL_INT64) {
+			    k->type == TF_COL_INT64 && !k->seq) {
 				k->type = TF_COL_FLOAT;
 			}
 		}
+		c->has_seq |= k->seq;
 		if (k->role == ROLE_FEATURE && c->o.pack != NULL &&
-		    k->type != TF_COL_BYTES) {
+		    k->type != TF_COL_BYTES && !k->seq) {
 			k->pack = (int)c->npack++;
 			if (!have_pack) {
 				c->outs[c->nouts].name = c->o.pack;
@@ -642,6 +665,30 @@ free_fields(struct fields *f)
 	memset(f, 0, sizeof *f);
 }
 
+/* The next step of a sequence cell at *p (before end): its text; runs
+ * of the delimiter are one.  0 when there is none. */
+static int
+next_step(const char **p, const char *end, char delim, const char **t,
+          size_t *n)
+{
+	const char *q = *p;
+	while (q < end && *q == delim) {
+		q++;
+	}
+	if (q == end) {
+		*p = q;
+		return 0;
+	}
+	const char *e = memchr(q, delim, (size_t)(end - q));
+	e = e ? e : end;
+	*t = q;
+	*n = (size_t)(e - q);
+	*p = e;
+	return 1;
+}
+
+static void infer_value(struct col *k, const char *s, size_t len);
+
 static void
 inf_field(void *s, size_t len, void *data)
 {
@@ -652,6 +699,22 @@ inf_field(void *s, size_t len, void *data)
 		return;
 	}
 	struct col *k = &c->cols[i];
+	const char *p = s, *end = p + len, *t;
+	size_t tl;
+	if (!k->seq) {
+		infer_value(k, s, len);
+		return;
+	}
+	/* a sequence's type is its steps' */
+	while (next_step(&p, end, c->o.seq_delimiter, &t, &tl)) {
+		infer_value(k, t, tl);
+	}
+}
+
+/* Column k's type with value s of n bytes seen. */
+static void
+infer_value(struct col *k, const char *s, size_t len)
+{
 	float fv;
 	int64_t iv;
 	k->inf_seen++;
@@ -906,7 +969,7 @@ w_field(void *sp, size_t len, void *data)
 	if (k->role == ROLE_DROP || s == NULL || len == 0) {
 		return;
 	}
-	switch (k->type) {
+	switch (k->seq ? TF_COL_BYTES : k->type) {
 	case TF_COL_FLOAT:
 		if (tf_parse_float(s, len, &w->row.f[i]) != 0) {
 			row_error(w, "column '%s': '%.*s' is not a number",
@@ -940,6 +1003,44 @@ w_field(void *sp, size_t len, void *data)
 	w->row.present[i] = 1;
 }
 
+/* The current row's bytes value of column i ("" before any was held). */
+static const char *
+row_chars(const struct worker *w, size_t i)
+{
+	return w->row.chars.data
+	           ? (const char *)w->row.chars.data + w->row.boff[i]
+	           : "";
+}
+
+/* The steps of sequence column i in the current row: numbers must be
+ * numbers (each step a value of the column's type). */
+static void
+check_steps(struct worker *w, size_t i)
+{
+	const struct col *k = &w->c->cols[i];
+	const char *p = row_chars(w, i), *end = p + w->row.blen[i], *t;
+	size_t n, step = 0;
+	while (k->type != TF_COL_BYTES && !w->row_bad &&
+	       next_step(&p, end, w->c->o.seq_delimiter, &t, &n)) {
+		float f;
+		int64_t v;
+		step++;
+		if (k->type == TF_COL_FLOAT
+		        ? tf_parse_float(t, n, &f) != 0 ||
+		              (!isfinite(f) && !w->c->o.allow_nonfinite)
+		        : tf_parse_int64(t, n, &v) != 0) {
+			row_error(
+			    w,
+			    "column '%s', step %zu: '%.*s' is not %s (the "
+			    "type was inferred from the first rows; see "
+			    "--types)",
+			    k->name, step, (int)(n > 40 ? 40 : n), t,
+			    k->type == TF_COL_FLOAT ? "a finite number"
+			                            : "an integer");
+		}
+	}
+}
+
 /* Fill a missing value by the empty-field policy; 0 if the row is bad. */
 static int
 fill_missing(struct worker *w, size_t i)
@@ -966,15 +1067,6 @@ fill_missing(struct worker *w, size_t i)
 	return 1;
 }
 
-/* The current row's bytes value of column i ("" before any was held). */
-static const char *
-row_chars(const struct worker *w, size_t i)
-{
-	return w->row.chars.data
-	           ? (const char *)w->row.chars.data + w->row.boff[i]
-	           : "";
-}
-
 /* Update a column's statistics with the current row's value. */
 static void
 col_stats(struct worker *w, size_t i)
@@ -983,6 +1075,29 @@ col_stats(struct worker *w, size_t i)
 	struct colstats *st = &w->ch->st[i];
 	if (!w->row.present[i]) {
 		st->missing++;
+		return;
+	}
+	if (k->seq) {
+		/* its longest, and its tokens' vocabulary */
+		const char *p = row_chars(w, i), *end = p + w->row.blen[i], *t;
+		size_t n;
+		uint64_t steps = 0;
+		char num[24];
+		st->present++;
+		while (next_step(&p, end, w->c->o.seq_delimiter, &t, &n)) {
+			int64_t v;
+			steps++;
+			if (k->type == TF_COL_INT64 &&
+			    tf_parse_int64(t, n, &v) == 0) {
+				/* as a reader prints the int64 */
+				int m = snprintf(num, sizeof num, "%lld",
+				                 (long long)v);
+				strset_add(&st->vocab, num, (size_t)m);
+			} else if (k->type != TF_COL_FLOAT) {
+				strset_add(&st->vocab, t, n);
+			}
+		}
+		st->max_steps = steps > st->max_steps ? steps : st->max_steps;
 		return;
 	}
 	switch (k->type) {
@@ -1064,12 +1179,92 @@ chunk_commit(struct chunk *ch, uint8_t *rec, size_t n)
 	ch->rows++;
 }
 
+static int emit_example(struct worker *w);
+
+/* A sequence cell's steps as a list feature of the example. */
+static int
+add_steps(struct worker *w, size_t i)
+{
+	const struct col *k = &w->c->cols[i];
+	const char *start = row_chars(w, i), *end = start + w->row.blen[i];
+	const char *p = start, *t;
+	size_t n, m = 0;
+	while (next_step(&p, end, w->c->o.seq_delimiter, &t, &n)) {
+		m++;
+	}
+	/* room for m values of the widest kind */
+	void *mem = malloc((m + 1) * sizeof(struct tf_bytes));
+	if (mem == NULL) {
+		return TF_ENOMEM;
+	}
+	float *fv = mem;
+	int64_t *iv = mem;
+	struct tf_bytes *bv = mem;
+	p = start;
+	for (size_t j = 0; next_step(&p, end, w->c->o.seq_delimiter, &t, &n);
+	     j++) {
+		if (k->type == TF_COL_FLOAT) {
+			tf_parse_float(t, n, &fv[j]);
+		} else if (k->type == TF_COL_INT64) {
+			tf_parse_int64(t, n, &iv[j]);
+		} else {
+			bv[j] = (struct tf_bytes){(const uint8_t *)t, n};
+		}
+	}
+	int rc = k->type == TF_COL_FLOAT
+	             ? tf_example_add_floats(w->ex, k->name, fv, m)
+	         : k->type == TF_COL_INT64
+	             ? tf_example_add_int64s(w->ex, k->name, iv, m)
+	             : tf_example_add_bytes(w->ex, k->name, bv, m);
+	free(mem);
+	return rc;
+}
+
+/* The current row through a tf_example: a row with sequences. */
+static int
+emit_row_example(struct worker *w)
+{
+	const struct tf_csv *c = w->c;
+	tf_example_clear(w->ex);
+	int rc = TF_OK;
+	for (size_t j = 0; j < c->nouts && rc == TF_OK; j++) {
+		const struct outfeat *o = &c->outs[j];
+		if (o->col < 0) {
+			rc = tf_example_add_floats(w->ex, o->name,
+			                           w->row.packed, c->npack);
+			continue;
+		}
+		size_t i = (size_t)o->col;
+		const struct col *k = &c->cols[i];
+		if (!w->row.present[i]) {
+			continue;
+		}
+		if (k->seq) {
+			rc = add_steps(w, i);
+		} else if (k->type == TF_COL_FLOAT) {
+			rc = tf_example_add_floats(w->ex, k->name, &w->row.f[i],
+			                           1);
+		} else if (k->type == TF_COL_INT64) {
+			rc = tf_example_add_int64s(w->ex, k->name, &w->row.i[i],
+			                           1);
+		} else {
+			struct tf_bytes b = {(const uint8_t *)row_chars(w, i),
+			                     w->row.blen[i]};
+			rc = tf_example_add_bytes(w->ex, k->name, &b, 1);
+		}
+	}
+	return rc == TF_OK ? emit_example(w) : TF_ENOMEM;
+}
+
 /* Encode the current row as a framed Example onto the chunk's output. */
 static int
 emit_row(struct worker *w)
 {
 	const struct tf_csv *c = w->c;
 	struct chunk *ch = w->ch;
+	if (c->has_seq) {
+		return emit_row_example(w);
+	}
 	size_t total = 0;
 	for (size_t j = 0; j < c->nouts; j++) {
 		const struct outfeat *o = &c->outs[j];
@@ -1186,6 +1381,16 @@ w_row(int term, void *data)
 	for (size_t i = 0; i < c->ncols && !w->row_bad; i++) {
 		const struct col *k = &c->cols[i];
 		if (k->role == ROLE_DROP) {
+			continue;
+		}
+		if (k->seq) {
+			if (!w->row.present[i]) {
+				/* an empty cell: no steps */
+				w->row.present[i] = 1;
+				w->row.blen[i] = 0;
+				w->row.boff[i] = 0;
+			}
+			check_steps(w, i);
 			continue;
 		}
 		if (!w->row.present[i] && !fill_missing(w, i)) {
@@ -1555,6 +1760,8 @@ merge_stats(struct colstats *dst, const struct colstats *src)
 	dst->nonfinite += src->nonfinite;
 	dst->sum += src->sum;
 	dst->sumsq += src->sumsq;
+	dst->max_steps =
+	    src->max_steps > dst->max_steps ? src->max_steps : dst->max_steps;
 	if (src->min < dst->min) {
 		dst->min = src->min;
 	}
@@ -2107,6 +2314,13 @@ schema_col(const struct col *k, size_t index, struct tfi_schema_col *out)
 	out->nonfinite = k->st.nonfinite;
 	/* a different string in every row: no category (the vocabulary
 	 * stops counting at its limit, past which nothing is known) */
+	if (k->seq) {
+		/* a sequence: its steps, not statistics */
+		out->max_length =
+		    k->st.max_steps > 0 ? (int64_t)k->st.max_steps : 1;
+		out->step_width = 1;
+		return out->name == NULL;
+	}
 	out->unique = k->type == TF_COL_BYTES && !k->st.vocab.over &&
 	              k->st.vocab.n == k->st.present &&
 	              k->st.present >= UNIQUE_MIN;
@@ -2187,7 +2401,9 @@ tf_csv_schema(struct tf_csv *c, struct tf_schema *s)
 		if (k->role == ROLE_FEATURE) {
 			bad = schema_col(k, i, &s->features[s->nfeatures++]);
 		}
-		if (!bad && k->type == TF_COL_BYTES && k->role != ROLE_DROP) {
+		if (!bad && k->role != ROLE_DROP &&
+		    (k->type == TF_COL_BYTES ||
+		     (k->seq && k->type == TF_COL_INT64))) {
 			bad = schema_vocab(k, &s->vocabs[s->nvocabs++]);
 		}
 	}

@@ -186,7 +186,7 @@ int
 tf_dataset_open(struct tf_dataset *ds, const char *const *files, size_t nfiles,
                 uint64_t epochs, size_t shuffle, uint64_t seed)
 {
-	if (ds->cols->nin == 0 && !ds->cols->sparse) {
+	if (ds->cols->nin == 0 && !ds->cols->sparse && ds->cols->seq == NULL) {
 		return tfi_set_error(ds, TF_EINVAL, "no features to read");
 	}
 	int64_t covered = 0; /* the inputs fill every column of a row */
@@ -194,8 +194,9 @@ tf_dataset_open(struct tf_dataset *ds, const char *const *files, size_t nfiles,
 		covered += ds->cols->in[i].width;
 	}
 	ds->fast = !ds->no_fast && !ds->cols->sparse && !ds->cols->image &&
-	           ds->cols->ncat == 0 && ds->key == NULL &&
-	           ds->cols->lmap == LMAP_NONE && covered == ds->cols->width;
+	           ds->cols->ncat == 0 && ds->cols->seq == NULL &&
+	           ds->key == NULL && ds->cols->lmap == LMAP_NONE &&
+	           covered == ds->cols->width;
 	ds->ylen = ds->cols->label ? strlen(ds->cols->label) : 0;
 	free(ds->fnlen);
 	free(ds->fseen);
@@ -448,6 +449,71 @@ decode_image(struct tf_dataset *ds, const struct tf_feature *f,
 
 /* One record into a row (the fast reader first, when it may), its ids,
  * its label and its key; a data error names the file and record. */
+/* A sequence feature into a row: its first steps (numbers into the
+ * row's columns, tokens into ids), and how many there are; a record's
+ * longer sequence is cut, and counted. */
+static int
+decode_sequence(struct tf_dataset *ds, const struct tf_feature *f,
+                const char *file, uint64_t rec, float *row, int64_t *ids)
+{
+	const struct seqf *q = ds->cols->seq;
+	int64_t fw = q->tokens ? 1 : q->step_width;
+	int kind_ok =
+	    q->tokens ? f->kind == (q->type == TF_COL_BYTES ? TF_KIND_BYTES
+	                                                    : TF_KIND_INT64)
+	              : f->kind == TF_KIND_FLOAT || f->kind == TF_KIND_INT64;
+	if (!kind_ok && f->count > 0) {
+		return tfi_set_error(
+		    ds, TF_EFORMAT,
+		    "%s: record %llu: sequence '%s' holds %s values, the "
+		    "model reads %s",
+		    file, (unsigned long long)rec, f->name,
+		    tf_kind_name(f->kind),
+		    q->tokens ? (q->type == TF_COL_BYTES ? "bytes tokens"
+		                                         : "int64 tokens")
+		              : "numbers");
+	}
+	size_t steps = f->steps > 0 ? f->steps : f->count / (size_t)fw;
+	if (steps * (size_t)fw != f->count) {
+		return tfi_set_error(ds, TF_EFORMAT,
+		                     "%s: record %llu: sequence '%s' has %zu "
+		                     "values in %zu steps, the model reads "
+		                     "steps of %lld",
+		                     file, (unsigned long long)rec, f->name,
+		                     f->count, steps, (long long)fw);
+	}
+	int64_t len = (int64_t)steps;
+	if (len > q->steps) {
+		len = q->steps;
+		ds->truncated++;
+	}
+	if (!q->tokens) {
+		const struct input *in = &ds->cols->in[q->in];
+		float *dst = row + in->col;
+		for (int64_t j = 0; j < len * fw; j++) {
+			dst[j] = f->kind == TF_KIND_FLOAT ? f->floats[j]
+			                                  : (float)f->ints[j];
+		}
+	} else {
+		for (int64_t j = 0; j < len; j++) {
+			char num[24];
+			const void *t = num;
+			size_t tn;
+			if (f->kind == TF_KIND_BYTES) {
+				t = f->bytes[j].data;
+				tn = f->bytes[j].len;
+			} else {
+				tn = (size_t)snprintf(num, sizeof num, "%lld",
+				                      (long long)f->ints[j]);
+			}
+			ids[q->col + j] =
+			    tfi_columns_category_id(&q->tok, t, tn);
+		}
+	}
+	ids[q->len_col] = len;
+	return TF_OK;
+}
+
 static int
 decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
        int64_t *ids, float *label, char *key)
@@ -472,6 +538,14 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 	for (size_t k = 0; k < ds->cols->ncat; k++) {
 		ids[k] = -1; /* missing: no id */
 	}
+	const struct seqf *seq = ds->cols->seq;
+	int have_seq = seq == NULL;
+	if (seq != NULL) {
+		for (int64_t k = seq->col; k < seq->len_col; k++) {
+			ids[k] = -1; /* padding: no token */
+		}
+		ids[seq->len_col] = 0;
+	}
 	int have_label = ds->cols->label == NULL;
 	size_t found = 0; /* inputs the record holds */
 	int key_found = key == NULL;
@@ -494,6 +568,15 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 				return rc;
 			}
 			have_label = 1;
+			continue;
+		}
+		if (!have_seq && strcmp(f.name, seq->name) == 0) {
+			int rc = decode_sequence(ds, &f, file, rec, row, ids);
+			if (rc != TF_OK) {
+				return rc;
+			}
+			have_seq = 1;
+			found += !seq->tokens; /* numbers are an input */
 			continue;
 		}
 		if (ds->cols->ncat > 0 && f.kind == TF_KIND_BYTES) {
@@ -581,7 +664,8 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		                     "%s: record %llu: no label '%s'", file,
 		                     (unsigned long long)rec, ds->cols->label);
 	}
-	if (found < ds->cols->nin && !ds->cols->sparse && !ds->allow_missing) {
+	if ((found < ds->cols->nin || !have_seq) && !ds->cols->sparse &&
+	    !ds->allow_missing) {
 		return missing(ds, file, rec);
 	}
 	if (!key_found) {
@@ -685,6 +769,14 @@ missing(struct tf_dataset *ds, const char *file, uint64_t rec)
 			    "the training mean)",
 			    file, (unsigned long long)rec, name, ds->cols->nin);
 		}
+	}
+	const struct seqf *q = ds->cols->seq;
+	struct tf_feature f;
+	if (q != NULL && tf_example_find(ds->ex, q->name, &f) != TF_OK) {
+		return tfi_set_error(ds, TF_EFORMAT,
+		                     "%s: record %llu: no sequence '%s' "
+		                     "(--allow-missing reads none as no steps)",
+		                     file, (unsigned long long)rec, q->name);
 	}
 	return TF_OK;
 }
@@ -1166,6 +1258,12 @@ void
 tfi_dataset_no_fast(struct tf_dataset *ds)
 {
 	ds->no_fast = 1;
+}
+
+uint64_t
+tf_dataset_truncated(const struct tf_dataset *ds)
+{
+	return ds->truncated;
 }
 
 int

@@ -99,6 +99,7 @@ struct tf_dataset {
 	int unseekable;
 	int no_fast;         /* tests: never */
 	uint64_t fast_hits;  /* tests: records it read */
+	uint64_t truncated;  /* sequences cut to the columns' steps */
 	uint64_t whole_hits; /* ... of them through whole_record() */
 };
 

@@ -21,6 +21,8 @@ struct feat {
 	int kind;
 	size_t count;
 	size_t val_off; /* index into the pool of its kind */
+	size_t steps;   /* a SequenceExample's feature list: its steps */
+	int list;       /* one of its feature lists, not a feature */
 };
 
 struct boff {
@@ -137,6 +139,8 @@ feat_push(struct tf_example *ex, const char *name, size_t len, int kind)
 	f->name_len = len;
 	f->kind = kind;
 	f->count = 0;
+	f->steps = 0;
+	f->list = 0;
 	f->val_off = kind == TF_KIND_FLOAT ? ex->floats.len / sizeof(float)
 	             : kind == TF_KIND_INT64
 	                 ? ex->ints.len / sizeof(int64_t)
@@ -269,6 +273,7 @@ tf_example_get(struct tf_example *ex, size_t i, struct tf_feature *out)
 	out->name_len = f->name_len;
 	out->kind = f->kind;
 	out->count = f->count;
+	out->steps = f->steps;
 	if (f->kind == TF_KIND_FLOAT) {
 		// cppcheck-suppress invalidPointerCast
 		out->floats = buf_at(&ex->floats, f->val_off, sizeof(float));
@@ -838,6 +843,14 @@ finish_parse(struct tf_example *ex)
 	for (size_t i = 0; i < ex->n; i++) {
 		const struct feat *f = &ex->feats[ex->order[i]];
 		if (m > 0 && name_cmp(ex, &tmp[m - 1], f) == 0) {
+			if (tmp[m - 1].list != f->list) {
+				free(tmp);
+				return tfi_set_error(
+				    ex, TF_EFORMAT,
+				    "'%s' is both a context feature and a "
+				    "feature list",
+				    name_at(ex, f));
+			}
 			tmp[m - 1] = *f;
 		} else {
 			tmp[m++] = *f;
@@ -847,6 +860,117 @@ finish_parse(struct tf_example *ex)
 	ex->n = m;
 	free(tmp);
 	return TF_OK;
+}
+
+static int next_message(struct tf_example *ex, struct cur *c, uint32_t want,
+                        const char *what, struct cur *sub);
+
+/* One step of a feature list: a Feature whose list is the kind of the
+ * steps before it, with as many values. */
+static int
+parse_step(struct tf_example *ex, struct feat *f, struct cur *c)
+{
+	size_t before = f->count;
+	int lists = 0;
+	while (c->p < c->end) {
+		uint32_t field;
+		int wire;
+		if (get_tag(ex, c, &field, &wire) != TF_OK) {
+			return TF_EFORMAT;
+		}
+		if (field < 1 || field > 3) {
+			if (skip_field(ex, c, wire) != TF_OK) {
+				return TF_EFORMAT;
+			}
+			continue;
+		}
+		struct cur sub;
+		if (wire != 2) {
+			return bad(ex, c, "list of wrong wire type");
+		}
+		if (lists++ > 0) {
+			return bad(ex, c, "a step gives its list twice");
+		}
+		if (f->steps > 0 && f->kind != (int)field) {
+			return bad(ex, c,
+			           "a feature list's steps are lists of "
+			           "different kinds");
+		}
+		if (get_len(ex, c, &sub) != TF_OK ||
+		    parse_list(ex, f, (int)field, &sub) != TF_OK) {
+			return ex->err.code ? ex->err.code : TF_ENOMEM;
+		}
+	}
+	if (lists == 0 && f->steps > 0 && f->kind != TF_KIND_NONE) {
+		return bad(ex, c,
+		           "a feature list's steps are lists of different "
+		           "kinds");
+	}
+	size_t width = f->steps > 0 ? before / f->steps : f->count;
+	if (f->count - before != width) {
+		return bad(ex, c,
+		           "a feature list's steps hold different numbers "
+		           "of values");
+	}
+	f->steps++;
+	return TF_OK;
+}
+
+/* A FeatureLists entry: its name, and a FeatureList of steps, each a
+ * Feature; the steps' values are kept as one list, in step order. */
+static int
+parse_list_entry(struct tf_example *ex, struct cur *c)
+{
+	struct cur key = {NULL, NULL, NULL}, val = {NULL, NULL, NULL};
+	while (c->p < c->end) {
+		uint32_t field;
+		int wire;
+		if (get_tag(ex, c, &field, &wire) != TF_OK) {
+			return TF_EFORMAT;
+		}
+		if (field != 1 && field != 2) {
+			if (skip_field(ex, c, wire) != TF_OK) {
+				return TF_EFORMAT;
+			}
+			continue;
+		}
+		if (wire != 2) {
+			return bad(ex, c, "map entry field of wrong wire type");
+		}
+		struct cur sub;
+		if (get_len(ex, c, &sub) != TF_OK) {
+			return TF_EFORMAT;
+		}
+		if (field == 1) {
+			key = sub;
+		} else if (val.p == NULL) {
+			val = sub;
+		} else {
+			return bad(ex, c, "a map entry gives its value twice");
+		}
+	}
+	size_t klen = key.p ? (size_t)(key.end - key.p) : 0;
+	if (memchr(key.p ? (const void *)key.p : "", 0, klen) != NULL) {
+		return bad(ex, c, "feature name contains a NUL byte");
+	}
+	struct feat *f =
+	    feat_push(ex, key.p ? (const char *)key.p : "", klen, TF_KIND_NONE);
+	if (f == NULL) {
+		return tfi_set_error(ex, TF_ENOMEM, "out of memory");
+	}
+	f->list = 1;
+	struct cur step;
+	int rc;
+	if (val.p == NULL) {
+		return TF_OK; /* no steps */
+	}
+	while ((rc = next_message(ex, &val, 1, "step of wrong wire type",
+	                          &step)) == 1) {
+		if (parse_step(ex, f, &step) != TF_OK) {
+			return ex->err.code ? ex->err.code : TF_ENOMEM;
+		}
+	}
+	return rc < 0 ? ex->err.code : TF_OK;
 }
 
 /*
@@ -884,15 +1008,38 @@ tf_example_parse(struct tf_example *ex, const void *data, size_t n)
 {
 	tf_example_clear(ex);
 	struct cur c = {data, (const uint8_t *)data + n, data};
-	struct cur feats, entry;
-	int rc;
-	/* Example.features (1) holds Features.feature (1) map entries. */
-	while ((rc = next_message(ex, &c, 1, "features of wrong wire type",
-	                          &feats)) == 1) {
-		while ((rc = next_message(ex, &feats, 1,
+	/* Example.features (1) holds Features.feature (1) map entries, as
+	 * SequenceExample.context (1) does; SequenceExample.feature_lists
+	 * (2) holds FeatureLists.feature_list (1) entries. */
+	while (c.p < c.end) {
+		uint32_t field;
+		int wire;
+		struct cur sub, entry;
+		if (get_tag(ex, &c, &field, &wire) != TF_OK) {
+			return ex->err.code;
+		}
+		if (field != 1 && field != 2) {
+			if (skip_field(ex, &c, wire) != TF_OK) {
+				return ex->err.code;
+			}
+			continue;
+		}
+		if (wire != 2) {
+			return bad(ex, &c,
+			           field == 1 ? "features of wrong wire type"
+			                      : "feature lists of wrong wire "
+			                        "type");
+		}
+		if (get_len(ex, &c, &sub) != TF_OK) {
+			return ex->err.code;
+		}
+		int rc;
+		while ((rc = next_message(ex, &sub, 1,
 		                          "map entry of wrong wire type",
 		                          &entry)) == 1) {
-			if (parse_entry(ex, &entry) != TF_OK) {
+			if ((field == 1
+			         ? parse_entry(ex, &entry)
+			         : parse_list_entry(ex, &entry)) != TF_OK) {
 				return ex->err.code ? ex->err.code : TF_ENOMEM;
 			}
 		}
@@ -900,59 +1047,102 @@ tf_example_parse(struct tf_example *ex, const void *data, size_t n)
 			return ex->err.code;
 		}
 	}
-	if (rc < 0) {
-		return ex->err.code;
-	}
 	return finish_parse(ex);
 }
 
 /* ---- protobuf-c reference -------------------------------------------- */
 
+/* A Feature's values appended to f (protobuf-c's unpacked message). */
+static int
+pb_values(struct tf_example *ex, struct feat *f, const Tensorflow__Feature *v)
+{
+	int kind = v ? (int)v->kind_case : TF_KIND_NONE;
+	size_t n = 0;
+	if (kind == TF_KIND_FLOAT) {
+		n = v->float_list->n_value;
+		if (tfi_buf_append(&ex->floats, v->float_list->value,
+		                   n * sizeof(float))) {
+			return TF_ENOMEM;
+		}
+	} else if (kind == TF_KIND_INT64) {
+		n = v->int64_list->n_value;
+		if (tfi_buf_append(&ex->ints, v->int64_list->value,
+		                   n * sizeof(int64_t))) {
+			return TF_ENOMEM;
+		}
+	} else if (kind == TF_KIND_BYTES) {
+		n = v->bytes_list->n_value;
+		for (size_t k = 0; k < n; k++) {
+			if (push_bytes(ex, v->bytes_list->value[k].data,
+			               v->bytes_list->value[k].len)) {
+				return TF_ENOMEM;
+			}
+		}
+	}
+	f->count += n;
+	return TF_OK;
+}
+
 int
 tf_example_parse_pb(struct tf_example *ex, const void *data, size_t n)
 {
 	tf_example_clear(ex);
-	Tensorflow__Example *m = tensorflow__example__unpack(NULL, n, data);
+	/* An Example is a SequenceExample without feature lists: its
+	 * features are the context (both field 1). */
+	Tensorflow__SequenceExample *m =
+	    tensorflow__sequence_example__unpack(NULL, n, data);
 	if (m == NULL) {
 		return tfi_set_error(ex, TF_EFORMAT,
 		                     "malformed Example (protobuf-c rejected "
 		                     "it)");
 	}
 	int rc = TF_OK;
-	size_t nf = m->features ? m->features->n_feature : 0;
+	size_t nf = m->context ? m->context->n_feature : 0;
 	for (size_t i = 0; i < nf && rc == TF_OK; i++) {
 		const Tensorflow__Features__FeatureEntry *e =
-		    m->features->feature[i];
+		    m->context->feature[i];
 		const char *key = e->key ? e->key : "";
 		const Tensorflow__Feature *v = e->value;
 		int kind = v ? (int)v->kind_case : TF_KIND_NONE;
 		struct feat *f = feat_push(ex, key, strlen(key), kind);
+		rc = f == NULL ? TF_ENOMEM : pb_values(ex, f, v);
+	}
+	size_t nl = m->feature_lists ? m->feature_lists->n_feature_list : 0;
+	for (size_t i = 0; i < nl && rc == TF_OK; i++) {
+		const Tensorflow__FeatureLists__FeatureListEntry *e =
+		    m->feature_lists->feature_list[i];
+		const char *key = e->key ? e->key : "";
+		struct feat *f = feat_push(ex, key, strlen(key), TF_KIND_NONE);
 		if (f == NULL) {
 			rc = TF_ENOMEM;
 			break;
 		}
-		if (kind == TF_KIND_FLOAT) {
-			f->count = v->float_list->n_value;
-			if (tfi_buf_append(&ex->floats, v->float_list->value,
-			                   f->count * sizeof(float))) {
-				rc = TF_ENOMEM;
+		f->list = 1;
+		size_t ns = e->value ? e->value->n_feature : 0;
+		for (size_t k = 0; k < ns && rc == TF_OK; k++) {
+			const Tensorflow__Feature *v = e->value->feature[k];
+			int kind = v ? (int)v->kind_case : TF_KIND_NONE;
+			size_t before = f->count;
+			if (k == 0) {
+				set_kind(ex, f, kind);
+			} else if (kind != f->kind) {
+				rc = TF_EFORMAT;
+				break;
 			}
-		} else if (kind == TF_KIND_INT64) {
-			f->count = v->int64_list->n_value;
-			if (tfi_buf_append(&ex->ints, v->int64_list->value,
-			                   f->count * sizeof(int64_t))) {
-				rc = TF_ENOMEM;
+			rc = pb_values(ex, f, v);
+			if (rc == TF_OK && k > 0 &&
+			    f->count - before != before / k) {
+				rc = TF_EFORMAT;
 			}
-		} else if (kind == TF_KIND_BYTES) {
-			f->count = v->bytes_list->n_value;
-			for (size_t k = 0; k < f->count && rc == TF_OK; k++) {
-				rc =
-				    push_bytes(ex, v->bytes_list->value[k].data,
-				               v->bytes_list->value[k].len);
-			}
+			f->steps++;
 		}
 	}
-	tensorflow__example__free_unpacked(m, NULL);
+	tensorflow__sequence_example__free_unpacked(m, NULL);
+	if (rc == TF_EFORMAT) {
+		return tfi_set_error(ex, rc,
+		                     "a feature list's steps differ in kind or "
+		                     "in number of values");
+	}
 	if (rc != TF_OK) {
 		return tfi_set_error(ex, rc, "out of memory");
 	}

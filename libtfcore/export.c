@@ -777,6 +777,15 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 	    "conv2d", "max_pool", "avg_pool", "global_avg_pool", "flatten"};
 	struct infer inf;
 	struct tf_graph *g = tf_model_graph(m);
+	struct tf_sequence_view sv;
+	if (tf_columns_sequence(tf_model_columns(m), &sv)) {
+		return tfi_set_error(m, TF_EFORMAT,
+		                     "%s export: the model reads sequences of "
+		                     "varying length ('%s', each row's steps "
+		                     "an input of their own), not exported "
+		                     "yet; the tfkit format serves it",
+		                     format, sv.name);
+	}
 	int rc = inference(m, &inf);
 	if (rc != TF_OK) {
 		return rc;

@@ -1054,7 +1054,10 @@ tf_graph_stage_batch(struct tf_graph *g, const struct tf_batch *b)
 		return TF_OK; /* the CPU reads batches in place */
 	}
 	int64_t rows = (int64_t)b->rows;
-	int rc = stage_input(g, "x", b->x, rows);
+	/* no x: a model of ids alone (a sequence of tokens) */
+	int rc = find_node(g, "x") >= 0 || b->width > 0
+	             ? stage_input(g, "x", b->x, rows)
+	             : TF_OK;
 	if (rc == TF_OK && b->id_width > 0) {
 		rc = stage_input(g, "ids", b->ids, rows);
 	}
@@ -1068,7 +1071,9 @@ int
 tf_graph_feed_batch(struct tf_graph *g, const struct tf_batch *b)
 {
 	int64_t rows = (int64_t)b->rows;
-	int rc = feed(g, "x", TF_FLOAT32, b->x, rows);
+	int rc = find_node(g, "x") >= 0 || b->width > 0
+	             ? feed(g, "x", TF_FLOAT32, b->x, rows)
+	             : TF_OK;
 	if (rc == TF_OK && find_node(g, "ids") >= 0) {
 		rc = b->ids != NULL && b->id_width > 0
 		         ? feed(g, "ids", TF_INT64, b->ids, rows)
@@ -1314,6 +1319,13 @@ tf_graph_width(const struct tf_graph *g, const char *node)
 {
 	int k = find_node(g, node);
 	return k >= 0 ? g->nodes[k].width : -1;
+}
+
+int64_t
+tfi_graph_x_width(const struct tf_graph *g)
+{
+	int k = find_node(g, "x");
+	return k >= 0 ? g->nodes[k].width : 0;
 }
 
 size_t

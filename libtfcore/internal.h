@@ -221,6 +221,11 @@ struct tfi_schema_col {
 	int has_stats; /* min, max, mean, std are known (finite values) */
 	double min, max, mean, std;
 	int64_t packed_index; /* its place in the packed list, or -1 */
+	/* a sequence (a list of steps, its length varying by record): the
+	 * most steps a row keeps, and the values of a step (float: numbers;
+	 * int64 and bytes: a token each step); 0 for one value */
+	int64_t max_length, step_width;
+	int64_t hash_buckets; /* tokens without a vocabulary */
 };
 
 struct tfi_vocab {
@@ -273,6 +278,8 @@ const struct tfi_vocab *tfi_schema_vocab(const struct tf_schema *s,
  */
 struct tf_graph;
 int tfi_graph_share_params(struct tf_graph *t, struct tf_graph *g);
+/* The width of the graph's input x: 0 without one (a model of ids). */
+int64_t tfi_graph_x_width(const struct tf_graph *g);
 
 /* Work a device lacked a kernel for ran on the host: name it once in
  * tf_device_fallbacks() (device.c). */

@@ -162,7 +162,7 @@ setup(struct tf_model *m, const struct tf_registry *reg, const char *spec,
 		return tfi_set_error(m, rc == TF_EINVAL ? TF_EFORMAT : rc,
 		                     "%s: %s", m->path, tf_errmsg(m->g));
 	}
-	if (tf_graph_width(m->g, "x") != tf_columns_width(m->cols) ||
+	if (tfi_graph_x_width(m->g) != tf_columns_width(m->cols) ||
 	    tf_graph_ids_width(m->g) != tf_columns_id_width(m->cols) ||
 	    tf_graph_width(m->g, m->prediction) !=
 	        tf_model_outputs(m) - (m->task == TF_TASK_BINARY)) {

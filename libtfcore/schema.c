@@ -153,6 +153,28 @@ parse_col(json_t *o, struct tfi_schema_col *c)
 	if (json_is_integer(v = json_object_get(o, "packed_index"))) {
 		c->packed_index = json_integer_value(v);
 	}
+	c->max_length = c->step_width = 0;
+	if ((v = json_object_get(o, "max_length")) != NULL) {
+		/* a sequence: a row of max_length steps of step_width values
+		 * (at most 2^24 in all: the row is allocated from them) */
+		json_t *sw = json_object_get(o, "step_width");
+		c->max_length = json_integer_value(v);
+		c->step_width = sw == NULL ? 1 : json_integer_value(sw);
+		if (!json_is_integer(v) || (sw && !json_is_integer(sw)) ||
+		    c->max_length < 1 || c->step_width < 1 ||
+		    c->max_length > (1 << 24) ||
+		    c->step_width > (1 << 24) / c->max_length ||
+		    (c->type != TF_COL_FLOAT && c->step_width != 1)) {
+			return -1;
+		}
+		json_t *hb = json_object_get(o, "hash_buckets");
+		c->hash_buckets = json_integer_value(hb);
+		if (hb != NULL &&
+		    (!json_is_integer(hb) || c->hash_buckets < 1 ||
+		     c->hash_buckets > INT32_MAX)) {
+			return -1;
+		}
+	}
 	if (count(json_object_get(o, "present"), &c->present) != 0 ||
 	    count(json_object_get(o, "missing"), &c->missing) != 0 ||
 	    count(json_object_get(o, "nonfinite"), &c->nonfinite) != 0) {
@@ -479,6 +501,17 @@ jcol(struct tfi_buf *b, const struct tfi_schema_col *k)
 		         (long long)k->packed_index);
 		rc = rc || tfi_json_put(b, t, strlen(t));
 	}
+	if (k->max_length > 0) {
+		snprintf(t, sizeof t,
+		         ",\"max_length\":%lld,\"step_width\":%lld",
+		         (long long)k->max_length, (long long)k->step_width);
+		rc = rc || tfi_json_put(b, t, strlen(t));
+	}
+	if (k->max_length > 0 && k->hash_buckets > 0) {
+		snprintf(t, sizeof t, ",\"hash_buckets\":%lld",
+		         (long long)k->hash_buckets);
+		rc = rc || tfi_json_put(b, t, strlen(t));
+	}
 	return rc;
 }
 
@@ -753,6 +786,11 @@ struct survey_entry {
 	int over;
 	int binary;       /* a bytes value that is not text */
 	uint64_t repeats; /* values met again before over */
+	/* a SequenceExample's feature list in some record: the values of
+	 * a step (-1: they differ), the most steps */
+	int list;
+	int64_t step_width;
+	size_t max_steps;
 };
 
 struct tf_survey {
@@ -955,13 +993,29 @@ tf_survey_add(struct tf_survey *s, struct tf_example *ex)
 		if (t->kind == TF_KIND_FLOAT || t->kind == TF_KIND_INT64) {
 			bad = add_numbers(t, &f);
 		}
-		if (t->kind == TF_KIND_INT64 && f.count == 1) {
+		/* each step's values (one a step but in feature lists) */
+		size_t steps = f.steps > 0 ? f.steps : f.count;
+		int64_t width = steps > 0 ? (int64_t)(f.count / steps) : 1;
+		if (f.steps > 0) {
+			t->step_width =
+			    t->list && t->step_width != width ? -1 : width;
+			t->list = 1;
+		} else if (t->list && width != t->step_width) {
+			t->step_width = -1;
+		}
+		t->max_steps = steps > t->max_steps ? steps : t->max_steps;
+		/* distinct values: of one-value features (vocabularies,
+		 * classes) and of lists of tokens (a sequence's) */
+		for (size_t v = 0;
+		     t->kind == TF_KIND_INT64 && !bad && v < f.count; v++) {
 			int m = snprintf(num, sizeof num, "%lld",
-			                 (long long)f.ints[0]);
-			bad = bad || add_value(t, num, (size_t)m);
-		} else if (t->kind == TF_KIND_BYTES && f.count == 1) {
-			bad = add_value(t, (const char *)f.bytes[0].data,
-			                f.bytes[0].len);
+			                 (long long)f.ints[v]);
+			bad = add_value(t, num, (size_t)m);
+		}
+		for (size_t v = 0;
+		     t->kind == TF_KIND_BYTES && !bad && v < f.count; v++) {
+			bad = add_value(t, (const char *)f.bytes[v].data,
+			                f.bytes[v].len);
 		}
 		for (size_t v = 0;
 		     t->kind == TF_KIND_BYTES && !t->binary && v < f.count;
@@ -1230,7 +1284,7 @@ tf_survey_schema(struct tf_survey *sv, const char *label, struct tf_schema *s,
 		            : "label";
 	}
 	struct tf_survey_feature f;
-	int rc = TF_OK;
+	int rc = TF_OK, seq = 0;
 	/* In name order (tf_survey_get() sorts), as TensorFlow parses. */
 	for (size_t i = 0;
 	     !bad && rc == TF_OK && tf_survey_get(sv, i, &f) == TF_OK; i++) {
@@ -1256,6 +1310,26 @@ tf_survey_schema(struct tf_survey *sv, const char *label, struct tf_schema *s,
 		}
 		int fixed = f.min_len == f.max_len && f.min_len > 0 &&
 		            t->records == sv->records;
+		/* A sequence: a feature list, or a list whose length varies,
+		 * in every record; numbers, or a token a step. */
+		int64_t sw = t->list ? t->step_width : 1;
+		if (!seq && type >= 0 && t->records == sv->records &&
+		    (t->list || f.min_len != f.max_len) && t->max_steps > 0 &&
+		    (sw == 1 || (sw > 1 && type == TF_COL_FLOAT))) {
+			struct tfi_schema_col c;
+			memset(&c, 0, sizeof c);
+			c.packed_index = -1;
+			c.column = -1;
+			c.type = type;
+			c.present = t->records;
+			c.max_length = (int64_t)t->max_steps;
+			c.step_width = sw;
+			bad = (c.name = strdup(f.name)) == NULL ||
+			      push_col(s, &c) ||
+			      (type != TF_COL_FLOAT && push_vocab(s, t));
+			seq = 1;
+			continue;
+		}
 		if (type < 0 || !fixed ||
 		    (f.min_len > 1 &&
 		     (type != TF_COL_FLOAT || s->packed_name != NULL))) {

@@ -58,6 +58,7 @@ static const struct def defs[] = {
     {"input-shape", K_STR, MODEL, SHAPED, NULL, NONE},
     {"conv", K_STR, MODEL, CONV, "32 64", NONE},
     {"rnn-units", K_INT, MODEL, RNN, "64", I(1, 65536)},
+    {"max-length", K_INT, MODEL, IF_SET, NULL, I(1, 1 << 24)},
     {"enable-bn", K_BOOL, MODEL, LAYERS, "false", NONE},
     {"image-size", K_STR, MODEL, IF_SET, NULL, NONE},
     {"image-channels", K_INT, MODEL, IF_SET, NULL, I(1, 3)},
@@ -900,6 +901,7 @@ fill(const struct tf_settings *s, struct tf_train_config *cfg)
 	cfg->input_shape = text(s, "input-shape");
 	cfg->conv = text(s, "conv");
 	cfg->rnn_units = num(s, "rnn-units");
+	cfg->max_length = num(s, "max-length");
 	cfg->enable_bn = flag(s, "enable-bn");
 	cfg->image_size = text(s, "image-size");
 	cfg->image_channels = (int)num(s, "image-channels");

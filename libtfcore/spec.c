@@ -370,6 +370,86 @@ tf_model_spec_rnn(const char *model, const char *input_shape, int64_t units,
 	                  spec, err, errlen);
 }
 
+int
+tf_model_spec_sequence(const char *model, const struct tf_layout *l,
+                       const struct tf_sequence_view *v, int64_t units,
+                       int64_t embedding_dim, const char *hidden, int task,
+                       int64_t classes, double bn_epsilon, double keep,
+                       char **spec, char *err, size_t errlen)
+{
+	if (!tfi_model_recurrent(model)) {
+		snprintf(err, errlen, "'%s' is not a recurrent model", model);
+		return TF_EINVAL;
+	}
+	if (units < 1 || embedding_dim < 1) {
+		snprintf(err, errlen,
+		         "--rnn-units and --embedding-dim: at least 1");
+		return TF_EINVAL;
+	}
+	int bi = strcmp(model, "bidirectional_lstm") == 0,
+	    gru = strcmp(model, "gru") == 0;
+	const char *op = gru ? "gru" : "lstm";
+	int64_t out = task == TF_TASK_MULTICLASS ? classes : 1;
+	int64_t nids = l->categorical + l->crosses + l->sequence;
+	struct tfi_buf b = {0};
+	/* no x when the rows hold tokens alone */
+	int rc = (l->numeric > 0 &&
+	          put_line(&b, "input x %lld\n", (long long)l->numeric)) ||
+	         put_line(&b, "input ids %lld int64\ninput label 1\n",
+	                  (long long)nids);
+	/* the steps: numbers, or tokens through an embedding */
+	int64_t span = v->steps * v->step_width;
+	if (v->tokens) {
+		rc = rc ||
+		     put_line(&b,
+		              "node seq embedding ids vocab=%lld dim=%lld "
+		              "combiner=concat sequence=1 begin=%lld "
+		              "size=%lld\n",
+		              (long long)v->vocab, (long long)embedding_dim,
+		              (long long)v->first, (long long)v->steps);
+	} else {
+		rc = rc || put_line(&b,
+		                    "node seq columns x begin=%lld size=%lld "
+		                    "steps=%lld\n",
+		                    (long long)v->first, (long long)span,
+		                    (long long)v->steps);
+	}
+	rc = rc || put_line(&b, "node rnn %s seq,ids units=%lld length=%lld\n",
+	                    op, (long long)units, (long long)v->length);
+	char top[256] = "rnn";
+	if (bi) {
+		rc = rc || put_line(&b,
+		                    "node rnn_back lstm seq,ids units=%lld "
+		                    "length=%lld reverse=1\n",
+		                    (long long)units, (long long)v->length);
+		snprintf(top, sizeof top, "rnn,rnn_back");
+	}
+	/* the other numbers (a SequenceExample's context) beside it */
+	int64_t lo = v->tokens ? 0 : v->first,
+	        hi = v->tokens ? 0 : v->first + span;
+	if (lo > 0) {
+		rc = rc || put_line(&b,
+		                    "node context columns x begin=0 "
+		                    "size=%lld\n",
+		                    (long long)lo);
+		strcat(top, ",context");
+	}
+	if (l->numeric > hi && (v->tokens || hi > 0)) {
+		rc =
+		    rc || put_line(&b,
+		                   "node context_after columns x begin=%lld "
+		                   "size=%lld\n",
+		                   (long long)hi, (long long)(l->numeric - hi));
+		strcat(top, ",context_after");
+	}
+	if (strchr(top, ',') != NULL) {
+		rc = rc || put_line(&b, "node joined concat %s\n", top);
+		snprintf(top, sizeof top, "joined");
+	}
+	return dense_head(&b, rc, top, hidden, bn_epsilon, keep, out, task,
+	                  spec, err, errlen);
+}
+
 /* Whether word w of a spec line is name n. */
 static int
 word_is(const char *w, size_t len, const char *n)
@@ -417,14 +497,14 @@ custom_line(struct tfi_buf *b, const char *line, size_t len, int no,
 			want = 1;
 			*has_label = 1;
 		} else if (word_is(w[1], wl[1], "ids")) {
-			want = l->categorical + l->crosses;
+			want = l->categorical + l->crosses + l->sequence;
 			kind = " int64";
 			*ids = 1;
-			if (l->categorical == 0) {
+			if (l->categorical == 0 && l->sequence == 0) {
 				snprintf(err, errlen,
 				         "%s:%d: input 'ids': the data has no "
 				         "categorical features (bytes columns "
-				         "with a vocabulary)",
+				         "with a vocabulary) and no sequence",
 				         origin, no);
 				return TF_EFORMAT;
 			}

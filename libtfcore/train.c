@@ -653,12 +653,23 @@ infer(struct run *r)
 		            tf_errmsg(r->ds));
 	}
 	if (r->sink->note != NULL) {
-		char msg[1200], what[64];
+		char msg[1400], what[160];
 		const char *label = tf_columns_label_name(r->cols);
 		struct tf_image_view v;
+		struct tf_sequence_view sv;
 		if (tf_columns_image(r->cols, &v)) {
 			snprintf(what, sizeof what, "images read as %dx%dx%d",
 			         v.height, v.width, v.channels);
+		} else if (tf_columns_sequence(r->cols, &sv)) {
+			int64_t w = tf_columns_width(r->cols) -
+			            (sv.tokens ? 0 : sv.steps * sv.step_width);
+			snprintf(
+			    what, sizeof what,
+			    "%lld feature%s and a sequence '%.40s' of up to "
+			    "%lld %s",
+			    (long long)w, w == 1 ? "" : "s", sv.name,
+			    (long long)sv.steps,
+			    sv.tokens ? "tokens" : "steps");
 		} else {
 			snprintf(what, sizeof what, "%lld features",
 			         (long long)tf_columns_width(r->cols));
@@ -1015,7 +1026,8 @@ note_unused(struct run *r)
 	size_t n = 0, len = 0;
 	for (size_t i = 0; i < sc->nfeatures; i++) {
 		const struct tfi_schema_col *f = &sc->features[i];
-		if (f->type != TF_COL_BYTES || f->packed_index >= 0) {
+		if (f->type != TF_COL_BYTES || f->packed_index >= 0 ||
+		    f->max_length > 0) {
 			continue;
 		}
 		if (len + strlen(f->name) + 8 < sizeof names) {
@@ -1052,6 +1064,10 @@ start(struct run *r)
 	int rc = tf_columns_select(r->cols, cfg->features, cfg->exclude);
 	if (rc == TF_OK) {
 		rc = image_settings(r);
+	}
+	if (rc == TF_OK) {
+		rc = tf_columns_set_sequence(r->cols, cfg->max_length,
+		                             cfg->hash_buckets);
 	}
 	if (rc != TF_OK) {
 		return fail(r, rc, "%s", tf_errmsg(r->cols));
@@ -1206,6 +1222,25 @@ note_fallbacks(struct run *r, int first)
 	r->fallbacks_said = strdup(f);
 }
 
+/* Sequences cut to the model's steps, said once at the end. */
+static void
+note_truncated(struct run *r)
+{
+	struct tf_sequence_view v;
+	uint64_t n = r->ds ? tf_dataset_truncated(r->ds) : 0;
+	if (n == 0 || r->sink->note == NULL ||
+	    !tf_columns_sequence(r->cols, &v)) {
+		return;
+	}
+	char note[400];
+	snprintf(note, sizeof note,
+	         "%llu sequence%s of '%.200s' read had more than %lld steps: "
+	         "the first %lld of each were kept (--max-length)",
+	         (unsigned long long)n, n == 1 ? "" : "s", v.name,
+	         (long long)v.steps, (long long)v.steps);
+	r->sink->note(r->sink->ctx, note);
+}
+
 /* A note of the run's (the library's callbacks take a context). */
 static void
 say_note(void *ctx, const char *msg)
@@ -1336,6 +1371,42 @@ join_cluster(struct run *r)
 
 /* Set up the dataset, the graph and the optimizer, from a checkpoint
  * when there is one. */
+/* Data with a sequence goes with the recurrent models (or a spec of
+ * one's own), which read it with its lengths and not as --input-shape
+ * says. */
+static int
+sequence_model(struct run *r, const struct tf_sequence_view *v)
+{
+	const struct tf_train_config *cfg = r->cfg;
+	if (v == NULL) {
+		return cfg->max_length > 0
+		           ? fail(r, TF_EINVAL,
+		                  "--max-length: the data has no sequence (a "
+		                  "list feature of varying length)")
+		           : TF_OK;
+	}
+	if (strcmp(cfg->model, "custom") == 0) {
+		return TF_OK;
+	}
+	if (!tfi_model_recurrent(cfg->model)) {
+		return fail(r, TF_EINVAL,
+		            "'%s' is a sequence (up to %lld steps): --model "
+		            "lstm, bidirectional_lstm or gru reads it, or a "
+		            "--model-file spec; --exclude %s leaves it out",
+		            v->name, (long long)v->steps, v->name);
+	}
+	if (cfg->input_shape != NULL && cfg->input_shape[0] != '\0') {
+		return fail(r, TF_EINVAL,
+		            "--input-shape: the data's sequence '%s' has its "
+		            "own steps (%lld of %lld value%s, --max-length "
+		            "sets how many a row keeps)",
+		            v->name, (long long)v->steps,
+		            (long long)v->step_width,
+		            v->step_width == 1 ? "" : "s");
+	}
+	return TF_OK;
+}
+
 /* The cnn's input: --input-shape, else the image rows' own shape, else
  * NULL (a square of one channel). */
 static const char *
@@ -1395,6 +1466,11 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 		char err[256], shape[64];
 		struct tf_layout l;
 		tf_columns_layout(r->cols, &l);
+		struct tf_sequence_view sv;
+		int seq = tf_columns_sequence(r->cols, &sv);
+		if ((rc = sequence_model(r, seq ? &sv : NULL)) != TF_OK) {
+			return rc;
+		}
 		rc =
 		    strcmp(cfg->model, "custom") == 0
 		        ? tf_model_spec_custom(r->user_spec, cfg->model_file,
@@ -1405,6 +1481,12 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 		        ? tf_model_spec_cnn(
 		              input_shape(r, shape, sizeof shape), cfg->conv,
 		              cfg->hidden, tf_columns_width(r->cols), r->task,
+		              r->classes, cfg->enable_bn ? cfg->bn_epsilon : 0,
+		              cfg->keep_prob, &r->h.model_spec, err, sizeof err)
+		    : tfi_model_recurrent(cfg->model) && seq
+		        ? tf_model_spec_sequence(
+		              cfg->model, &l, &sv, cfg->rnn_units,
+		              cfg->embedding_dim, cfg->hidden, r->task,
 		              r->classes, cfg->enable_bn ? cfg->bn_epsilon : 0,
 		              cfg->keep_prob, &r->h.model_spec, err, sizeof err)
 		    : tfi_model_recurrent(cfg->model)
@@ -1482,12 +1564,12 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 		            tf_task_name(r->task), (long long)want);
 	}
 	int64_t gi = tf_graph_ids_width(r->g);
-	if (tf_graph_width(r->g, "x") != tf_columns_width(r->cols) ||
+	if (tfi_graph_x_width(r->g) != tf_columns_width(r->cols) ||
 	    gi != tf_columns_id_width(r->cols)) {
 		return fail(r, TF_EFORMAT,
 		            "the model takes %lld features and %lld ids, the "
 		            "data has %lld and %lld",
-		            (long long)tf_graph_width(r->g, "x"), (long long)gi,
+		            (long long)tfi_graph_x_width(r->g), (long long)gi,
 		            (long long)tf_columns_width(r->cols),
 		            (long long)tf_columns_id_width(r->cols));
 	}
@@ -1919,6 +2001,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		goto out;
 	}
 	note_fallbacks(&r, 0);
+	note_truncated(&r);
 	double tn = tfi_now();
 	rc = report(&r, m, lr,
 	            (double)(r.h.examples - ex_mark) /

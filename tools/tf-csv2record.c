@@ -45,6 +45,10 @@ usage(void)
 	       "      --no-label             the data has no label column\n"
 	       "      --numeric-as-float     write integer feature columns "
 	       "as float\n"
+	       "      --sequence=LIST        these columns hold a sequence a "
+	       "cell (a list feature)\n"
+	       "      --sequence-delimiter=C the steps' separator (default "
+	       "' ')\n"
 	       "      --skip-bad             skip malformed rows and report "
 	       "how many\n"
 	       "      --types=LIST           NAME:TYPE,... (int64, float, "
@@ -85,6 +89,8 @@ enum {
 	OPT_NO_SCHEMA,
 	OPT_NUMERIC_FLOAT,
 	OPT_SCHEMA,
+	OPT_SEQUENCE,
+	OPT_SEQ_DELIM,
 	OPT_SKIP_BAD,
 	OPT_TYPES
 };
@@ -111,6 +117,8 @@ static const struct option options[] = {
     {"pack-features", required_argument, NULL, 'p'},
     {"quiet", no_argument, NULL, 'q'},
     {"schema", required_argument, NULL, OPT_SCHEMA},
+    {"sequence", required_argument, NULL, OPT_SEQUENCE},
+    {"sequence-delimiter", required_argument, NULL, OPT_SEQ_DELIM},
     {"shards", required_argument, NULL, 'n'},
     {"skip-bad", no_argument, NULL, OPT_SKIP_BAD},
     {"threads", required_argument, NULL, 'j'},
@@ -189,14 +197,14 @@ static struct tf_input *in;
 static struct out out;
 
 static char
-parse_delim(const char *s)
+parse_delim(const char *flag, const char *s)
 {
 	if (strcmp(s, "tab") == 0 || strcmp(s, "\\t") == 0 ||
 	    strcmp(s, "\t") == 0) {
 		return '\t';
 	}
 	if (strlen(s) != 1 || s[0] == '"' || s[0] == '\n' || s[0] == '\r') {
-		usage_error("--delimiter: '%s' is not one character (or 'tab')",
+		usage_error("%s: '%s' is not one character (or 'tab')", flag,
 		            s);
 	}
 	return s[0];
@@ -218,7 +226,7 @@ main(int argc, char **argv)
 	                        NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			o.delimiter = parse_delim(optarg);
+			o.delimiter = parse_delim("--delimiter", optarg);
 			break;
 		case 'f':
 			if (strcmp(optarg, "csv") == 0) {
@@ -274,6 +282,13 @@ main(int argc, char **argv)
 			break;
 		case OPT_COLUMNS:
 			o.columns = optarg;
+			break;
+		case OPT_SEQUENCE:
+			o.sequence = optarg;
+			break;
+		case OPT_SEQ_DELIM:
+			o.seq_delimiter =
+			    parse_delim("--sequence-delimiter", optarg);
 			break;
 		case OPT_DROP:
 			o.drop = optarg;
@@ -344,7 +359,8 @@ main(int argc, char **argv)
 		usage_error("--label and --no-label exclude each other");
 	}
 	if (o.format == TF_FORMAT_LIBSVM &&
-	    (o.pack || o.columns || o.drop || o.types || o.names)) {
+	    (o.pack || o.columns || o.drop || o.types || o.names ||
+	     o.sequence)) {
 		usage_error("--format libsvm takes no column options");
 	}
 	if (shards > 1 && (output == NULL || strcmp(output, "-") == 0)) {

@@ -157,3 +157,45 @@ gru_cell_grad_cpu(const float *restrict act, const float *restrict gh,
 		}
 	}
 }
+
+/* A sequence's steps: its length, clamped to 0..steps. */
+static int64_t
+steps_of(const int64_t *len, int64_t lstride, int64_t r, int64_t steps)
+{
+	int64_t l = len[r * lstride];
+	return l < 0 ? 0 : l > steps ? steps : l;
+}
+
+void
+mask_steps_cpu(const int64_t *len, int64_t lstride, int64_t step,
+               const float *src, int64_t sstride, float *dst, int64_t dstride,
+               int64_t rows, int64_t cols, int zero)
+{
+	for (int64_t r = 0; r < rows; r++) {
+		if (len[r * lstride] > step) {
+			continue;
+		}
+		float *d = dst + r * dstride;
+		if (zero) {
+			memset(d, 0, (size_t)cols * sizeof *d);
+		} else {
+			memcpy(d, src + r * sstride, (size_t)cols * sizeof *d);
+		}
+	}
+}
+
+void
+reverse_steps_cpu(const int64_t *len, int64_t lstride, const float *x, float *y,
+                  int64_t rows, int64_t steps, int64_t width)
+{
+	size_t w = (size_t)width * sizeof *y;
+	for (int64_t r = 0; r < rows; r++) {
+		int64_t l = steps_of(len, lstride, r, steps);
+		const float *xr = x + r * steps * width;
+		float *yr = y + r * steps * width;
+		for (int64_t s = 0; s < steps; s++) {
+			int64_t from = s < l ? l - 1 - s : s;
+			memcpy(yr + s * width, xr + from * width, w);
+		}
+	}
+}

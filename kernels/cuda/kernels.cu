@@ -1383,6 +1383,65 @@ gru_cell_grad_cuda(const float *act, const float *gh, const float *h_prev,
 	}
 }
 
+/* ---- sequences of varying length -------------------------------------- */
+
+__global__ void
+k_mask_steps(const int64_t *len, int64_t lstride, int64_t step,
+             const float *src, int64_t sstride, float *dst, int64_t dstride,
+             size_t n, int64_t cols, int zero)
+{
+	GRID_STRIDE(k, n)
+	{
+		int64_t r = (int64_t)k / cols, c = (int64_t)k % cols;
+		if (len[r * lstride] <= step) {
+			dst[r * dstride + c] = zero ? 0.0f : src[r * sstride + c];
+		}
+	}
+}
+
+extern "C" void
+mask_steps_cuda(const int64_t *len, int64_t lstride, int64_t step,
+                const float *src, int64_t sstride, float *dst,
+                int64_t dstride, int64_t rows, int64_t cols, int zero,
+                struct tfk_cuda *cx)
+{
+	size_t n = (size_t)(rows * cols);
+	if (n > 0) {
+		k_mask_steps<<<blocks(n), THREADS, 0, cx->stream>>>(
+		    len, lstride, step, src, sstride, dst, dstride, n, cols,
+		    zero);
+		check(cx, "mask_steps");
+	}
+}
+
+__global__ void
+k_reverse_steps(const int64_t *len, int64_t lstride, const float *x,
+                float *y, size_t n, int64_t steps, int64_t width)
+{
+	GRID_STRIDE(k, n)
+	{
+		int64_t w = (int64_t)k % width, rs = (int64_t)k / width;
+		int64_t r = rs / steps, s = rs % steps;
+		int64_t l = len[r * lstride];
+		l = l < 0 ? 0 : l > steps ? steps : l;
+		int64_t from = s < l ? l - 1 - s : s;
+		y[k] = x[(r * steps + from) * width + w];
+	}
+}
+
+extern "C" void
+reverse_steps_cuda(const int64_t *len, int64_t lstride, const float *x,
+                   float *y, int64_t rows, int64_t steps, int64_t width,
+                   struct tfk_cuda *cx)
+{
+	size_t n = (size_t)(rows * steps * width);
+	if (n > 0) {
+		k_reverse_steps<<<blocks(n), THREADS, 0, cx->stream>>>(
+		    len, lstride, x, y, n, steps, width);
+		check(cx, "reverse_steps");
+	}
+}
+
 /* ---- memory ------------------------------------------------------------ */
 
 extern "C" float *

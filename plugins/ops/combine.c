@@ -3,6 +3,8 @@
  * by side, several inputs summed.
  *
  *	node n columns x begin=0 size=10     columns begin..begin+size-1
+ *	                 [steps=T]           ... as T steps of size/T (a
+ *	                                     sequence for a recurrent layer)
  *	node c concat a,b,c                  a, b and c side by side (images
  *	                                     of one H x W: their channels)
  *	node s add a,b                       a + b (same widths)
@@ -24,6 +26,17 @@ build_columns(struct tf_node *n)
 		                     "columns",
 		                     (long long)begin, (long long)size,
 		                     (long long)w);
+	}
+	int64_t steps = tf_node_attr_int(n, "steps", 0);
+	if (steps > 0) {
+		if (size % steps != 0) {
+			return tf_node_error(n,
+			                     "size=%lld is not steps=%lld of "
+			                     "whole values",
+			                     (long long)size, (long long)steps);
+		}
+		struct tf_shape s = {2, {steps, size / steps}};
+		return tf_node_set_shape(n, &s);
 	}
 	tf_node_set_width(n, size);
 	return TF_OK;
@@ -182,7 +195,7 @@ backward_add(struct tf_node *n)
 }
 
 static const struct tf_op ops[] = {
-    {"columns", "a block of columns (begin=I, size=N)", build_columns,
+    {"columns", "a block of columns (begin=I, size=N, steps=T)", build_columns,
      forward_columns, backward_columns},
     {"concat", "inputs side by side (images: along the channels)", build_concat,
      forward_concat, backward_concat},

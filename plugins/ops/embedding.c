@@ -2,14 +2,15 @@
  * embedding.c - embedding lookups over sparse ids:
  *
  *	node e embedding ids vocab=V dim=D [combiner=sum|mean|concat]
- *	                 [init=normal|zeros] [begin=B size=N]
+ *	                 [init=normal|zeros] [begin=B size=N] [sequence=1]
  *
  * ids is an int64 input (`input ids W int64`), W ids a row; this node
  * reads its columns B..B+N-1 (all of them by default).  An id outside
  * 0..V-1 (e.g. -1) is no id.  The table is V x D (N(0, 0.05^2), or zeros
  * for the linear part of a wide model: dim=1, combiner=sum is a linear
  * model over categorical ids).  sum and mean combine a row's vectors into
- * D values; concat gives each id slot its own D values (N x D).
+ * D values; concat gives each id slot its own D values (N x D: with
+ * sequence=1 N steps of D, a recurrent layer's input).
  */
 #include <string.h>
 
@@ -71,6 +72,10 @@ build(struct tf_node *n)
 	tf_node_add_param(n, "table", vocab, dim,
 	                  strcmp(init, "zeros") == 0 ? TF_INIT_ZEROS
 	                                             : TF_INIT_NORMAL);
+	if (comb == TF_COMBINE_CONCAT && tf_node_attr_int(n, "sequence", 0)) {
+		struct tf_shape s = {2, {size, dim}};
+		return tf_node_set_shape(n, &s);
+	}
 	tf_node_set_width(n, comb == TF_COMBINE_CONCAT ? size * dim : dim);
 	return TF_OK;
 }
@@ -107,7 +112,8 @@ backward(struct tf_node *n)
 static const struct tf_op ops[] = {
     {"embedding",
      "embedding lookup over int64 ids (vocab=V, dim=D, "
-     "combiner=sum|mean|concat, init=normal|zeros, begin=B, size=N)",
+     "combiner=sum|mean|concat, init=normal|zeros, begin=B, size=N, "
+     "sequence=1)",
      build, forward, backward},
     {0},
 };

@@ -2,8 +2,9 @@
  * rnn.c - recurrent layers over a sequence: each row of the input is T
  * steps of F features (an input shape T x F, step by step).
  *
- *	node r lstm x units=64 [sequences=1] [reverse=1] [forget_bias=1]
- *	node r gru x units=64 [sequences=1] [reverse=1]
+ *	node r lstm x[,ids] units=64 [sequences=1] [reverse=1]
+ *	                       [forget_bias=1] [length=K]
+ *	node r gru x[,ids] units=64 [sequences=1] [reverse=1] [length=K]
  *
  * The output is the last step's h (units values), or with sequences=1
  * every step's (T x units, in step order); reverse=1 reads the steps
@@ -16,12 +17,22 @@
  * 2 x 3 units (input's, recurrent's: reset_after, as Keras' and cuDNN's
  * GRU).  Every step is one matrix product of h by the recurrent kernel
  * and a cell kernel; the input's products are one for all the steps.
+ *
+ * Sequences of varying length: a second input, int64 (the row's ids),
+ * holds each row's steps in its column K (length=K); the steps past a
+ * row's length are padding that changes nothing, as TensorFlow's
+ * sequence_length: the state is carried through them unchanged (the
+ * last output is the one of the row's last step), their outputs are
+ * zero, and reverse=1 reads each row from its own last step (as
+ * tf.reverse_sequence).  Without it every row has T steps.
  */
 #include "tf/plugin.h"
 
 struct dims {
 	int64_t t, f, u, g; /* steps, features, units, gates */
 	int seq, rev;
+	const int64_t *len; /* each row's steps, or NULL: all T */
+	int64_t lstride;
 };
 
 static int
@@ -44,14 +55,35 @@ dims(struct tf_node *n, int gates, struct dims *d)
 	if (d->u < 1) {
 		return tf_node_error(n, "needs units=N with N >= 1");
 	}
+	d->len = NULL;
+	d->lstride = 0;
+	if (tf_node_ninputs(n) == 2) {
+		int64_t k = tf_node_attr_int(n, "length", -1);
+		int64_t w = tf_node_input_width(n, 1);
+		if (tf_node_input_dtype(n, 1) != TF_INT64 || k < 0 || k >= w) {
+			return tf_node_error(
+			    n,
+			    "a second input is the rows' int64 "
+			    "ids, with length=K naming the "
+			    "column of each row's steps (0..%lld)",
+			    (long long)w - 1);
+		}
+		const struct tf_tensor *ids = tf_node_input(n, 1);
+		if (ids != NULL) {
+			d->len = tf_tensor_i64(ids) + k;
+			d->lstride = ids->cols;
+		}
+	}
 	return TF_OK;
 }
 
 static int
 build(struct tf_node *n, int gates)
 {
-	if (tf_node_ninputs(n) != 1) {
-		return tf_node_error(n, "takes one input");
+	if (tf_node_ninputs(n) != 1 && tf_node_ninputs(n) != 2) {
+		return tf_node_error(n, "takes a sequence input and, for "
+		                        "sequences of varying length, the "
+		                        "rows' ids");
 	}
 	struct dims d;
 	if (dims(n, gates, &d) != TF_OK) {
@@ -83,8 +115,17 @@ build_gru(struct tf_node *n)
 
 /* Saved from forward to backward: every step's h (h[0] zeros), the
  * activated gates, and lstm's cell states (c[0] zeros) or gru's
- * recurrent preactivations. */
+ * recurrent preactivations, all in the order the steps were read. */
 enum { SAVED_H, SAVED_ACT, SAVED_CELL };
+
+/* Where processing step s of a row is in the input: reverse=1 without
+ * lengths reads T-1..0; with lengths the input was reversed row by row
+ * first (tf_reverse_steps), so step s is column s. */
+static int64_t
+at(const struct dims *d, int64_t s)
+{
+	return d->rev && d->len == NULL ? d->t - 1 - s : s;
+}
 
 static int
 forward(struct tf_node *n, int gates)
@@ -102,6 +143,7 @@ forward(struct tf_node *n, int gates)
 	    tf_node_nparams(n) > 2 ? tf_tensor_f32(tf_node_param(n, 2)) : NULL;
 	int64_t B = x->rows, T = d.t, U = d.u, GU = gates * d.u;
 	size_t bu = (size_t)(B * U);
+	int flip = d.rev && d.len != NULL; /* rows reversed in place */
 	/* every step's input product at once: x as (B*T) x F */
 	float *xw = tf_node_scratch(n, (size_t)(B * T * GU));
 	float *hs = tf_node_scratch(n, (size_t)(T + 1) * bu);
@@ -109,8 +151,11 @@ forward(struct tf_node *n, int gates)
 	float *cell = tf_node_scratch(n, gates == 4 ? (size_t)(T + 1) * bu
 	                                            : (size_t)(T * B * GU));
 	float *step = tf_node_scratch(n, (size_t)(B * GU));
+	float *xr = flip ? tf_node_scratch(n, (size_t)(B * T * GU)) : xw;
+	float *ys = flip && d.seq ? tf_node_scratch(n, (size_t)(B * T * U))
+	                          : tf_tensor_f32(y);
 	if (xw == NULL || hs == NULL || acts == NULL || cell == NULL ||
-	    step == NULL) {
+	    step == NULL || xr == NULL || ys == NULL) {
 		return tf_node_error(n, "out of memory");
 	}
 	tf_gemm(dev, 0, 0, B * T, GU, d.f, 1.0f, tf_tensor_f32(x), w, 0.0f, xw);
@@ -128,15 +173,18 @@ forward(struct tf_node *n, int gates)
 		tf_add_bias(dev, xw, v, B * T, GU);
 		tf_zero(dev, cell, bu);
 	}
+	if (flip) {
+		tf_reverse_steps(dev, d.len, d.lstride, xw, xr, B, T, GU);
+	}
 	tf_zero(dev, hs, bu);
 	for (int64_t s = 0; s < T; s++) {
-		int64_t t = d.rev ? T - 1 - s : s;
+		int64_t t = at(&d, s);
 		const float *hp = hs + (size_t)s * bu;
 		float *h = hs + (size_t)(s + 1) * bu;
 		float *act = acts + (size_t)(s * B * GU);
 		if (gates == 4) {
 			tf_gemm(dev, 0, 0, B, GU, U, 1.0f, hp, uk, 0.0f, step);
-			tf_add_cols(dev, xw + t * GU, T * GU, step, GU, B, GU);
+			tf_add_cols(dev, xr + t * GU, T * GU, step, GU, B, GU);
 			tf_lstm_cell(dev, step, cell + (size_t)s * bu, act,
 			             cell + (size_t)(s + 1) * bu, h, B, U);
 		} else {
@@ -145,16 +193,33 @@ forward(struct tf_node *n, int gates)
 			if (b != NULL) {
 				tf_add_bias(dev, gh, b + GU, B, GU);
 			}
-			tf_copy_cols(dev, xw + t * GU, T * GU, step, GU, B, GU);
+			tf_copy_cols(dev, xr + t * GU, T * GU, step, GU, B, GU);
 			tf_gru_cell(dev, step, gh, hp, act, h, B, U);
 		}
+		if (d.len != NULL) {
+			/* rows past their length keep their state */
+			tf_mask_steps(dev, d.len, d.lstride, s, hp, U, h, U, B,
+			              U, 0);
+			if (gates == 4) {
+				tf_mask_steps(dev, d.len, d.lstride, s,
+				              cell + (size_t)s * bu, U,
+				              cell + (size_t)(s + 1) * bu, U, B,
+				              U, 0);
+			}
+		}
 		if (d.seq) {
-			tf_copy_cols(dev, h, U, tf_tensor_f32(y) + t * U, T * U,
-			             B, U);
+			tf_copy_cols(dev, h, U, ys + t * U, T * U, B, U);
+			if (d.len != NULL) {
+				tf_mask_steps(dev, d.len, d.lstride, s, h, U,
+				              ys + t * U, T * U, B, U, 1);
+			}
 		}
 	}
 	if (!d.seq) {
 		tf_copy(dev, hs + (size_t)T * bu, tf_tensor_f32(y), bu);
+	} else if (flip) {
+		tf_reverse_steps(dev, d.len, d.lstride, ys, tf_tensor_f32(y), B,
+		                 T, U);
 	}
 	tf_node_set_saved(n, SAVED_H, hs);
 	tf_node_set_saved(n, SAVED_ACT, acts);
@@ -179,7 +244,8 @@ forward_gru(struct tf_node *n, int training)
 /* Back through time: each step's gradient reaching h (its output's and
  * the next step's through the recurrent kernel), the cell's gradient,
  * the recurrent kernel's; then the input's products for every step at
- * once. */
+ * once.  A row's padded steps pass the gradient through untouched and
+ * add nothing to the kernels'. */
 static int
 backward(struct tf_node *n, int gates)
 {
@@ -202,6 +268,7 @@ backward(struct tf_node *n, int gates)
 	const float *cell = tf_node_saved(n, SAVED_CELL);
 	int64_t B = x->rows, T = d.t, U = d.u, GU = gates * d.u;
 	size_t bu = (size_t)(B * U);
+	int flip = d.rev && d.len != NULL;
 	float *dxw = tf_node_scratch(n, (size_t)(B * T * GU));
 	float *dh = tf_node_scratch(n, bu), *dc = tf_node_scratch(n, bu);
 	float *dg = tf_node_scratch(n, (size_t)(B * GU));
@@ -209,21 +276,39 @@ backward(struct tf_node *n, int gates)
 	 * the h before each is: one matrix product for the recurrent
 	 * kernel's gradient after the loop, not one a step */
 	float *dgs = tf_node_scratch(n, (size_t)(T * B * GU));
+	/* with lengths: dh and dc before a step, for the rows it skips;
+	 * reversed rows: dy in the order read, dxw back in the input's */
+	float *dhk = d.len ? tf_node_scratch(n, bu) : dh;
+	float *dck = d.len ? tf_node_scratch(n, bu) : dc;
+	float *dys = flip && d.seq ? tf_node_scratch(n, (size_t)(B * T * U))
+	                           : (float *)dy;
+	float *dxr = flip ? tf_node_scratch(n, (size_t)(B * T * GU)) : dxw;
 	if (dxw == NULL || dh == NULL || dc == NULL || dg == NULL ||
-	    dgs == NULL) {
+	    dgs == NULL || dhk == NULL || dck == NULL || dys == NULL ||
+	    dxr == NULL) {
 		return tf_node_error(n, "out of memory");
+	}
+	if (flip && d.seq) {
+		tf_reverse_steps(dev, d.len, d.lstride, dy, dys, B, T, U);
 	}
 	tf_zero(dev, dh, bu);
 	tf_zero(dev, dc, bu);
 	for (int64_t s = T - 1; s >= 0; s--) {
-		int64_t t = d.rev ? T - 1 - s : s;
+		int64_t t = at(&d, s);
 		const float *hp = hs + (size_t)s * bu;
 		const float *act = acts + (size_t)(s * B * GU);
 		float *dgr = dgs + (size_t)(s * B * GU);
-		if (d.seq) {
-			tf_add_cols(dev, dy + t * U, T * U, dh, U, B, U);
-		} else if (s == T - 1) {
+		if (!d.seq && s == T - 1) {
 			tf_add(dev, dy, dh, bu);
+		}
+		if (d.len != NULL) {
+			/* a padded step's output is a constant zero: its
+			 * gradient goes nowhere, so dh is kept before it */
+			tf_copy(dev, dh, dhk, bu);
+			tf_copy(dev, dc, dck, bu);
+		}
+		if (d.seq) {
+			tf_add_cols(dev, dys + t * U, T * U, dh, U, B, U);
 		}
 		if (gates == 4) {
 			/* the input's and the recurrent product's gradients
@@ -232,7 +317,11 @@ backward(struct tf_node *n, int gates)
 			                  cell + (size_t)(s + 1) * bu, dh, dc,
 			                  dgr, B, U);
 			tf_gemm(dev, 0, 1, B, U, GU, 1.0f, dgr, uk, 0.0f, dh);
-			tf_copy_cols(dev, dgr, GU, dxw + t * GU, T * GU, B, GU);
+			if (d.len != NULL) {
+				tf_mask_steps(dev, d.len, d.lstride, s, dgr, GU,
+				              dgr, GU, B, GU, 1);
+			}
+			tf_copy_cols(dev, dgr, GU, dxr + t * GU, T * GU, B, GU);
 		} else {
 			const float *gh = cell + (size_t)(s * B * GU);
 			tf_gru_cell_grad(dev, act, gh, hp, dh, dg, dgr, dc, B,
@@ -241,8 +330,23 @@ backward(struct tf_node *n, int gates)
 			 * recurrent product's */
 			tf_copy(dev, dc, dh, bu);
 			tf_gemm(dev, 0, 1, B, U, GU, 1.0f, dgr, uk, 1.0f, dh);
-			tf_copy_cols(dev, dg, GU, dxw + t * GU, T * GU, B, GU);
+			if (d.len != NULL) {
+				tf_mask_steps(dev, d.len, d.lstride, s, dgr, GU,
+				              dgr, GU, B, GU, 1);
+				tf_mask_steps(dev, d.len, d.lstride, s, dg, GU,
+				              dg, GU, B, GU, 1);
+			}
+			tf_copy_cols(dev, dg, GU, dxr + t * GU, T * GU, B, GU);
 		}
+		if (d.len != NULL) {
+			tf_mask_steps(dev, d.len, d.lstride, s, dhk, U, dh, U,
+			              B, U, 0);
+			tf_mask_steps(dev, d.len, d.lstride, s, dck, U, dc, U,
+			              B, U, 0);
+		}
+	}
+	if (flip) {
+		tf_reverse_steps(dev, d.len, d.lstride, dxr, dxw, B, T, GU);
 	}
 	/* the recurrent kernel's gradient: each step's h before it by the
 	 * step's gradient, (T*B x U)^T (T*B x GU) */

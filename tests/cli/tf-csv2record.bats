@@ -408,3 +408,41 @@ for i in range(900000): print("%d.5,%d" % (i, i % 2))' > rows.csv
 		cmp gz.tfrecord plain.tfrecord
 	done
 }
+
+@test "--sequence: a cell's steps become a list feature (bytes, int64 or float tokens as inferred), the schema its max_length and vocabulary" {
+	printf 'id,pages,xs,items,label\n1,home  cart buy,0.5 1.5,7 007 12,1\n2,,2,3,0\n' > s.csv
+	tf-csv2record --sequence pages,xs,items s.csv -o s.tfrecord
+	run -0 tf-records cat s.tfrecord
+	[ "${lines[0]}" = '{"id":[1],"items":[7,7,12],"label":[1],"pages":["home","cart","buy"],"xs":[0.5,1.5]}' ]
+	[ "${lines[1]}" = '{"id":[2],"items":[3],"label":[0],"pages":[],"xs":[2]}' ]
+	/usr/bin/python3 -c '
+import json
+s = json.load(open("s.tfrecord.schema.json"))
+f = {c["name"]: c for c in s["features"]}
+assert (f["pages"]["type"], f["pages"]["max_length"]) == ("bytes", 3), f
+assert (f["xs"]["type"], f["xs"]["max_length"]) == ("float", 2), f
+assert (f["items"]["type"], f["items"]["max_length"]) == ("int64", 3), f
+assert "mean" not in f["pages"] and f["id"]["mean"] == 1.5
+assert s["vocabularies"]["pages"] == ["buy", "cart", "home"]
+assert s["vocabularies"]["items"] == ["12", "3", "7"]'
+	# another separator, and a type said
+	printf 'p;label\nhome|cart;1\n' > t.csv
+	tf-csv2record -d ';' --sequence p --sequence-delimiter '|' --types p:bytes t.csv -o t.tfrecord
+	run -0 tf-records cat t.tfrecord
+	[ "$output" = '{"label":[1],"p":["home","cart"]}' ]
+}
+
+@test "--sequence: a step that is not a number of a numeric sequence is 65 naming the line and step; bad flags are 64" {
+	printf 'xs,label\n1 2 3,0\n4 x 6,1\n' > s.csv
+	run -65 tf-csv2record --sequence xs --infer-rows 1 s.csv -o s.tfrecord
+	[[ "$output" == *"s.csv:3: column 'xs', step 2: 'x' is not an integer"* ]]
+	[ ! -e s.tfrecord ]
+	run -64 tf-csv2record --sequence nope s.csv -o s.tfrecord
+	[[ "$output" == *"--sequence: no column named 'nope'"* ]]
+	run -64 tf-csv2record --sequence label s.csv -o s.tfrecord
+	[[ "$output" == *"--sequence: 'label' is the label"* ]]
+	run -64 tf-csv2record --sequence xs --sequence-delimiter , s.csv -o s.tfrecord
+	[[ "$output" == *"bad sequence delimiter"* ]]
+	run -64 tf-csv2record --sequence xs --sequence-delimiter ab s.csv -o s.tfrecord
+	[[ "$output" == *"--sequence-delimiter: 'ab' is not one character"* ]]
+}

@@ -1191,3 +1191,116 @@ assert a["accuracy"] >= 0.95, a'
 	run -65 tf-train -q --model-file flat.spec --checkpoint-dir x $DTRAIN
 	[[ "$output" == *"node 'r'"*"needs a sequence input (T x F: steps of features), not one of 1 dimension"* ]]
 }
+
+# SequenceExamples of the order task, written by Google's protobuf.
+sequence_examples() {
+	protoc -I"$TOP/libtfcore/proto" --python_out=. example.proto
+	/usr/bin/python3 "$TOP/tests/cli/mkseqex.py" . train.tfrecord 1 2000
+	/usr/bin/python3 "$TOP/tests/cli/mkseqex.py" . test.tfrecord 2 400
+}
+
+@test "sequences of varying length: SequenceExamples another tool wrote train lstm, gru and bidirectional_lstm to 0.95 on the order task; predictions alike whatever the batch; the fake GPU bit for bit" {
+	sequence_examples
+	for m in lstm gru bidirectional_lstm; do
+		run -0 --separate-stderr tf-train --model $m --rnn-units 16 --hidden 8 --epochs 4 --batch-size 32 \
+			--learning-rate 0.01 --checkpoint-dir $m train.tfrecord
+		# the schema inferred: the feature list a sequence of tokens
+		[[ "$stderr" == *"train.tfrecord has no schema: inferred from its first 2000 records (1 feature and a sequence 'tokens' of up to 20 tokens, label 'label', binary)"* ]]
+		tf-eval -d $m test.tfrecord > $m.eval
+		# every row alone, and in batches of rows of other lengths
+		tf-eval -d $m --predict --batch-size 1 test.tfrecord > one.lines
+		tf-eval -d $m --predict --batch-size 100 test.tfrecord > many.lines
+		cmp one.lines many.lines
+	done
+	/usr/bin/python3 -c '
+import json
+for m in ("lstm", "gru", "bidirectional_lstm"):
+    a = json.load(open(m + ".eval"))
+    assert a["examples"] == 400 and a["accuracy"] >= 0.95, (m, a)'
+	# the same steps told in a schema to be up to 30 long: more padding,
+	# the same predictions
+	tf-records schema --write train.tfrecord > /dev/null
+	sed 's/"max_length":20/"max_length":30/' train.tfrecord.schema.json > long.json
+	grep -q '"max_length":30' long.json
+	args="-q --model gru --rnn-units 8 --hidden 8 --epochs 1 --batch-size 32 --seed 3"
+	tf-train $args --checkpoint-dir s20 train.tfrecord > /dev/null
+	tf-train $args --schema long.json --checkpoint-dir s30 train.tfrecord > /dev/null
+	tf-eval -d s20 --predict test.tfrecord > p20.lines
+	tf-eval -d s30 --predict test.tfrecord > p30.lines
+	/usr/bin/python3 -c '
+import json
+a = [json.loads(l)["probabilities"] for l in open("p20.lines")]
+b = [json.loads(l)["probabilities"] for l in open("p30.lines")]
+assert len(a) == len(b) == 400
+assert max(abs(x - y) for p, q in zip(a, b) for x, y in zip(p, q)) < 1e-5'
+	# the device path: the lengths read in the device memory
+	for m in lstm bidirectional_lstm; do
+		b="-q --model $m --rnn-units 8 --hidden 8 --batch-size 32 --epochs 0 --max-steps 20"
+		tf-train $b --checkpoint-dir cpu-$m train.tfrecord > /dev/null
+		TFKIT_CUDA_MODULE="$TFKIT_BUILD/tests/fake-gpu.so" tf-train $b --device cuda --checkpoint-dir gpu-$m train.tfrecord > /dev/null
+		same_state cpu-$m/model.ckpt-20 gpu-$m/model.ckpt-20
+	done
+}
+
+@test "a CSV of sessions is two commands from a trained model: tf-csv2record --sequence, tf-train gru; --max-length cuts and says so; the model's own" {
+	/usr/bin/python3 - <<'PY'
+import random
+for name, seed, n in (("sessions.csv", 1, 2000), ("held.csv", 2, 400)):
+    rng = random.Random(seed)
+    with open(name, "w") as f:
+        f.write("user,pages,label\n")
+        for i in range(n):
+            k = rng.randint(4, 20)
+            p = [rng.choice(["view", "cart", "home", "search", "help"]) for _ in range(k)]
+            a, b = rng.sample(range(k), 2)
+            p[a], p[b] = "login", "buy"
+            f.write("%d,%s,%d\n" % (rng.randint(1, 5), " ".join(p), int(a < b)))
+PY
+	tf-csv2record -q --sequence pages sessions.csv -o sessions.tfrecord
+	tf-csv2record -q --sequence pages held.csv -o held.tfrecord
+	tf-train -q --model gru --rnn-units 16 --hidden 8 --epochs 4 --batch-size 32 --learning-rate 0.01 \
+		--checkpoint-dir g sessions.tfrecord > g.json
+	tf-eval -d g held.tfrecord > g.eval
+	/usr/bin/python3 -c '
+import json
+a = json.load(open("g.eval"))
+assert a["examples"] == 400 and a["accuracy"] >= 0.95, a'
+	# 8 steps kept: said once, with how many were cut
+	run -0 --separate-stderr tf-train --model gru --rnn-units 8 --hidden 8 --epochs 1 --max-length 8 \
+		--checkpoint-dir m sessions.tfrecord
+	n=$(/usr/bin/python3 -c '
+import csv
+print(sum(len(r["pages"].split()) > 8 for r in csv.DictReader(open("sessions.csv"))))')
+	[ "$(grep -c 'max-length' <<< "$stderr")" = 1 ]
+	[[ "$stderr" == *"note: $n sequences of 'pages' read had more than 8 steps: the first 8 of each were kept (--max-length)"* ]]
+	grep -q '"max-length":8' <<< "$output"
+	run -64 tf-train -q --model gru --max-length 9 --epochs 2 --checkpoint-dir m sessions.tfrecord
+	[[ "$output" == *"was trained with --max-length 8, not 9"* ]]
+	run -64 tf-train -q --model dnn --checkpoint-dir x sessions.tfrecord
+	[[ "$output" == *"'pages' is a sequence (up to 20 steps): --model lstm, bidirectional_lstm or gru reads it"*"--exclude pages leaves it out"* ]]
+	run -64 tf-train -q --model lstm --input-shape 4x5 --checkpoint-dir x sessions.tfrecord
+	[[ "$output" == *"--input-shape: the data's sequence 'pages' has its own steps"* ]]
+	run -64 tf-train -q --model dnn --max-length 5 --checkpoint-dir x --exclude pages sessions.tfrecord
+	[[ "$output" == *"--max-length: the data has no sequence"* ]]
+	# a spec of one's own: the tokens' embedding, a gru reading the
+	# length (id 20, after the 20 tokens), a dense layer
+	printf 'input ids 21 int64\nnode e embedding ids vocab=8 dim=6 combiner=concat sequence=1 size=20\nnode r gru e,ids units=12 length=20\nnode logits dense r units=outputs\n' > my.spec
+	tf-train -q --model-file my.spec --exclude user --epochs 4 --batch-size 32 --learning-rate 0.01 \
+		--checkpoint-dir u sessions.tfrecord > /dev/null
+	tf-eval -d u held.tfrecord > u.eval
+	/usr/bin/python3 -c '
+import json
+a = json.load(open("u.eval"))
+assert a["accuracy"] >= 0.95, a'
+	# the exports that cannot take the lengths yet say so
+	run -65 tf-export -d g --format onnx --output g.onnx
+	[[ "$output" == *"sequences of varying length"* ]]
+}
+
+@test "a SequenceExample whose steps disagree is a data error naming the file and record" {
+	protoc -I"$TOP/libtfcore/proto" --python_out=. example.proto
+	/usr/bin/python3 "$TOP/tests/cli/mkseqex.py" . bad.tfrecord 1 10 ragged
+	run -65 tf-train -q --model lstm --checkpoint-dir x bad.tfrecord
+	[[ "$output" == *"bad.tfrecord: record 3: "*"a feature list's steps hold different numbers of values"* ]]
+	[ ! -e x/checkpoint ]
+}

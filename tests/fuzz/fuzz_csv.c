@@ -1,7 +1,7 @@
 /* Fuzz target: CSV and libsvm conversion from memory.  The first byte
  * picks options (format, header, packing, skipping, empty policy,
- * integers as floats); the
- * records produced must all be valid Examples. */
+ * integers as floats, the first column a sequence); the records produced
+ * must all be valid Examples. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -49,6 +49,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * workers' code, with no thread started for each input. */
 	o.threads = 1;
 	o.infer_rows = (k >> 7) ? 2 : 1000;
+	/* without a header the first column is col1: a sequence, its steps
+	 * split by spaces (and by ';' with integers as floats) */
+	if (o.no_header && o.format == TF_FORMAT_CSV && !o.pack && o.skip_bad) {
+		o.sequence = "col1";
+		o.seq_delimiter = o.numeric_as_float ? ';' : ' ';
+	}
 	struct tf_csv *c = tf_csv_new();
 	struct tf_input *in = tf_input_new();
 	struct tf_csv_sink sink = {NULL, check, NULL};

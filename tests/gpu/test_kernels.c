@@ -631,6 +631,40 @@ recurrent_cells(void)
 	    cudaFree(gghh);
 }
 
+/* Varying lengths: rows past their length kept or zeroed, and each
+ * row's steps reversed within its length (lengths 0, short, whole and
+ * past the steps, read with a stride as from an ids tensor). */
+static void
+sequence_masks(void)
+{
+	const int64_t rows = 5, steps = 6, width = 3, ls = 2;
+	int64_t len[10] = {0, 9, 2, 9, 6, 9, 11, 9, 4, 9};
+	size_t n = (size_t)(rows * steps * width);
+	float *x = host(n), *y = host(n), *src = host(n);
+	int64_t *glen = up(len, sizeof len);
+	float *gx = upf(x, n), *gy = upf(y, n), *gs = upf(src, n);
+	reverse_steps_cpu(len, ls, x, y, rows, steps, width);
+	reverse_steps_cuda(glen, ls, gx, gy, rows, steps, width, cx);
+	float *hy = down(gy, n);
+	same("reverse_steps", y, hy, n, 0, 0);
+	gy = upf(y, n);
+	for (int64_t step = 0; step < steps; step++) {
+		for (int zero = 0; zero < 2; zero++) {
+			/* one step's columns of every row, strided */
+			mask_steps_cpu(len, ls, step, src + step * width,
+			               steps * width, y + step * width,
+			               steps * width, rows, width, zero);
+			mask_steps_cuda(glen, ls, step, gs + step * width,
+			                steps * width, gy + step * width,
+			                steps * width, rows, width, zero, cx);
+		}
+	}
+	hy = down(gy, n);
+	same("mask_steps", y, hy, n, 0, 0);
+	free(hy), free(x), free(y), free(src);
+	cudaFree(gx), cudaFree(gs), cudaFree(glen);
+}
+
 /* Which test compares each slot of kernels/slots.h with its CPU twin: a
  * slot added to the list without a TESTED_ line here does not compile. */
 #define TESTED_gemm           gemm_all_transposes
@@ -668,6 +702,8 @@ recurrent_cells(void)
 #define TESTED_lstm_cell_grad recurrent_cells
 #define TESTED_gru_cell       recurrent_cells
 #define TESTED_gru_cell_grad  recurrent_cells
+#define TESTED_mask_steps     sequence_masks
+#define TESTED_reverse_steps  sequence_masks
 
 static const struct {
 	const char *slot;
@@ -698,6 +734,7 @@ main(void)
 	printf("# %zu kernel slots, each with its test\n",
 	       sizeof tested / sizeof tested[0]);
 	RUN(gemm_all_transposes);
+	RUN(sequence_masks);
 	RUN(bias_add_and_gradient);
 	RUN(copy_zero_add);
 	RUN(activations_and_gradients);

@@ -88,6 +88,55 @@ TEST(decode_vectors_both_decoders)
 	}
 }
 
+/* SequenceExamples as Python's protobuf writes them: the context's
+ * features, each feature list one feature of its steps' values in order
+ * (with its steps), both decoders alike; steps that disagree in kind or
+ * width, and a name both a context feature and a list, refused. */
+TEST(sequence_examples_both_decoders)
+{
+	static const char *seq =
+	    "0a 0f 0a 0d 0a 04 75 73 65 72 12 05 1a 03 0a 01 07 12 42 0a 1d "
+	    "0a 03 74 6f 6b 12 16 0a 05 0a 03 0a 01 61 0a 06 0a 04 0a 02 62 "
+	    "63 0a 05 0a 03 0a 01 61 0a 21 0a 01 76 12 1c 0a 0c 12 0a 0a 08 "
+	    "00 00 80 3f 00 00 00 40 0a 0c 12 0a 0a 08 00 00 40 40 00 00 80 "
+	    "40";
+	static const char *const bad[] = {
+	    /* steps of 2 and 1 floats */
+	    "12 1f 0a 1d 0a 01 76 12 18 0a 0c 12 0a 0a 08 00 00 80 3f 00 00 "
+	    "00 40 0a 08 12 06 0a 04 00 00 40 40",
+	    /* a float step, then an int64 one */
+	    "12 18 0a 16 0a 01 76 12 11 0a 08 12 06 0a 04 00 00 80 3f 0a 05 "
+	    "1a 03 0a 01 03",
+	    /* v in the context and as a list */
+	    "0a 0c 0a 0a 0a 01 76 12 05 1a 03 0a 01 01 12 11 0a 0f 0a 01 76 "
+	    "12 0a 0a 08 12 06 0a 04 00 00 80 3f",
+	};
+	parse_fn fns[] = {tf_example_parse, tf_example_parse_pb};
+	unsigned char b[128];
+	for (int i = 0; i < 2; i++) {
+		struct tf_example *ex = tf_example_new();
+		size_t n = unhex(seq, b);
+		CHECK_STATUS(fns[i](ex, b, n), TF_OK, ex);
+		REQUIRE(tf_example_count(ex) == 3);
+		struct tf_feature f;
+		CHECK_STATUS(tf_example_find(ex, "user", &f), TF_OK, ex);
+		CHECK(f.kind == TF_KIND_INT64 && f.count == 1 && f.steps == 0 &&
+		      f.ints[0] == 7);
+		CHECK_STATUS(tf_example_find(ex, "tok", &f), TF_OK, ex);
+		CHECK(f.kind == TF_KIND_BYTES && f.count == 3 && f.steps == 3);
+		CHECK(f.bytes[1].len == 2 &&
+		      memcmp(f.bytes[1].data, "bc", 2) == 0);
+		CHECK_STATUS(tf_example_find(ex, "v", &f), TF_OK, ex);
+		CHECK(f.kind == TF_KIND_FLOAT && f.count == 4 && f.steps == 2 &&
+		      f.floats[0] == 1.0f && f.floats[3] == 4.0f);
+		for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+			n = unhex(bad[k], b);
+			CHECK_STATUS(fns[i](ex, b, n), TF_EFORMAT, ex);
+		}
+		tf_example_free(ex);
+	}
+}
+
 TEST(decoder_edge_cases)
 {
 	struct tf_example *ex = tf_example_new();
@@ -345,6 +394,7 @@ main(void)
 {
 	RUN(encode_vector);
 	RUN(decode_vectors_both_decoders);
+	RUN(sequence_examples_both_decoders);
 	RUN(decoder_edge_cases);
 	RUN(random_examples_agree_with_protobuf_c);
 	RUN(json);

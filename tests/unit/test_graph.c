@@ -282,6 +282,127 @@ TEST(gradients_lstm_and_gru)
 	          3, 0);
 }
 
+/* Varying lengths (ids column 0: 2, 0, 5 and 3 steps of 4, a row of
+ * none and one past T among them): padded steps pass gradients through
+ * and add none, forward and reversed, last step and every step. */
+TEST(gradients_recurrent_with_lengths)
+{
+	gradcheck("input x 4x3\ninput y 2\ninput ids 1 int64\n"
+	          "node r lstm x,ids units=3 length=0\n"
+	          "node b lstm x,ids units=2 length=0 reverse=1\n"
+	          "node j concat r,b\nnode o dense j units=2\n"
+	          "node loss mse o,y\n",
+	          4, 0);
+	gradcheck("input x 4x2\ninput y 2\ninput ids 2 int64\n"
+	          "node r gru x,ids units=3 length=0 sequences=1\n"
+	          "node b gru x,ids units=2 length=0 sequences=1 reverse=1\n"
+	          "node j concat r,b\nnode k flatten j\n"
+	          "node o dense k units=2\nnode loss mse o,y\n",
+	          4, 0);
+	gradcheck("input x 4x2\ninput y 2\ninput ids 1 int64\n"
+	          "node r lstm x,ids units=3 length=0 sequences=1 reverse=1\n"
+	          "node q gru r,ids units=2 length=0\n"
+	          "node o dense q units=2\nnode loss mse o,y\n",
+	          4, 0);
+}
+
+/* The outputs of layers over rows sequences of lengths len, padded to
+ * T steps of F features with junk (pad set) or zeros. */
+static float *
+run_padded(const char *layers, int64_t T, const int64_t *len, int64_t rows,
+           const float *seq, int64_t F, int pad, int64_t *width)
+{
+	char spec[512];
+	snprintf(spec, sizeof spec, "input x %lldx%lld\ninput ids 1 int64\n%s",
+	         (long long)T, (long long)F, layers);
+	struct tf_graph *g = tf_graph_new();
+	if (build(g, spec) != TF_OK) {
+		FAILF("%s", tf_errmsg(g));
+		tf_graph_free(g);
+		return NULL;
+	}
+	float *x = malloc(sizeof(float) * (size_t)(rows * T * F));
+	for (int64_t r = 0; r < rows; r++) {
+		for (int64_t i = 0; i < T * F; i++) {
+			x[r * T * F + i] = i < len[r] * F ? seq[r * 9 * F + i]
+			                   : pad          ? 50.0f + (float)i
+			                                  : 0.0f;
+		}
+	}
+	tf_graph_feed(g, "x", x, rows);
+	tf_graph_feed_ids(g, "ids", len, rows);
+	float *out = NULL;
+	if (tf_graph_forward(g, 0) == TF_OK) {
+		const struct tf_tensor *o = tf_graph_value(g, "o");
+		*width = o->cols;
+		out = malloc(sizeof(float) * (size_t)(rows * o->cols));
+		memcpy(out, tf_tensor_f32(o),
+		       sizeof(float) * (size_t)(rows * o->cols));
+	} else {
+		FAILF("%s", tf_errmsg(g));
+	}
+	free(x);
+	tf_graph_free(g);
+	return out;
+}
+
+/* The same sequences padded to 6 or to 9 steps, zeros or junk after
+ * them, give the same outputs: the last step's, the reversed one's and
+ * every step's (those past a row's length zero).  The parameters are
+ * alike whatever T is: their shapes do not depend on it, and each graph
+ * draws them from the same seed. */
+TEST(recurrent_padding_changes_nothing)
+{
+	const int64_t rows = 4, F = 2, len[4] = {6, 1, 0, 4};
+	float seq[4 * 9 * 2];
+	for (size_t i = 0; i < sizeof seq / sizeof seq[0]; i++) {
+		seq[i] = frand();
+	}
+	static const char *const layers[] = {
+	    "node f lstm x,ids units=3 length=0\n"
+	    "node b lstm x,ids units=3 length=0 reverse=1\n"
+	    "node o concat f,b\n",
+	    "node f gru x,ids units=4 length=0\n"
+	    "node b gru x,ids units=2 length=0 reverse=1\n"
+	    "node o concat f,b\n",
+	    "node o lstm x,ids units=3 length=0 sequences=1 reverse=1\n",
+	};
+	for (size_t k = 0; k < sizeof layers / sizeof layers[0]; k++) {
+		int64_t w6 = 0, w9 = 0, wz = 0;
+		float *a = run_padded(layers[k], 6, len, rows, seq, F, 1, &w6);
+		float *b = run_padded(layers[k], 9, len, rows, seq, F, 1, &w9);
+		float *z = run_padded(layers[k], 6, len, rows, seq, F, 0, &wz);
+		REQUIRE(a != NULL && b != NULL && z != NULL);
+		/* every step's: 6 or 9 steps of units, the first 6 alike */
+		int64_t u = w6 == w9 ? w6 : w6 / 6;
+		for (int64_t r = 0; r < rows; r++) {
+			for (int64_t i = 0; i < w6; i++) {
+				float va = a[r * w6 + i], vz = z[r * wz + i];
+				float vb = b[r * w9 + i];
+				if (fabsf(va - vb) > 1e-6f ||
+				    fabsf(va - vz) > 1e-6f) {
+					FAILF("spec %zu row %lld value %lld: "
+					      "%g, %g, %g",
+					      k, (long long)r, (long long)i, va,
+					      vb, vz);
+					break;
+				}
+				if (w6 != w9 && i / u >= len[r] && va != 0) {
+					FAILF("spec %zu row %lld step %lld is "
+					      "padding but %g",
+					      k, (long long)r,
+					      (long long)(i / u), va);
+					break;
+				}
+			}
+			for (int64_t i = w6; i < w9; i++) {
+				CHECK(b[r * w9 + i] == 0.0f);
+			}
+		}
+		free(a), free(b), free(z);
+	}
+}
+
 /* Batch norm of an image: a gamma, beta and running mean and variance a
  * channel; in training each channel has mean 0 and variance 1 over the
  * batch and every place, whatever the place's own statistics. */
@@ -602,6 +723,8 @@ main(void)
 	RUN(gradients_batchnorm_and_dropout);
 	RUN(gradients_convolution_and_pooling);
 	RUN(gradients_lstm_and_gru);
+	RUN(gradients_recurrent_with_lengths);
+	RUN(recurrent_padding_changes_nothing);
 	RUN(convolution_and_pooling_by_hand);
 	RUN(batchnorm_of_images_per_channel);
 	RUN(dropout_and_batchnorm_behaviour);

@@ -44,15 +44,17 @@ usage(void)
 	    "categorical features\n"
 	    "      --dropout-keep-prob=P  dnn: dropout after each hidden "
 	    "layer\n"
-	    "      --embedding-dim=N      wide_and_deep: values per "
-	    "categorical feature (8)\n"
+	    "      --embedding-dim=N      wide_and_deep, token sequences: "
+	    "values per\n"
+	    "                             category or token (8)\n"
 	    "      --enable-bn            dnn: batch normalisation in each "
 	    "hidden layer\n"
 	    "      --exclude=A,B,...      features to leave out\n"
 	    "      --features=A,B,...     the features to train on (default: "
 	    "all)\n"
-	    "      --hash-buckets=N       wide_and_deep: ids of each cross and "
-	    "hashed feature (1000)\n"
+	    "      --hash-buckets=N       ids of each cross, hashed feature "
+	    "and hashed\n"
+	    "                             token sequence (1000)\n"
 	    "      --hidden=SIZES         dnn hidden layers (default "
 	    "\"128 32 8\")\n"
 	    "      --image-channels=N     image records: 1 (grey) or 3 "
@@ -73,6 +75,10 @@ usage(void)
 	    "                             T steps of F features\n"
 	    "      --label=NAME           the label feature (default: the "
 	    "schema's)\n"
+	    "      --max-length=N         a sequence's steps a row keeps "
+	    "(default: the\n"
+	    "                             schema's longest; longer ones "
+	    "are cut)\n"
 	    "      --model=NAME           lr, dnn, cnn, lstm, "
 	    "bidirectional_lstm, gru or\n"
 	    "                             wide_and_deep (default dnn)\n"
@@ -305,6 +311,7 @@ static const struct option options[] = {
     {"random-flip", no_argument, NULL, OPT_SETTING},
     {"replicas-to-aggregate", required_argument, NULL, OPT_SETTING},
     {"rnn-units", required_argument, NULL, OPT_SETTING},
+    {"max-length", required_argument, NULL, OPT_SETTING},
     {"save-every", required_argument, NULL, OPT_SAVE_EVERY},
     {"save-every-secs", required_argument, NULL, OPT_SAVE_SECS},
     {"schema", required_argument, NULL, OPT_SCHEMA},

@@ -68,6 +68,36 @@ struct tf_image_view;
 TF_API int tf_columns_image(const struct tf_columns *cols,
                             struct tf_image_view *v);
 
+/*
+ * Sequences (a schema feature with a max_length: a list whose length
+ * varies by record, an Example's list or a SequenceExample's feature
+ * list): a row holds its first max_length steps, padded, and how many
+ * there were.  Float steps of step_width numbers are row columns
+ * (unstandardised); int64 and bytes steps are tokens, ids through the
+ * schema's vocabulary of the feature (the next id for one not in it) or
+ * hashed into buckets when it has none.  The ids come after those of
+ * the categorical columns and crosses: the tokens' (no id: -1 past the
+ * length), then the length.  Set before the schema is loaded:
+ * max_length > 0 replaces the schema's (longer sequences are cut, their
+ * first steps kept), buckets > 0 hashes tokens without a vocabulary
+ * (default 1000); the schema's text then says so.  One sequence
+ * feature a model.
+ */
+TF_API int tf_columns_set_sequence(struct tf_columns *cols, int64_t max_length,
+                                   int64_t buckets);
+struct tf_sequence_view {
+	const char *name;
+	int64_t steps;      /* max_length */
+	int64_t step_width; /* numbers a step; 1 for tokens */
+	int tokens;         /* 1: tokens, as ids */
+	int64_t vocab;      /* tokens: ids (vocabulary and one, or buckets) */
+	int64_t first;      /* numbers: first row column; tokens: first id */
+	int64_t length;     /* the id holding each row's steps */
+};
+/* Whether rows hold a sequence, and if so its view. */
+TF_API int tf_columns_sequence(const struct tf_columns *cols,
+                               struct tf_sequence_view *v);
+
 /* The schema loaded (tf/schema.h), or NULL before one is. */
 struct tf_schema;
 TF_API const struct tf_schema *tf_columns_schema(const struct tf_columns *cols);
@@ -110,6 +140,7 @@ struct tf_layout {
 	int64_t ids;         /* their shared id space */
 	int64_t crosses;     /* crossed ids, last */
 	int64_t buckets;     /* the crosses' id space */
+	int64_t sequence;    /* a sequence's ids (tokens, length), after */
 };
 TF_API void tf_columns_layout(const struct tf_columns *cols,
                               struct tf_layout *l);

@@ -56,6 +56,13 @@ struct tf_csv_options {
 	int threads;          /* worker threads; 0: one per CPU */
 	int allow_nonfinite;  /* keep NaN, inf and out-of-range floats
 	                         (otherwise a bad row, as skip_bad says) */
+	/* comma list of columns whose cells each hold a sequence, steps
+	 * split by seq_delimiter (' ' by default; runs of it are one):
+	 * written as a list feature (bytes tokens, int64 tokens, or float
+	 * numbers as the steps are inferred or --types says), an empty
+	 * cell as no steps; the schema gives each its max_length */
+	const char *sequence;
+	char seq_delimiter;
 };
 
 /* Defaults: CSV, ',', header, last column is the label, 1000 rows. */

@@ -99,6 +99,10 @@ TF_API int tf_dataset_seek(struct tf_dataset *ds, uint64_t epoch,
  */
 TF_API int tf_dataset_next(struct tf_dataset *ds, float *x, int64_t *ids,
                            float *y, size_t max, size_t *rows);
+/* How many records' sequences were longer than the columns' steps and
+ * cut (tf_columns_set_sequence()), so far. */
+TF_API uint64_t tf_dataset_truncated(const struct tf_dataset *ds);
+
 /* A batch of room for capacity rows of this dataset's widths. */
 struct tf_batch;
 TF_API int tf_dataset_batch(struct tf_dataset *ds, struct tf_batch *b,

@@ -282,6 +282,24 @@ TF_API void tf_gru_cell_grad(struct tf_device *d, const float *act,
                              float *dh_prev, int64_t rows, int64_t units);
 
 /*
+ * Sequences of varying length, each row's steps in len[r * lstride]
+ * (int64, in the device's memory: a column of the rows' ids).
+ * tf_mask_steps(): for the rows whose length is at most step, row r of
+ * dst (cols values, rows dstride apart) becomes row r of src (sstride
+ * apart), or zeros when zero is set; other rows are left alone.
+ * tf_reverse_steps(): each row of x (steps x width values) into y with
+ * its first len steps in reverse order and the rest as they are (as
+ * tf.reverse_sequence); x and y do not overlap.
+ */
+TF_API void tf_mask_steps(struct tf_device *d, const int64_t *len,
+                          int64_t lstride, int64_t step, const float *src,
+                          int64_t sstride, float *dst, int64_t dstride,
+                          int64_t rows, int64_t cols, int zero);
+TF_API void tf_reverse_steps(struct tf_device *d, const int64_t *len,
+                             int64_t lstride, const float *x, float *y,
+                             int64_t rows, int64_t steps, int64_t width);
+
+/*
  * Optimizer updates, one fused pass over a parameter block: w from its
  * gradient g and the optimizer's slots (tf-plugin(7)).  The formulas are
  * the optimizer plugins' (plugins/optimizers/); hp holds the update's

@@ -16,6 +16,11 @@
  * the name over cut short at the NUL), and a map entry giving its value
  * twice or a feature its list twice (C++ protobuf merges the two,
  * protobuf-c keeps the last or fails).
+ *
+ * Both read a tf.train.SequenceExample too: its context's features are
+ * the features, and each feature list is one more whose values are its
+ * steps' in order (struct tf_feature's steps says how many); the steps
+ * of a list must be lists of one kind with as many values each.
  */
 #ifndef TF_EXAMPLE_H
 #define TF_EXAMPLE_H
@@ -53,6 +58,10 @@ struct tf_feature {
 	const float *floats;          /* TF_KIND_FLOAT */
 	const int64_t *ints;          /* TF_KIND_INT64 */
 	const struct tf_bytes *bytes; /* TF_KIND_BYTES */
+	/* A SequenceExample's feature list: its steps (each count / steps
+	 * values, in step order); 0 for a feature of an Example or of a
+	 * SequenceExample's context. */
+	size_t steps;
 };
 
 struct tf_example;

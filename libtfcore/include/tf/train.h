@@ -38,6 +38,7 @@ struct tf_train_config {
 	const char *input_shape; /* cnn: "28x28x1", or NULL */
 	const char *conv;        /* cnn: "32 64" */
 	int64_t rnn_units;       /* lstm, bidirectional_lstm, gru */
+	int64_t max_length;      /* a sequence's steps kept (0: the schema's) */
 	int enable_bn; /* dnn, cnn: batch normalisation after each dense (and
 	                * cnn's convolutions) */
 	double bn_epsilon;
@@ -187,6 +188,22 @@ TF_API int tf_model_spec_rnn(const char *model, const char *input_shape,
                              int task, int64_t classes, double bn_epsilon,
                              double keep, char **spec, char *err,
                              size_t errlen);
+
+/*
+ * The same over the sequence of rows of tf_columns_sequence(): its
+ * steps (numbers, or tokens through an embedding of embedding_dim
+ * values) to the recurrent layer, which reads each row's length (fed as
+ * "ids" with the categorical ids: tf_columns_layout()); the other
+ * numeric features joined to its output before the hidden layers.
+ */
+struct tf_layout;
+struct tf_sequence_view;
+TF_API int tf_model_spec_sequence(const char *model, const struct tf_layout *l,
+                                  const struct tf_sequence_view *v,
+                                  int64_t units, int64_t embedding_dim,
+                                  const char *hidden, int task, int64_t classes,
+                                  double bn_epsilon, double keep, char **spec,
+                                  char *err, size_t errlen);
 
 /*
  * The spec of a wide_and_deep model over a row of tf_columns_layout(),
