@@ -326,6 +326,17 @@ col_stats(const struct tfi_schema_col *col, float *mean, float *inv_std)
 	*inv_std = sd > 1e-12 ? (float)(1.0 / sd) : 1.0f;
 }
 
+/* A list input that is the sequence says so. */
+static void
+seq_input(const struct tf_columns *cols, struct tfi_input *e)
+{
+	const struct seqf *q = cols->seq;
+	if (q != NULL && !q->tokens && strcmp(q->name, e->name) == 0) {
+		e->sequence = 1;
+		e->steps = q->steps;
+	}
+}
+
 /* qsort: columns by name, for tf_columns_find_column()'s search. */
 static int
 by_column_name(const void *a, const void *b)
@@ -1186,8 +1197,8 @@ tfi_columns_inputs(const struct tf_columns *cols, struct tfi_input *out,
 	    tf_columns_column(cols, 0, &is_int, &mean, &inv) ==
 	        NULL) { /* libsvm rows: one dense input */
 		if (cap > 0) {
-			out[0] =
-			    (struct tfi_input){"x", 0, cols->width, 0, 0, 1};
+			out[0] = (struct tfi_input){"x", 0, cols->width, 0,
+			                            0,   1, 0,           0};
 		}
 		return 1;
 	}
@@ -1198,9 +1209,10 @@ tfi_columns_inputs(const struct tf_columns *cols, struct tfi_input *out,
 		    c < cols->width ? column_input(cols, c) : NULL;
 		struct tfi_input e = {0};
 		if (in != NULL && in->width > 1) {
-			e = (struct tfi_input){in->name, in->col, in->width,
-			                       0,        0,       1};
+			e = (struct tfi_input){in->name, in->col, in->width, 0,
+			                       0,        1,       0,         0};
 			c = in->col + in->width - 1;
+			seq_input(cols, &e);
 		} else {
 			e.name =
 			    tf_columns_column(cols, c, &e.is_int, &mean, &inv);
@@ -1213,6 +1225,22 @@ tfi_columns_inputs(const struct tf_columns *cols, struct tfi_input *out,
 		}
 		n++;
 	}
+	const struct seqf *q = cols->seq;
+	if (q != NULL && q->tokens) {
+		/* the tokens: ids, not row columns */
+		struct tfi_input e = {q->name,
+		                      cols->width + q->col,
+		                      q->steps,
+		                      q->type == TF_COL_BYTES,
+		                      q->type == TF_COL_INT64,
+		                      1,
+		                      1,
+		                      q->steps};
+		if (n < cap) {
+			out[n] = e;
+		}
+		n++;
+	}
 	return n;
 }
 
@@ -1220,6 +1248,18 @@ int
 tfi_columns_input(const struct tf_columns *cols, const char *name,
                   struct tfi_input *in)
 {
+	const struct seqf *q = cols->seq;
+	if (q != NULL && q->tokens && strcmp(q->name, name) == 0) {
+		*in = (struct tfi_input){q->name,
+		                         cols->width + q->col,
+		                         q->steps,
+		                         q->type == TF_COL_BYTES,
+		                         q->type == TF_COL_INT64,
+		                         1,
+		                         1,
+		                         q->steps};
+		return 1;
+	}
 	for (size_t k = 0; k < cols->nin; k++) {
 		if (cols->in[k].width > 1 &&
 		    strcmp(cols->in[k].name, name) == 0) {
@@ -1228,7 +1268,10 @@ tfi_columns_input(const struct tf_columns *cols, const char *name,
 			                         cols->in[k].width,
 			                         0,
 			                         0,
-			                         1};
+			                         1,
+			                         0,
+			                         0};
+			seq_input(cols, in);
 			return 1;
 		}
 	}
@@ -1239,7 +1282,7 @@ tfi_columns_input(const struct tf_columns *cols, const char *name,
 	int is_int;
 	float mean, inv;
 	tf_columns_column(cols, c, &is_int, &mean, &inv);
-	*in = (struct tfi_input){name, c, 1, c >= cols->width, is_int, 0};
+	*in = (struct tfi_input){name, c, 1, c >= cols->width, is_int, 0, 0, 0};
 	return 1;
 }
 

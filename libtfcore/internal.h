@@ -369,7 +369,10 @@ struct tfi_input {
 	const char *name;
 	int64_t col, width;
 	int categorical, is_int;
-	int list; /* a [-1, width] tensor (else [-1]) */
+	int list;     /* a [-1, width] tensor (else [-1]) */
+	int sequence; /* a sequence: [-1, -1] steps (of width / steps
+	                 values), ragged, its length an id (columns.h) */
+	int64_t steps;
 };
 struct tf_columns;
 size_t tfi_columns_inputs(const struct tf_columns *cols, struct tfi_input *out,

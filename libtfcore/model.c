@@ -626,7 +626,17 @@ tf_model_signature(const struct tf_model *m)
 		                      ins[i].categorical ? "DT_STRING"
 		                      : ins[i].is_int    ? "DT_INT64"
 		                                         : "DT_FLOAT");
-		if (ins[i].list) {
+		if (ins[i].sequence) {
+			/* ragged: up to max_length steps of step_width */
+			json_object_set_new(e, "sequence", json_true());
+			json_object_set_new(
+			    e, "max_length",
+			    json_integer((json_int_t)ins[i].steps));
+			json_object_set_new(
+			    e, "step_width",
+			    json_integer(
+			        (json_int_t)(ins[i].width / ins[i].steps)));
+		} else if (ins[i].list) {
 			json_object_set_new(
 			    e, "width", json_integer((json_int_t)ins[i].width));
 		}

@@ -438,6 +438,67 @@ image_instance(struct tf_request *q, const struct tf_model *m, json_t *v,
 	return TF_OK;
 }
 
+/* A sequence input's value in row r: a list of its steps (ragged: as
+ * many as the row has; past the model's max_length cut, as training
+ * reads them), each a token (a string, or an integer for int64 tokens)
+ * or step_width numbers (a number, or a list of them). */
+static int
+sequence_value(struct tf_request *q, const struct tf_model *m,
+               const struct tfi_input *in, json_t *v, const char *what,
+               size_t r)
+{
+	struct tf_columns *cols = tf_model_columns((struct tf_model *)m);
+	const struct seqf *sq = cols->seq;
+	int64_t fw = in->width / in->steps;
+	if (!json_is_array(v)) {
+		return tfi_request_bad(q,
+		                       "%s: input '%s' is a sequence: a list "
+		                       "of its steps",
+		                       what, in->name);
+	}
+	int64_t len = (int64_t)json_array_size(v);
+	len = len < in->steps ? len : in->steps;
+	int64_t *ids = q->in.ids + r * (size_t)q->in.id_width;
+	float *x = q->in.x + r * (size_t)q->in.width + (size_t)in->col;
+	for (int64_t j = 0; j < in->width && !sq->tokens; j++) {
+		x[j] = 0.0f;
+	}
+	for (int64_t j = 0; j < in->steps && sq->tokens; j++) {
+		ids[sq->col + j] = -1;
+	}
+	for (int64_t j = 0; j < len; j++) {
+		json_t *e = json_array_get(v, (size_t)j);
+		if (sq->tokens && sq->type == TF_COL_BYTES &&
+		    json_is_string(e)) {
+			ids[sq->col + j] = tfi_columns_category_id(
+			    &sq->tok, json_string_value(e),
+			    json_string_length(e));
+		} else if (sq->tokens && sq->type == TF_COL_INT64 &&
+		           json_is_integer(e)) {
+			char num[24];
+			int k = snprintf(num, sizeof num, "%lld",
+			                 (long long)json_integer_value(e));
+			ids[sq->col + j] =
+			    tfi_columns_category_id(&sq->tok, num, (size_t)k);
+		} else if (!sq->tokens &&
+		           (json_is_number(e) || json_is_array(e)) &&
+		           tensor_values(e, x + j * fw, fw, 2) == fw) {
+			continue;
+		} else {
+			return tfi_request_bad(
+			    q, "%s: input '%s' step %lld: expected %s", what,
+			    in->name, (long long)j,
+			    sq->tokens ? (sq->type == TF_COL_BYTES
+			                      ? "a string (a token)"
+			                      : "an integer (a token)")
+			    : fw == 1  ? "a number"
+			               : "a list of the step's numbers");
+		}
+	}
+	ids[sq->len_col] = len;
+	return TF_OK;
+}
+
 /* One predict instance: {input: value} with every input, a dense list,
  * or a bare number for a one-feature model. */
 static int
@@ -476,10 +537,24 @@ instance(struct tf_request *q, const struct tf_model *m, json_t *v, size_t i)
 	const char *key;
 	json_t *val;
 	size_t seen = 0;
+	int seq_seen = 0;
 	json_object_foreach(v, key, val)
 	{
 		int64_t c = tfi_serving_column(m, key);
 		struct tfi_input li;
+		if (c < 0 &&
+		    tfi_columns_input(tf_model_columns((struct tf_model *)m),
+		                      key, &li) &&
+		    li.sequence) {
+			int rc = sequence_value(q, m, &li, val, what, i);
+			if (rc != TF_OK) {
+				return rc;
+			}
+			seen +=
+			    li.categorical || li.is_int ? 0 : (size_t)li.width;
+			seq_seen = 1;
+			continue;
+		}
 		if (c < 0 && list_named(m, key, &li)) {
 			int rc = list_values(q, &li, key, val, what, i);
 			if (rc != TF_OK) {
@@ -500,6 +575,11 @@ instance(struct tf_request *q, const struct tf_model *m, json_t *v, size_t i)
 			}
 		}
 		seen++;
+	}
+	const struct seqf *sq = tf_model_columns((struct tf_model *)m)->seq;
+	if (sq != NULL && !seq_seen) {
+		return tfi_request_bad(q, "%s: missing input '%s' (a sequence)",
+		                       what, sq->name);
 	}
 	if ((int64_t)seen != tfi_serving_ninputs(m)) {
 		/* Name the first missing input. */

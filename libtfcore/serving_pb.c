@@ -1073,7 +1073,8 @@ predict_inputs(struct tf_request *q, const struct tf_model *m, size_t max_rows)
 		        : NULL;
 		if (gn != NULL && strcmp(gn, name) == 0) {
 			/* the numeric column where it was expected */
-			in = (struct tfi_input){gn, guess, 1, 0, is_int, 0};
+			in = (struct tfi_input){gn,     guess, 1, 0,
+			                        is_int, 0,     0, 0};
 		} else if (!tfi_columns_input(cols, name, &in)) {
 			char set[400];
 			input_set(m, set, sizeof set);
@@ -1082,6 +1083,15 @@ predict_inputs(struct tf_request *q, const struct tf_model *m, size_t max_rows)
 			    "input tensor alias not found in signature: %s. "
 			    "Inputs expected to be in the set %s.",
 			    name, set);
+		}
+		if (in.sequence) {
+			/* its lengths have no tensor here yet */
+			return tfi_request_bad(
+			    q,
+			    "input '%s' is a sequence of varying length: send "
+			    "it over REST for now ({\"instances\": [{\"%s\": "
+			    "[steps...]}]})",
+			    name, name);
 		}
 		static const Tensorflow__TensorProto empty =
 		    TENSORFLOW__TENSOR_PROTO__INIT;

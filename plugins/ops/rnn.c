@@ -127,6 +127,23 @@ at(const struct dims *d, int64_t s)
 	return d->rev && d->len == NULL ? d->t - 1 - s : s;
 }
 
+/* The steps worth running: past the batch's longest sequence every row
+ * only carries its state (the lengths are read where the host can read
+ * them, the CPU's memory; elsewhere all T run, to the same result). */
+static int64_t
+steps_run(const struct dims *d, struct tf_device *dev, int64_t rows)
+{
+	if (d->len == NULL || tf_device_kind(dev) != TF_DEVICE_CPU) {
+		return d->t;
+	}
+	int64_t most = 0;
+	for (int64_t r = 0; r < rows && most < d->t; r++) {
+		int64_t l = d->len[r * d->lstride];
+		most = l > most ? l : most;
+	}
+	return most < d->t ? most : d->t;
+}
+
 static int
 forward(struct tf_node *n, int gates)
 {
@@ -177,7 +194,17 @@ forward(struct tf_node *n, int gates)
 		tf_reverse_steps(dev, d.len, d.lstride, xw, xr, B, T, GU);
 	}
 	tf_zero(dev, hs, bu);
-	for (int64_t s = 0; s < T; s++) {
+	int64_t run = steps_run(&d, dev, B);
+	if (run < T) {
+		/* the steps skipped: h zero (a product of zero gradients
+		 * later), every output zero */
+		tf_zero(dev, hs + (size_t)(run + 1) * bu,
+		        (size_t)(T - run) * bu);
+		if (d.seq) {
+			tf_zero(dev, ys, (size_t)(B * T * U));
+		}
+	}
+	for (int64_t s = 0; s < run; s++) {
 		int64_t t = at(&d, s);
 		const float *hp = hs + (size_t)s * bu;
 		float *h = hs + (size_t)(s + 1) * bu;
@@ -216,7 +243,7 @@ forward(struct tf_node *n, int gates)
 		}
 	}
 	if (!d.seq) {
-		tf_copy(dev, hs + (size_t)T * bu, tf_tensor_f32(y), bu);
+		tf_copy(dev, hs + (size_t)run * bu, tf_tensor_f32(y), bu);
 	} else if (flip) {
 		tf_reverse_steps(dev, d.len, d.lstride, ys, tf_tensor_f32(y), B,
 		                 T, U);
@@ -293,12 +320,19 @@ backward(struct tf_node *n, int gates)
 	}
 	tf_zero(dev, dh, bu);
 	tf_zero(dev, dc, bu);
-	for (int64_t s = T - 1; s >= 0; s--) {
+	int64_t run = steps_run(&d, dev, B);
+	if (run < T) {
+		/* the steps not run add nothing */
+		tf_zero(dev, dgs + (size_t)(run * B * GU),
+		        (size_t)((T - run) * B * GU));
+		tf_zero(dev, dxr, (size_t)(B * T * GU));
+	}
+	for (int64_t s = run - 1; s >= 0; s--) {
 		int64_t t = at(&d, s);
 		const float *hp = hs + (size_t)s * bu;
 		const float *act = acts + (size_t)(s * B * GU);
 		float *dgr = dgs + (size_t)(s * B * GU);
-		if (!d.seq && s == T - 1) {
+		if (!d.seq && s == run - 1) {
 			tf_add(dev, dy, dh, bu);
 		}
 		if (d.len != NULL) {

@@ -1292,6 +1292,28 @@ print(sum(len(r["pages"].split()) > 8 for r in csv.DictReader(open("sessions.csv
 import json
 a = json.load(open("u.eval"))
 assert a["accuracy"] >= 0.95, a'
+	# served: ragged lists of tokens as JSON, and the records, answer
+	# as tf-eval predicts; the metadata says which input is a sequence
+	tf-export -d g --export-base models > /dev/null
+	/usr/bin/python3 -c '
+import csv, json
+for r in csv.DictReader(open("held.csv")):
+    print(json.dumps({"user": int(r["user"]), "pages": r["pages"].split()}))' > held.json
+	tf-serve --model-base models --stdin < held.json > served.lines
+	tf-serve --model-base models --stdin --stdin-format tfrecord < held.tfrecord > served-rec.lines
+	tf-eval -d g --predict held.tfrecord > eval.lines
+	cmp served.lines eval.lines
+	cmp served-rec.lines eval.lines
+	/usr/bin/python3 -c '
+import glob, json
+sig = json.load(open(glob.glob("models/*/model.json")[0]))["signature"]
+ins = {i["name"]: i for i in sig["inputs"]}
+assert ins["pages"] == {"name": "pages", "dtype": "DT_STRING", "sequence": True, "max_length": 20, "step_width": 1}, ins
+assert ins["user"]["dtype"] == "DT_INT64", ins'
+	run -65 --separate-stderr tf-serve --model-base models --stdin <<< '{"user": 1, "pages": "home buy"}'
+	[[ "$stderr" == *"input 'pages' is a sequence: a list of its steps"* ]]
+	run -65 --separate-stderr tf-serve --model-base models --stdin <<< '{"user": 1}'
+	[[ "$stderr" == *"missing input 'pages' (a sequence)"* ]]
 	# the exports that cannot take the lengths yet say so
 	run -65 tf-export -d g --format onnx --output g.onnx
 	[[ "$output" == *"sequences of varying length"* ]]
