@@ -640,6 +640,10 @@ struct chain {
 	int n;
 	struct layer l[MAX_NODES];
 	float *owned[4]; /* the first dense with standardisation folded in */
+	/* or, when the first layer is not dense, the standardisation as a
+	 * layer of its own: each column's mean and 1/inv_std^2 */
+	float *stdz_mean, *stdz_var;
+	int64_t stdz_n;
 };
 
 static void
@@ -880,14 +884,29 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 			if (rc != TF_OK) {
 				return rc;
 			}
-		} else if (strcmp(op, "lstm") == 0 || strcmp(op, "gru") == 0) {
-			/* TensorFlow.js has lstm and gru layers; this export
-			 * does not map to them yet */
+		} else if (strcmp(op, "lstm") == 0) {
+			/* TensorFlow.js's LSTM: Keras' gates, as tfkit's */
+			rc = rnn_layer(m, i, op, L, format);
+			if (rc != TF_OK) {
+				return rc;
+			}
+			if (L->reverse && L->seq) {
+				/* go_backwards gives every step's output in
+				 * reversed order; tfkit's keep their places */
+				return tfi_set_error(
+				    m, TF_EFORMAT,
+				    "%s export: node '%s' reads the steps "
+				    "backwards and gives every step's output: "
+				    "not exported yet",
+				    format, name);
+			}
+		} else if (strcmp(op, "gru") == 0) {
 			return tfi_set_error(
 			    m, TF_EFORMAT,
-			    "%s export: op '%s' (node '%s') is "
-			    "not exported yet",
-			    format, op, name);
+			    "%s export: op 'gru' (node '%s'): TensorFlow.js's "
+			    "GRU has no reset_after (tfkit's and Keras' "
+			    "default), so it cannot compute this one",
+			    format, name);
 		} else {
 			return tfi_set_error(
 			    m, TF_EFORMAT,
@@ -911,12 +930,25 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 	}
 	struct layer *L = &c->l[0];
 	if (L->dense != 1) {
-		return tfi_set_error(m, TF_EFORMAT,
-		                     "%s export: the first layer must be dense "
-		                     "to take the standardisation (a model of "
-		                     "images exports when trained with "
-		                     "--no-normalize)",
-		                     format);
+		/* a convolution or a recurrent layer: its kernel is shared
+		 * by columns of different statistics, so the standardisation
+		 * stays a layer (a batch normalisation of the row: gamma 1,
+		 * beta 0, the mean and the variance of the schema) */
+		int64_t w = tf_columns_width(tf_model_columns(m));
+		c->stdz_n = w;
+		c->stdz_mean = c->owned[2] = malloc((size_t)w * sizeof(float));
+		c->stdz_var = c->owned[3] = malloc((size_t)w * sizeof(float));
+		if (c->stdz_mean == NULL || c->stdz_var == NULL) {
+			return tfi_set_error(m, TF_ENOMEM, "out of memory");
+		}
+		for (int64_t i = 0; i < w; i++) {
+			int is_int;
+			float inv;
+			tf_columns_column(tf_model_columns(m), i, &is_int,
+			                  &c->stdz_mean[i], &inv);
+			c->stdz_var[i] = (float)(1.0 / ((double)inv * inv));
+		}
+		return TF_OK;
 	}
 	float *k = malloc((size_t)(L->in * L->units) * sizeof *k);
 	float *b = calloc((size_t)L->units, sizeof *b);
@@ -1033,6 +1065,43 @@ tfjs_image_layer(const struct layer *L, const char *name, const char **cls,
 	}
 }
 
+/* TensorFlow.js's LSTM of an lstm node: the same kernels (Keras' gate
+ * order), the bias with tfkit's forget_bias added to the forget gate's
+ * (Keras adds none when it runs), sigmoid gates as Keras' (TensorFlow.js
+ * defaults to hard sigmoid). */
+static json_t *
+tfjs_lstm_layer(const struct layer *L, const char *name, const char **cls,
+                struct tfi_buf *bin, json_t *weights, int *rc)
+{
+	int64_t u = L->units, gu = 4 * u;
+	*cls = "LSTM";
+	json_t *cfg = json_pack(
+	    "{s:s,s:I,s:s,s:s,s:b,s:b,s:b,s:b,s:b,s:s}", "name", name, "units",
+	    (json_int_t)u, "activation", "tanh", "recurrent_activation",
+	    "sigmoid", "use_bias", 1, "return_sequences", L->seq,
+	    "return_state", 0, "go_backwards", L->reverse, "unit_forget_bias",
+	    0, "dtype", "float32");
+	float *bias = calloc((size_t)gu, sizeof *bias);
+	if (bias == NULL) {
+		*rc = TF_ENOMEM;
+		return cfg;
+	}
+	for (int64_t k = 0; k < gu; k++) {
+		bias[k] = (L->bias ? L->bias[k] : 0.0f) +
+		          (k >= u && k < 2 * u ? (float)L->forget_bias : 0.0f);
+	}
+	*rc = put_weights(bin, weights, name, "kernel", L->kernel, L->in, gu);
+	if (*rc == TF_OK) {
+		*rc = put_weights(bin, weights, name, "recurrent_kernel",
+		                  L->rkernel, u, gu);
+	}
+	if (*rc == TF_OK) {
+		*rc = put_weights(bin, weights, name, "bias", bias, 0, gu);
+	}
+	free(bias);
+	return cfg;
+}
+
 int
 tf_model_export_tfjs(struct tf_model *m, const char *dir)
 {
@@ -1047,6 +1116,33 @@ tf_model_export_tfjs(struct tf_model *m, const char *dir)
 	struct tfi_buf bin = {0};
 	int64_t width = tf_columns_width(tf_model_columns(m));
 	int image = 0; /* the layer before gave an image, not a row */
+	if (c.stdz_mean != NULL) {
+		/* (x - mean) / sqrt(var + 0): the schema's standardisation */
+		const char *sn = "x_standardize";
+		float *one = malloc((size_t)width * sizeof *one);
+		float *zero = calloc((size_t)width, sizeof *zero);
+		for (int64_t k = 0; one != NULL && k < width; k++) {
+			one[k] = 1.0f;
+		}
+		rc = one && zero ? TF_OK : TF_ENOMEM;
+		const char *wn[] = {"gamma", "beta", "moving_mean",
+		                    "moving_variance"};
+		const float *wp[] = {one, zero, c.stdz_mean, c.stdz_var};
+		for (int k = 0; k < 4 && rc == TF_OK; k++) {
+			rc = put_weights(&bin, weights, sn, wn[k], wp[k], 0,
+			                 width);
+		}
+		free(one);
+		free(zero);
+		json_array_append_new(
+		    layers,
+		    json_pack("{s:s,s:{s:s,s:[n,I],s:i,s:f,s:f,s:b,s:b,s:s}}",
+		              "class_name", "BatchNormalization", "config",
+		              "name", sn, "batch_input_shape",
+		              (json_int_t)width, "axis", -1, "epsilon", 0.0,
+		              "momentum", 0.99, "center", 1, "scale", 1,
+		              "dtype", "float32"));
+	}
 	for (int i = 0; i < c.n && rc == TF_OK; i++) {
 		const struct layer *L = &c.l[i];
 		const char *name = tf_graph_node_name(g, L->node);
@@ -1062,11 +1158,16 @@ tf_model_export_tfjs(struct tf_model *m, const char *dir)
 			                      "Flatten", "config", "name", fl));
 			image = 0;
 		}
-		if (L->dense >= L_CONV) {
+		if (L->dense == L_RNN) {
+			image = L->seq; /* every step's output: T x units */
+		} else if (L->dense >= L_CONV) {
 			image =
 			    L->dense != L_FLATTEN && L->dense != L_GLOBAL_POOL;
 		}
-		if (L->dense == 1) {
+		if (L->dense == L_RNN) {
+			cfg =
+			    tfjs_lstm_layer(L, name, &cls, &bin, weights, &rc);
+		} else if (L->dense == 1) {
 			cls = "Dense";
 			cfg = json_pack("{s:s,s:I,s:s,s:b,s:s}", "name", name,
 			                "units", (json_int_t)L->units,
@@ -1102,18 +1203,29 @@ tf_model_export_tfjs(struct tf_model *m, const char *dir)
 			                act_name[L->act]);
 		}
 		struct tf_shape s;
-		if (i == 0 && L->dense >= L_CONV &&
-		    tf_graph_shape(g, "x", &s) == 3) {
-			/* the row of features to the image it is */
-			json_array_append_new(
-			    layers,
-			    json_pack(
-			        "{s:s,s:{s:s,s:[n,I],s:[I,I,I]}}", "class_name",
-			        "Reshape", "config", "name", "x_image",
-			        "batch_input_shape", (json_int_t)width,
-			        "target_shape", (json_int_t)s.dim[0],
-			        (json_int_t)s.dim[1], (json_int_t)s.dim[2]));
-		} else if (i == 0) {
+		int rank = i == 0 ? tf_graph_shape(g, "x", &s) : 0;
+		if (i == 0 && ((L->dense == L_RNN && rank == 2) ||
+		               (L->dense >= L_CONV && rank == 3))) {
+			/* the row of features to the steps or the image it
+			 * is (the first layer, or after the standardisation) */
+			json_t *r = json_pack(
+			    "{s:s,s:{s:s,s:o}}", "class_name", "Reshape",
+			    "config", "name", rank == 2 ? "x_steps" : "x_image",
+			    "target_shape",
+			    rank == 2
+			        ? json_pack("[I,I]", (json_int_t)s.dim[0],
+			                    (json_int_t)s.dim[1])
+			        : json_pack("[I,I,I]", (json_int_t)s.dim[0],
+			                    (json_int_t)s.dim[1],
+			                    (json_int_t)s.dim[2]));
+			if (c.stdz_mean == NULL) {
+				json_object_set_new(
+				    json_object_get(r, "config"),
+				    "batch_input_shape",
+				    json_pack("[n,I]", (json_int_t)width));
+			}
+			json_array_append_new(layers, r);
+		} else if (i == 0 && c.stdz_mean == NULL) {
 			json_object_set_new(
 			    cfg, "batch_input_shape",
 			    json_pack("[n,I]", (json_int_t)width));

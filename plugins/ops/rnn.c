@@ -89,6 +89,9 @@ build(struct tf_node *n, int gates)
 	if (dims(n, gates, &d) != TF_OK) {
 		return TF_EINVAL;
 	}
+	if (gates == 4) {
+		(void)tf_node_attr_float(n, "forget_bias", 1.0); /* lstm's */
+	}
 	tf_node_add_param(n, "kernel", d.f, gates * d.u,
 	                  TF_INIT_GLOROT_UNIFORM);
 	tf_node_add_param(n, "recurrent_kernel", d.u, gates * d.u,
