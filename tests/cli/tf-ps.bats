@@ -224,6 +224,44 @@ assert got >= (one - 0.1 if sys.argv[3] == "a/ck" else 0.7), (got, one)' one.jso
 	done
 }
 
+@test "--model bidirectional_lstm over tf-ps on sequences of varying length (a CSV of sessions): sync repeats bit for bit and learns the order of pages" {
+	/usr/bin/python3 - <<'PY'
+import random
+for name, seed, n in (("sessions.csv", 1, 1600), ("held.csv", 2, 300)):
+    rng = random.Random(seed)
+    with open(name, "w") as f:
+        f.write("pages,label\n")
+        for i in range(n):
+            k = rng.randint(4, 16)
+            p = [rng.choice(["view", "cart", "home", "help"]) for _ in range(k)]
+            a, b = rng.sample(range(k), 2)
+            p[a], p[b] = "login", "buy"
+            f.write("%s,%d\n" % (" ".join(p), int(a < b)))
+PY
+	tf-csv2record -q --sequence pages sessions.csv -o train.tfrecord
+	tf-csv2record -q --sequence pages held.csv -o held.tfrecord
+	local A="-q --model bidirectional_lstm --rnn-units 12 --hidden 8 --epochs 6 --batch-size 32 --learning-rate 0.01"
+	cluster 1 2
+	for run in a b; do
+		mkdir $run && cd $run
+		start_ps 1
+		tf-train $C --job-name worker --task-index 1 $A --checkpoint-dir ck ../train.tfrecord \
+			> /dev/null 2> w1.err 3>&- &
+		PIDS+=" $!"
+		tf-train $C --job-name worker --task-index 0 $A --checkpoint-dir ck ../train.tfrecord > ../$run.json
+		wait_all
+		cd ..
+	done
+	# 800 rows a worker: 25 steps an epoch
+	grep -q '"step":150,.*"cluster":{"trainers":2,"ps":1}' a.json
+	cmp a/ck/model.ckpt-150 b/ck/model.ckpt-150
+	tf-eval -d a/ck held.tfrecord > a.eval
+	/usr/bin/python3 -c '
+import json
+a = json.load(open("a.eval"))
+assert a["examples"] == 300 and a["accuracy"] >= 0.95, a'
+}
+
 # A whole sync job of 1 ps and 2 workers to --max-steps $1 in ck.
 sync_job() {
 	cluster 1 2
