@@ -3,12 +3,12 @@
  * small dense layers, with AVX-512 (chosen at run time; CBLAS otherwise).
  *
  * C (m x n) = alpha * op(A) op(B) + beta * C, row-major.  Each tile of up
- * to 4 rows and 64 columns of C lives in registers while k runs: one row
- * of B (4 vectors, masked at the edge) and one broadcast element of A per
- * row and step.  op(A) = A^T is read with strides (the weight gradient
- * X^T dY streams X and dY row by row); op(B) = B^T is transposed once
- * into a scratch buffer (B is a weight matrix, small).  For these shapes
- * (k and n up to a few hundred, m a batch) this runs well ahead of
+ * to 6 rows and 64 columns of C lives in registers while k runs (24 of
+ * the 32 vector registers): one row of B (4 vectors, masked at the edge)
+ * and one broadcast element of A per row and step.  op(A) = A^T is read with
+ * strides (the weight gradient X^T dY streams X and dY row by row); op(B) = B^T
+ * is transposed once into a scratch buffer (B is a weight matrix, small).  For
+ * these shapes (k and n up to a few hundred, m a batch) this runs well ahead of
  * OpenBLAS's generic kernels, which is what it picks on CPUs it does not
  * know.
  */
@@ -80,7 +80,8 @@ edge(int64_t cols)
 		__m512 z = _mm512_setzero_ps();                                \
 		__m512 c00 = z, c01 = z, c02 = z, c03 = z, c10 = z, c11 = z;   \
 		__m512 c12 = z, c13 = z, c20 = z, c21 = z, c22 = z, c23 = z;   \
-		__m512 c30 = z, c31 = z, c32 = z, c33 = z;                     \
+		__m512 c30 = z, c31 = z, c32 = z, c33 = z, c40 = z, c41 = z;   \
+		__m512 c42 = z, c43 = z, c50 = z, c51 = z, c52 = z, c53 = z;   \
 		__mmask16 m0 = edge(nr), m1 = edge(nr - 16);                   \
 		__mmask16 m2 = edge(nr - 32), m3 = edge(nr - 48);              \
 		for (int64_t kk = 0; kk < k; kk++) {                           \
@@ -96,12 +97,16 @@ edge(int64_t cols)
 			ROW(1);                                                \
 			ROW(2);                                                \
 			ROW(3);                                                \
+			ROW(4);                                                \
+			ROW(5);                                                \
 		}                                                              \
 		__m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);  \
 		PUTROW(0);                                                     \
 		PUTROW(1);                                                     \
 		PUTROW(2);                                                     \
 		PUTROW(3);                                                     \
+		PUTROW(4);                                                     \
+		PUTROW(5);                                                     \
 	}
 
 #define TILES(MR) TILE(MR, 1) TILE(MR, 2) TILE(MR, 3) TILE(MR, 4)
@@ -109,14 +114,19 @@ TILES(1)
 TILES(2)
 TILES(3)
 TILES(4)
+TILES(5)
+TILES(6)
 
 typedef void (*tile_fn)(int64_t, const float *, int64_t, int64_t, const float *,
                         int64_t, float *, int64_t, int64_t, float, float);
-static const tile_fn tiles[4][4] = {
+#define MR_MAX 6
+static const tile_fn tiles[MR_MAX][4] = {
     {tile_1_1, tile_1_2, tile_1_3, tile_1_4},
     {tile_2_1, tile_2_2, tile_2_3, tile_2_4},
     {tile_3_1, tile_3_2, tile_3_3, tile_3_4},
     {tile_4_1, tile_4_2, tile_4_3, tile_4_4},
+    {tile_5_1, tile_5_2, tile_5_3, tile_5_4},
+    {tile_6_1, tile_6_2, tile_6_3, tile_6_4},
 };
 
 /* Scratch memory of this thread (a transposed operand or product),
@@ -217,8 +227,9 @@ gemm_avx512(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
 		for (int64_t j0 = 0; j0 < m; j0 += 64) {
 			int64_t nr = m - j0 < 64 ? m - j0 : 64;
 			int nv = (int)((nr + 15) / 16);
-			for (int64_t i0 = 0; i0 < n; i0 += 4) {
-				int mr = n - i0 < 4 ? (int)(n - i0) : 4;
+			for (int64_t i0 = 0; i0 < n; i0 += MR_MAX) {
+				int mr =
+				    n - i0 < MR_MAX ? (int)(n - i0) : MR_MAX;
 				tiles[mr - 1][nv - 1](k, b + i0, 1, n, a + j0,
 				                      m, t + i0 * m + j0, m, nr,
 				                      1.0f, 0.0f);
@@ -243,8 +254,8 @@ gemm_avx512(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
 	for (int64_t j0 = 0; j0 < n; j0 += 64) {
 		int64_t nr = n - j0 < 64 ? n - j0 : 64;
 		int nv = (int)((nr + 15) / 16);
-		for (int64_t i0 = 0; i0 < m; i0 += 4) {
-			int mr = m - i0 < 4 ? (int)(m - i0) : 4;
+		for (int64_t i0 = 0; i0 < m; i0 += MR_MAX) {
+			int mr = m - i0 < MR_MAX ? (int)(m - i0) : MR_MAX;
 			tiles[mr - 1][nv - 1](k, a + i0 * sam, sam, sak, b + j0,
 			                      n, c + i0 * n + j0, n, nr, alpha,
 			                      beta);

@@ -107,9 +107,10 @@ lstm_cell_grad_cpu(const float *restrict act, const float *restrict c_prev,
 	}
 }
 
-void
-gru_cell_cpu(const float *gx, const float *gh, const float *h_prev, float *act,
-             float *h, int64_t rows, int64_t units)
+TF_VECTOR_CLONES void
+gru_cell_cpu(const float *restrict gx, const float *restrict gh,
+             const float *restrict h_prev, float *restrict act,
+             float *restrict h, int64_t rows, int64_t units)
 {
 	for (int64_t r = 0; r < rows; r++) {
 		const float *xr = gx + r * 3 * units, *hr = gh + r * 3 * units;

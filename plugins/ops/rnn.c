@@ -321,6 +321,24 @@ backward(struct tf_node *n, int gates)
 	if (flip && d.seq) {
 		tf_reverse_steps(dev, d.len, d.lstride, dy, dys, B, T, U);
 	}
+	/* each step's product by the recurrent kernel transposed: on the
+	 * CPU transposed once here, not by every step's product (the same
+	 * products, in the same order) */
+	const float *ukt = uk;
+	int tb = 1;
+	if (tf_device_kind(dev) == TF_DEVICE_CPU) {
+		float *t = tf_node_scratch(n, (size_t)(U * GU));
+		if (t == NULL) {
+			return tf_node_error(n, "out of memory");
+		}
+		for (int64_t i = 0; i < U; i++) {
+			for (int64_t j = 0; j < GU; j++) {
+				t[j * U + i] = uk[i * GU + j];
+			}
+		}
+		ukt = t;
+		tb = 0;
+	}
 	tf_zero(dev, dh, bu);
 	tf_zero(dev, dc, bu);
 	int64_t run = steps_run(&d, dev, B);
@@ -353,7 +371,7 @@ backward(struct tf_node *n, int gates)
 			tf_lstm_cell_grad(dev, act, cell + (size_t)s * bu,
 			                  cell + (size_t)(s + 1) * bu, dh, dc,
 			                  dgr, B, U);
-			tf_gemm(dev, 0, 1, B, U, GU, 1.0f, dgr, uk, 0.0f, dh);
+			tf_gemm(dev, 0, tb, B, U, GU, 1.0f, dgr, ukt, 0.0f, dh);
 			if (d.len != NULL) {
 				tf_mask_steps(dev, d.len, d.lstride, s, dgr, GU,
 				              dgr, GU, B, GU, 1);
@@ -366,7 +384,7 @@ backward(struct tf_node *n, int gates)
 			/* dh_prev: the share past the gates, plus the
 			 * recurrent product's */
 			tf_copy(dev, dc, dh, bu);
-			tf_gemm(dev, 0, 1, B, U, GU, 1.0f, dgr, uk, 1.0f, dh);
+			tf_gemm(dev, 0, tb, B, U, GU, 1.0f, dgr, ukt, 1.0f, dh);
 			if (d.len != NULL) {
 				tf_mask_steps(dev, d.len, d.lstride, s, dgr, GU,
 				              dgr, GU, B, GU, 1);
