@@ -749,10 +749,15 @@ same_features(struct run *r, const char *schema, const char *ckpt)
 {
 	struct tf_columns *now = tf_columns_new();
 	struct tf_image_view v;
+	struct tf_sequence_view sv;
 	if (now != NULL && tf_columns_image(r->cols, &v)) {
 		/* the images as the model reads them */
 		tf_columns_set_image(now, v.height, v.width, v.channels,
 		                     v.scale);
+	}
+	if (now != NULL && tf_columns_sequence(r->cols, &sv)) {
+		/* its sequence cut as the model cuts it */
+		tf_columns_set_sequence(now, sv.steps, 0);
 	}
 	if (now == NULL) {
 		return fail(r, TF_ENOMEM, "out of memory");

@@ -1276,6 +1276,13 @@ print(sum(len(r["pages"].split()) > 8 for r in csv.DictReader(open("sessions.csv
 	grep -q '"max-length":8' <<< "$output"
 	run -64 tf-train -q --model gru --max-length 9 --epochs 2 --checkpoint-dir m sessions.tfrecord
 	[[ "$output" == *"was trained with --max-length 8, not 9"* ]]
+	# a sequence of numbers, cut: it resumes on the same data
+	printf 'xs,label\n1 2 3 4 5,1\n5 4,0\n0.5 1.5 2.5,1\n3 1 2 7 1 0,0\n' > nums.csv
+	tf-csv2record -q --sequence xs nums.csv -o nums.tfrecord
+	grep -q '"name":"xs","type":"float",.*"max_length":6,"step_width":1' nums.tfrecord.schema.json
+	tf-train -q --model lstm --max-length 4 --rnn-units 4 --hidden 4 --epochs 2 --batch-size 2 --checkpoint-dir n nums.tfrecord > /dev/null
+	tf-train -q --model lstm --max-length 4 --rnn-units 4 --hidden 4 --epochs 3 --batch-size 2 --checkpoint-dir n nums.tfrecord > n.json
+	grep -q '"step":10,"epoch":5,' n.json
 	run -64 tf-train -q --model dnn --checkpoint-dir x sessions.tfrecord
 	[[ "$output" == *"'pages' is a sequence (up to 20 steps): --model lstm, bidirectional_lstm or gru reads it"*"--exclude pages leaves it out"* ]]
 	run -64 tf-train -q --model lstm --input-shape 4x5 --checkpoint-dir x sessions.tfrecord
