@@ -764,104 +764,6 @@ parse_feature(struct tf_example *ex, struct feat *f, struct cur *c)
 	return TF_OK;
 }
 
-static int
-parse_entry(struct tf_example *ex, struct cur *c)
-{
-	/* The key may come after the value: remember where each is.  A
-	 * value given twice in one entry is refused: protobuf's C++ parser
-	 * merges the two, protobuf-c keeps the last or fails, so no answer
-	 * would be the one every reader gives. */
-	struct cur key = {NULL, NULL, NULL};
-	int nval = 0;
-	struct cur vals[1];
-	while (c->p < c->end) {
-		uint32_t field;
-		int wire;
-		if (get_tag(ex, c, &field, &wire) != TF_OK) {
-			return TF_EFORMAT;
-		}
-		if (field == 1 || field == 2) {
-			if (wire != 2) {
-				return bad(ex, c,
-				           "map entry field of wrong "
-				           "wire type");
-			}
-			struct cur sub;
-			if (get_len(ex, c, &sub) != TF_OK) {
-				return TF_EFORMAT;
-			}
-			if (field == 1) {
-				key = sub;
-			} else if (nval == 0) {
-				vals[nval++] = sub;
-			} else {
-				return bad(ex, c,
-				           "a map entry gives its value "
-				           "twice");
-			}
-		} else if (skip_field(ex, c, wire) != TF_OK) {
-			return TF_EFORMAT;
-		}
-	}
-	size_t klen = key.p ? (size_t)(key.end - key.p) : 0;
-	if (memchr(key.p ? (const void *)key.p : "", 0, klen) != NULL) {
-		return bad(ex, c, "feature name contains a NUL byte");
-	}
-	struct feat *f =
-	    feat_push(ex, key.p ? (const char *)key.p : "", klen, TF_KIND_NONE);
-	if (f == NULL) {
-		return tfi_set_error(ex, TF_ENOMEM, "out of memory");
-	}
-	for (int i = 0; i < nval; i++) {
-		if (parse_feature(ex, f, &vals[i]) != TF_OK) {
-			return ex->err.code ? ex->err.code : TF_ENOMEM;
-		}
-	}
-	return TF_OK;
-}
-
-/* Sort features by name; a repeated name keeps its last entry. */
-static int
-finish_parse(struct tf_example *ex)
-{
-	int sorted = 1;
-	for (size_t i = 1; i < ex->n && sorted; i++) {
-		sorted = name_cmp(ex, &ex->feats[i - 1], &ex->feats[i]) < 0;
-	}
-	if (sorted) {
-		return TF_OK;
-	}
-	if (sort_order(ex) != TF_OK) {
-		return tfi_set_error(ex, TF_ENOMEM, "out of memory");
-	}
-	/* sort_order is stable: among equal names the last is the latest. */
-	struct feat *tmp = malloc(ex->n * sizeof *tmp);
-	if (tmp == NULL) {
-		return tfi_set_error(ex, TF_ENOMEM, "out of memory");
-	}
-	size_t m = 0;
-	for (size_t i = 0; i < ex->n; i++) {
-		const struct feat *f = &ex->feats[ex->order[i]];
-		if (m > 0 && name_cmp(ex, &tmp[m - 1], f) == 0) {
-			if (tmp[m - 1].list != f->list) {
-				free(tmp);
-				return tfi_set_error(
-				    ex, TF_EFORMAT,
-				    "'%s' is both a context feature and a "
-				    "feature list",
-				    name_at(ex, f));
-			}
-			tmp[m - 1] = *f;
-		} else {
-			tmp[m++] = *f;
-		}
-	}
-	memcpy(ex->feats, tmp, m * sizeof *tmp);
-	ex->n = m;
-	free(tmp);
-	return TF_OK;
-}
-
 static int next_message(struct tf_example *ex, struct cur *c, uint32_t want,
                         const char *what, struct cur *sub);
 
@@ -916,37 +818,47 @@ parse_step(struct tf_example *ex, struct feat *f, struct cur *c)
 	return TF_OK;
 }
 
-/* A FeatureLists entry: its name, and a FeatureList of steps, each a
- * Feature; the steps' values are kept as one list, in step order. */
+/* A map entry of Features (a feature: its name and a Feature) or, list
+ * set, of FeatureLists (a feature list: its name and a FeatureList of
+ * steps, each a Feature, whose values are kept as one list in step
+ * order). */
 static int
-parse_list_entry(struct tf_example *ex, struct cur *c)
+parse_entry(struct tf_example *ex, struct cur *c, int list)
 {
-	struct cur key = {NULL, NULL, NULL}, val = {NULL, NULL, NULL};
+	/* The key may come after the value: remember where each is.  A
+	 * value given twice in one entry is refused: protobuf's C++ parser
+	 * merges the two, protobuf-c keeps the last or fails, so no answer
+	 * would be the one every reader gives. */
+	struct cur key = {NULL, NULL, NULL};
+	int nval = 0;
+	struct cur vals[1];
 	while (c->p < c->end) {
 		uint32_t field;
 		int wire;
 		if (get_tag(ex, c, &field, &wire) != TF_OK) {
 			return TF_EFORMAT;
 		}
-		if (field != 1 && field != 2) {
-			if (skip_field(ex, c, wire) != TF_OK) {
+		if (field == 1 || field == 2) {
+			if (wire != 2) {
+				return bad(ex, c,
+				           "map entry field of wrong "
+				           "wire type");
+			}
+			struct cur sub;
+			if (get_len(ex, c, &sub) != TF_OK) {
 				return TF_EFORMAT;
 			}
-			continue;
-		}
-		if (wire != 2) {
-			return bad(ex, c, "map entry field of wrong wire type");
-		}
-		struct cur sub;
-		if (get_len(ex, c, &sub) != TF_OK) {
+			if (field == 1) {
+				key = sub;
+			} else if (nval == 0) {
+				vals[nval++] = sub;
+			} else {
+				return bad(ex, c,
+				           "a map entry gives its value "
+				           "twice");
+			}
+		} else if (skip_field(ex, c, wire) != TF_OK) {
 			return TF_EFORMAT;
-		}
-		if (field == 1) {
-			key = sub;
-		} else if (val.p == NULL) {
-			val = sub;
-		} else {
-			return bad(ex, c, "a map entry gives its value twice");
 		}
 	}
 	size_t klen = key.p ? (size_t)(key.end - key.p) : 0;
@@ -958,19 +870,65 @@ parse_list_entry(struct tf_example *ex, struct cur *c)
 	if (f == NULL) {
 		return tfi_set_error(ex, TF_ENOMEM, "out of memory");
 	}
-	f->list = 1;
+	f->list = list;
 	struct cur step;
-	int rc;
-	if (val.p == NULL) {
-		return TF_OK; /* no steps */
-	}
-	while ((rc = next_message(ex, &val, 1, "step of wrong wire type",
+	int rc = 1;
+	while (nval > 0 && list &&
+	       (rc = next_message(ex, &vals[0], 1, "step of wrong wire type",
 	                          &step)) == 1) {
 		if (parse_step(ex, f, &step) != TF_OK) {
 			return ex->err.code ? ex->err.code : TF_ENOMEM;
 		}
 	}
-	return rc < 0 ? ex->err.code : TF_OK;
+	if (rc < 0) {
+		return ex->err.code;
+	}
+	if (nval > 0 && !list && parse_feature(ex, f, &vals[0]) != TF_OK) {
+		return ex->err.code ? ex->err.code : TF_ENOMEM;
+	}
+	return TF_OK;
+}
+
+/* Sort features by name; a repeated name keeps its last entry. */
+static int
+finish_parse(struct tf_example *ex)
+{
+	int sorted = 1;
+	for (size_t i = 1; i < ex->n && sorted; i++) {
+		sorted = name_cmp(ex, &ex->feats[i - 1], &ex->feats[i]) < 0;
+	}
+	if (sorted) {
+		return TF_OK;
+	}
+	if (sort_order(ex) != TF_OK) {
+		return tfi_set_error(ex, TF_ENOMEM, "out of memory");
+	}
+	/* sort_order is stable: among equal names the last is the latest. */
+	struct feat *tmp = malloc(ex->n * sizeof *tmp);
+	if (tmp == NULL) {
+		return tfi_set_error(ex, TF_ENOMEM, "out of memory");
+	}
+	size_t m = 0;
+	for (size_t i = 0; i < ex->n; i++) {
+		const struct feat *f = &ex->feats[ex->order[i]];
+		if (m > 0 && name_cmp(ex, &tmp[m - 1], f) == 0) {
+			if (tmp[m - 1].list != f->list) {
+				free(tmp);
+				return tfi_set_error(
+				    ex, TF_EFORMAT,
+				    "'%s' is both a context feature and a "
+				    "feature list",
+				    name_at(ex, f));
+			}
+			tmp[m - 1] = *f;
+		} else {
+			tmp[m++] = *f;
+		}
+	}
+	memcpy(ex->feats, tmp, m * sizeof *tmp);
+	ex->n = m;
+	free(tmp);
+	return TF_OK;
 }
 
 /*
@@ -1037,9 +995,7 @@ tf_example_parse(struct tf_example *ex, const void *data, size_t n)
 		while ((rc = next_message(ex, &sub, 1,
 		                          "map entry of wrong wire type",
 		                          &entry)) == 1) {
-			if ((field == 1
-			         ? parse_entry(ex, &entry)
-			         : parse_list_entry(ex, &entry)) != TF_OK) {
+			if (parse_entry(ex, &entry, field == 2) != TF_OK) {
 				return ex->err.code ? ex->err.code : TF_ENOMEM;
 			}
 		}

@@ -135,3 +135,25 @@ node_libs() {
 	done
 	skip "$1 is not installed (.ci/run installs it: sh mk/node.sh)"
 }
+
+# Sessions of pages, one a row (the order task as users' logs): NAME
+# gets N rows drawn from SEED, 4 to MAX pages of view, cart, home, search
+# and help with one "login" and one "buy" among them, label 1 iff login
+# comes first; with USER set, a user column (1 to 5) first.
+sessions_csv() {
+	/usr/bin/python3 - "$@" <<'PY'
+import random, sys
+name, seed, n, most = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+user = len(sys.argv) > 5
+rng = random.Random(seed)
+with open(name, "w") as f:
+    f.write(("user," if user else "") + "pages,label\n")
+    for i in range(n):
+        k = rng.randint(4, most)
+        p = [rng.choice(["view", "cart", "home", "search", "help"]) for _ in range(k)]
+        a, b = rng.sample(range(k), 2)
+        p[a], p[b] = "login", "buy"
+        u = "%d," % rng.randint(1, 5) if user else ""
+        f.write("%s%s,%d\n" % (u, " ".join(p), int(a < b)))
+PY
+}

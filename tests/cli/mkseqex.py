@@ -5,31 +5,21 @@
 # occur once, label 1 iff "a" comes first; the context has the label
 # and a float "weight".  A test's independent writer of the format.
 #   /usr/bin/python3 mkseqex.py PBDIR OUT SEED N [ragged]
+import os
 import random
 import struct
 import sys
 
 sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import example_pb2 as pb  # noqa: E402
-
-
-def crc32c(data):
-    crc = 0xFFFFFFFF
-    for b in data:
-        crc ^= b
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
-    return crc ^ 0xFFFFFFFF
-
-
-def masked(c):
-    return ((((c >> 15) | (c << 17)) & 0xFFFFFFFF) + 0xA282EAD8) & 0xFFFFFFFF
+from pydecode import masked  # noqa: E402  (the framing's CRC)
 
 
 def record(f, data):
     h = struct.pack("<Q", len(data))
-    f.write(h + struct.pack("<I", masked(crc32c(h))) + data +
-            struct.pack("<I", masked(crc32c(data))))
+    f.write(h + struct.pack("<I", masked(h)) + data +
+            struct.pack("<I", masked(data)))
 
 
 rng = random.Random(int(sys.argv[3]))

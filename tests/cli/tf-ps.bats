@@ -60,6 +60,23 @@ wait_all() {
 	PIDS=
 }
 
+# Two sync runs, a and b, of $C's cluster (PS ps tasks, two workers) on
+# train.tfrecord with tf-train ARGS: a/ck and b/ck, the chief's line in
+# a.json and b.json.
+sync_runs() {
+	local run
+	for run in a b; do
+		mkdir $run && cd $run
+		start_ps "$1"
+		tf-train $C --job-name worker --task-index 1 "${@:2}" --checkpoint-dir ck ../train.tfrecord \
+			> /dev/null 2> w1.err 3>&- &
+		PIDS+=" $!"
+		tf-train $C --job-name worker --task-index 0 "${@:2}" --checkpoint-dir ck ../train.tfrecord > ../$run.json
+		wait_all
+		cd ..
+	done
+}
+
 # Test accuracy of the checkpoint in DIR, against the single process.
 accuracy_near_one() {
 	tf-eval -d "$1" "$F/bc-00004-of-00005" > dist.json
@@ -191,16 +208,7 @@ assert 228 <= j["examples"] < 228 + 32, j' "${lines[-1]}"
 	tf-train $A --checkpoint-dir one train.tfrecord > /dev/null
 	tf-eval -d one dg-00004-of-00005 > one.json
 	cluster 2 2
-	for run in a b; do
-		mkdir $run && cd $run
-		start_ps 2
-		tf-train $C --job-name worker --task-index 1 $A --checkpoint-dir ck ../train.tfrecord \
-			> /dev/null 2> w1.err 3>&- &
-		PIDS+=" $!"
-		tf-train $C --job-name worker --task-index 0 $A --checkpoint-dir ck ../train.tfrecord > ../$run.json
-		wait_all
-		cd ..
-	done
+	sync_runs 2 $A
 	# 719 rows a worker: 23 steps an epoch
 	grep -q '"step":230,.*"cluster":{"trainers":2,"ps":2}' a.json
 	cmp a/ck/model.ckpt-230 b/ck/model.ckpt-230
@@ -225,33 +233,13 @@ assert got >= (one - 0.1 if sys.argv[3] == "a/ck" else 0.7), (got, one)' one.jso
 }
 
 @test "--model bidirectional_lstm over tf-ps on sequences of varying length (a CSV of sessions): sync repeats bit for bit and learns the order of pages" {
-	/usr/bin/python3 - <<'PY'
-import random
-for name, seed, n in (("sessions.csv", 1, 1600), ("held.csv", 2, 300)):
-    rng = random.Random(seed)
-    with open(name, "w") as f:
-        f.write("pages,label\n")
-        for i in range(n):
-            k = rng.randint(4, 16)
-            p = [rng.choice(["view", "cart", "home", "help"]) for _ in range(k)]
-            a, b = rng.sample(range(k), 2)
-            p[a], p[b] = "login", "buy"
-            f.write("%s,%d\n" % (" ".join(p), int(a < b)))
-PY
+	sessions_csv sessions.csv 1 1600 16
+	sessions_csv held.csv 2 300 16
 	tf-csv2record -q --sequence pages sessions.csv -o train.tfrecord
 	tf-csv2record -q --sequence pages held.csv -o held.tfrecord
 	local A="-q --model bidirectional_lstm --rnn-units 12 --hidden 8 --epochs 6 --batch-size 32 --learning-rate 0.01"
 	cluster 1 2
-	for run in a b; do
-		mkdir $run && cd $run
-		start_ps 1
-		tf-train $C --job-name worker --task-index 1 $A --checkpoint-dir ck ../train.tfrecord \
-			> /dev/null 2> w1.err 3>&- &
-		PIDS+=" $!"
-		tf-train $C --job-name worker --task-index 0 $A --checkpoint-dir ck ../train.tfrecord > ../$run.json
-		wait_all
-		cd ..
-	done
+	sync_runs 1 $A
 	# 800 rows a worker: 25 steps an epoch
 	grep -q '"step":150,.*"cluster":{"trainers":2,"ps":1}' a.json
 	cmp a/ck/model.ckpt-150 b/ck/model.ckpt-150

@@ -1243,19 +1243,8 @@ assert max(abs(x - y) for p, q in zip(a, b) for x, y in zip(p, q)) < 1e-5'
 }
 
 @test "a CSV of sessions is two commands from a trained model: tf-csv2record --sequence, tf-train gru; --max-length cuts and says so; the model's own" {
-	/usr/bin/python3 - <<'PY'
-import random
-for name, seed, n in (("sessions.csv", 1, 2000), ("held.csv", 2, 400)):
-    rng = random.Random(seed)
-    with open(name, "w") as f:
-        f.write("user,pages,label\n")
-        for i in range(n):
-            k = rng.randint(4, 20)
-            p = [rng.choice(["view", "cart", "home", "search", "help"]) for _ in range(k)]
-            a, b = rng.sample(range(k), 2)
-            p[a], p[b] = "login", "buy"
-            f.write("%d,%s,%d\n" % (rng.randint(1, 5), " ".join(p), int(a < b)))
-PY
+	sessions_csv sessions.csv 1 2000 20 user
+	sessions_csv held.csv 2 400 20 user
 	tf-csv2record -q --sequence pages sessions.csv -o sessions.tfrecord
 	tf-csv2record -q --sequence pages held.csv -o held.tfrecord
 	tf-train -q --model gru --rnn-units 16 --hidden 8 --epochs 4 --batch-size 32 --learning-rate 0.01 \
