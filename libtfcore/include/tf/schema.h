@@ -128,10 +128,12 @@ TF_API char *tf_survey_json(struct tf_survey *s);
  * classes are the values seen; float: regression); each other feature
  * present in every record with one value is a column (float or int64,
  * with the statistics of the records surveyed; bytes, a categorical
- * feature with its vocabulary), and one float list of a fixed length is
- * the packed layout.  The features left out (mixed kinds, missing in
- * some records, of varying length, a second list) are named in skipped
- * (size bytes).  TF_EFORMAT on sv when the label is missing or not a
+ * feature with its vocabulary), one float list of a fixed length is
+ * the packed layout, and the first feature list (a SequenceExample's)
+ * or list of varying length in every record is a sequence (its longest
+ * its max_length; tokens with their vocabulary).  The features left out
+ * (mixed kinds, missing in some records, a second list or sequence) are
+ * named in skipped (size bytes).  TF_EFORMAT on sv when the label is missing or not a
  * number.
  */
 TF_API int tf_survey_schema(struct tf_survey *sv, const char *label,
