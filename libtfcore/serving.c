@@ -1381,7 +1381,7 @@ tensor_info(const char *name, const char *dtype, int64_t width)
 	char tn[160];
 	snprintf(tn, sizeof tn, "%s:0", name);
 	json_t *dims = json_pack("[{s:s,s:s}]", "size", "-1", "name", "");
-	if (width > 0) {
+	if (width != 0) { /* -1: a sequence's steps, ragged */
 		char w[32];
 		snprintf(w, sizeof w, "%lld", (long long)width);
 		json_array_append_new(
@@ -1407,11 +1407,14 @@ tf_model_metadata(const struct tf_model *m, const char *name, int64_t version)
 	json_array_foreach(json_object_get(sig, "inputs"), i, e)
 	{
 		json_t *w = json_object_get(e, "width");
+		int seq = json_is_true(json_object_get(e, "sequence"));
 		json_object_set_new(
 		    inputs, json_string_value(json_object_get(e, "name")),
 		    tensor_info(json_string_value(json_object_get(e, "name")),
 		                json_string_value(json_object_get(e, "dtype")),
-		                w ? (int64_t)json_integer_value(w) : 0));
+		                w     ? (int64_t)json_integer_value(w)
+		                : seq ? -1
+		                      : 0));
 	}
 	json_t *outputs = json_object();
 	json_array_foreach(json_object_get(sig, "outputs"), i, e)

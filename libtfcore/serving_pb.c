@@ -1373,7 +1373,7 @@ shape_out(struct shape_out *s, int64_t d0, int64_t d1)
 	}
 	s->dim[0].size = d0;
 	s->dim[1].size = d1;
-	s->shape.n_dim = d1 > 0 ? 2 : 1;
+	s->shape.n_dim = d1 != 0 ? 2 : 1; /* d1 -1: ragged */
 	s->shape.dim = s->dims;
 	return &s->shape;
 }
@@ -1695,6 +1695,8 @@ metadata_response(struct tf_request *q, const struct tf_model *m,
 		ti[i].dtype = json_string_value(json_object_get(e, "dtype"));
 		ti[i].width =
 		    w ? (int64_t)json_integer_value(w)
+		    : json_is_true(json_object_get(e, "sequence"))
+		        ? -1 /* ragged steps */
 		    : json_array_size(shp) > 1
 		        ? (int64_t)json_integer_value(json_array_get(shp, 1))
 		        : 0;

@@ -4,6 +4,12 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
+# A test that started tf-serve (start_server) and failed before it
+# stopped it leaves nothing running.
+teardown() {
+	kill_quietly "${SPID:-}"
+}
+
 # breast_cancer split as the reference figures split it: test rows are
 # those with index % 5 == 4 (shard 4 of a round-robin split into 5).
 split_bc() {
@@ -1306,6 +1312,25 @@ sig = json.load(open(glob.glob("models/*/model.json")[0]))["signature"]
 ins = {i["name"]: i for i in sig["inputs"]}
 assert ins["pages"] == {"name": "pages", "dtype": "DT_STRING", "sequence": True, "max_length": 20, "step_width": 1}, ins
 assert ins["user"]["dtype"] == "DT_INT64", ins'
+	# over HTTP: the metadata's shape of the sequence [-1, -1], and a
+	# request of ragged lists answered as tf-eval predicts
+	start_server --model-base models --model-name s
+	run -0 curl -s "$URL/v1/models/s/metadata"
+	/usr/bin/python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])["metadata"]["signature_def"]["signature_def"]["serving_default"]
+p = d["inputs"]["pages"]
+assert p["dtype"] == "DT_STRING" and [x["size"] for x in p["tensor_shape"]["dim"]] == ["-1", "-1"], p' "$output"
+	head -n 3 held.json | /usr/bin/python3 -c '
+import json, sys
+print(json.dumps({"instances": [json.loads(l) for l in sys.stdin]}))' > req.json
+	run -0 curl -s -d @req.json "$URL/v1/models/s:predict"
+	/usr/bin/python3 -c '
+import json, sys
+got = [p["probabilities"] for p in json.loads(sys.argv[1])["predictions"]]
+want = [json.loads(l)["probabilities"] for l in open("eval.lines")][:3]
+assert len(got) == 3 and all(abs(a - b) < 1e-6 for g, w in zip(got, want) for a, b in zip(g, w)), (got, want)' "$output"
+	stop_server
 	run -65 --separate-stderr tf-serve --model-base models --stdin <<< '{"user": 1, "pages": "home buy"}'
 	[[ "$stderr" == *"input 'pages' is a sequence: a list of its steps"* ]]
 	run -65 --separate-stderr tf-serve --model-base models --stdin <<< '{"user": 1}'
