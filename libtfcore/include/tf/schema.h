@@ -133,8 +133,8 @@ TF_API char *tf_survey_json(struct tf_survey *s);
  * or list of varying length in every record is a sequence (its longest
  * its max_length; tokens with their vocabulary).  The features left out
  * (mixed kinds, missing in some records, a second list or sequence) are
- * named in skipped (size bytes).  TF_EFORMAT on sv when the label is missing or not a
- * number.
+ * named in skipped (size bytes).  TF_EFORMAT on sv when the label is
+ * missing or not a number.
  */
 TF_API int tf_survey_schema(struct tf_survey *sv, const char *label,
                             struct tf_schema *s, char *skipped, size_t size);
