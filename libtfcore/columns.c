@@ -337,6 +337,26 @@ seq_input(const struct tf_columns *cols, struct tfi_input *e)
 	}
 }
 
+/* A sequence of tokens as a signature input (its ids, not row
+ * columns) into *e; 0 when there is none. */
+static int
+token_input(const struct tf_columns *cols, struct tfi_input *e)
+{
+	const struct seqf *q = cols->seq;
+	if (q == NULL || !q->tokens) {
+		return 0;
+	}
+	*e = (struct tfi_input){q->name,
+	                        cols->width + q->col,
+	                        q->steps,
+	                        q->type == TF_COL_BYTES,
+	                        q->type == TF_COL_INT64,
+	                        1,
+	                        1,
+	                        q->steps};
+	return 1;
+}
+
 /* qsort: columns by name, for tf_columns_find_column()'s search. */
 static int
 by_column_name(const void *a, const void *b)
@@ -1225,17 +1245,8 @@ tfi_columns_inputs(const struct tf_columns *cols, struct tfi_input *out,
 		}
 		n++;
 	}
-	const struct seqf *q = cols->seq;
-	if (q != NULL && q->tokens) {
-		/* the tokens: ids, not row columns */
-		struct tfi_input e = {q->name,
-		                      cols->width + q->col,
-		                      q->steps,
-		                      q->type == TF_COL_BYTES,
-		                      q->type == TF_COL_INT64,
-		                      1,
-		                      1,
-		                      q->steps};
+	struct tfi_input e;
+	if (token_input(cols, &e)) {
 		if (n < cap) {
 			out[n] = e;
 		}
@@ -1248,16 +1259,9 @@ int
 tfi_columns_input(const struct tf_columns *cols, const char *name,
                   struct tfi_input *in)
 {
-	const struct seqf *q = cols->seq;
-	if (q != NULL && q->tokens && strcmp(q->name, name) == 0) {
-		*in = (struct tfi_input){q->name,
-		                         cols->width + q->col,
-		                         q->steps,
-		                         q->type == TF_COL_BYTES,
-		                         q->type == TF_COL_INT64,
-		                         1,
-		                         1,
-		                         q->steps};
+	struct tfi_input t;
+	if (token_input(cols, &t) && strcmp(t.name, name) == 0) {
+		*in = t;
 		return 1;
 	}
 	for (size_t k = 0; k < cols->nin; k++) {
@@ -1297,6 +1301,14 @@ tf_columns_column_kind(const struct tf_columns *cols, int64_t c)
 
 /* The id of a value of categorical column k: its place in the shared id
  * space, or the column's out-of-vocabulary id. */
+int64_t
+tfi_columns_int_token_id(const struct cat *c, int64_t v)
+{
+	char num[24];
+	int n = snprintf(num, sizeof num, "%lld", (long long)v);
+	return tfi_columns_category_id(c, num, (size_t)n);
+}
+
 int64_t
 tfi_columns_category_id(const struct cat *c, const void *s, size_t n)
 {

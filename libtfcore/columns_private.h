@@ -118,5 +118,7 @@ void tfi_columns_fill_crosses(const struct tf_columns *cols, int64_t *ids);
 int tfi_columns_cat_index(const struct tf_columns *cols, const char *name);
 /* The id of value s (n bytes) of a categorical column. */
 int64_t tfi_columns_category_id(const struct cat *c, const void *s, size_t n);
+/* The id of an int64 token: its decimal text's (the vocabulary's form). */
+int64_t tfi_columns_int_token_id(const struct cat *c, int64_t v);
 
 #endif

@@ -496,18 +496,12 @@ decode_sequence(struct tf_dataset *ds, const struct tf_feature *f,
 		}
 	} else {
 		for (int64_t j = 0; j < len; j++) {
-			char num[24];
-			const void *t = num;
-			size_t tn;
-			if (f->kind == TF_KIND_BYTES) {
-				t = f->bytes[j].data;
-				tn = f->bytes[j].len;
-			} else {
-				tn = (size_t)snprintf(num, sizeof num, "%lld",
-				                      (long long)f->ints[j]);
-			}
 			ids[q->col + j] =
-			    tfi_columns_category_id(&q->tok, t, tn);
+			    f->kind == TF_KIND_BYTES
+			        ? tfi_columns_category_id(&q->tok,
+			                                  f->bytes[j].data,
+			                                  f->bytes[j].len)
+			        : tfi_columns_int_token_id(&q->tok, f->ints[j]);
 		}
 	}
 	ids[q->len_col] = len;

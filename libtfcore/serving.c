@@ -475,11 +475,8 @@ sequence_value(struct tf_request *q, const struct tf_model *m,
 			    json_string_length(e));
 		} else if (sq->tokens && sq->type == TF_COL_INT64 &&
 		           json_is_integer(e)) {
-			char num[24];
-			int k = snprintf(num, sizeof num, "%lld",
-			                 (long long)json_integer_value(e));
-			ids[sq->col + j] =
-			    tfi_columns_category_id(&sq->tok, num, (size_t)k);
+			ids[sq->col + j] = tfi_columns_int_token_id(
+			    &sq->tok, (int64_t)json_integer_value(e));
 		} else if (!sq->tokens &&
 		           (json_is_number(e) || json_is_array(e)) &&
 		           tensor_values(e, x + j * fw, fw, 2) == fw) {
