@@ -364,6 +364,7 @@ bench: all $(B)/tests/mkimages
 	@B=$(B) sh bench/train
 	@B=$(B) sh bench/cnn
 	@B=$(B) sh bench/rnn
+	@B=$(B) sh bench/sparse
 	@B=$(B) sh bench/serve
 	@B=$(B) sh bench/accuracy
 	@B=$(B) sh bench/distributed

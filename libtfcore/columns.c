@@ -353,7 +353,8 @@ token_input(const struct tf_columns *cols, struct tfi_input *e)
 	                        q->type == TF_COL_INT64,
 	                        1,
 	                        1,
-	                        q->steps};
+	                        q->steps,
+	                        0};
 	return 1;
 }
 
@@ -906,6 +907,49 @@ use_image(struct tf_columns *cols, const char *origin)
 	return rc;
 }
 
+/* The libsvm layout: a dense row of max_index + 1 floats, or a bag. */
+static int
+use_sparse(struct tf_columns *cols, const char *origin)
+{
+	struct tf_schema *sc = cols->schema;
+	uint64_t space = sc->max_index >= (uint64_t)INT64_MAX
+	                     ? UINT64_MAX
+	                     : sc->max_index + 1;
+	int64_t buckets = cols->want_buckets > 0 ? cols->want_buckets
+	                                         : (int64_t)sc->id_buckets;
+	/* (a schema from before max_ids: dense rows as then, up to 2^20) */
+	if (!cols->want_bag && buckets == 0 && !sc->sparse_bag &&
+	    (space <= TF_DENSE_IDS_MAX ||
+	     (sc->max_ids == 0 && space <= ((uint64_t)1 << 20)))) {
+		cols->sparse = TFI_SPARSE_DENSE;
+		cols->width = (int64_t)space;
+		return TF_OK;
+	}
+	if (sc->max_ids == 0 || sc->max_ids > (1 << 20)) {
+		return tfi_set_error(
+		    cols, TF_EFORMAT,
+		    "%s: the schema does not say how many ids a row holds "
+		    "(sparse max_ids, 1 to 2^20); convert the data again "
+		    "with tf-csv2record",
+		    origin);
+	}
+	if (buckets == 0 && space > ((uint64_t)1 << 24)) {
+		buckets = (int64_t)1 << 20;
+	}
+	cols->sparse = TFI_SPARSE_BAG;
+	cols->bag = (int64_t)sc->max_ids;
+	cols->bag_hash = buckets > 0;
+	cols->bag_vocab = buckets > 0 ? buckets : (int64_t)space;
+	cols->width = cols->bag;
+	cols->nids = cols->bag;
+	sc->sparse_bag = 1;
+	sc->id_buckets = (uint64_t)buckets;
+	if (tf_schema_write(sc, NULL) != TF_OK) {
+		return tfi_set_error(cols, TF_ENOMEM, "out of memory");
+	}
+	return TF_OK;
+}
+
 /* Take inputs, label and statistics from the parsed schema. */
 static int
 use_schema(struct tf_columns *cols, const char *origin)
@@ -920,19 +964,9 @@ use_schema(struct tf_columns *cols, const char *origin)
 	    (rc = select_features(cols)) != TF_OK) {
 		return rc;
 	}
-	if (sc->layout == TFI_LAYOUT_LIBSVM) {
-		/* Sparse ids/values, scattered into a dense row of
-		 * max_index + 1 columns (unstandardised). */
-		if (sc->max_index >= (1 << 20)) {
-			return tfi_set_error(
-			    cols, TF_EFORMAT,
-			    "%s: sparse max_index %llu is out of "
-			    "range for a dense model (at most %d)",
-			    origin, (unsigned long long)sc->max_index,
-			    (1 << 20) - 1);
-		}
-		cols->sparse = 1;
-		cols->width = (int64_t)sc->max_index + 1;
+	if (sc->layout == TFI_LAYOUT_LIBSVM &&
+	    (rc = use_sparse(cols, origin)) != TF_OK) {
+		return rc;
 	}
 	/* Inputs: the packed list, then any separate numeric columns. */
 	if (sc->packed_name != NULL) {
@@ -1205,6 +1239,71 @@ tf_columns_layout(const struct tf_columns *cols, struct tf_layout *l)
 	l->crosses = (int64_t)cols->ncross;
 	l->buckets = cols->buckets;
 	l->sequence = seq_ids(cols);
+	l->bag = cols->sparse == TFI_SPARSE_BAG ? cols->bag : 0;
+	l->bag_vocab = cols->sparse == TFI_SPARSE_BAG ? cols->bag_vocab : 0;
+}
+
+int
+tf_columns_set_sparse(struct tf_columns *cols, int bag, int64_t buckets)
+{
+	if (buckets < 0 || buckets > ((int64_t)1 << 32)) {
+		return tfi_set_error(cols, TF_EINVAL,
+		                     "sparse ids are hashed into 1 to 2^32 "
+		                     "buckets");
+	}
+	cols->want_bag = bag != 0;
+	cols->want_buckets = buckets;
+	return TF_OK;
+}
+
+int
+tf_columns_bag(const struct tf_columns *cols, int64_t *width, int64_t *vocab)
+{
+	if (cols->sparse != TFI_SPARSE_BAG) {
+		return 0;
+	}
+	*width = cols->bag;
+	*vocab = cols->bag_vocab;
+	return 1;
+}
+
+int
+tf_columns_bag_hashed(const struct tf_columns *cols)
+{
+	return cols->sparse == TFI_SPARSE_BAG && cols->bag_hash;
+}
+
+int64_t
+tf_columns_bag_id(const struct tf_columns *cols, int64_t id)
+{
+	uint64_t u = (uint64_t)id;
+	if (!cols->bag_hash) {
+		return u < (uint64_t)cols->bag_vocab ? (int64_t)u : -1;
+	}
+	/* splitmix64's finaliser: every bit of the id moves the bucket */
+	u ^= u >> 30;
+	u *= 0xbf58476d1ce4e5b9ull;
+	u ^= u >> 27;
+	u *= 0x94d049bb133111ebull;
+	u ^= u >> 31;
+	return (int64_t)(u % (uint64_t)cols->bag_vocab);
+}
+
+/* A bag's two signature inputs: its ids and their values. */
+static int
+bag_inputs(const struct tf_columns *cols, struct tfi_input out[2])
+{
+	if (cols->sparse != TFI_SPARSE_BAG) {
+		return 0;
+	}
+	out[0] = (struct tfi_input){.name = "ids",
+	                            .width = cols->bag,
+	                            .is_int = 1,
+	                            .list = 1,
+	                            .sparse = 1};
+	out[1] = (struct tfi_input){
+	    .name = "values", .width = cols->bag, .list = 1, .sparse = 1};
+	return 1;
 }
 
 size_t
@@ -1213,12 +1312,19 @@ tfi_columns_inputs(const struct tf_columns *cols, struct tfi_input *out,
 {
 	int is_int;
 	float mean, inv;
+	struct tfi_input bag[2];
+	if (bag_inputs(cols, bag)) {
+		for (size_t k = 0; k < 2 && k < cap; k++) {
+			out[k] = bag[k];
+		}
+		return 2;
+	}
 	if (cols->width > 0 &&
 	    tf_columns_column(cols, 0, &is_int, &mean, &inv) ==
 	        NULL) { /* libsvm rows: one dense input */
 		if (cap > 0) {
-			out[0] = (struct tfi_input){"x", 0, cols->width, 0,
-			                            0,   1, 0,           0};
+			out[0] = (struct tfi_input){"x", 0, cols->width, 0, 0,
+			                            1,   0, 0,           0};
 		}
 		return 1;
 	}
@@ -1229,8 +1335,8 @@ tfi_columns_inputs(const struct tf_columns *cols, struct tfi_input *out,
 		    c < cols->width ? column_input(cols, c) : NULL;
 		struct tfi_input e = {0};
 		if (in != NULL && in->width > 1) {
-			e = (struct tfi_input){in->name, in->col, in->width, 0,
-			                       0,        1,       0,         0};
+			e = (struct tfi_input){
+			    in->name, in->col, in->width, 0, 0, 1, 0, 0, 0};
 			c = in->col + in->width - 1;
 			seq_input(cols, &e);
 		} else {
@@ -1259,10 +1365,16 @@ int
 tfi_columns_input(const struct tf_columns *cols, const char *name,
                   struct tfi_input *in)
 {
-	struct tfi_input t;
+	struct tfi_input t, bag[2];
 	if (token_input(cols, &t) && strcmp(t.name, name) == 0) {
 		*in = t;
 		return 1;
+	}
+	for (int k = 0; bag_inputs(cols, bag) && k < 2; k++) {
+		if (strcmp(bag[k].name, name) == 0) {
+			*in = bag[k];
+			return 1;
+		}
 	}
 	for (size_t k = 0; k < cols->nin; k++) {
 		if (cols->in[k].width > 1 &&
@@ -1273,6 +1385,7 @@ tfi_columns_input(const struct tf_columns *cols, const char *name,
 			                         0,
 			                         0,
 			                         1,
+			                         0,
 			                         0,
 			                         0};
 			seq_input(cols, in);
@@ -1286,7 +1399,8 @@ tfi_columns_input(const struct tf_columns *cols, const char *name,
 	int is_int;
 	float mean, inv;
 	tf_columns_column(cols, c, &is_int, &mean, &inv);
-	*in = (struct tfi_input){name, c, 1, c >= cols->width, is_int, 0, 0, 0};
+	*in = (struct tfi_input){name, c, 1, c >= cols->width, is_int, 0,
+	                         0,    0, 0};
 	return 1;
 }
 

@@ -67,6 +67,7 @@ struct seqf {
 };
 
 enum { LMAP_NONE, LMAP_INTS, LMAP_VOCAB };
+enum { TFI_SPARSE_NONE, TFI_SPARSE_DENSE, TFI_SPARSE_BAG };
 
 struct tf_columns {
 	struct tfi_handle err;
@@ -77,8 +78,16 @@ struct tf_columns {
 	int task;
 	int64_t classes;
 	int normalize;
-	int sparse; /* libsvm layout: ids/values scattered into a row */
-	int image;  /* image layout: in[0] is the image, decoded */
+	/* libsvm layout: TFI_SPARSE_DENSE, ids/values scattered into a row
+	 * of max_index + 1 floats; TFI_SPARSE_BAG, a row's ids and values
+	 * as they are (at most bag of each: values in the floats, ids in
+	 * the ids), ids in 0..bag_vocab-1 (hashed when bag_hash) */
+	int sparse;
+	int64_t bag, bag_vocab;
+	int bag_hash;
+	int want_bag;         /* tf_columns_set_sparse() */
+	int64_t want_buckets; /* ... */
+	int image;            /* image layout: in[0] is the image, decoded */
 	int img_h, img_w, img_c, img_scale; /* tf_columns_set_image() */
 	/* The label's classes when they are not 0..K-1 as they stand:
 	 * the schema's int64 values (sorted: value i is class i, so 1..K

@@ -174,7 +174,7 @@ struct chunk {
 	char msg[TFI_MSG_MAX];
 	struct tfi_buf skiplog;
 	struct colstats *st;
-	uint64_t max_index; /* libsvm */
+	uint64_t max_index, max_ids; /* libsvm: largest id, most a row */
 };
 
 struct worker {
@@ -208,7 +208,7 @@ struct tf_csv {
 	int label_col;
 	char **sources;
 	size_t nsources;
-	uint64_t rows, skipped, bytes_in, max_index;
+	uint64_t rows, skipped, bytes_in, max_index, max_ids;
 	struct tfi_buf skiplog;
 	unsigned skiplog_n;
 	/* pipeline */
@@ -1427,6 +1427,28 @@ next:
 }
 
 /* libsvm: "label idx:val idx:val ... [# comment]" per line. */
+
+/* A libsvm index: decimal digits, 0 to 2^64-1 (ids as TensorFlow's
+ * uint64 features); *bad is set for digits that are not one. */
+static int
+parse_index(const char *s, size_t n, uint64_t *out, int *bad)
+{
+	uint64_t v = 0;
+	if (n == 0) {
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		unsigned d = (unsigned)(unsigned char)s[i] - '0';
+		if (d > 9 || v > (UINT64_MAX - d) / 10) {
+			*bad = d <= 9 || s[0] == '-';
+			return -1;
+		}
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 0;
+}
+
 static void
 libsvm_line(struct worker *w, const char *s, size_t n)
 {
@@ -1467,6 +1489,7 @@ libsvm_line(struct worker *w, const char *s, size_t n)
 		return;
 	}
 	size_t k = 0;
+	int bad = 0;
 	while (p < end) {
 		while (p < end && isspace((unsigned char)*p)) {
 			p++;
@@ -1479,29 +1502,27 @@ libsvm_line(struct worker *w, const char *s, size_t n)
 			p++;
 		}
 		const char *colon = memchr(t, ':', (size_t)(p - t));
-		int64_t idx;
+		uint64_t idx;
 		float v;
 		if (colon == NULL ||
-		    tf_parse_int64(t, (size_t)(colon - t), &idx) ||
+		    parse_index(t, (size_t)(colon - t), &idx, &bad) ||
 		    tf_parse_float(colon + 1, (size_t)(p - colon - 1), &v)) {
 			if (colon != NULL && colon - t == 3 &&
 			    memcmp(t, "qid", 3) == 0) {
 				continue; /* ranking query id: ignored */
 			}
-			row_error(w, "expected INDEX:VALUE, found '%.*s'",
+			row_error(w,
+			          bad ? "index '%.*s' is not an integer from 0 "
+			                "to 2^64-1"
+			              : "expected INDEX:VALUE, found '%.*s'",
 			          (int)(p - t > 40 ? 40 : p - t), t);
 			row_failed(w);
 			return;
 		}
 		if (!isfinite(v) && !c->o.allow_nonfinite) {
-			row_error(w, "index %lld: %s", (long long)idx,
+			row_error(w, "index %llu: %s", (unsigned long long)idx,
 			          nonfinite_why(colon + 1,
 			                        (size_t)(p - colon - 1), v));
-			row_failed(w);
-			return;
-		}
-		if (idx < 0) {
-			row_error(w, "negative index %lld", (long long)idx);
 			row_failed(w);
 			return;
 		}
@@ -1520,11 +1541,14 @@ libsvm_line(struct worker *w, const char *s, size_t n)
 			w->vals = b;
 			w->ids_cap = cap;
 		}
-		w->ids[k] = idx;
+		w->ids[k] = (int64_t)idx; /* as TensorFlow keeps uint64 ids */
 		w->vals[k++] = v;
-		if ((uint64_t)idx > w->ch->max_index) {
-			w->ch->max_index = (uint64_t)idx;
+		if (idx > w->ch->max_index) {
+			w->ch->max_index = idx;
 		}
+	}
+	if (k > w->ch->max_ids) {
+		w->ch->max_ids = k;
 	}
 	tf_example_clear(w->ex);
 	const char *label = c->cols[0].name;
@@ -1637,7 +1661,7 @@ process_chunk(struct worker *w, struct chunk *ch)
 	ch->err = TF_OK;
 	ch->msg[0] = '\0';
 	ch->skiplog.len = 0;
-	ch->max_index = 0;
+	ch->max_index = ch->max_ids = 0;
 	for (size_t i = 0; i < c->ncols; i++) {
 		strset_free(&ch->st[i].vocab);
 		memset(&ch->st[i], 0, sizeof ch->st[i]);
@@ -1791,6 +1815,9 @@ retire(struct tf_csv *c, struct chunk *ch, const struct tf_csv_sink *sink)
 	c->skipped += ch->skipped;
 	if (ch->max_index > c->max_index) {
 		c->max_index = ch->max_index;
+	}
+	if (ch->max_ids > c->max_ids) {
+		c->max_ids = ch->max_ids;
 	}
 	if (ch->skiplog.len > 0 && c->skiplog_n < SKIP_LOG_MAX) {
 		tfi_json_put(&c->skiplog, (const char *)ch->skiplog.data,
@@ -2368,6 +2395,7 @@ tf_csv_schema(struct tf_csv *c, struct tf_schema *s)
 	s->rows = c->rows;
 	s->skipped = c->skipped;
 	s->max_index = c->max_index;
+	s->max_ids = c->max_ids;
 	s->sources = calloc(c->nsources + 1, sizeof *s->sources);
 	s->features = calloc(c->ncols + 1, sizeof *s->features);
 	s->vocabs = calloc(c->ncols + 1, sizeof *s->vocabs);

@@ -447,8 +447,50 @@ decode_image(struct tf_dataset *ds, const struct tf_feature *f,
 	return TF_OK;
 }
 
-/* One record into a row (the fast reader first, when it may), its ids,
- * its label and its key; a data error names the file and record. */
+/* A record's sparse ids and values as a bag: the ids' table rows (no id:
+ * -1) and their values (1 for ids without values) in the row's floats,
+ * at most the schema's max_ids. */
+static int
+decode_bag(struct tf_dataset *ds, const struct tf_feature *sids,
+           const struct tf_feature *vals, const char *file, uint64_t rec,
+           float *row, int64_t *ids)
+{
+	const struct tf_columns *cols = ds->cols;
+	int64_t k, width, vocab;
+	tf_columns_bag(cols, &width, &vocab);
+	if (sids->count > (size_t)width) {
+		return tfi_set_error(ds, TF_EFORMAT,
+		                     "%s: record %llu: %zu ids, more than the "
+		                     "%lld a row the schema says (max_ids)",
+		                     file, (unsigned long long)rec, sids->count,
+		                     (long long)width);
+	}
+	if (vals->count > 0 && vals->count != sids->count) {
+		return tfi_set_error(
+		    ds, TF_EFORMAT, "%s: record %llu: %zu ids but %zu values",
+		    file, (unsigned long long)rec, sids->count, vals->count);
+	}
+	for (k = 0; k < (int64_t)sids->count; k++) {
+		int64_t id = tf_columns_bag_id(cols, sids->ints[k]);
+		if (id < 0) {
+			return tfi_set_error(
+			    ds, TF_EFORMAT,
+			    "%s: record %llu: id %llu is beyond the schema's "
+			    "max_index %lld",
+			    file, (unsigned long long)rec,
+			    (unsigned long long)sids->ints[k],
+			    (long long)vocab - 1);
+		}
+		ids[k] = id;
+		row[k] = vals->count > 0 ? vals->floats[k] : 1.0f;
+	}
+	for (; k < width; k++) {
+		ids[k] = -1;
+		row[k] = 0.0f;
+	}
+	return TF_OK;
+}
+
 /* A sequence feature into a row: its first steps (numbers into the
  * row's columns, tokens into ids), and how many there are; a record's
  * longer sequence is cut, and counted. */
@@ -508,6 +550,8 @@ decode_sequence(struct tf_dataset *ds, const struct tf_feature *f,
 	return TF_OK;
 }
 
+/* One record into a row (the fast reader first, when it may), its ids,
+ * its label and its key; a data error names the file and record. */
 static int
 decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
        int64_t *ids, float *label, char *key)
@@ -631,7 +675,12 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 			dst[j] = v;
 		}
 	}
-	if (ds->cols->sparse) {
+	if (ds->cols->sparse == TFI_SPARSE_BAG) {
+		int rc = decode_bag(ds, &sids, &vals, file, rec, row, ids);
+		if (rc != TF_OK) {
+			return rc;
+		}
+	} else if (ds->cols->sparse) {
 		if (sids.count != vals.count) {
 			return tfi_set_error(ds, TF_EFORMAT,
 			                     "%s: record %llu: %zu ids but %zu "

@@ -790,6 +790,15 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 		                     "yet; the tfkit format serves it",
 		                     format, sv.name);
 	}
+	int64_t bw, bv;
+	if (tf_columns_bag(tf_model_columns(m), &bw, &bv)) {
+		return tfi_set_error(m, TF_EFORMAT,
+		                     "%s export: the model reads sparse ids "
+		                     "(a bag of up to %lld a row, hashed or "
+		                     "looked up in a table of %lld rows), not "
+		                     "exported yet; the tfkit format serves it",
+		                     format, (long long)bw, (long long)bv);
+	}
 	int rc = inference(m, &inf);
 	if (rc != TF_OK) {
 		return rc;

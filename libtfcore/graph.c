@@ -89,6 +89,7 @@ struct tf_graph {
 	int nblocks, cur;
 	int64_t rows;
 	int forward_done;
+	int keep_grads; /* tfi_graph_zero_grads(g, 0) */
 	struct tf_rng rng;
 	float *host; /* tf_graph_fetch()'s copies off a device */
 	float
@@ -1220,6 +1221,14 @@ tf_graph_loss(const struct tf_graph *g)
 }
 
 int
+tfi_graph_zero_grads(struct tf_graph *g, int on)
+{
+	int was = !g->keep_grads;
+	g->keep_grads = !on;
+	return was;
+}
+
+int
 tf_graph_backward(struct tf_graph *g)
 {
 	if (g->loss_node < 0) {
@@ -1230,7 +1239,9 @@ tf_graph_backward(struct tf_graph *g)
 	if (!g->forward_done) {
 		return tfi_set_error(g, TF_EINVAL, "backward before forward");
 	}
-	tf_zero(g->dev, g->grads, g->nparams);
+	if (!g->keep_grads) {
+		tf_zero(g->dev, g->grads, g->nparams);
+	}
 	for (int i = 0; i < g->n; i++) {
 		struct tf_node *nd = &g->nodes[i];
 		int need = nd->on_loss_path && nd->dtype == TF_FLOAT32 &&

@@ -251,8 +251,12 @@ struct tf_schema {
 	size_t nclass_names;
 	struct tfi_schema_col *features; /* row order */
 	size_t nfeatures;
-	uint64_t max_index; /* libsvm */
-	char *packed_name;  /* packed */
+	/* libsvm: the largest id (2^63-1 stands for any of 2^64), the most
+	 * ids a row; a model's copy, the buckets its ids are hashed into
+	 * (0: none, ids index its table) */
+	uint64_t max_index, max_ids, id_buckets;
+	int sparse_bag;    /* a model's copy: its rows hold a bag of ids */
+	char *packed_name; /* packed */
 	size_t packed_size;
 	char **packed_columns;
 	size_t npacked;
@@ -373,7 +377,18 @@ struct tfi_input {
 	int sequence; /* a sequence: [-1, -1] steps (of width / steps
 	                 values), ragged, its length an id (columns.h) */
 	int64_t steps;
+	int sparse; /* a bag's ids or values: [-1, -1], up to width a row */
 };
+/* Row r of a request to a model of sparse ids (serving.c): n ids and nv
+ * values (0: none, each 1) checked against the model's most, the row
+ * emptied; then each id (its uint64 bits) and value in place k. */
+struct tf_request;
+struct tf_model;
+int tfi_request_bag_row(struct tf_request *q, const struct tf_model *m,
+                        const char *what, size_t r, size_t n, size_t nv);
+int tfi_request_bag_id(struct tf_request *q, const struct tf_model *m,
+                       const char *what, size_t r, size_t k, uint64_t id,
+                       float value);
 struct tf_columns;
 size_t tfi_columns_inputs(const struct tf_columns *cols, struct tfi_input *out,
                           size_t cap);
@@ -456,6 +471,22 @@ int tfi_graph_commit(struct tf_graph *g, int which);
  * pointers. (optim.c) */
 float *const *tfi_optim_host_slots(struct tf_optim *o, int fetch);
 int tfi_optim_commit_slots(struct tf_optim *o);
+/* Whether the optimizer's update leaves a value whose gradient is zero
+ * as it was (sgd, adagrad; FTRL while the learning rate holds still and
+ * the tables started at zeros), so
+ * a step may update only the rows a batch touched and be the same. */
+int tfi_optim_row_exact(const struct tf_optim *o, int lr_decays,
+                        int tables_zero);
+/* One step over ranges r of the parameters alone (a row-sparse step,
+ * for an optimizer tfi_optim_row_exact() allows). */
+struct tfi_ranges;
+int tfi_optim_step_ranges(struct tf_optim *o, float *w, const float *g,
+                          float lr, const struct tfi_ranges *r);
+/* Whether tf_graph_backward() zeroes the parameters' gradient first (the
+ * default) or leaves that to the caller, who keeps it zero where a
+ * row-sparse step does not look (zeroing what it used); the setting it
+ * had. (graph.c) */
+int tfi_graph_zero_grads(struct tf_graph *g, int on);
 /* Both over this: a host copy of the n floats of device memory d in
  * *host, allocated the first time, downloaded when fetch; *host, or NULL
  * out of memory. (device.c) */

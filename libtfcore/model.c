@@ -626,7 +626,13 @@ tf_model_signature(const struct tf_model *m)
 		                      ins[i].categorical ? "DT_STRING"
 		                      : ins[i].is_int    ? "DT_INT64"
 		                                         : "DT_FLOAT");
-		if (ins[i].sequence) {
+		if (ins[i].sparse) {
+			/* ragged: up to max_ids a row */
+			json_object_set_new(e, "sparse", json_true());
+			json_object_set_new(
+			    e, "max_ids",
+			    json_integer((json_int_t)ins[i].width));
+		} else if (ins[i].sequence) {
 			/* ragged: up to max_length steps of step_width */
 			json_object_set_new(e, "sequence", json_true());
 			json_object_set_new(

@@ -162,6 +162,8 @@ struct tf_optim {
 	uint64_t steps;
 	struct tf_device *dev; /* where the slots live */
 	tf_update_fn update;   /* the plugin's fused update, or NULL */
+	float *pack;           /* row-sparse steps' packed rows (pack_rows()) */
+	size_t pack_cap;
 };
 
 struct tf_optim *
@@ -186,6 +188,9 @@ optim_release(struct tf_optim *o)
 		free(o->host[i]);
 		o->host[i] = NULL;
 	}
+	free(o->pack);
+	o->pack = NULL;
+	o->pack_cap = 0;
 	o->state = NULL;
 	o->opt = NULL;
 	o->nslots = 0;
@@ -295,6 +300,104 @@ tf_optim_step(struct tf_optim *o, float *w, const float *g, float lr)
 		}
 	}
 	if (tf_device_sync(d, msg, sizeof msg) != TF_OK) {
+		return tfi_set_error(o, TF_EINTERNAL, "%s", msg);
+	}
+	return TF_OK;
+}
+
+int
+tfi_optim_row_exact(const struct tf_optim *o, int lr_decays, int tables_zero)
+{
+	struct tf_update u;
+	if (o->opt == NULL || o->update == NULL ||
+	    o->update(o->state, o->steps + 1, 0.01f, &u) != 0) {
+		return 0;
+	}
+	return u.kind == TF_UPDATE_SGD || u.kind == TF_UPDATE_ADAGRAD ||
+	       (u.kind == TF_UPDATE_FTRL && !lr_decays && tables_zero);
+}
+
+#define PACK_MAX 256
+
+/* The ranges shorter than PACK_MAX (packed floats in all) through one
+ * update on the CPU: gathered, updated, put back. */
+static int
+pack_rows(struct tf_optim *o, const struct tf_update *u, float *w,
+          const float *g, const struct tfi_ranges *r, size_t packed)
+{
+	unsigned ns = o->nslots;
+	if (packed > o->pack_cap) {
+		float *p = realloc(o->pack, packed * (ns + 2) * sizeof *p);
+		if (p == NULL) {
+			return tfi_set_error(o, TF_ENOMEM, "out of memory");
+		}
+		o->pack = p;
+		o->pack_cap = packed;
+	}
+	float *pw = o->pack, *pg = pw + packed, *ps[8];
+	for (unsigned k = 0; k < ns; k++) {
+		ps[k] = pg + (k + 1) * packed;
+	}
+	size_t at = 0;
+	for (size_t i = 0; i < r->n; i += 2) {
+		uint64_t from = r->v[i], len = r->v[i + 1];
+		for (uint64_t j = 0; len < PACK_MAX && j < len; j++) {
+			pw[at + j] = w[from + j];
+			pg[at + j] = g[from + j];
+			for (unsigned k = 0; k < ns; k++) {
+				ps[k][at + j] = o->slots[k][from + j];
+			}
+		}
+		at += len < PACK_MAX ? len : 0;
+	}
+	tf_update(o->dev, u, pw, pg, ps, packed);
+	at = 0;
+	for (size_t i = 0; i < r->n; i += 2) {
+		uint64_t to = r->v[i], len = r->v[i + 1];
+		for (uint64_t j = 0; len < PACK_MAX && j < len; j++) {
+			w[to + j] = pw[at + j];
+			for (unsigned k = 0; k < ns; k++) {
+				o->slots[k][to + j] = ps[k][at + j];
+			}
+		}
+		at += len < PACK_MAX ? len : 0;
+	}
+	return TF_OK;
+}
+
+int
+tfi_optim_step_ranges(struct tf_optim *o, float *w, const float *g, float lr,
+                      const struct tfi_ranges *r)
+{
+	struct tf_update u;
+	if (o->opt == NULL || o->update == NULL ||
+	    o->update(o->state, o->steps + 1, lr, &u) != 0) {
+		return tfi_set_error(o, TF_EINVAL,
+		                     "optimizer not set up for row-sparse "
+		                     "steps");
+	}
+	o->steps++;
+	float *slots[8];
+	/* On the CPU, short ranges (an embedding's rows) are packed into one
+	 * update, not one call each. */
+	int pack = tf_device_kind(o->dev) == TF_DEVICE_CPU;
+	size_t packed = 0;
+	for (size_t i = 0; i < r->n; i += 2) {
+		uint64_t at = r->v[i], len = r->v[i + 1];
+		if (pack && len < PACK_MAX) {
+			packed += len;
+			continue;
+		}
+		for (unsigned k = 0; k < o->nslots; k++) {
+			slots[k] = o->slots[k] + at;
+		}
+		tf_update(o->dev, &u, w + at, g + at, slots, len);
+	}
+	if (packed > 0 && pack_rows(o, &u, w, g, r, packed) != TF_OK) {
+		return TF_ENOMEM;
+	}
+	char msg[300];
+	if (tf_device_sync(o->dev, msg, sizeof msg) != TF_OK) {
 		return tfi_set_error(o, TF_EINTERNAL, "%s", msg);
 	}
 	return TF_OK;

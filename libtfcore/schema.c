@@ -342,6 +342,13 @@ parse_root(struct tf_schema *s, json_t *root, const char *origin)
 		json_int_t mx =
 		    json_integer_value(json_object_get(sparse, "max_index"));
 		s->max_index = mx > 0 ? (uint64_t)mx : 0;
+		json_int_t k =
+		    json_integer_value(json_object_get(sparse, "max_ids"));
+		s->max_ids = k > 0 ? (uint64_t)k : 0;
+		json_int_t hb =
+		    json_integer_value(json_object_get(sparse, "hash_buckets"));
+		s->id_buckets = hb > 0 ? (uint64_t)hb : 0;
+		s->sparse_bag = json_is_true(json_object_get(sparse, "bag"));
 	}
 	if (json_is_object(packed)) {
 		const char *pn =
@@ -566,10 +573,22 @@ tf_schema_write(struct tf_schema *s, const char *path)
 	}
 	rc = rc || tfi_json_put(&b, "]", 1);
 	if (s->layout == TFI_LAYOUT_LIBSVM) {
+		/* JSON's integers (jansson's) stop at 2^63-1 */
 		snprintf(t, sizeof t,
 		         ",\"sparse\":{\"ids\":\"ids\",\"values\":\"values\","
-		         "\"max_index\":%llu}",
-		         (unsigned long long)s->max_index);
+		         "\"max_index\":%llu,\"max_ids\":%llu",
+		         (unsigned long long)(s->max_index > INT64_MAX
+		                                  ? INT64_MAX
+		                                  : s->max_index),
+		         (unsigned long long)s->max_ids);
+		rc = rc || tfi_json_put(&b, t, strlen(t));
+		snprintf(t, sizeof t, "%s,\"hash_buckets\":%llu}",
+		         s->sparse_bag ? ",\"bag\":true" : "",
+		         (unsigned long long)s->id_buckets);
+		if (s->id_buckets == 0) {
+			snprintf(t, sizeof t, "%s}",
+			         s->sparse_bag ? ",\"bag\":true" : "");
+		}
 		rc = rc || tfi_json_put(&b, t, strlen(t));
 	}
 	if (s->layout == TFI_LAYOUT_IMAGE) {

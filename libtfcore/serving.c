@@ -496,6 +496,118 @@ sequence_value(struct tf_request *q, const struct tf_model *m,
 	return TF_OK;
 }
 
+/* A sparse id as JSON gives it: an integer (int64's bits, as TensorFlow
+ * keeps uint64 ids), or a string of digits for one past 2^63-1. */
+static int
+sparse_id(json_t *e, uint64_t *out)
+{
+	if (json_is_integer(e)) {
+		*out = (uint64_t)json_integer_value(e);
+		return 1;
+	}
+	const char *t = json_string_value(e);
+	size_t n = t ? json_string_length(e) : 0;
+	uint64_t u = 0;
+	for (size_t k = 0; k < n; k++) {
+		unsigned d = (unsigned)(unsigned char)t[k] - '0';
+		if (d > 9 || u > (UINT64_MAX - d) / 10) {
+			return 0;
+		}
+		u = u * 10 + d;
+	}
+	*out = u;
+	return n > 0;
+}
+
+int
+tfi_request_bag_row(struct tf_request *q, const struct tf_model *m,
+                    const char *what, size_t r, size_t n, size_t nv)
+{
+	int64_t width, vocab;
+	tf_columns_bag(tf_model_columns((struct tf_model *)m), &width, &vocab);
+	if (n > (size_t)width) {
+		return tfi_request_bad(q,
+		                       "%s: %zu ids; the model reads at most "
+		                       "%lld a row (its training data's most)",
+		                       what, n, (long long)width);
+	}
+	if (nv != 0 && nv != n) {
+		return tfi_request_bad(q, "%s: %zu ids but %zu values", what, n,
+		                       nv);
+	}
+	float *x = q->in.x + r * (size_t)q->in.width;
+	int64_t *row = q->in.ids + r * (size_t)q->in.id_width;
+	for (int64_t k = 0; k < width; k++) {
+		row[k] = -1; /* no id */
+		x[k] = 0.0f;
+	}
+	return TF_OK;
+}
+
+int
+tfi_request_bag_id(struct tf_request *q, const struct tf_model *m,
+                   const char *what, size_t r, size_t k, uint64_t id,
+                   float value)
+{
+	struct tf_columns *cols = tf_model_columns((struct tf_model *)m);
+	int64_t width, vocab;
+	tf_columns_bag(cols, &width, &vocab);
+	int64_t t = tf_columns_bag_id(cols, (int64_t)id);
+	if (t < 0) {
+		return tfi_request_bad(
+		    q, "%s: id %llu is beyond the model's (0 to %lld)", what,
+		    (unsigned long long)id, (long long)vocab - 1);
+	}
+	q->in.ids[r * (size_t)q->in.id_width + k] = t;
+	q->in.x[r * (size_t)q->in.width + k] = value;
+	return TF_OK;
+}
+
+/* A row of a sparse model (its ids as a bag): {"ids": [...], "values":
+ * [...]}, the values optional (1 each), as TF Serving's clients send a
+ * VarLenFeature's; as many ids as training's rows held at most. */
+static int
+bag_row(struct tf_request *q, const struct tf_model *m, json_t *v,
+        const char *what, size_t r)
+{
+	json_t *ids = json_is_object(v) ? json_object_get(v, "ids") : NULL;
+	json_t *vals = json_is_object(v) ? json_object_get(v, "values") : NULL;
+	if (!json_is_array(ids) || (vals != NULL && !json_is_array(vals)) ||
+	    json_object_size(v) != 1 + (vals != NULL)) {
+		return tfi_request_bad(q,
+		                       "%s: expected {\"ids\": [...], "
+		                       "\"values\": [...]} (a model of sparse "
+		                       "ids; the values are optional)",
+		                       what);
+	}
+	size_t n = json_array_size(ids);
+	if (tfi_request_bag_row(q, m, what, r, n,
+	                        vals ? json_array_size(vals) : 0) != TF_OK) {
+		return TF_EINVAL;
+	}
+	for (size_t k = 0; k < n; k++) {
+		uint64_t u;
+		json_t *e = vals ? json_array_get(vals, k) : NULL;
+		if (!sparse_id(json_array_get(ids, k), &u)) {
+			return tfi_request_bad(
+			    q,
+			    "%s: id %zu: expected an integer (a string of "
+			    "digits past 2^63-1)",
+			    what, k);
+		}
+		if (e != NULL && !json_is_number(e)) {
+			return tfi_request_bad(
+			    q, "%s: value %zu: expected a number", what, k);
+		}
+		if (tfi_request_bag_id(q, m, what, r, k, u,
+		                       e ? (float)json_number_value(e)
+		                         : 1.0f) != TF_OK) {
+			return TF_EINVAL;
+		}
+	}
+	return TF_OK;
+}
+
 /* One predict instance: {input: value} with every input, a dense list,
  * or a bare number for a one-feature model. */
 static int
@@ -503,6 +615,10 @@ instance(struct tf_request *q, const struct tf_model *m, json_t *v, size_t i)
 {
 	char what[64];
 	snprintf(what, sizeof what, "instance %zu", i);
+	int64_t bw, bv;
+	if (tf_columns_bag(tf_model_columns((struct tf_model *)m), &bw, &bv)) {
+		return bag_row(q, m, v, what, i);
+	}
 	struct tf_image_view iv;
 	if (tf_columns_image(tf_model_columns((struct tf_model *)m), &iv)) {
 		return image_instance(q, m, v, &iv, what, i);
@@ -600,11 +716,52 @@ instance(struct tf_request *q, const struct tf_model *m, json_t *v, size_t i)
 	return TF_OK;
 }
 
+/* Columnar "inputs" of a sparse model: {"ids": [[...], ...], "values":
+ * [[...], ...]}, a list a row. */
+static int
+bag_columns(struct tf_request *q, const struct tf_model *m, json_t *in,
+            size_t max_rows)
+{
+	json_t *ids = json_is_object(in) ? json_object_get(in, "ids") : NULL;
+	json_t *vals =
+	    json_is_object(in) ? json_object_get(in, "values") : NULL;
+	size_t n = json_array_size(ids);
+	if (!json_is_array(ids) || n == 0 ||
+	    (vals != NULL && json_array_size(vals) != n) ||
+	    json_object_size(in) != 1 + (vals != NULL)) {
+		return tfi_request_bad(q,
+		                       "'inputs': expected {\"ids\": [[...], "
+		                       "...], \"values\": [[...], ...]}, a "
+		                       "list a row (the values optional)");
+	}
+	int rc = tfi_request_room(q, n, max_rows, "rows");
+	for (size_t r = 0; r < n && rc == TF_OK; r++) {
+		char what[48];
+		snprintf(what, sizeof what, "inputs row %zu", r);
+		json_t *row = json_object();
+		rc = row == NULL ||
+		             json_object_set(row, "ids",
+		                             json_array_get(ids, r)) != 0 ||
+		             (vals != NULL &&
+		              json_object_set(row, "values",
+		                              json_array_get(vals, r)) != 0)
+		         ? tfi_set_error(q, TF_ENOMEM, "out of memory")
+		         : bag_row(q, m, row, what, r);
+		json_decref(row);
+	}
+	q->in.rows = rc == TF_OK ? n : 0;
+	return rc;
+}
+
 /* Columnar "inputs": {input: [row values]} or a list of dense rows. */
 static int
 columnar(struct tf_request *q, const struct tf_model *m, json_t *in,
          size_t max_rows)
 {
+	int64_t bw, bv;
+	if (tf_columns_bag(tf_model_columns((struct tf_model *)m), &bw, &bv)) {
+		return bag_columns(q, m, in, max_rows);
+	}
 	struct tf_image_view iv;
 	if (tf_columns_image(tf_model_columns((struct tf_model *)m), &iv)) {
 		/* images: a list of them, or the list as the input */
@@ -795,7 +952,16 @@ examples(struct tf_request *q, const struct tf_model *m, json_t *root,
 	struct tf_columns *cols = tf_model_columns((struct tf_model *)m);
 	int dense = dense_input(m);
 	size_t ncols = (size_t)(q->in.width + q->in.id_width) + 1;
-	for (size_t r = 0; r < n; r++) {
+	int64_t bw, bv;
+	for (size_t r = 0; tf_columns_bag(cols, &bw, &bv) && r < n; r++) {
+		char what[48];
+		snprintf(what, sizeof what, "example %zu", r);
+		if (bag_row(q, m, json_array_get(ex, r), what, r) != TF_OK) {
+			return TF_EINVAL;
+		}
+		q->in.rows = r + 1;
+	}
+	for (size_t r = 0; !tf_columns_bag(cols, &bw, &bv) && r < n; r++) {
 		json_t *e = json_array_get(ex, r);
 		if (tfi_request_seen(q) != TF_OK) {
 			return TF_ENOMEM;
@@ -1063,11 +1229,14 @@ quick_instances(struct tf_request *q, const struct tf_model *m,
 {
 	static const char key[] = "\"instances\"";
 	struct tf_columns *cols = tf_model_columns((struct tf_model *)m);
-	int64_t n = tfi_serving_ninputs(m);
+	int64_t n = tfi_serving_ninputs(m), bw, bv;
 	for (int64_t c = 0; c < n; c++) {
 		if (tf_columns_column_kind(cols, c) == TF_COLUMN_CATEGORICAL) {
 			return 0;
 		}
+	}
+	if (tf_columns_bag(cols, &bw, &bv)) {
+		return 0; /* ids and values: bag_row() */
 	}
 	struct scan s = {body, body + len};
 	if (!take(&s, '{')) {
@@ -1404,7 +1573,8 @@ tf_model_metadata(const struct tf_model *m, const char *name, int64_t version)
 	json_array_foreach(json_object_get(sig, "inputs"), i, e)
 	{
 		json_t *w = json_object_get(e, "width");
-		int seq = json_is_true(json_object_get(e, "sequence"));
+		int seq = json_is_true(json_object_get(e, "sequence")) ||
+		          json_is_true(json_object_get(e, "sparse"));
 		json_object_set_new(
 		    inputs, json_string_value(json_object_get(e, "name")),
 		    tensor_info(json_string_value(json_object_get(e, "name")),

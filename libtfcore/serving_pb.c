@@ -1073,8 +1073,8 @@ predict_inputs(struct tf_request *q, const struct tf_model *m, size_t max_rows)
 		        : NULL;
 		if (gn != NULL && strcmp(gn, name) == 0) {
 			/* the numeric column where it was expected */
-			in = (struct tfi_input){gn,     guess, 1, 0,
-			                        is_int, 0,     0, 0};
+			in = (struct tfi_input){gn, guess, 1, 0, is_int,
+			                        0,  0,     0, 0};
 		} else if (!tfi_columns_input(cols, name, &in)) {
 			char set[400];
 			input_set(m, set, sizeof set);
@@ -1083,6 +1083,14 @@ predict_inputs(struct tf_request *q, const struct tf_model *m, size_t max_rows)
 			    "input tensor alias not found in signature: %s. "
 			    "Inputs expected to be in the set %s.",
 			    name, set);
+		}
+		if (in.sparse) {
+			return tfi_request_bad(
+			    q,
+			    "input '%s' is sparse: send the ids and values "
+			    "over REST for now ({\"instances\": [{\"ids\": "
+			    "[...], \"values\": [...]}]})",
+			    name);
 		}
 		if (in.sequence) {
 			/* its lengths have no tensor here yet */
@@ -1151,6 +1159,61 @@ predict_inputs(struct tf_request *q, const struct tf_model *m, size_t max_rows)
 	return TF_OK;
 }
 
+/* An Example's sparse ids (an int64_list "ids") and their values (a
+ * float_list "values", or none: 1 each) for a model of sparse ids. */
+static int
+example_bag(struct tf_request *q, const struct tf_model *m,
+            const Tensorflow__Example *ex, size_t r)
+{
+	const Tensorflow__Int64List *ids = NULL;
+	const Tensorflow__FloatList *vals = NULL;
+	size_t nf = ex && ex->features ? ex->features->n_feature : 0;
+	char what[48];
+	snprintf(what, sizeof what, "example %zu", r);
+	for (size_t i = 0; i < nf; i++) {
+		const char *name = ex->features->feature[i]->key;
+		const Tensorflow__Feature *f = ex->features->feature[i]->value;
+		int is_ids = strcmp(name, "ids") == 0;
+		if (f == NULL || (!is_ids && strcmp(name, "values") != 0)) {
+			continue;
+		}
+		if (is_ids
+		        ? f->kind_case != TENSORFLOW__FEATURE__KIND_INT64_LIST
+		        : f->kind_case !=
+		              TENSORFLOW__FEATURE__KIND_FLOAT_LIST) {
+			return tfi_request_bad(q,
+			                       "%s: feature '%s': expected "
+			                       "%s",
+			                       what, name,
+			                       is_ids ? "an int64_list"
+			                              : "a float_list");
+		}
+		if (is_ids) {
+			ids = f->int64_list;
+		} else {
+			vals = f->float_list;
+		}
+	}
+	if (ids == NULL) {
+		return tfi_request_bad(q,
+		                       "%s: no int64_list 'ids' (a model of "
+		                       "sparse ids)",
+		                       what);
+	}
+	size_t n = ids->n_value, nv = vals ? vals->n_value : 0;
+	if (tfi_request_bag_row(q, m, what, r, n, nv) != TF_OK) {
+		return TF_EINVAL;
+	}
+	for (size_t k = 0; k < n; k++) {
+		if (tfi_request_bag_id(q, m, what, r, k,
+		                       (uint64_t)ids->value[k],
+		                       nv ? vals->value[k] : 1.0f) != TF_OK) {
+			return TF_EINVAL;
+		}
+	}
+	return TF_OK;
+}
+
 /* One Example's features into row r (those the model lacks ignored). */
 static int
 example_row(struct tf_request *q, const struct tf_model *m,
@@ -1158,6 +1221,10 @@ example_row(struct tf_request *q, const struct tf_model *m,
 {
 	struct tf_columns *cols = tf_model_columns((struct tf_model *)m);
 	size_t nf = ex && ex->features ? ex->features->n_feature : 0;
+	int64_t bw, bv;
+	if (tf_columns_bag(cols, &bw, &bv)) {
+		return example_bag(q, m, ex, r);
+	}
 	for (size_t i = 0; i < nf; i++) {
 		const char *name = ex->features->feature[i]->key;
 		const Tensorflow__Feature *f = ex->features->feature[i]->value;
@@ -1259,11 +1326,14 @@ examples_in(struct tf_request *q, const struct tf_model *m,
 		if (tfi_request_seen(q) != TF_OK) {
 			return TF_ENOMEM;
 		}
-		if (example_row(q, m, ctx, r) != TF_OK ||
+		int64_t bw, bv;
+		int bag = tf_columns_bag(cols, &bw, &bv);
+		if ((!bag && example_row(q, m, ctx, r) != TF_OK) ||
 		    example_row(q, m, ex[r], r) != TF_OK) {
 			return TF_EINVAL;
 		}
-		for (int64_t c = 0; !q->allow_missing && c < q->in.width; c++) {
+		for (int64_t c = 0;
+		     !bag && !q->allow_missing && c < q->in.width; c++) {
 			if (!q->seen[c]) {
 				int is_int;
 				float mean, inv;
@@ -1695,8 +1765,9 @@ metadata_response(struct tf_request *q, const struct tf_model *m,
 		ti[i].dtype = json_string_value(json_object_get(e, "dtype"));
 		ti[i].width =
 		    w ? (int64_t)json_integer_value(w)
-		    : json_is_true(json_object_get(e, "sequence"))
-		        ? -1 /* ragged steps */
+		    : json_is_true(json_object_get(e, "sequence")) ||
+		            json_is_true(json_object_get(e, "sparse"))
+		        ? -1 /* ragged steps, or ids */
 		    : json_array_size(shp) > 1
 		        ? (int64_t)json_integer_value(json_array_get(shp, 1))
 		        : 0;

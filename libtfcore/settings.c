@@ -69,6 +69,7 @@ static const struct def defs[] = {
     {"dropout-keep-prob", K_REAL, MODEL, LAYERS, "1", R(0, 1, 1)},
     {"crosses", K_STR, MODEL, WIDE, "", NONE},
     {"hash-buckets", K_INT, MODEL, WIDE, "1000", I(1, INT32_MAX)},
+    {"sparse", K_BOOL, MODEL, IF_SET, "false", NONE},
     {"embedding-dim", K_INT, MODEL, WIDE, "8", I(1, 4096)},
     {"optimizer", K_STR, MODEL, ALWAYS, "adam", NONE},
     {"learning-rate", K_REAL, RESUME, ALWAYS, "0.001", R(0, 1, INFINITY)},
@@ -912,6 +913,11 @@ fill(const struct tf_settings *s, struct tf_train_config *cfg)
 	cfg->keep_prob = real(s, "dropout-keep-prob");
 	cfg->crosses = text(s, "crosses");
 	cfg->hash_buckets = num(s, "hash-buckets");
+	cfg->sparse = flag(s, "sparse");
+	int hb = find("hash-buckets");
+	cfg->sparse_buckets = s != NULL && s->value[hb].src != TF_FROM_DEFAULT
+	                          ? cfg->hash_buckets
+	                          : 0;
 	cfg->embedding_dim = num(s, "embedding-dim");
 	cfg->optimizer = text(s, "optimizer");
 	cfg->learning_rate = real(s, "learning-rate");

@@ -699,6 +699,60 @@ tf_model_spec_wide_deep(const struct tf_layout *l, const char *hidden, int task,
 	return finish_spec(&b, rc, task, spec, err, errlen);
 }
 
+int
+tf_model_spec_sparse(const char *model, const struct tf_layout *l,
+                     const char *hidden, int task, int64_t classes,
+                     double bn_epsilon, double keep, int64_t dim, char **spec,
+                     char *err, size_t errlen)
+{
+	int64_t out = task == TF_TASK_MULTICLASS ? classes : 1;
+	int lr = strcmp(model, "lr") == 0, dnn = strcmp(model, "dnn") == 0;
+	int wide = strcmp(model, "wide_and_deep") == 0;
+	if (!lr && !dnn && !wide) {
+		snprintf(err, errlen,
+		         "--model %s does not read sparse ids: lr, dnn or "
+		         "wide_and_deep do",
+		         model);
+		return TF_EINVAL;
+	}
+	if (dim < 1) {
+		snprintf(err, errlen, "--embedding-dim must be at least 1");
+		return TF_EINVAL;
+	}
+	/* A row: the ids' values in x, the ids in ids. */
+	struct tfi_buf b = {0};
+	int rc = put_line(&b, "input x %lld\ninput ids %lld int64\n",
+	                  (long long)l->bag, (long long)l->bag) ||
+	         put_line(&b, "input label 1\n");
+	const char *linear = "node %s embedding ids,x vocab=%lld dim=%lld "
+	                     "init=zeros bias=1\n";
+	if (lr) {
+		rc = rc || put_line(&b, linear, "logits",
+		                    (long long)l->bag_vocab, (long long)out);
+		return finish_spec(&b, rc, task, spec, err, errlen);
+	}
+	rc =
+	    rc || put_line(&b, "node bag embedding ids,x vocab=%lld dim=%lld\n",
+	                   (long long)l->bag_vocab, (long long)dim);
+	if (!wide) {
+		return dense_head(&b, rc, "bag", hidden, bn_epsilon, keep, out,
+		                  task, spec, err, errlen);
+	}
+	char last[32];
+	int hr = hidden_layers(&b, hidden, "bag", bn_epsilon, keep, last,
+	                       sizeof last, err, errlen);
+	if (hr != TF_OK) {
+		tfi_buf_free(&b);
+		return hr;
+	}
+	rc = rc || put_line(&b, "node deep dense %s units=%lld\n", last,
+	                    (long long)out);
+	rc = rc || put_line(&b, linear, "wide", (long long)l->bag_vocab,
+	                    (long long)out);
+	rc = rc || put_line(&b, "node logits add deep,wide\n");
+	return finish_spec(&b, rc, task, spec, err, errlen);
+}
+
 const char *
 tfi_prediction_node(int task)
 {

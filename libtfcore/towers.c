@@ -350,7 +350,10 @@ tfi_towers_run(struct towers *w, struct tf_graph *rg, const struct tf_batch *b,
 	atomic_fetch_add(&w->gen, 1);
 	towers_wake(w);
 	/* The first part on the run's graph, first; its generator and
-	 * moving averages are the run's, whatever else this thread runs. */
+	 * moving averages are the run's, whatever else this thread runs.
+	 * Each part's gradient starts at zero (a row-sparse run's graph
+	 * leaves its gradient to the step, which takes the parts' sum). */
+	int zeroed = tfi_graph_zero_grads(rg, 1);
 	run_part(w, rg, 0, pred);
 	struct tf_rng kept = *rng;
 	size_t ns = tf_graph_nstate(rg);
@@ -360,6 +363,7 @@ tfi_towers_run(struct towers *w, struct tf_graph *rg, const struct tf_batch *b,
 	}
 	take_parts(w, rg, pred);
 	towers_wait(w, step_done, 0);
+	tfi_graph_zero_grads(rg, zeroed);
 	*rng = kept;
 	if (ns > 0) {
 		memcpy(st, w->state, ns * sizeof(float));

@@ -86,7 +86,8 @@ struct run {
 	/* the reader thread and the batch trained last (input_state()) */
 	struct prefetch *pf;
 	struct batch *cur;
-	struct sparse *sp;     /* row-sparse exchange, or NULL */
+	struct sparse *sp;     /* row-sparse exchange or steps, or NULL */
+	int row_steps;         /* the optimizer here updates the rows touched */
 	struct tf_device *dev; /* where the model trains (--device) */
 	char *fallbacks_said;  /* the kernels said to run on the CPU */
 };
@@ -312,10 +313,11 @@ by_start(const void *a, const void *b)
 }
 
 /* The ranges of a batch: the dense parameters and the rows its ids
- * name, ascending, adjoining ones joined. */
+ * name, ascending, adjoining ones joined (when sorted is set: in the
+ * order met otherwise, for the optimizer here). */
 static int
 sparse_ranges(struct sparse *sp, const struct tf_batch *b,
-              struct tfi_ranges *out)
+              struct tfi_ranges *out, int sorted)
 {
 	if (++sp->pass == 0) {
 		for (size_t k = 0; k < sp->nt; k++) {
@@ -354,6 +356,12 @@ sparse_ranges(struct sparse *sp, const struct tf_batch *b,
 			return TF_ENOMEM;
 		}
 	}
+	if (!sorted) {
+		struct tfi_ranges t = *out;
+		*out = sp->rows;
+		sp->rows = t;
+		return TF_OK;
+	}
 	qsort(sp->rows.v, sp->rows.n / 2, 2 * sizeof *sp->rows.v, by_start);
 	out->n = 0;
 	for (size_t i = 0; i < sp->rows.n; i += 2) {
@@ -361,6 +369,43 @@ sparse_ranges(struct sparse *sp, const struct tf_batch *b,
 		    0) {
 			return TF_ENOMEM;
 		}
+	}
+	return TF_OK;
+}
+
+/* Whether every embedding table of g starts at zeros (FTRL leaves an
+ * untouched row of one as it is). */
+static int
+tables_start_zero(struct tf_graph *g)
+{
+	for (int i = 0; i < tf_graph_nnodes(g); i++) {
+		const char *op = tf_graph_node_op(g, i);
+		const char *init = tf_graph_node_attr(g, i, "init");
+		if (op != NULL && strcmp(op, "embedding") == 0 &&
+		    (init == NULL || strcmp(init, "zeros") != 0)) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* A row-sparse step here: the optimizer over the dense parameters and
+ * the rows batch b touched, whose gradient is then zeroed again (the
+ * graph leaves the rest at zero). */
+static int
+row_step(struct run *r, const struct tf_batch *b, float *params, float *grads,
+         double lr)
+{
+	struct sparse *sp = r->sp;
+	if (sparse_ranges(sp, b, &sp->grad, 0) != TF_OK) {
+		return fail(r, TF_ENOMEM, "out of memory");
+	}
+	if (tfi_optim_step_ranges(r->o, params, grads, (float)lr, &sp->grad) !=
+	    TF_OK) {
+		return fail(r, tf_errcode(r->o), "%s", tf_errmsg(r->o));
+	}
+	for (size_t i = 0; i < sp->grad.n; i += 2) {
+		tf_zero(r->dev, grads + sp->grad.v[i], sp->grad.v[i + 1]);
 	}
 	return TF_OK;
 }
@@ -759,6 +804,13 @@ same_features(struct run *r, const char *schema, const char *ckpt)
 		/* its sequence cut as the model cuts it */
 		tf_columns_set_sequence(now, sv.steps, 0);
 	}
+	int64_t bw, bv, nw, nv;
+	int bag = tf_columns_bag(r->cols, &bw, &bv);
+	if (now != NULL && bag) {
+		/* its ids as the model reads them */
+		tf_columns_set_sparse(now, 1,
+		                      tf_columns_bag_hashed(r->cols) ? bv : 0);
+	}
 	if (now == NULL) {
 		return fail(r, TF_ENOMEM, "out of memory");
 	}
@@ -766,6 +818,28 @@ same_features(struct run *r, const char *schema, const char *ckpt)
 	rc = rc ? rc : tf_columns_load_schema(now, schema);
 	if (rc != TF_OK) {
 		rc = fail(r, rc, "%s", tf_errmsg(now));
+	} else if (bag && tf_columns_bag(now, &nw, &nv) &&
+	           (nw > bw || nv > bv)) {
+		rc = fail(r, TF_EFORMAT,
+		          "%s reads up to %lld sparse ids a row, ids below "
+		          "%lld; the data (%s) has up to %lld a row, ids below "
+		          "%lld (use --from-scratch or another "
+		          "--checkpoint-dir%s)",
+		          ckpt, (long long)bw, (long long)bv, schema,
+		          (long long)nw, (long long)nv,
+		          nv > bv && !tf_columns_bag_hashed(r->cols)
+		              ? "; --hash-buckets N bounds the ids"
+		              : "");
+	} else if (bag && tf_columns_bag(now, &nw, &nv)) {
+		rc =
+		    strcmp(tf_columns_label_name(now),
+		           tf_columns_label_name(r->cols)) == 0
+		        ? TF_OK
+		        : fail(r, TF_EFORMAT,
+		               "%s is a checkpoint of another model: its label "
+		               "is '%s', the data's (%s) '%s'",
+		               ckpt, tf_columns_label_name(r->cols), schema,
+		               tf_columns_label_name(now));
 	} else if (tf_columns_width(now) != tf_columns_width(r->cols) ||
 	           strcmp(tf_columns_label_name(now),
 	                  tf_columns_label_name(r->cols)) != 0) {
@@ -1074,6 +1148,13 @@ start(struct run *r)
 		rc = tf_columns_set_sequence(r->cols, cfg->max_length,
 		                             cfg->hash_buckets);
 	}
+	if (rc == TF_OK) {
+		/* wide_and_deep reads libsvm ids as a bag, however few */
+		rc = tf_columns_set_sparse(
+		    r->cols,
+		    cfg->sparse || strcmp(cfg->model, "wide_and_deep") == 0,
+		    cfg->sparse_buckets);
+	}
 	if (rc != TF_OK) {
 		return fail(r, rc, "%s", tf_errmsg(r->cols));
 	}
@@ -1100,8 +1181,10 @@ start(struct run *r)
 	if (!oom && custom && (rc = read_user_spec(r)) != TF_OK) {
 		return rc;
 	}
-	int categorical = strcmp(cfg->model, "wide_and_deep") == 0 ||
-	                  (custom && spec_reads_ids(r->user_spec));
+	int64_t bw, bv;
+	int categorical = (strcmp(cfg->model, "wide_and_deep") == 0 ||
+	                   (custom && spec_reads_ids(r->user_spec))) &&
+	                  !tf_columns_bag(r->cols, &bw, &bv); /* ids: its own */
 	if (!oom && !categorical) {
 		note_unused(r);
 	}
@@ -1482,6 +1565,12 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 		                               &l, r->task, r->classes,
 		                               &r->h.model_spec, NULL, err,
 		                               sizeof err)
+		    : l.bag > 0
+		        ? tf_model_spec_sparse(
+		              cfg->model, &l, cfg->hidden, r->task, r->classes,
+		              cfg->enable_bn ? cfg->bn_epsilon : 0,
+		              cfg->keep_prob, cfg->embedding_dim,
+		              &r->h.model_spec, err, sizeof err)
 		    : strcmp(cfg->model, "cnn") == 0
 		        ? tf_model_spec_cnn(
 		              input_shape(r, shape, sizeof shape), cfg->conv,
@@ -1759,6 +1848,17 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 	}
 	if (r.cl != NULL && cfg->l1 == 0 && cfg->l2 == 0) {
 		r.sp = sparse_plan(r.g); /* NULL: no tables, dense */
+	} else if (r.cl == NULL && cfg->l1 == 0 && cfg->l2 == 0 &&
+	           tf_device_kind(r.dev) == TF_DEVICE_CPU &&
+	           tfi_optim_row_exact(
+	               r.o, cfg->lr_decay_rate != 1 && cfg->lr_decay_steps > 0,
+	               tables_start_zero(r.g)) &&
+	           (r.sp = sparse_plan(r.g)) != NULL) {
+		/* an embedding table's rows a batch did not touch would not
+		 * change: the optimizer updates only the rows it did */
+		r.row_steps = 1;
+		tfi_graph_zero_grads(r.g, 0);
+		tf_zero(r.dev, grads, tf_graph_nparams(r.g));
 	}
 	r.pf = &pf;
 	if ((rc = tfi_prefetch_start(&pf, r.ds, bs, r.dev)) != TF_OK) {
@@ -1845,10 +1945,11 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		if (r.cl != NULL) {
 			if (r.sp != NULL) {
 				struct batch *nb = tfi_prefetch_peek(&pf);
-				if (sparse_ranges(r.sp, &b->b, &r.sp->grad) ||
+				if (sparse_ranges(r.sp, &b->b, &r.sp->grad,
+				                  1) ||
 				    sparse_ranges(
 				        r.sp, nb->rc == TF_OK ? &nb->b : NULL,
-				        &r.sp->want)) {
+				        &r.sp->want, 1)) {
 					rc = fail(&r, TF_ENOMEM,
 					          "out of memory");
 					goto out;
@@ -1879,6 +1980,12 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 				goto out;
 			}
 			note_lost(&r);
+		} else if (r.row_steps) {
+			if ((rc = row_step(&r, &b->b, params, grads, lr)) !=
+			    TF_OK) {
+				goto out;
+			}
+			r.h.step++;
 		} else {
 			tf_optim_step(r.o, params, grads, (float)lr);
 			r.h.step++;

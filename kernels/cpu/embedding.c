@@ -106,3 +106,76 @@ scatter_cpu(const float *dy, int64_t vocab, int64_t dim, const int64_t *ids,
 		}
 	}
 }
+
+/*
+ * Weighted lookups (TensorFlow's embedding_lookup_sparse): a row's ids
+ * and as many weights, wstride apart a row.  sum: the weights' sum of
+ * the ids' vectors; mean: that over the sum of their weights (zeros
+ * when it is 0).  scatter_w adds the gradient into dtable.
+ */
+static float
+weight_sum(const int64_t *ids, const float *w, int64_t width, int64_t vocab)
+{
+	float s = 0.0f;
+	for (int64_t k = 0; k < width; k++) {
+		s += id_at(ids, k, vocab) >= 0 ? w[k] : 0.0f;
+	}
+	return s;
+}
+
+void
+gather_w_cpu(const float *table, int64_t vocab, int64_t dim, const int64_t *ids,
+             int64_t stride, const float *w, int64_t wstride, int64_t rows,
+             int64_t width, int combiner, float *y)
+{
+	for (int64_t r = 0; r < rows; r++) {
+		const int64_t *row = ids + r * stride;
+		const float *wr = w + r * wstride;
+		float *yr = y + r * dim;
+		memset(yr, 0, (size_t)dim * sizeof *yr);
+		for (int64_t k = 0; k < width; k++) {
+			int64_t id = id_at(row, k, vocab);
+			if (id < 0) {
+				continue;
+			}
+			const float *v = table + id * dim;
+			float c = wr[k];
+			for (int64_t j = 0; j < dim; j++) {
+				yr[j] += c * v[j];
+			}
+		}
+		if (combiner == TF_COMBINE_MEAN) {
+			float s = weight_sum(row, wr, width, vocab);
+			for (int64_t j = 0; s != 0.0f && j < dim; j++) {
+				yr[j] /= s;
+			}
+		}
+	}
+}
+
+void
+scatter_w_cpu(const float *dy, int64_t vocab, int64_t dim, const int64_t *ids,
+              int64_t stride, const float *w, int64_t wstride, int64_t rows,
+              int64_t width, int combiner, float *dtable)
+{
+	for (int64_t r = 0; r < rows; r++) {
+		const int64_t *row = ids + r * stride;
+		const float *wr = w + r * wstride;
+		const float *g = dy + r * dim;
+		float s = combiner == TF_COMBINE_MEAN
+		              ? weight_sum(row, wr, width, vocab)
+		              : 1.0f;
+		float inv = s != 0.0f ? 1.0f / s : 0.0f;
+		for (int64_t k = 0; k < width; k++) {
+			int64_t id = id_at(row, k, vocab);
+			if (id < 0) {
+				continue;
+			}
+			float c = wr[k] * inv;
+			float *dst = dtable + id * dim;
+			for (int64_t j = 0; j < dim; j++) {
+				dst[j] += c * g[j];
+			}
+		}
+	}
+}

@@ -91,7 +91,9 @@ ftrl(const struct tf_update *u, float *restrict w, const float *restrict g,
 	float lr = u->lr;
 	for (size_t i = 0; i < n; i++) {
 		double a0 = acc[i], a1 = a0 + (double)g[i] * g[i];
-		double p0 = pow(a0, -power), p1 = pow(a1, -power);
+		/* the usual power, -0.5, is a square root */
+		double p0 = power == -0.5 ? sqrt(a0) : pow(a0, -power);
+		double p1 = power == -0.5 ? sqrt(a1) : pow(a1, -power);
 		lin[i] += g[i] - (float)((p1 - p0) / lr * w[i]);
 		double quad = p1 / lr + 2.0 * l2;
 		double l = lin[i];

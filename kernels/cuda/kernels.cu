@@ -928,6 +928,99 @@ scatter_cuda(const float *dy, int64_t vocab, int64_t dim, const int64_t *ids,
 	check(cx, "scatter");
 }
 
+/* Weighted lookups (gather_w_cpu's): a thread an output value. */
+__device__ static float
+weight_sum(const int64_t *row, const float *w, int64_t width, int64_t vocab)
+{
+	float s = 0.0f;
+	for (int64_t k = 0; k < width; k++) {
+		s += id_at(row, k, vocab) >= 0 ? w[k] : 0.0f;
+	}
+	return s;
+}
+
+__global__ void
+k_gather_w(const float *table, int64_t vocab, int64_t dim, const int64_t *ids,
+           int64_t stride, const float *w, int64_t wstride, int64_t rows,
+           int64_t width, int combiner, float *y)
+{
+	GRID_STRIDE(i, (size_t)(rows * dim))
+	{
+		int64_t r = (int64_t)i / dim, j = (int64_t)i % dim;
+		const int64_t *row = ids + r * stride;
+		const float *wr = w + r * wstride;
+		float acc = 0.0f;
+		for (int64_t k = 0; k < width; k++) {
+			int64_t id = id_at(row, k, vocab);
+			if (id >= 0) {
+				acc += wr[k] * table[id * dim + j];
+			}
+		}
+		if (combiner == COMBINE_MEAN) {
+			float s = weight_sum(row, wr, width, vocab);
+			acc = s != 0.0f ? acc / s : acc;
+		}
+		y[i] = acc;
+	}
+}
+
+extern "C" void
+gather_w_cuda(const float *table, int64_t vocab, int64_t dim,
+              const int64_t *ids, int64_t stride, const float *w,
+              int64_t wstride, int64_t rows, int64_t width, int combiner,
+              float *y, struct tfk_cuda *cx)
+{
+	size_t n = (size_t)(rows * dim);
+	if (n == 0) {
+		return;
+	}
+	k_gather_w<<<blocks(n), THREADS, 0, cx->stream>>>(
+	    table, vocab, dim, ids, stride, w, wstride, rows, width, combiner,
+	    y);
+	check(cx, "gather_w");
+}
+
+/* A thread a (row, id, value), added with atomics. */
+__global__ void
+k_scatter_w(const float *dy, int64_t vocab, int64_t dim, const int64_t *ids,
+            int64_t stride, const float *w, int64_t wstride, int64_t rows,
+            int64_t width, int combiner, float *dtable)
+{
+	GRID_STRIDE(i, (size_t)(rows * width * dim))
+	{
+		int64_t r = (int64_t)i / (width * dim);
+		int64_t k = (int64_t)i / dim % width, j = (int64_t)i % dim;
+		const int64_t *row = ids + r * stride;
+		const float *wr = w + r * wstride;
+		int64_t id = id_at(row, k, vocab);
+		if (id < 0) {
+			continue;
+		}
+		float c = wr[k];
+		if (combiner == COMBINE_MEAN) {
+			float s = weight_sum(row, wr, width, vocab);
+			c = s != 0.0f ? c / s : 0.0f;
+		}
+		atomicAdd(&dtable[id * dim + j], c * dy[r * dim + j]);
+	}
+}
+
+extern "C" void
+scatter_w_cuda(const float *dy, int64_t vocab, int64_t dim,
+               const int64_t *ids, int64_t stride, const float *w,
+               int64_t wstride, int64_t rows, int64_t width, int combiner,
+               float *dtable, struct tfk_cuda *cx)
+{
+	size_t n = (size_t)(rows * width * dim);
+	if (n == 0) {
+		return;
+	}
+	k_scatter_w<<<blocks(n), THREADS, 0, cx->stream>>>(
+	    dy, vocab, dim, ids, stride, w, wstride, rows, width, combiner,
+	    dtable);
+	check(cx, "scatter_w");
+}
+
 /* ---- optimizer updates ---------------------------------------------- */
 
 /* The kinds of tf/device.h (TF_UPDATE_*). */

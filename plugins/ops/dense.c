@@ -1,10 +1,13 @@
 /*
  * dense.c - the fully connected layer: y = x W + b.
  *
- *	node h dense x units=128 [bias=0]
+ *	node h dense x units=128 [bias=0] [init=glorot|zeros]
  *
- * W is [in, units] (Glorot uniform, as Keras's Dense), b is [units] (zeros).
+ * W is [in, units] (Glorot uniform, as Keras's Dense, or zeros: a linear
+ * model as TensorFlow's LinearClassifier starts), b is [units] (zeros).
  */
+#include <string.h>
+
 #include "tf/plugin.h"
 
 static int
@@ -17,8 +20,14 @@ build(struct tf_node *n)
 	if (units < 1) {
 		return tf_node_error(n, "needs units=N with N >= 1");
 	}
+	const char *init = tf_node_attr_str(n, "init", "glorot");
+	int zeros = strcmp(init, "zeros") == 0;
+	if (!zeros && strcmp(init, "glorot") != 0) {
+		return tf_node_error(n, "init=%s is not glorot or zeros", init);
+	}
 	int64_t in = tf_node_input_width(n, 0);
-	tf_node_add_param(n, "kernel", in, units, TF_INIT_GLOROT_UNIFORM);
+	tf_node_add_param(n, "kernel", in, units,
+	                  zeros ? TF_INIT_ZEROS : TF_INIT_GLOROT_UNIFORM);
 	if (tf_node_attr_int(n, "bias", 1)) {
 		tf_node_add_param(n, "bias", 1, units, TF_INIT_ZEROS);
 	}
@@ -70,9 +79,11 @@ backward(struct tf_node *n)
 }
 
 static const struct tf_op ops[] = {
-    {"dense", "fully connected layer: y = x W + b (units=N, bias=0|1)", build,
-     forward, backward},
+    {"dense",
+     "fully connected layer: y = x W + b (units=N, bias=0|1, "
+     "init=glorot|zeros)",
+     build, forward, backward},
     {0},
 };
 
-TF_PLUGIN_DEFINE("dense", "1.0", ops, NULL)
+TF_PLUGIN_DEFINE("dense", "1.1", ops, NULL)

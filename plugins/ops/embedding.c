@@ -1,8 +1,9 @@
 /*
  * embedding.c - embedding lookups over sparse ids:
  *
- *	node e embedding ids vocab=V dim=D [combiner=sum|mean|concat]
- *	                 [init=normal|zeros] [begin=B size=N] [sequence=1]
+ *	node e embedding ids[,weights] vocab=V dim=D
+ *	                 [combiner=sum|mean|concat] [init=normal|zeros]
+ *	                 [begin=B size=N] [sequence=1] [bias=1]
  *
  * ids is an int64 input (`input ids W int64`), W ids a row; this node
  * reads its columns B..B+N-1 (all of them by default).  An id outside
@@ -11,6 +12,12 @@
  * model over categorical ids).  sum and mean combine a row's vectors into
  * D values; concat gives each id slot its own D values (N x D: with
  * sequence=1 N steps of D, a recurrent layer's input).
+ *
+ * With weights (a float input as wide as the ids: a sparse feature's
+ * values, read at the same columns) sum and mean weigh each id's vector,
+ * as TensorFlow's embedding_lookup_sparse: an embedding bag, and with
+ * dim=1 init=zeros bias=1 a sparse linear model.  The weights are data:
+ * they get no gradient.  bias=1 adds a trained bias of D values.
  */
 #include <string.h>
 
@@ -38,8 +45,10 @@ span(struct tf_node *n, int64_t *begin, int64_t *size)
 static int
 build(struct tf_node *n)
 {
-	if (tf_node_ninputs(n) != 1) {
-		return tf_node_error(n, "takes one input (the ids)");
+	int nin = tf_node_ninputs(n);
+	if (nin != 1 && nin != 2) {
+		return tf_node_error(n, "takes the ids, and optionally their "
+		                        "weights");
 	}
 	if (tf_node_input_dtype(n, 0) != TF_INT64) {
 		return tf_node_error(n, "its input must hold int64 ids "
@@ -69,9 +78,22 @@ build(struct tf_node *n)
 		                     (long long)begin, (long long)size,
 		                     (long long)w);
 	}
+	if (nin == 2 && (tf_node_input_dtype(n, 1) != TF_FLOAT32 ||
+	                 tf_node_input_width(n, 1) != w)) {
+		return tf_node_error(n,
+		                     "its weights must be %lld floats, as wide "
+		                     "as its ids",
+		                     (long long)w);
+	}
+	if (nin == 2 && comb == TF_COMBINE_CONCAT) {
+		return tf_node_error(n, "weights need combiner=sum or mean");
+	}
 	tf_node_add_param(n, "table", vocab, dim,
 	                  strcmp(init, "zeros") == 0 ? TF_INIT_ZEROS
 	                                             : TF_INIT_NORMAL);
+	if (tf_node_attr_int(n, "bias", 0)) {
+		tf_node_add_param(n, "bias", 1, dim, TF_INIT_ZEROS);
+	}
 	if (comb == TF_COMBINE_CONCAT && tf_node_attr_int(n, "sequence", 0)) {
 		struct tf_shape s = {2, {size, dim}};
 		return tf_node_set_shape(n, &s);
@@ -88,13 +110,27 @@ forward(struct tf_node *n, int training)
 	const struct tf_tensor *t = tf_node_param(n, 0);
 	int64_t begin, size;
 	span(n, &begin, &size);
-	tf_gather(tf_node_device(n), tf_tensor_f32(t), t->rows, t->cols,
-	          tf_tensor_i64(ids) + begin, ids->cols, ids->rows, size,
-	          combiner(n), tf_tensor_f32(tf_node_output(n)));
+	struct tf_device *d = tf_node_device(n);
+	float *y = tf_tensor_f32(tf_node_output(n));
+	if (tf_node_ninputs(n) == 2) {
+		const struct tf_tensor *w = tf_node_input(n, 1);
+		tf_gather_weighted(d, tf_tensor_f32(t), t->rows, t->cols,
+		                   tf_tensor_i64(ids) + begin, ids->cols,
+		                   tf_tensor_f32(w) + begin, w->cols, ids->rows,
+		                   size, combiner(n), y);
+	} else {
+		tf_gather(d, tf_tensor_f32(t), t->rows, t->cols,
+		          tf_tensor_i64(ids) + begin, ids->cols, ids->rows,
+		          size, combiner(n), y);
+	}
+	if (tf_node_nparams(n) == 2) {
+		tf_add_bias(d, y, tf_tensor_f32(tf_node_param(n, 1)), ids->rows,
+		            t->cols);
+	}
 	return TF_OK;
 }
 
-/* The ids get no gradient: they are data. */
+/* The ids get no gradient: they are data; so are the weights. */
 static int
 backward(struct tf_node *n)
 {
@@ -102,10 +138,28 @@ backward(struct tf_node *n)
 	const struct tf_tensor *t = tf_node_param(n, 0);
 	int64_t begin, size;
 	span(n, &begin, &size);
-	tf_scatter(tf_node_device(n), tf_tensor_f32(tf_node_output_grad(n)),
-	           t->rows, t->cols, tf_tensor_i64(ids) + begin, ids->cols,
-	           ids->rows, size, combiner(n),
-	           tf_tensor_f32(tf_node_param_grad(n, 0)));
+	struct tf_device *d = tf_node_device(n);
+	const float *dy = tf_tensor_f32(tf_node_output_grad(n));
+	if (tf_node_ninputs(n) == 2) {
+		if (tf_node_input_grad(n, 1) != NULL) {
+			return tf_node_error(n, "its weights must be data (an "
+			                        "input), not a node trained "
+			                        "through");
+		}
+		const struct tf_tensor *w = tf_node_input(n, 1);
+		tf_scatter_weighted(
+		    d, dy, t->rows, t->cols, tf_tensor_i64(ids) + begin,
+		    ids->cols, tf_tensor_f32(w) + begin, w->cols, ids->rows,
+		    size, combiner(n), tf_tensor_f32(tf_node_param_grad(n, 0)));
+	} else {
+		tf_scatter(d, dy, t->rows, t->cols, tf_tensor_i64(ids) + begin,
+		           ids->cols, ids->rows, size, combiner(n),
+		           tf_tensor_f32(tf_node_param_grad(n, 0)));
+	}
+	if (tf_node_nparams(n) == 2) {
+		tf_bias_grad(d, dy, tf_tensor_f32(tf_node_param_grad(n, 1)),
+		             ids->rows, t->cols);
+	}
 	return TF_OK;
 }
 
@@ -113,9 +167,9 @@ static const struct tf_op ops[] = {
     {"embedding",
      "embedding lookup over int64 ids (vocab=V, dim=D, "
      "combiner=sum|mean|concat, init=normal|zeros, begin=B, size=N, "
-     "sequence=1)",
+     "sequence=1, bias=1; ids,weights: a weighted bag)",
      build, forward, backward},
     {0},
 };
 
-TF_PLUGIN_DEFINE("embedding", "1.1", ops, NULL)
+TF_PLUGIN_DEFINE("embedding", "1.2", ops, NULL)

@@ -126,7 +126,7 @@ assert len(ins) == 30 and ins[0] == "mean_radius", ins
 p = j["provenance"]
 assert p["step"] > 0 and p["seed"] == 0 and p["optimizer"] == "adam", p
 assert p["config"]["dropout-keep-prob"] == 0.8 and p["validation"]["examples"] == 113, p
-assert {"op": "dense", "plugin": "dense", "version": "1.0"} in p["plugins"], p["plugins"]
+assert {"op": "dense", "plugin": "dense", "version": "1.1"} in p["plugins"], p["plugins"]
 n = sum(v["shape"][0] * v["shape"][1] for v in j["variables"])
 assert n * 4 == os.path.getsize(d + "/variables.bin"), n' models/2
 }

@@ -477,3 +477,39 @@ assert pred.Predict(tfgrpc.predict("model", {"features": [[1.0] * 30]}), 5.0).mo
 	run -64 --separate-stderr tf-serve --model-base "$F/bcp" --grpc-port 70000
 	[[ "$stderr" == *"--grpc-port"* ]]
 }
+
+@test "a model of sparse ids: Classify takes Examples of an int64_list 'ids' and a float_list 'values' (or none) as REST takes them; Predict refuses, naming REST" {
+	tf-csv2record -q -f libsvm -o hs.tfrecord "$DATA/heart_scale"
+	tf-train -q --sparse --model lr --optimizer adagrad --learning-rate 0.5 -e 3 --checkpoint-dir m hs.tfrecord > /dev/null
+	tf-export -d m --export-base hs > /dev/null
+	start_ready --model-base hs --model-name hs
+	curl -s -d '{"examples": [{"ids": [1, 3, 12], "values": [0.5, 1, -1]}, {"ids": [7]}]}' \
+		"$URL/v1/models/hs:classify" > rest.json
+	/usr/bin/python3 - <<'PY'
+import json, os
+import tfgrpc
+from tfgrpc import classification_pb2, example_pb2, types_pb2
+pred, _ = tfgrpc.stubs(os.environ["GPORT"])
+want = json.load(open("rest.json"))["results"]
+r = classification_pb2.ClassificationRequest()
+r.model_spec.name = "hs"
+for ids, vals in (([1, 3, 12], [0.5, 1, -1]), ([7], None)):
+    ex = r.input.example_list.examples.add()
+    ex.features.feature["ids"].int64_list.value.extend(ids)
+    if vals is not None:
+        ex.features.feature["values"].float_list.value.extend(vals)
+got = pred.Classify(r, 5.0).result.classifications
+assert len(got) == 2
+for g, w in zip(got, want):
+    assert [c.label for c in g.classes] == [x[0] for x in w], (g, w)
+    assert tfgrpc.close([c.score for c in g.classes], [x[1] for x in w]), (g, w)
+bad = classification_pb2.ClassificationRequest()
+bad.model_spec.name = "hs"
+bad.input.example_list.examples.add().features.feature["ids"].int64_list.value.extend([1, 99])
+code, msg = tfgrpc.error(pred.Classify, bad, 5.0)
+assert code == "INVALID_ARGUMENT" and "example 0: id 99 is beyond the model's (0 to 13)" in msg, msg
+code, msg = tfgrpc.error(pred.Predict, tfgrpc.predict("hs", {"ids": tfgrpc.tensor([[1, 2]], dtype=types_pb2.DT_INT64)}), 5.0)
+assert code == "INVALID_ARGUMENT" and "input 'ids' is sparse: send the ids and values over REST" in msg, msg
+PY
+	stop_server
+}

@@ -70,4 +70,21 @@ fuzz_model(void)
 	return model;
 }
 
+/* A model of sparse ids (tests/fuzz/model-sparse: heart_scale's ids as a
+ * bag, {"ids": [...], "values": [...]}), loaded once. */
+static inline struct tf_model *
+fuzz_sparse_model(void)
+{
+	static struct tf_model *model;
+	if (model == NULL &&
+	    ((model = tf_model_new()) == NULL ||
+	     tf_model_load(model, fuzz_registry(), "tests/fuzz/model-sparse") !=
+	         TF_OK)) {
+		fprintf(stderr, "fuzz: %s\n",
+		        model ? tf_errmsg(model) : "out of memory");
+		abort();
+	}
+	return model;
+}
+
 #endif

@@ -1,6 +1,7 @@
 /*
  * Fuzz target: TF Serving's gRPC request messages (serving_pb.c) against
- * a small export, tests/fuzz/model (or $TFKIT_FUZZ_MODEL).  The first
+ * two small exports, tests/fuzz/model (or $TFKIT_FUZZ_MODEL) and
+ * tests/fuzz/model-sparse (a model of sparse ids).  The first
  * byte picks the method (Predict, Classify, Regress, GetModelMetadata,
  * GetModelStatus), the rest is the message.  Decoding and reading never
  * crash; a request that reads is predicted and answered with a response
@@ -14,6 +15,33 @@
 #include "fuzz.h"
 
 static struct tf_request *req;
+
+/* The decoded request read for a model, predicted and answered. */
+static void
+answer(struct tf_model *model, int method)
+{
+	int rc = tf_request_parse_pb(req, model, 64);
+	if (rc == TF_EINVAL) {
+		return;
+	}
+	if (rc != TF_OK) {
+		abort();
+	}
+	size_t rows = tf_request_rows(req);
+	if (method != TF_METHOD_METADATA &&
+	    (rows == 0 || rows > 64 || tf_request_predict(req, model))) {
+		abort();
+	}
+	const void *out;
+	size_t len;
+	rc = tf_request_respond_pb(req, model, "m", 1, &out, &len);
+	if (rc != TF_OK && rc != TF_EINVAL) {
+		abort();
+	}
+	if (rc == TF_OK && len == 0) {
+		abort();
+	}
+}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -47,26 +75,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		return 0;
 	}
-	rc = tf_request_parse_pb(req, model, 64);
-	if (rc == TF_EINVAL) {
-		return 0;
-	}
-	if (rc != TF_OK) {
-		abort();
-	}
-	size_t rows = tf_request_rows(req);
-	if (method != TF_METHOD_METADATA &&
-	    (rows == 0 || rows > 64 || tf_request_predict(req, model))) {
-		abort();
-	}
-	const void *out;
-	size_t len;
-	rc = tf_request_respond_pb(req, model, "m", 1, &out, &len);
-	if (rc != TF_OK && rc != TF_EINVAL) {
-		abort();
-	}
-	if (rc == TF_OK && len == 0) {
-		abort();
-	}
+	answer(model, method);
+	answer(fuzz_sparse_model(), method);
 	return 0;
 }

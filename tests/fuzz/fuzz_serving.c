@@ -1,8 +1,10 @@
 /*
  * Fuzz target: TF Serving REST bodies (predict, classify, regress, one
- * instance) against a small export, tests/fuzz/model (or
- * $TFKIT_FUZZ_MODEL).  Parsing never crashes; a body that parses is
- * predicted and answered with a JSON object or value, never an error.
+ * instance) against two small exports, tests/fuzz/model (or
+ * $TFKIT_FUZZ_MODEL: numeric features) and tests/fuzz/model-sparse (a
+ * model of sparse ids: {"ids": [...], "values": [...]}).  Parsing never
+ * crashes; a body that parses is predicted and answered with a JSON
+ * object or value, never an error.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -13,13 +15,10 @@
 
 static struct tf_request *req;
 
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* Every method's body against one model. */
+static void
+against(struct tf_model *model, const uint8_t *data, size_t size)
 {
-	struct tf_model *model = fuzz_model();
-	if (req == NULL && (req = tf_request_new()) == NULL) {
-		abort();
-	}
 	for (int method = TF_METHOD_PREDICT; method <= TF_METHOD_INSTANCE;
 	     method++) {
 		int rc = tf_request_parse(req, model, method,
@@ -49,5 +48,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		}
 	}
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (req == NULL && (req = tf_request_new()) == NULL) {
+		abort();
+	}
+	against(fuzz_model(), data, size);
+	against(fuzz_sparse_model(), data, size);
 	return 0;
 }

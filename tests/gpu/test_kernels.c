@@ -418,6 +418,36 @@ embedding_gather_scatter(void)
 		free(y), free(h), free(dy), free(dt), free(hdt);
 		cudaFree(gdy);
 	}
+	/* weighted (sum, mean): weights of either sign, some rows' summing
+	 * to nothing */
+	float *w = host((size_t)(rows * stride));
+	for (int64_t i = 0; i < rows * stride; i++) {
+		w[i] = i % 7 == 0 ? 0.0f : w[i] - 0.5f;
+	}
+	float *gw = upf(w, (size_t)(rows * stride));
+	for (int comb = 0; comb < 2; comb++) {
+		size_t ny = (size_t)(rows * dim);
+		float *y = host(ny), *gy = upf(y, ny);
+		gather_w_cpu(table, vocab, dim, ids, stride, w, stride, rows,
+		             width, comb, y);
+		gather_w_cuda(gt, vocab, dim, gids, stride, gw, stride, rows,
+		              width, comb, gy, cx);
+		float *h = down(gy, ny);
+		same("gather_w", y, h, ny, 1e-5, 1e-6);
+		float *dy = host(ny), *gdy = upf(dy, ny);
+		float *dt = host((size_t)(vocab * dim));
+		float *gdt = upf(dt, (size_t)(vocab * dim));
+		scatter_w_cpu(dy, vocab, dim, ids, stride, w, stride, rows,
+		              width, comb, dt);
+		scatter_w_cuda(gdy, vocab, dim, gids, stride, gw, stride, rows,
+		               width, comb, gdt, cx);
+		float *hdt = down(gdt, (size_t)(vocab * dim));
+		same("scatter_w", dt, hdt, (size_t)(vocab * dim), 1e-4, 1e-5);
+		free(y), free(h), free(dy), free(dt), free(hdt);
+		cudaFree(gdy);
+	}
+	free(w);
+	cudaFree(gw);
 	free(table);
 	cudaFree(gt), cudaFree(gids);
 }
@@ -694,6 +724,8 @@ sequence_masks(void)
 #define TESTED_add_cols       column_blocks
 #define TESTED_gather         embedding_gather_scatter
 #define TESTED_scatter        embedding_gather_scatter
+#define TESTED_gather_w       embedding_gather_scatter
+#define TESTED_scatter_w      embedding_gather_scatter
 #define TESTED_im2col         im2col_patches
 #define TESTED_col2im         col2im_sums
 #define TESTED_pool           pooling_and_gradients

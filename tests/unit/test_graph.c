@@ -114,10 +114,10 @@ TEST(graph_without_loss_runs_forward_only)
 	tf_graph_free(g);
 }
 
-/* Compare analytic gradients of parameters and input x with central
- * differences of the loss. */
+/* Compare analytic gradients of parameters and (with_x) input x with
+ * central differences of the loss. */
 static void
-gradcheck(const char *spec, int64_t rows, int label_kind)
+gradcheck_of(const char *spec, int64_t rows, int label_kind, int with_x)
 {
 	struct tf_graph *g = tf_graph_new();
 	REQUIRE(build(g, spec) == TF_OK);
@@ -142,7 +142,9 @@ gradcheck(const char *spec, int64_t rows, int label_kind)
 	if (wi > 0) {
 		REQUIRE(tf_graph_feed_ids(g, "ids", ids, rows) == TF_OK);
 	}
-	tf_graph_want_input_grad(g, "x");
+	if (with_x) {
+		tf_graph_want_input_grad(g, "x");
+	}
 	tf_graph_feed(g, "x", x, rows);
 	tf_graph_feed(g, "y", y, rows);
 	/* Every forward draws the same random numbers (dropout masks). */
@@ -150,13 +152,16 @@ gradcheck(const char *spec, int64_t rows, int label_kind)
 	REQUIRE(tf_graph_forward(g, 1) == TF_OK);
 	REQUIRE(tf_graph_backward(g) == TF_OK);
 	size_t np = tf_graph_nparams(g);
+	size_t nx = with_x ? (size_t)(rows * wx) : 0;
 	float *w = tf_graph_params(g);
-	float *an = malloc(sizeof(float) * (np + (size_t)(rows * wx)));
+	float *an = malloc(sizeof(float) * (np + nx + 1));
 	memcpy(an, tf_graph_grads(g), np * sizeof(float));
-	memcpy(an + np, tf_graph_grad(g, "x")->data,
-	       sizeof(float) * (size_t)(rows * wx));
+	if (with_x) {
+		memcpy(an + np, tf_graph_grad(g, "x")->data,
+		       sizeof(float) * nx);
+	}
 	int bad = 0;
-	for (size_t i = 0; i < np + (size_t)(rows * wx) && bad < 3; i++) {
+	for (size_t i = 0; i < np + nx && bad < 3; i++) {
 		float *v = i < np ? &w[i] : &x[i - np];
 		float keep = *v, h = 1e-2f;
 		*v = keep + h;
@@ -181,6 +186,12 @@ gradcheck(const char *spec, int64_t rows, int label_kind)
 	free(y);
 	free(ids);
 	tf_graph_free(g);
+}
+
+static void
+gradcheck(const char *spec, int64_t rows, int label_kind)
+{
+	gradcheck_of(spec, rows, label_kind, 1);
 }
 
 TEST(gradients_dense_and_activations)
@@ -231,6 +242,33 @@ TEST(gradients_embedding_and_combine)
 	          "node j concat r,l\nnode o dense j units=1\n"
 	          "node loss mse o,y\n",
 	          5, 0);
+}
+
+/* An embedding bag weighted by x (data: no gradient of its own), sum
+ * and mean (over the weights' sum), with a bias. */
+TEST(gradients_weighted_embedding)
+{
+	gradcheck_of("input x 3\ninput y 2\ninput ids 3 int64\n"
+	             "node e embedding ids,x vocab=6 dim=2 bias=1\n"
+	             "node m embedding ids,x vocab=6 dim=2 combiner=mean\n"
+	             "node a tanh m\nnode s add e,a\n"
+	             "node loss mse s,y\n",
+	             6, 0, 0);
+	/* weights through a node: they would need a gradient */
+	struct tf_graph *g = tf_graph_new();
+	REQUIRE(build(g, "input x 2\ninput y 1\ninput ids 2 int64\n"
+	                 "node h dense x units=2\n"
+	                 "node e embedding ids,h vocab=3 dim=1\n"
+	                 "node loss mse e,y\n") == TF_OK);
+	float x[2] = {1, 2}, y[1] = {1};
+	int64_t ids[2] = {0, 2};
+	REQUIRE(tf_graph_feed_ids(g, "ids", ids, 1) == TF_OK);
+	tf_graph_feed(g, "x", x, 1);
+	tf_graph_feed(g, "y", y, 1);
+	REQUIRE(tf_graph_forward(g, 1) == TF_OK);
+	CHECK(tf_graph_backward(g) == TF_EINVAL);
+	CHECK_CONTAINS(tf_errmsg(g), "its weights must be data");
+	tf_graph_free(g);
 }
 
 TEST(gradients_convolution_and_pooling)
@@ -558,6 +596,46 @@ TEST(embedding_lookups)
 	      TF_EINVAL);
 	CHECK_CONTAINS(tf_errmsg(g), "do not fit in 2 ids");
 	tf_graph_free(g);
+	/* Weighted: sum and mean by the weights (TensorFlow's
+	 * embedding_lookup_sparse), a bias, and what they refuse. */
+	g = tf_graph_new();
+	REQUIRE(build(g, "input x 3\ninput ids 3 int64\n"
+	                 "node s embedding ids,x vocab=3 dim=2 bias=1\n"
+	                 "node m embedding ids,x vocab=3 dim=2 "
+	                 "combiner=mean\n") == TF_OK);
+	w = tf_graph_params(g);
+	for (int i = 0; i < 3; i++) { /* row i = (i + 1, 10 (i + 1)) */
+		w[i * 2] = w[8 + i * 2] = (float)(i + 1);
+		w[i * 2 + 1] = w[8 + i * 2 + 1] = 10.0f * (float)(i + 1);
+	}
+	w[6] = 0.5f; /* s's bias */
+	w[7] = -1.0f;
+	int64_t wid[6] = {0, 2, -1, 1, 1, 7};
+	float wx[6] = {2, 0.5f, 9, 1, 3, 5};
+	REQUIRE(tf_graph_feed_ids(g, "ids", wid, 2) == TF_OK);
+	tf_graph_feed(g, "x", wx, 2);
+	REQUIRE(tf_graph_forward(g, 0) == TF_OK);
+	s = tf_tensor_f32(tf_graph_value(g, "s"));
+	m = tf_tensor_f32(tf_graph_value(g, "m"));
+	/* row 0: 2 (1, 10) + 0.5 (3, 30) = (3.5, 35), over 2.5 = (1.4, 14);
+	 * row 1: 4 (2, 20) = (8, 80), over 4 = (2, 20) */
+	float vs[4] = {4.0f, 34.0f, 8.5f, 79.0f}, vm[4] = {1.4f, 14, 2, 20};
+	for (int i = 0; i < 4; i++) {
+		CHECK(fabsf(s[i] - vs[i]) < 1e-5f &&
+		      fabsf(m[i] - vm[i]) < 1e-5f);
+	}
+	tf_graph_free(g);
+	g = tf_graph_new();
+	CHECK(build(g, "input x 2\ninput ids 3 int64\n"
+	               "node e embedding ids,x vocab=3 dim=2\n") == TF_EINVAL);
+	CHECK_CONTAINS(tf_errmsg(g), "its weights must be 3 floats");
+	tf_graph_free(g);
+	g = tf_graph_new();
+	CHECK(build(g, "input x 2\ninput ids 2 int64\n"
+	               "node e embedding ids,x vocab=3 dim=2 "
+	               "combiner=concat\n") == TF_EINVAL);
+	CHECK_CONTAINS(tf_errmsg(g), "weights need combiner=sum or mean");
+	tf_graph_free(g);
 	g = tf_graph_new();
 	CHECK(tf_graph_parse(g, "input ids 2 int32\n") == TF_EINVAL);
 	CHECK_CONTAINS(tf_errmsg(g), "[float32|int64]");
@@ -732,6 +810,8 @@ main(void)
 	RUN(loss_values);
 	RUN(seeded_init_and_spec);
 	RUN(shapes_in_the_graph);
+	/* last: it draws from the generator the others were tuned on */
+	RUN(gradients_weighted_embedding);
 	tf_registry_free(reg);
 	DONE();
 }

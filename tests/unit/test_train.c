@@ -154,6 +154,89 @@ TEST(stopped_and_started_again_ends_as_one_run)
 	free(p2);
 }
 
+/* A row-sparse step (tfi_optim_step_ranges: some ranges packed, one
+ * long one in place) is the dense step where the rest of the gradient is
+ * zero, for the optimizers that allow it; adam and momentum do not. */
+TEST(row_sparse_steps)
+{
+	enum { M = 700 };
+	static float wd[M], ws[M], g[M];
+	struct tfi_ranges all = {0}, some = {0};
+	/* rows of 3 at 10, 40, 41 (joined), 99, a 300 long block at 400,
+	 * and 2 at 5; after the first step, rows 40 and 41 are not touched
+	 * (where adam and momentum still move them) */
+	REQUIRE(tfi_ranges_add(&all, 30, 3) == 0);
+	REQUIRE(tfi_ranges_add(&all, 120, 6) == 0);
+	REQUIRE(tfi_ranges_add(&some, 30, 3) == 0);
+	for (int q = 0; q < 2; q++) {
+		struct tfi_ranges *t = q ? &some : &all;
+		REQUIRE(tfi_ranges_add(t, 297, 3) == 0);
+		REQUIRE(tfi_ranges_add(t, 400, 300) == 0);
+		REQUIRE(tfi_ranges_add(t, 5, 2) == 0);
+	}
+	const char *names[] = {"sgd", "adagrad", "ftrl", "adam", "momentum"};
+	for (int k = 0; k < 5; k++) {
+		struct tf_optim *od = tf_optim_new(), *os = tf_optim_new();
+		const struct tf_optimizer *opt =
+		    tf_registry_optimizer(reg, names[k]);
+		tf_update_fn up = tf_registry_optimizer_update(reg, names[k]);
+		REQUIRE(opt != NULL && up != NULL);
+		struct tf_hparams *h = tf_hparams_new();
+		CHECK_STATUS(tf_optim_place(od, NULL, up), TF_OK, od);
+		CHECK_STATUS(tf_optim_place(os, NULL, up), TF_OK, os);
+		CHECK_STATUS(tf_optim_init(od, opt, h, M), TF_OK, od);
+		CHECK_STATUS(tf_optim_init(os, opt, h, M), TF_OK, os);
+		int exact = tfi_optim_row_exact(os, 0, 1);
+		CHECK_EQ_INT(exact, k < 3);
+		CHECK_EQ_INT(tfi_optim_row_exact(os, 1, 1), k < 2);
+		CHECK_EQ_INT(tfi_optim_row_exact(os, 0, 0), k < 2);
+		for (int i = 0; i < M; i++) {
+			wd[i] = ws[i] = k == 2 ? 0.0f : (float)(i % 7) - 3.0f;
+		}
+		for (int step = 0; step < 3; step++) {
+			const struct tfi_ranges *rr = step ? &some : &all;
+			memset(g, 0, sizeof g);
+			for (size_t q = 0; q < rr->n; q += 2) {
+				for (uint64_t i = 0; i < rr->v[q + 1]; i++) {
+					uint64_t at = rr->v[q] + i;
+					g[at] =
+					    (float)((at * 7 + (uint64_t)step) %
+					            11) /
+					        5.0f -
+					    1.0f;
+				}
+			}
+			CHECK_STATUS(tf_optim_step(od, wd, g, 0.1f), TF_OK, od);
+			CHECK_STATUS(tfi_optim_step_ranges(os, ws, g, 0.1f, rr),
+			             TF_OK, os);
+		}
+		CHECK_EQ_INT(tf_optim_steps(os), 3);
+		if (exact && k == 2) {
+			/* FTRL's dense step recomputes an untouched weight from
+			 * its accumulator as stored (a float): within a unit in
+			 * the last place of the sparse step's */
+			for (int i = 0; i < M; i++) {
+				CHECK(fabsf(ws[i] - wd[i]) <=
+				      1e-6f * fabsf(wd[i]));
+			}
+		} else if (exact) {
+			CHECK_MEM(ws, wd, sizeof ws);
+			for (unsigned j = 0; j < tf_optim_nslots(os); j++) {
+				CHECK_MEM(tf_optim_slot(os, j),
+				          tf_optim_slot(od, j),
+				          M * sizeof(float));
+			}
+		} else {
+			CHECK(memcmp(ws, wd, sizeof ws) != 0);
+		}
+		tf_hparams_free(h);
+		tf_optim_free(od);
+		tf_optim_free(os);
+	}
+	free(all.v);
+	free(some.v);
+}
+
 int
 main(void)
 {
@@ -170,6 +253,7 @@ main(void)
 	}
 	RUN(learns_and_repeats_bit_for_bit);
 	RUN(stopped_and_started_again_ends_as_one_run);
+	RUN(row_sparse_steps);
 	tf_registry_free(reg);
 	DONE();
 }

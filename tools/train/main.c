@@ -54,7 +54,8 @@ usage(void)
 	    "all)\n"
 	    "      --hash-buckets=N       ids of each cross, hashed feature "
 	    "and hashed\n"
-	    "                             token sequence (1000)\n"
+	    "                             token sequence (1000); sparse "
+	    "ids, when given\n"
 	    "      --hidden=SIZES         dnn hidden layers (default "
 	    "\"128 32 8\")\n"
 	    "      --image-channels=N     image records: 1 (grey) or 3 "
@@ -94,6 +95,10 @@ usage(void)
 	    "records)\n"
 	    "      --seed=N               initial weights and shuffling "
 	    "(default 0)\n"
+	    "      --sparse               sparse ids (libsvm): a bag a row, "
+	    "however few ids\n"
+	    "                             (default: when there are more "
+	    "than 4096)\n"
 	    "      --task=TASK            binary, multiclass or regression "
 	    "(default: from\n"
 	    "                             the label's type and classes)\n"
@@ -317,6 +322,7 @@ static const struct option options[] = {
     {"schema", required_argument, NULL, OPT_SCHEMA},
     {"seed", required_argument, NULL, OPT_SEED},
     {"shuffle-buffer", required_argument, NULL, OPT_SHUFFLE},
+    {"sparse", no_argument, NULL, OPT_SETTING},
     {"staleness", required_argument, NULL, OPT_SETTING},
     {"startup-timeout", required_argument, NULL, OPT_SETTING},
     {"status", no_argument, NULL, OPT_STATUS},

@@ -98,6 +98,30 @@ struct tf_sequence_view {
 TF_API int tf_columns_sequence(const struct tf_columns *cols,
                                struct tf_sequence_view *v);
 
+/*
+ * Sparse features (the libsvm layout: ids, as TensorFlow's uint64 ids,
+ * and their values).  A row holds them as they are, as many as the
+ * schema's max_ids (a bag: values among the floats, ids among the ids;
+ * the model looks each id up), never as a dense row, when bag is 1,
+ * buckets > 0, or the ids number more than TF_DENSE_IDS_MAX; otherwise
+ * (bag 0) a row is max_index + 1 floats.  Ids index a table of
+ * max_index + 1 rows, or are hashed into buckets (given, or 2^20 when
+ * ids go past 2^24).  Set before the schema is loaded; the schema's text
+ * then says so.
+ */
+#define TF_DENSE_IDS_MAX 4096
+TF_API int tf_columns_set_sparse(struct tf_columns *cols, int bag,
+                                 int64_t buckets);
+/* Whether rows hold a bag of ids; if so, how many a row and the rows of
+ * the table they index. */
+TF_API int tf_columns_bag(const struct tf_columns *cols, int64_t *width,
+                          int64_t *vocab);
+/* Whether a bag's ids are hashed into its table's rows. */
+TF_API int tf_columns_bag_hashed(const struct tf_columns *cols);
+/* The table row of sparse id id (its uint64 bits), or -1 for an id
+ * outside the table that is not hashed. */
+TF_API int64_t tf_columns_bag_id(const struct tf_columns *cols, int64_t id);
+
 /* The schema loaded (tf/schema.h), or NULL before one is. */
 struct tf_schema;
 TF_API const struct tf_schema *tf_columns_schema(const struct tf_columns *cols);
@@ -141,6 +165,8 @@ struct tf_layout {
 	int64_t crosses;     /* crossed ids, last */
 	int64_t buckets;     /* the crosses' id space */
 	int64_t sequence;    /* a sequence's ids (tokens, length), after */
+	int64_t bag;         /* sparse ids a row (numeric: their values) */
+	int64_t bag_vocab;   /* the table they index */
 };
 TF_API void tf_columns_layout(const struct tf_columns *cols,
                               struct tf_layout *l);

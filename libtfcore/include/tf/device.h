@@ -208,6 +208,23 @@ TF_API void tf_scatter(struct tf_device *d, const float *dy, int64_t vocab,
                        int64_t dim, const int64_t *ids, int64_t stride,
                        int64_t rows, int64_t width, int combiner,
                        float *dtable);
+/*
+ * Weighted lookups, TensorFlow's embedding_lookup_sparse: w holds a
+ * weight for each id (rows wstride apart); sum gives the weighted sum of
+ * a row's vectors, mean that over the sum of its ids' weights (zeros
+ * when that is 0); concat is not one of them.  scatter_weighted adds the
+ * gradient of y into dtable (the weights get none: they are data).
+ */
+TF_API void tf_gather_weighted(struct tf_device *d, const float *table,
+                               int64_t vocab, int64_t dim, const int64_t *ids,
+                               int64_t stride, const float *w, int64_t wstride,
+                               int64_t rows, int64_t width, int combiner,
+                               float *y);
+TF_API void tf_scatter_weighted(struct tf_device *d, const float *dy,
+                                int64_t vocab, int64_t dim, const int64_t *ids,
+                                int64_t stride, const float *w, int64_t wstride,
+                                int64_t rows, int64_t width, int combiner,
+                                float *dtable);
 
 /*
  * Convolution by matrix product: im2col lays each output pixel's patch

@@ -88,6 +88,11 @@ struct tf_train_config {
 	const char *crosses;   /* "a*b,c*d": crossed categorical columns */
 	int64_t hash_buckets;  /* ids of the crosses (default 1000) */
 	int64_t embedding_dim; /* values per categorical column (default 8) */
+	/* sparse ids (tf_columns_set_sparse()): kept sparse however few;
+	 * hashed into buckets (0: not unless they must be; --hash-buckets
+	 * given) */
+	int sparse;
+	int64_t sparse_buckets;
 	/* model "custom": a spec file of the user's (tf_model_spec_custom) */
 	const char *model_file;
 	/* Distributed (tf/cluster.h, tf/ps.h): NULL for one process.  A
@@ -213,6 +218,18 @@ TF_API int tf_model_spec_sequence(const char *model, const struct tf_layout *l,
  * wide, a linear model of the numeric features, the categorical ids and
  * their crosses; the two summed into the logits.
  */
+/*
+ * A model of sparse ids (a layout with a bag, tf_columns_set_sparse()):
+ * lr, a sparse linear model (a weight per id and output, the ids'
+ * values weighing them, and a bias); dnn, an embedding bag of dim values
+ * (the ids' vectors summed, weighted by their values, as TensorFlow's
+ * embedding_lookup_sparse) under the hidden layers; wide_and_deep, the
+ * two summed.
+ */
+TF_API int tf_model_spec_sparse(const char *model, const struct tf_layout *l,
+                                const char *hidden, int task, int64_t classes,
+                                double bn_epsilon, double keep, int64_t dim,
+                                char **spec, char *err, size_t errlen);
 TF_API int tf_model_spec_wide_deep(const struct tf_layout *l,
                                    const char *hidden, int task,
                                    int64_t classes, double bn_epsilon,

@@ -1,0 +1,204 @@
+#!/usr/bin/env bats
+# Sparse features end to end: libsvm ids (any uint64) converted, trained
+# as a bag of ids a row (never a dense row), by the optimizers' row-sparse
+# steps, resumed, served over REST; exports that cannot say so refuse.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+teardown() {
+	kill_quietly "${SPID:-}"
+}
+
+# heart_scale (libsvm, 13 features) as TFRecords: hs.tfrecord.
+heart() {
+	tf-csv2record -q -f libsvm -o hs.tfrecord "$DATA/heart_scale"
+}
+
+# ROWS rows of click-like data: 8 ids a row out of 1000 "features",
+# each written as feature * MUL + ADD (so ids run as far as 2^64), value
+# 1, label from the features' hidden signs (feature % 3 == 0 pushes
+# towards 1).  Deterministic.
+clicks() {
+	awk -v rows="$1" -v mul="${2:-1}" -v add="${3:-0}" 'BEGIN {
+		s = 7
+		for (r = 0; r < rows; r++) {
+			line = ""; z = 0; delete seen
+			for (k = 0; k < 8; k++) {
+				do { s = (s * 1103515245 + 12345) % 2147483648; f = s % 1000 } while (f in seen)
+				seen[f] = 1
+				z += (f % 3 == 0) ? 1 : -0.5
+				id = mul == 1 ? f + add : sprintf("%.0f", f * mul + add)
+				line = line " " id ":1"
+			}
+			s = (s * 1103515245 + 12345) % 2147483648
+			print (z + (s % 100) / 50 - 1 > 0 ? 1 : 0) line
+		}
+	}'
+}
+
+# The schema a checkpoint keeps (its header's copy), on stdout.
+ckpt_schema() {
+	/usr/bin/python3 - "$1" <<'PY'
+import json, struct, sys
+b = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", b[:8])[0]
+print(json.loads(b[12:12 + n].split(b"\n", 1)[1])["schema"])
+PY
+}
+
+# Peak memory (KiB) of a command, its output discarded.
+peak_kib() {
+	/usr/bin/python3 -c '
+import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
+}
+
+@test "tf-csv2record -f libsvm: ids up to 2^64-1 (kept as int64's bits, as TensorFlow keeps uint64), the most a row in the schema; a bad index names its line" {
+	printf '1 3:0.5 18446744073709551615:2\n0 9223372036854775808:1\n1 qid:4 7:1 8:1 9:1\n' > big.svm
+	run -0 tf-csv2record -q -f libsvm -o big.tfrecord big.svm
+	# (jq would round the largest id: JSON's integers stop at 2^63-1)
+	run -0 grep -o '"sparse":{[^}]*}' big.tfrecord.schema.json
+	[ "$output" = '"sparse":{"ids":"ids","values":"values","max_index":9223372036854775807,"max_ids":3}' ]
+	run -0 tf-records cat --json big.tfrecord
+	[[ "${lines[0]}" == *'"ids":[3,-1]'* ]]
+	[[ "${lines[1]}" == *'"ids":[-9223372036854775808]'* ]]
+	printf '1 3:0.5\n0 -2:1\n' > neg.svm
+	run -65 --separate-stderr tf-csv2record -q -f libsvm -o neg.tfrecord neg.svm
+	[[ "$stderr" == *"neg.svm:2"*"index '-2:1' is not an integer from 0 to 2^64-1"* ]]
+	printf '1 18446744073709551616:1\n' > over.svm
+	run -65 --separate-stderr tf-csv2record -q -f libsvm -o over.tfrecord over.svm
+	[[ "$stderr" == *"over.svm:1"*"is not an integer from 0 to 2^64-1"* ]]
+	[ ! -e neg.tfrecord ] && [ ! -e over.tfrecord ]
+}
+
+@test "sparse and dense give the same model: --sparse lr (a weight per id) and a dense linear layer over the same rows agree" {
+	heart
+	printf 'input x 14\ninput label 1\nnode logits dense x units=1 init=zeros\n' > dense.spec
+	tf-train -q --model-file dense.spec --no-normalize --optimizer sgd --learning-rate 0.1 \
+		-b 16 -e 5 --shuffle-buffer 1 --checkpoint-dir dense hs.tfrecord > dense.json
+	tf-train -q --sparse --model lr --optimizer sgd --learning-rate 0.1 \
+		-b 16 -e 5 --shuffle-buffer 1 --checkpoint-dir sparse hs.tfrecord > sparse.json
+	# the sparse model is a table of ids, not a dense layer
+	ckpt_schema sparse/model.ckpt-85 | jq -e '.sparse.bag == true and .sparse.max_ids == 13'
+	tf-eval -d dense -p hs.tfrecord | jq '.probabilities[1]' > d.txt
+	tf-eval -d sparse -p hs.tfrecord | jq '.probabilities[1]' > s.txt
+	[ "$(wc -l < s.txt)" -eq 270 ]
+	paste d.txt s.txt | awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > 1e-5) bad++ } END { exit bad > 0 }'
+	run -0 jq -r .loss dense.json sparse.json
+	awk -v a="${lines[0]}" -v b="${lines[1]}" 'BEGIN { d = a - b; exit (d > 1e-6 || d < -1e-6) }'
+}
+
+@test "a batch is never densified: ids spread over 2^40 (hashed into 2^20 buckets) train in little memory, as well as the same ids made small" {
+	clicks 3000 1099511627 17 > far.svm
+	clicks 3000 > near.svm
+	tf-csv2record -q -f libsvm -o far.tfrecord far.svm
+	tf-csv2record -q -f libsvm -o near.tfrecord near.svm
+	jq -e '.sparse.max_index > 1000000000000' far.tfrecord.schema.json
+	kib=$(peak_kib tf-train -q --model lr --optimizer adagrad --learning-rate 0.5 -e 3 \
+		--checkpoint-dir far far.tfrecord)
+	echo "peak $kib KiB"
+	[ "$kib" -lt 500000 ]
+	tf-train -q --model lr --optimizer adagrad --learning-rate 0.5 -e 3 --checkpoint-dir near near.tfrecord > /dev/null
+	run -0 ckpt_schema far/model.ckpt-72
+	[[ "$output" == *'"bag":true,"hash_buckets":1048576'* ]]
+	fa=$(tf-eval -d far far.tfrecord | jq .auc)
+	na=$(tf-eval -d near near.tfrecord | jq .auc)
+	echo "auc far $fa near $na"
+	awk -v a="$fa" -v b="$na" 'BEGIN { d = a - b; exit !(a > 0.8 && d < 0.01 && d > -0.01) }'
+}
+
+@test "the row-sparse steps (sgd, adagrad, ftrl: only the rows a batch touched) are the dense steps' model bit for bit (the device path steps densely), with -j 2 too" {
+	heart
+	export TFKIT_CUDA_MODULE="$TFKIT_BUILD/tests/fake-gpu.so"
+	args="-q --sparse --model lr --batch-size 16 --epochs 3 --seed 4"
+	for opt in sgd adagrad ftrl; do
+		tf-train $args --optimizer $opt --checkpoint-dir c-$opt hs.tfrecord > /dev/null
+		tf-train $args --optimizer $opt --device cuda --checkpoint-dir g-$opt hs.tfrecord > /dev/null
+		same_state c-$opt/model.ckpt-51 g-$opt/model.ckpt-51
+	done
+	tf-train $args -j 2 --optimizer adagrad --checkpoint-dir j2 hs.tfrecord > /dev/null
+	tf-eval -d c-adagrad -p hs.tfrecord > one.json
+	tf-eval -d j2 -p hs.tfrecord > two.json
+	paste -d' ' <(jq '.probabilities[1]' one.json) <(jq '.probabilities[1]' two.json) |
+		awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > 1e-6) bad++ } END { exit bad > 0 }'
+}
+
+@test "a sparse model resumes exactly: one epoch and another is two epochs, the same checkpoint; new data with more ids a row is refused, naming both" {
+	heart
+	args="-q --model lr --optimizer ftrl --learning-rate 0.5 -b 16"
+	tf-train $args --sparse -e 2 --checkpoint-dir whole hs.tfrecord > /dev/null
+	tf-train $args --sparse -e 1 --checkpoint-dir part hs.tfrecord > /dev/null
+	# the checkpoint says it is sparse: no --sparse needed
+	tf-train $args -e 1 --checkpoint-dir part hs.tfrecord > /dev/null
+	same_state whole/model.ckpt-34 part/model.ckpt-34
+	clicks 50 > more.svm
+	tf-csv2record -q -f libsvm -o more.tfrecord more.svm
+	run -65 --separate-stderr tf-train $args -e 1 --checkpoint-dir part more.tfrecord
+	[[ "$stderr" == *"reads up to 13 sparse ids a row, ids below 14; the data (more.tfrecord.schema.json) has up to 8 a row, ids below "*"--hash-buckets N bounds the ids"* ]]
+}
+
+@test "dnn and wide_and_deep read sparse ids through an embedding bag (the ids' vectors weighted by their values); other models are refused" {
+	clicks 4000 > c.svm
+	tf-csv2record -q -f libsvm -o c.tfrecord c.svm
+	# 1000 ids: dense rows unless --sparse (wide_and_deep reads them so)
+	for m in dnn wide_and_deep; do
+		tf-train -q --sparse --model $m --embedding-dim 8 --hidden 16 --optimizer adagrad --learning-rate 0.2 -e 4 \
+			--checkpoint-dir $m c.tfrecord > $m.json
+		auc=$(tf-eval -d $m c.tfrecord | jq .auc)
+		echo "$m auc $auc"
+		awk -v a="$auc" 'BEGIN { exit !(a > 0.8) }'
+	done
+	run -64 --separate-stderr tf-train -q --sparse --model cnn -e 1 c.tfrecord
+	[[ "$stderr" == *"--model cnn does not read sparse ids: lr, dnn or wide_and_deep do"* ]]
+	# --hash-buckets bounds the table (and the checkpoint)
+	tf-train -q --model lr --hash-buckets 64 --optimizer sgd -e 1 --checkpoint-dir small c.tfrecord > /dev/null
+	ckpt_schema small/model.ckpt-32 | jq -e '.sparse.hash_buckets == 64'
+	[ "$(stat -c %s small/model.ckpt-32)" -lt 8000 ]
+}
+
+@test "bad sparse records: more ids than the schema's max_ids, or ids and values that do not pair, name the record" {
+	heart
+	tf-train -q --sparse --model lr --optimizer sgd -e 1 --checkpoint-dir m hs.tfrecord > /dev/null
+	printf '1 1:1 2:1\n-1 3:1\n' > few.svm
+	tf-csv2record -q -f libsvm -o few.tfrecord few.svm
+	# a record of more ids than the model's schema allows
+	printf '1 1:1 2:1 3:1 4:1 5:1 6:1 7:1 8:1 9:1 10:1 11:1 12:1 13:1 1:1\n' > many.svm
+	tf-csv2record -q -f libsvm -o many.tfrecord many.svm
+	run -65 --separate-stderr tf-eval -d m many.tfrecord
+	[[ "$stderr" == *"many.tfrecord: record 0: 14 ids, more than the 13 a row the schema says (max_ids)"* ]]
+	run -0 tf-eval -d m few.tfrecord
+}
+
+@test "tf-serve: a sparse model over REST takes {ids, values} instances (values optional), columnar inputs and classify's examples, as tf-eval predicts; metadata says [-1, -1]; bad ids are a 400 naming them; exports to ONNX and TF.js refuse, saying why" {
+	heart
+	tf-train -q --sparse --model lr --optimizer adagrad --learning-rate 0.5 -e 3 --checkpoint-dir m hs.tfrecord > /dev/null
+	tf-export --checkpoint-dir m --export-base exp > /dev/null
+	start_server --model-base exp --model-name hs
+	# the first record of heart_scale, as a client sends it
+	body='{"instances": [{"ids": [1,2,3,4,5,6,7,8,9,10,12,13], "values": [0.708333,1,1,-0.320755,-0.105023,-1,1,-0.419847,-1,-0.225806,1,-1]}, {"ids": [3]}]}'
+	run -0 curl -s -d "$body" "$URL/v1/models/hs:predict"
+	got=$(jq '.predictions[0].probabilities[1]' <<< "$output")
+	want=$(tf-eval -d m -p hs.tfrecord | head -1 | jq '.probabilities[1]')
+	[ "$got" = "$want" ]
+	one=$(jq '.predictions[1].probabilities[1]' <<< "$output")
+	run -0 curl -s -d '{"inputs": {"ids": [[3]], "values": [[1]]}}' "$URL/v1/models/hs:predict"
+	[ "$(jq '.outputs.probabilities[0][1]' <<< "$output")" = "$one" ]
+	run -0 curl -s -d '{"examples": [{"ids": [3]}]}' "$URL/v1/models/hs:classify"
+	[ "$(jq '.results[0][1][1]' <<< "$output")" = "$one" ]
+	run -0 curl -s "$URL/v1/models/hs/metadata"
+	jq -e '.metadata.signature_def.signature_def.serving_default.inputs.ids.tensor_shape.dim | map(.size) == ["-1", "-1"]' <<< "$output"
+	run -0 curl -s -w '%{http_code}' -d '{"instances": [{"ids": [1, 99]}]}' "$URL/v1/models/hs:predict"
+	[[ "$output" == *"instance 0: id 99 is beyond the model's (0 to 13)"*400 ]]
+	run -0 curl -s -w '%{http_code}' -d '{"instances": [{"ids": [1, 2], "values": [1]}]}' "$URL/v1/models/hs:predict"
+	[[ "$output" == *"instance 0: 2 ids but 1 values"*400 ]]
+	run -0 curl -s -w '%{http_code}' -d '{"instances": [[1, 2]]}' "$URL/v1/models/hs:predict"
+	[[ "$output" == *'expected {\"ids\": [...], \"values\": [...]}'*400 ]]
+	stop_server
+	for f in onnx tfjs; do
+		run -65 --separate-stderr tf-export --checkpoint-dir m --format $f --output out.$f
+		[[ "$stderr" == *"export: the model reads sparse ids (a bag of up to 13 a row, hashed or looked up in a table of 14 rows), not exported yet"* ]]
+		[ ! -e out.$f ]
+	done
+}
