@@ -341,7 +341,15 @@ tf_csv_set_options(struct tf_csv *c, const struct tf_csv_options *o)
 		return tfi_set_error(c, TF_EINVAL,
 		                     "the packed feature needs a name");
 	}
+	if ((o->hash_features || o->hash_buckets) &&
+	    (o->format == TF_FORMAT_LIBSVM || o->pack != NULL ||
+	     o->sequence != NULL)) {
+		return tfi_set_error(c, TF_EINVAL,
+		                     "hashed features are CSV columns, not "
+		                     "libsvm, packed or sequences");
+	}
 	c->o = *o;
+	c->o.hash_features = o->hash_features || o->hash_buckets > 0;
 	if (dup_opt(c, &c->s_names, o->names) ||
 	    dup_opt(c, &c->s_label, o->label) ||
 	    dup_opt(c, &c->s_columns, o->columns) ||
@@ -490,6 +498,15 @@ set_columns(struct tf_csv *c, char **names, size_t n, const char *where)
 		if ((int)i == c->label_col && k->seq) {
 			return tfi_set_error(c, TF_EINVAL,
 			                     "--sequence: '%s' is the label",
+			                     k->name);
+		}
+		if ((int)i == c->label_col && c->o.hash_features &&
+		    (strcmp(k->name, "ids") == 0 ||
+		     strcmp(k->name, "values") == 0)) {
+			return tfi_set_error(c, TF_EINVAL,
+			                     "the label '%s' is taken by the "
+			                     "hashed features (--label, or "
+			                     "--names)",
 			                     k->name);
 		}
 		if ((int)i == c->label_col) {
@@ -1256,12 +1273,100 @@ emit_row_example(struct worker *w)
 	return rc == TF_OK ? emit_example(w) : TF_ENOMEM;
 }
 
+/* A hashed feature's id (the hashing trick): FNV-1a of the column's name
+ * and, for a cell that is not a number, '=' and the cell, mixed by
+ * splitmix64's finaliser; modulo the buckets when there are some. */
+static uint64_t
+feature_id(const struct tf_csv *c, const char *name, const char *v, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (const char *p = name; *p != '\0'; p++) {
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+	}
+	if (v != NULL) {
+		h = (h ^ '=') * 0x100000001b3ull;
+		for (size_t k = 0; k < n; k++) {
+			h = (h ^ (unsigned char)v[k]) * 0x100000001b3ull;
+		}
+	}
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebull;
+	h ^= h >> 31;
+	return c->o.hash_buckets ? h % c->o.hash_buckets : h;
+}
+
+/* The current row as hashed features: ids, values and the label. */
+static int
+emit_hashed_row(struct worker *w)
+{
+	const struct tf_csv *c = w->c;
+	if (w->ids_cap < c->ncols) {
+		int64_t *a = realloc(w->ids, c->ncols * sizeof *a);
+		float *b = a ? realloc(w->vals, c->ncols * sizeof *b) : NULL;
+		if (a != NULL) {
+			w->ids = a;
+		}
+		if (b == NULL) {
+			return TF_ENOMEM;
+		}
+		w->vals = b;
+		w->ids_cap = c->ncols;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < c->ncols; i++) {
+		const struct col *col = &c->cols[i];
+		if (col->role != ROLE_FEATURE || !w->row.present[i]) {
+			continue;
+		}
+		float v = col->type == TF_COL_FLOAT   ? w->row.f[i]
+		          : col->type == TF_COL_INT64 ? (float)w->row.i[i]
+		                                      : 1.0f;
+		if (v == 0.0f) {
+			continue; /* sparse: a zero is no feature */
+		}
+		uint64_t id = feature_id(
+		    c, col->name,
+		    col->type == TF_COL_BYTES ? row_chars(w, i) : NULL,
+		    w->row.blen[i]);
+		w->ids[k] = (int64_t)id;
+		w->vals[k++] = v;
+		if (id > w->ch->max_index) {
+			w->ch->max_index = id;
+		}
+	}
+	if (k > w->ch->max_ids) {
+		w->ch->max_ids = k;
+	}
+	tf_example_clear(w->ex);
+	int rc = tf_example_add_int64s(w->ex, "ids", w->ids, k);
+	rc = rc ? rc : tf_example_add_floats(w->ex, "values", w->vals, k);
+	if (rc == TF_OK && c->label_col >= 0 && w->row.present[c->label_col]) {
+		size_t l = (size_t)c->label_col;
+		const struct col *lc = &c->cols[l];
+		struct tf_bytes b = {(const uint8_t *)row_chars(w, l),
+		                     w->row.blen[l]};
+		rc = lc->type == TF_COL_FLOAT
+		         ? tf_example_add_floats(w->ex, lc->name, &w->row.f[l],
+		                                 1)
+		     : lc->type == TF_COL_INT64
+		         ? tf_example_add_int64s(w->ex, lc->name, &w->row.i[l],
+		                                 1)
+		         : tf_example_add_bytes(w->ex, lc->name, &b, 1);
+	}
+	return rc == TF_OK ? emit_example(w) : TF_ENOMEM;
+}
+
 /* Encode the current row as a framed Example onto the chunk's output. */
 static int
 emit_row(struct worker *w)
 {
 	const struct tf_csv *c = w->c;
 	struct chunk *ch = w->ch;
+	if (c->o.hash_features) {
+		return emit_hashed_row(w);
+	}
 	if (c->has_seq) {
 		return emit_row_example(w);
 	}
@@ -2389,9 +2494,10 @@ int
 tf_csv_schema(struct tf_csv *c, struct tf_schema *s)
 {
 	tfi_schema_clear(s);
-	s->layout = c->o.format == TF_FORMAT_LIBSVM ? TFI_LAYOUT_LIBSVM
-	            : c->o.pack != NULL             ? TFI_LAYOUT_PACKED
-	                                            : TFI_LAYOUT_COLUMNS;
+	s->layout = c->o.format == TF_FORMAT_LIBSVM || c->o.hash_features
+	                ? TFI_LAYOUT_LIBSVM
+	            : c->o.pack != NULL ? TFI_LAYOUT_PACKED
+	                                : TFI_LAYOUT_COLUMNS;
 	s->rows = c->rows;
 	s->skipped = c->skipped;
 	s->max_index = c->max_index;
@@ -2426,6 +2532,9 @@ tf_csv_schema(struct tf_csv *c, struct tf_schema *s)
 	}
 	for (size_t i = 0; i < c->ncols && !bad; i++) {
 		const struct col *k = &c->cols[i];
+		if (c->o.hash_features && k->role == ROLE_FEATURE) {
+			continue; /* in the ids */
+		}
 		if (k->role == ROLE_FEATURE) {
 			bad = schema_col(k, i, &s->features[s->nfeatures++]);
 		}

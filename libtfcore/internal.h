@@ -472,16 +472,18 @@ int tfi_graph_commit(struct tf_graph *g, int which);
 float *const *tfi_optim_host_slots(struct tf_optim *o, int fetch);
 int tfi_optim_commit_slots(struct tf_optim *o);
 /* Whether the optimizer's update leaves a value whose gradient is zero
- * as it was (sgd, adagrad; FTRL while the learning rate holds still and
- * the tables started at zeros), so
+ * as it was (sgd, adagrad, lazy_adam; FTRL while the learning rate holds
+ * still and the tables started at zeros, but for the last bit of a value
+ * dense FTRL recomputes), so
  * a step may update only the rows a batch touched and be the same. */
 int tfi_optim_row_exact(const struct tf_optim *o, int lr_decays,
                         int tables_zero);
 /* One step over ranges r of the parameters alone (a row-sparse step,
- * for an optimizer tfi_optim_row_exact() allows). */
+ * for an optimizer tfi_optim_row_exact() allows), the gradient of each
+ * zeroed once used. */
 struct tfi_ranges;
-int tfi_optim_step_ranges(struct tf_optim *o, float *w, const float *g,
-                          float lr, const struct tfi_ranges *r);
+int tfi_optim_step_ranges(struct tf_optim *o, float *w, float *g, float lr,
+                          const struct tfi_ranges *r);
 /* Whether tf_graph_backward() zeroes the parameters' gradient first (the
  * default) or leaves that to the caller, who keeps it zero where a
  * row-sparse step does not look (zeroing what it used); the setting it

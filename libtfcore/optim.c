@@ -314,16 +314,18 @@ tfi_optim_row_exact(const struct tf_optim *o, int lr_decays, int tables_zero)
 		return 0;
 	}
 	return u.kind == TF_UPDATE_SGD || u.kind == TF_UPDATE_ADAGRAD ||
+	       (u.kind == TF_UPDATE_ADAM && u.flag) ||
 	       (u.kind == TF_UPDATE_FTRL && !lr_decays && tables_zero);
 }
 
 #define PACK_MAX 256
 
 /* The ranges shorter than PACK_MAX (packed floats in all) through one
- * update on the CPU: gathered, updated, put back. */
+ * update on the CPU: gathered (their gradient zeroed), updated, put
+ * back. */
 static int
-pack_rows(struct tf_optim *o, const struct tf_update *u, float *w,
-          const float *g, const struct tfi_ranges *r, size_t packed)
+pack_rows(struct tf_optim *o, const struct tf_update *u, float *w, float *g,
+          const struct tfi_ranges *r, size_t packed)
 {
 	unsigned ns = o->nslots;
 	if (packed > o->pack_cap) {
@@ -344,6 +346,7 @@ pack_rows(struct tf_optim *o, const struct tf_update *u, float *w,
 		for (uint64_t j = 0; len < PACK_MAX && j < len; j++) {
 			pw[at + j] = w[from + j];
 			pg[at + j] = g[from + j];
+			g[from + j] = 0.0f; /* taken */
 			for (unsigned k = 0; k < ns; k++) {
 				ps[k][at + j] = o->slots[k][from + j];
 			}
@@ -366,7 +369,7 @@ pack_rows(struct tf_optim *o, const struct tf_update *u, float *w,
 }
 
 int
-tfi_optim_step_ranges(struct tf_optim *o, float *w, const float *g, float lr,
+tfi_optim_step_ranges(struct tf_optim *o, float *w, float *g, float lr,
                       const struct tfi_ranges *r)
 {
 	struct tf_update u;
@@ -392,6 +395,7 @@ tfi_optim_step_ranges(struct tf_optim *o, float *w, const float *g, float lr,
 			slots[k] = o->slots[k] + at;
 		}
 		tf_update(o->dev, &u, w + at, g + at, slots, len);
+		tf_zero(o->dev, g + at, len);
 	}
 	if (packed > 0 && pack_rows(o, &u, w, g, r, packed) != TF_OK) {
 		return TF_ENOMEM;

@@ -373,6 +373,23 @@ sparse_ranges(struct sparse *sp, const struct tf_batch *b,
 	return TF_OK;
 }
 
+/* The values of g's embedding tables. */
+static uint64_t
+table_values(struct tf_graph *g)
+{
+	uint64_t n = 0;
+	for (int i = 0; i < tf_graph_nnodes(g); i++) {
+		const char *op = tf_graph_node_op(g, i), *name;
+		int64_t rows, cols;
+		int state;
+		if (op != NULL && strcmp(op, "embedding") == 0 &&
+		    tf_graph_node_param(g, i, 0, &name, &rows, &cols, &state)) {
+			n += (uint64_t)(rows * cols);
+		}
+	}
+	return n;
+}
+
 /* Whether every embedding table of g starts at zeros (FTRL leaves an
  * untouched row of one as it is). */
 static int
@@ -390,8 +407,8 @@ tables_start_zero(struct tf_graph *g)
 }
 
 /* A row-sparse step here: the optimizer over the dense parameters and
- * the rows batch b touched, whose gradient is then zeroed again (the
- * graph leaves the rest at zero). */
+ * the rows batch b touched, whose gradient it zeroes again (the graph
+ * leaves the rest at zero). */
 static int
 row_step(struct run *r, const struct tf_batch *b, float *params, float *grads,
          double lr)
@@ -403,9 +420,6 @@ row_step(struct run *r, const struct tf_batch *b, float *params, float *grads,
 	if (tfi_optim_step_ranges(r->o, params, grads, (float)lr, &sp->grad) !=
 	    TF_OK) {
 		return fail(r, tf_errcode(r->o), "%s", tf_errmsg(r->o));
-	}
-	for (size_t i = 0; i < sp->grad.n; i += 2) {
-		tf_zero(r->dev, grads + sp->grad.v[i], sp->grad.v[i + 1]);
 	}
 	return TF_OK;
 }
@@ -1859,6 +1873,21 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		r.row_steps = 1;
 		tfi_graph_zero_grads(r.g, 0);
 		tf_zero(r.dev, grads, tf_graph_nparams(r.g));
+	} else if (r.cl == NULL && leads(&r) && sink->note != NULL &&
+	           table_values(r.g) >= 100000) {
+		char line[400];
+		snprintf(
+		    line, sizeof line,
+		    "--optimizer %s updates every row of the embedding "
+		    "tables (%llu values) each step%s; lazy_adam, "
+		    "adagrad, ftrl or sgd update only the rows a batch "
+		    "touched",
+		    r.h.optimizer, (unsigned long long)table_values(r.g),
+		    tf_device_kind(r.dev) != TF_DEVICE_CPU ? " (and so does "
+		                                             "a GPU)"
+		    : cfg->l1 > 0 || cfg->l2 > 0 ? " (and so do --l1, --l2)"
+		                                 : "");
+		sink->note(sink->ctx, line);
 	}
 	r.pf = &pf;
 	if ((rc = tfi_prefetch_start(&pf, r.ds, bs, r.dev)) != TF_OK) {

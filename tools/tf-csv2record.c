@@ -31,6 +31,10 @@ usage(void)
 	       "      --empty=POLICY         an empty field: omit (default), "
 	       "zero or error\n"
 	       "  -f, --format=FMT           csv (default) or libsvm\n"
+	       "      --hash-buckets=N       --hash-features, the ids "
+	       "modulo N\n"
+	       "      --hash-features        every feature column as "
+	       "hashed sparse ids\n"
 	       "      --infer-rows=N         rows used to infer types "
 	       "(default 1000; 0 = all)\n"
 	       "  -l, --label=COL            label column, name or 1-based "
@@ -81,6 +85,8 @@ enum {
 	OPT_COLUMNS,
 	OPT_DROP,
 	OPT_EMPTY,
+	OPT_HASH_BUCKETS,
+	OPT_HASH_FEATURES,
 	OPT_INFER,
 	OPT_LABEL_TYPE,
 	OPT_NAMES,
@@ -103,6 +109,8 @@ static const struct option options[] = {
     {"drop", required_argument, NULL, OPT_DROP},
     {"empty", required_argument, NULL, OPT_EMPTY},
     {"format", required_argument, NULL, 'f'},
+    {"hash-buckets", required_argument, NULL, OPT_HASH_BUCKETS},
+    {"hash-features", no_argument, NULL, OPT_HASH_FEATURES},
     {"help", no_argument, NULL, 'h'},
     {"infer-rows", required_argument, NULL, OPT_INFER},
     {"label", required_argument, NULL, 'l'},
@@ -306,6 +314,13 @@ main(int argc, char **argv)
 				    "error",
 				    optarg);
 			}
+			break;
+		case OPT_HASH_BUCKETS:
+			o.hash_buckets = (uint64_t)opt_int(
+			    "--hash-buckets", optarg, 1, INT64_MAX);
+			break;
+		case OPT_HASH_FEATURES:
+			o.hash_features = 1;
 			break;
 		case OPT_INFER:
 			o.infer_rows = (size_t)opt_int("--infer-rows", optarg,

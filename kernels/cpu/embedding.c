@@ -128,11 +128,11 @@ gather_w_cpu(const float *table, int64_t vocab, int64_t dim, const int64_t *ids,
              int64_t stride, const float *w, int64_t wstride, int64_t rows,
              int64_t width, int combiner, float *y)
 {
+	memset(y, 0, (size_t)(rows * dim) * sizeof *y);
 	for (int64_t r = 0; r < rows; r++) {
 		const int64_t *row = ids + r * stride;
 		const float *wr = w + r * wstride;
 		float *yr = y + r * dim;
-		memset(yr, 0, (size_t)dim * sizeof *yr);
 		for (int64_t k = 0; k < width; k++) {
 			int64_t id = id_at(row, k, vocab);
 			if (id < 0) {

@@ -82,6 +82,23 @@ adam(float *restrict w, const float *restrict g, float *restrict m,
 	}
 }
 
+/* Lazy: a value whose gradient is zero (a table row no id of the batch
+ * named) keeps its value and moments, as TensorFlow's LazyAdam leaves
+ * the rows a batch did not touch. */
+static void
+lazy_adam(float *restrict w, const float *restrict g, float *restrict m,
+          float *restrict v, size_t n, float lr_t, float b1, float b2,
+          float eps)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (g[i] != 0.0f) {
+			m[i] = b1 * m[i] + (1 - b1) * g[i];
+			v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i];
+			w[i] -= lr_t * m[i] / (sqrtf(v[i]) + eps);
+		}
+	}
+}
+
 static void
 ftrl(const struct tf_update *u, float *restrict w, const float *restrict g,
      float *const *slots, size_t n)
@@ -125,7 +142,8 @@ update_cpu(const struct tf_update *u, float *w, const float *g,
 		adadelta(u, w, g, slots, n);
 		break;
 	case TF_UPDATE_ADAM:
-		adam(w, g, slots[0], slots[1], n, u->lr, u->f0, u->f1, u->f2);
+		(u->flag ? lazy_adam : adam)(w, g, slots[0], slots[1], n, u->lr,
+		                             u->f0, u->f1, u->f2);
 		break;
 	case TF_UPDATE_FTRL:
 		ftrl(u, w, g, slots, n);

@@ -1083,6 +1083,9 @@ k_update(int kind, int flag, float lr, float f0, float f1, float f2, double d0,
 			break;
 		}
 		case UPDATE_ADAM: {
+			if (flag && gi == 0.0f) {
+				break; /* lazy: an untouched row stays */
+			}
 			float m = f0 * s0[i] + (1 - f0) * gi;
 			float v = f1 * s1[i] + (1 - f1) * gi * gi;
 			s0[i] = m;

@@ -5,6 +5,12 @@
  *	v    = beta2 v + (1 - beta2) g^2
  *	w   -= lr_t m / (sqrt(v) + epsilon)
  * Hyperparameters: beta1 (0.9), beta2 (0.999), epsilon (1e-8).
+ *
+ * lazy_adam, as TensorFlow's LazyAdam (tfa.optimizers.LazyAdam): the same
+ * for the values a batch touched; a value whose gradient is zero (a row
+ * of an embedding table no id of the batch named) keeps its value and
+ * moments, where adam would go on moving it by its momentum.  A sparse
+ * model's table is then updated row by row (tf-train(1)).
  */
 #include <math.h>
 #include <stdio.h>
@@ -57,17 +63,31 @@ describe(const void *state, uint64_t step, float lr, struct tf_update *u)
 
 TF_APPLY_BY_UPDATE(apply, describe)
 
+static int
+describe_lazy(const void *state, uint64_t step, float lr, struct tf_update *u)
+{
+	describe(state, step, lr, u);
+	u->flag = 1;
+	return 0;
+}
+
+TF_APPLY_BY_UPDATE(apply_lazy, describe_lazy)
+
 static const struct tf_optimizer optimizers[] = {
     {"adam", "Adam (beta1=0.9, beta2=0.999, epsilon=1e-8)", 2, create, free,
      NULL, apply},
+    {"lazy_adam",
+     "Adam of the values a batch touched, as TensorFlow's LazyAdam "
+     "(beta1=0.9, beta2=0.999, epsilon=1e-8)",
+     2, create, free, NULL, apply_lazy},
     {0},
 };
 
-/* The settings it reads, for --opt checking. */
+/* The settings they read, for --opt checking. */
 static const char *const keys[] = {"beta1", "beta2", "epsilon", NULL};
-static const char *const *const optimizer_keys[] = {keys};
+static const char *const *const optimizer_keys[] = {keys, keys};
 
-static const tf_update_fn updates[] = {describe};
+static const tf_update_fn updates[] = {describe, describe_lazy};
 
-TF_PLUGIN_DEFINE_UPDATES("adam", "1.2", NULL, optimizers, optimizer_keys,
+TF_PLUGIN_DEFINE_UPDATES("adam", "1.3", NULL, optimizers, optimizer_keys,
                          updates)

@@ -109,11 +109,11 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
 	awk -v a="$fa" -v b="$na" 'BEGIN { d = a - b; exit !(a > 0.8 && d < 0.01 && d > -0.01) }'
 }
 
-@test "the row-sparse steps (sgd, adagrad, ftrl: only the rows a batch touched) are the dense steps' model bit for bit (the device path steps densely), with -j 2 too" {
+@test "the row-sparse steps (sgd, adagrad, ftrl, lazy_adam: only the rows a batch touched) are the dense steps' model bit for bit (the device path steps densely), with -j 2 too" {
 	heart
 	export TFKIT_CUDA_MODULE="$TFKIT_BUILD/tests/fake-gpu.so"
 	args="-q --sparse --model lr --batch-size 16 --epochs 3 --seed 4"
-	for opt in sgd adagrad ftrl; do
+	for opt in sgd adagrad ftrl lazy_adam; do
 		tf-train $args --optimizer $opt --checkpoint-dir c-$opt hs.tfrecord > /dev/null
 		tf-train $args --optimizer $opt --device cuda --checkpoint-dir g-$opt hs.tfrecord > /dev/null
 		same_state c-$opt/model.ckpt-51 g-$opt/model.ckpt-51
@@ -201,4 +201,46 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
 		[[ "$stderr" == *"export: the model reads sparse ids (a bag of up to 13 a row, hashed or looked up in a table of 14 rows), not exported yet"* ]]
 		[ ! -e out.$f ]
 	done
+}
+
+# The id tf-csv2record --hash-features gives a column (and a cell), as
+# its man page says: FNV-1a, then splitmix64's finaliser.
+feature_id() {
+	/usr/bin/python3 - "$@" <<'PY'
+import sys
+M = (1 << 64) - 1
+h = 0xcbf29ce484222325
+data = sys.argv[1].encode() + (b"=" + sys.argv[2].encode() if len(sys.argv) > 2 else b"")
+for b in data:
+    h = ((h ^ b) * 0x100000001b3) & M
+h ^= h >> 30; h = (h * 0xbf58476d1ce4e5b9) & M
+h ^= h >> 27; h = (h * 0x94d049bb133111eb) & M
+h ^= h >> 31
+print(h - (1 << 64) if h >= 1 << 63 else h)
+PY
+}
+
+@test "tf-csv2record --hash-features: a number as its column's id with its value (none for 0), any other cell as name=cell's, value 1; --hash-buckets bounds them; the model trains on them" {
+	printf 'a,color,y\n2.5,red,1\n0,blue,0\n' > h.csv
+	run -0 tf-csv2record -q --hash-features -o h.tfrecord h.csv
+	run -0 tf-records cat --json h.tfrecord
+	[ "${lines[0]}" = "{\"ids\":[$(feature_id a),$(feature_id color red)],\"values\":[2.5,1],\"y\":[1]}" ]
+	[ "${lines[1]}" = "{\"ids\":[$(feature_id color blue)],\"values\":[1],\"y\":[0]}" ]
+	run -0 grep -o '"layout":"libsvm"\|"features":\[\]\|"max_ids":2' h.tfrecord.schema.json
+	[ "${#lines[@]}" -eq 3 ]
+	run -0 tf-csv2record -q --hash-buckets 1000 -o hb.tfrecord h.csv
+	jq -e '.sparse.max_index < 1000' hb.tfrecord.schema.json
+	run -64 --separate-stderr tf-csv2record -q --hash-features -f libsvm -o x.tfrecord "$DATA/heart_scale"
+	[[ "$stderr" == *"hashed features are CSV columns, not libsvm, packed or sequences"* ]]
+	printf 'a,ids\n1,2\n' > l.csv
+	run -64 --separate-stderr tf-csv2record -q --hash-features -o l.tfrecord l.csv
+	[[ "$stderr" == *"the label 'ids' is taken by the hashed features"* ]]
+	# categorical pairs a linear model of name=value ids learns
+	shapes_csv 3000 > shapes.csv
+	tf-csv2record -q --hash-features --drop size,weight -o s.tfrecord shapes.csv
+	tf-train -q --model wide_and_deep --hidden 16 --optimizer adagrad --learning-rate 0.3 -e 10 \
+		--checkpoint-dir s s.tfrecord > /dev/null
+	acc=$(tf-eval -d s s.tfrecord | jq .accuracy)
+	echo "accuracy $acc"
+	awk -v a="$acc" 'BEGIN { exit !(a > 0.75) }'
 }

@@ -55,6 +55,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		o.sequence = "col1";
 		o.seq_delimiter = o.numeric_as_float ? ';' : ' ';
 	}
+	/* with a header, CSV and no packing: the features hashed (into 64
+	 * buckets when skipping bad rows) */
+	if (!o.no_header && o.format == TF_FORMAT_CSV && !o.pack &&
+	    o.numeric_as_float) {
+		o.hash_features = 1;
+		o.hash_buckets = o.skip_bad ? 64 : 0;
+	}
 	struct tf_csv *c = tf_csv_new();
 	struct tf_input *in = tf_input_new();
 	struct tf_csv_sink sink = {NULL, check, NULL};

@@ -63,6 +63,13 @@ struct tf_csv_options {
 	 * cell as no steps; the schema gives each its max_length */
 	const char *sequence;
 	char seq_delimiter;
+	/* the hashing trick (Vowpal Wabbit's): every feature column becomes
+	 * sparse ids (the libsvm layout's ids and values): a number x as the
+	 * id of its column's name, value x (none when 0); any other cell as
+	 * the id of name=cell, value 1.  Ids are 64-bit hashes, or that
+	 * modulo hash_buckets when it is not 0 (which sets hash_features). */
+	int hash_features;
+	uint64_t hash_buckets;
 };
 
 /* Defaults: CSV, ',', header, last column is the label, 1000 rows. */

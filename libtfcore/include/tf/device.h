@@ -327,7 +327,8 @@ TF_API void tf_reverse_steps(struct tf_device *d, const int64_t *len,
  *   ADAGRAD   acc += g^2; w -= lr g / sqrt(acc)
  *   RMSPROP   f0 = decay, f1 = momentum, f2 = epsilon, flag = centered
  *   ADADELTA  f0 = rho, f1 = epsilon
- *   ADAM      lr is lr_t; f0 = beta1, f1 = beta2, f2 = epsilon
+ *   ADAM      lr is lr_t; f0 = beta1, f1 = beta2, f2 = epsilon,
+ *             flag = lazy (a value whose gradient is 0 is left as it is)
  *   FTRL      d0 = learning_rate_power, f0 = l1, f1 = l2
  */
 enum tf_update_kind {
