@@ -1273,6 +1273,32 @@ emit_row_example(struct worker *w)
 	return rc == TF_OK ? emit_example(w) : TF_ENOMEM;
 }
 
+/* Id k of the row (its uint64 bits kept as int64's, as TensorFlow keeps
+ * uint64 ids) and its value, in the worker's arrays (room for k made),
+ * counted in the chunk's largest id. */
+static void
+put_id(struct worker *w, size_t k, uint64_t id, float v)
+{
+	w->ids[k] = (int64_t)id;
+	w->vals[k] = v;
+	if (id > w->ch->max_index) {
+		w->ch->max_index = id;
+	}
+}
+
+/* The row's n ids and values as the worker's Example (cleared first),
+ * counted in the chunk's most ids a row; the label comes after. */
+static int
+sparse_example(struct worker *w, size_t n)
+{
+	if (n > w->ch->max_ids) {
+		w->ch->max_ids = n;
+	}
+	tf_example_clear(w->ex);
+	int rc = tf_example_add_int64s(w->ex, "ids", w->ids, n);
+	return rc ? rc : tf_example_add_floats(w->ex, "values", w->vals, n);
+}
+
 /* A hashed feature's id (the hashing trick): FNV-1a of the column's name
  * and, for a cell that is not a number, '=' and the cell, mixed by
  * splitmix64's finaliser; modulo the buckets when there are some. */
@@ -1326,22 +1352,14 @@ emit_hashed_row(struct worker *w)
 		if (v == 0.0f) {
 			continue; /* sparse: a zero is no feature */
 		}
-		uint64_t id = feature_id(
-		    c, col->name,
-		    col->type == TF_COL_BYTES ? row_chars(w, i) : NULL,
-		    w->row.blen[i]);
-		w->ids[k] = (int64_t)id;
-		w->vals[k++] = v;
-		if (id > w->ch->max_index) {
-			w->ch->max_index = id;
-		}
+		put_id(w, k++,
+		       feature_id(c, col->name,
+		                  col->type == TF_COL_BYTES ? row_chars(w, i)
+		                                            : NULL,
+		                  w->row.blen[i]),
+		       v);
 	}
-	if (k > w->ch->max_ids) {
-		w->ch->max_ids = k;
-	}
-	tf_example_clear(w->ex);
-	int rc = tf_example_add_int64s(w->ex, "ids", w->ids, k);
-	rc = rc ? rc : tf_example_add_floats(w->ex, "values", w->vals, k);
+	int rc = sparse_example(w, k);
 	if (rc == TF_OK && c->label_col >= 0 && w->row.present[c->label_col]) {
 		size_t l = (size_t)c->label_col;
 		const struct col *lc = &c->cols[l];
@@ -1646,18 +1664,10 @@ libsvm_line(struct worker *w, const char *s, size_t n)
 			w->vals = b;
 			w->ids_cap = cap;
 		}
-		w->ids[k] = (int64_t)idx; /* as TensorFlow keeps uint64 ids */
-		w->vals[k++] = v;
-		if (idx > w->ch->max_index) {
-			w->ch->max_index = idx;
-		}
+		put_id(w, k++, idx, v);
 	}
-	if (k > w->ch->max_ids) {
-		w->ch->max_ids = k;
-	}
-	tf_example_clear(w->ex);
 	const char *label = c->cols[0].name;
-	int rc = tf_example_add_int64s(w->ex, "ids", w->ids, k);
+	int rc = sparse_example(w, k);
 	struct colstats *st = &w->ch->st[0];
 	if (rc == TF_OK && ltype == TF_COL_INT64) {
 		add_class(st, li);
@@ -1666,9 +1676,6 @@ libsvm_line(struct worker *w, const char *s, size_t n)
 	} else if (rc == TF_OK) {
 		stat_num(st, lf);
 		rc = tf_example_add_floats(w->ex, label, &lf, 1);
-	}
-	if (rc == TF_OK) {
-		rc = tf_example_add_floats(w->ex, "values", w->vals, k);
 	}
 	if (rc == TF_OK) {
 		rc = emit_example(w);

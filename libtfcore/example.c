@@ -774,6 +774,21 @@ parse_step(struct tf_example *ex, struct feat *f, struct cur *c)
 {
 	size_t before = f->count;
 	int lists = 0;
+	/* Its lists counted first: two (the oneof given twice, which
+	 * protobuf readers settle by the last) are refused before either's
+	 * kind is held against the steps before. */
+	for (struct cur scan = *c; scan.p < scan.end;) {
+		uint32_t field;
+		int wire;
+		if (get_tag(ex, &scan, &field, &wire) != TF_OK ||
+		    skip_field(ex, &scan, wire) != TF_OK) {
+			return TF_EFORMAT;
+		}
+		if (field >= 1 && field <= 3 && lists++ > 0) {
+			return bad(ex, &scan, "a step gives its list twice");
+		}
+	}
+	lists = 0;
 	while (c->p < c->end) {
 		uint32_t field;
 		int wire;

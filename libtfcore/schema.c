@@ -1070,7 +1070,7 @@ tf_survey_count(struct tf_survey *s)
 int
 tf_survey_get(struct tf_survey *s, size_t i, struct tf_survey_feature *f)
 {
-	if (!s->sorted) {
+	if (!s->sorted && s->n > 0) { /* (no features: no array to sort) */
 		qsort(s->f, s->n, sizeof *s->f, by_name);
 		s->sorted = 1;
 	}
@@ -1249,6 +1249,34 @@ survey_image(const struct tf_survey *sv, struct tf_schema *s)
 	return (s->image_feature = strdup(t->name)) == NULL;
 }
 
+/* Sparse features, as tf-csv2record's libsvm layout and TensorFlow's
+ * VarLenFeature pair: an int64 list "ids" and, when there is one, a float
+ * list "values" as long in every record: the libsvm layout, its largest
+ * id (2^63-1, any, when one is past that or past the positions the
+ * survey counts) and the most ids a record holds. */
+static int
+survey_sparse(const struct tf_survey *sv, struct tf_schema *s)
+{
+	const struct survey_entry *t = survey_find(sv, "ids");
+	const struct survey_entry *v = survey_find(sv, "values");
+	if (t == NULL || t->kind != TF_KIND_INT64 || t->max_len == 0 ||
+	    (v != NULL &&
+	     (v->kind != TF_KIND_FLOAT || v->max_len != t->max_len ||
+	      v->records != t->records))) {
+		return 0;
+	}
+	double mx = 0;
+	int any = t->max_len > t->npos;
+	for (size_t k = 0; k < t->npos; k++) {
+		any |= t->min[k] < 0; /* a uint64 id past 2^63-1 */
+		mx = t->max[k] > mx ? t->max[k] : mx;
+	}
+	s->layout = TFI_LAYOUT_LIBSVM;
+	s->max_ids = t->max_len;
+	s->max_index = any || mx >= 0x1p63 ? (uint64_t)INT64_MAX : (uint64_t)mx;
+	return 1;
+}
+
 /* The label: one value in every record, a number or a string (its
  * classes then the vocabulary of its strings). */
 static int
@@ -1296,6 +1324,7 @@ tf_survey_schema(struct tf_survey *sv, const char *label, struct tf_schema *s,
 	tfi_schema_clear(s);
 	skipped[0] = '\0';
 	int bad = survey_image(sv, s);
+	int sparse = s->layout != TFI_LAYOUT_IMAGE && survey_sparse(sv, s);
 	if (label == NULL) {
 		label = s->layout == TFI_LAYOUT_IMAGE &&
 		                survey_find(sv, "image/class/label") != NULL
@@ -1314,6 +1343,14 @@ tf_survey_schema(struct tf_survey *sv, const char *label, struct tf_schema *s,
 		                                     : -1;
 		if (strcmp(f.name, label) == 0) {
 			rc = survey_label(sv, s, t, type);
+			continue;
+		}
+		if (sparse) {
+			/* the ids and values are the input; nothing else */
+			if (strcmp(f.name, "ids") != 0 &&
+			    strcmp(f.name, "values") != 0) {
+				note_skip(skipped, size, f.name);
+			}
 			continue;
 		}
 		if (s->layout == TFI_LAYOUT_IMAGE) {

@@ -176,6 +176,25 @@ tf_model_spec(const char *model, const char *hidden, int64_t inputs, int task,
 	return finish_spec(&b, rc, task, spec, err, errlen);
 }
 
+/* A deep part from node top: the hidden layers of a dnn, then node name
+ * of out values; a bad --hidden frees b and returns its error in *hr
+ * (else TF_OK), the result says whether writing failed (rc, so far). */
+static int
+deep_part(struct tfi_buf *b, int rc, const char *top, const char *name,
+          const char *hidden, double bn_epsilon, double keep, int64_t out,
+          int *hr, char *err, size_t errlen)
+{
+	char last[32];
+	*hr = hidden_layers(b, hidden, top, bn_epsilon, keep, last, sizeof last,
+	                    err, errlen);
+	if (*hr != TF_OK) {
+		tfi_buf_free(b);
+		return 1;
+	}
+	return rc || put_line(b, "node %s dense %s units=%lld\n", name, last,
+	                      (long long)out);
+}
+
 /* A spec's end from node top: the hidden layers of a dnn, the logits of
  * out values, the prediction and loss (finish_spec()); b is freed on an
  * error, rc says whether writing it failed so far. */
@@ -184,16 +203,10 @@ dense_head(struct tfi_buf *b, int rc, const char *top, const char *hidden,
            double bn_epsilon, double keep, int64_t out, int task, char **spec,
            char *err, size_t errlen)
 {
-	char last[32];
-	int hr = hidden_layers(b, hidden, top, bn_epsilon, keep, last,
-	                       sizeof last, err, errlen);
-	if (hr != TF_OK) {
-		tfi_buf_free(b);
-		return hr;
-	}
-	rc = rc || put_line(b, "node logits dense %s units=%lld\n", last,
-	                    (long long)out);
-	return finish_spec(b, rc, task, spec, err, errlen);
+	int hr;
+	rc = deep_part(b, rc, top, "logits", hidden, bn_epsilon, keep, out, &hr,
+	               err, errlen);
+	return hr != TF_OK ? hr : finish_spec(b, rc, task, spec, err, errlen);
 }
 
 /*
@@ -666,15 +679,12 @@ tf_model_spec_wide_deep(const struct tf_layout *l, const char *hidden, int task,
 	                    (long long)l->categorical, (long long)l->ids,
 	                    (long long)dim);
 	rc = rc || put_line(&b, "node deep_in concat x,emb\n");
-	char prev[32];
-	int hr = hidden_layers(&b, hidden, "deep_in", bn_epsilon, keep, prev,
-	                       sizeof prev, err, errlen);
+	int hr;
+	rc = deep_part(&b, rc, "deep_in", "deep", hidden, bn_epsilon, keep, out,
+	               &hr, err, errlen);
 	if (hr != TF_OK) {
-		tfi_buf_free(&b);
 		return hr;
 	}
-	rc = rc || put_line(&b, "node deep dense %s units=%lld\n", prev,
-	                    (long long)out);
 	/* Wide: linear in the numeric columns, the categorical ids and their
 	 * crosses (one weight per id and output). */
 	char sum[128] = "deep,wide_num,wide_cat";
@@ -738,15 +748,12 @@ tf_model_spec_sparse(const char *model, const struct tf_layout *l,
 		return dense_head(&b, rc, "bag", hidden, bn_epsilon, keep, out,
 		                  task, spec, err, errlen);
 	}
-	char last[32];
-	int hr = hidden_layers(&b, hidden, "bag", bn_epsilon, keep, last,
-	                       sizeof last, err, errlen);
+	int hr;
+	rc = deep_part(&b, rc, "bag", "deep", hidden, bn_epsilon, keep, out,
+	               &hr, err, errlen);
 	if (hr != TF_OK) {
-		tfi_buf_free(&b);
 		return hr;
 	}
-	rc = rc || put_line(&b, "node deep dense %s units=%lld\n", last,
-	                    (long long)out);
 	rc = rc || put_line(&b, linear, "wide", (long long)l->bag_vocab,
 	                    (long long)out);
 	rc = rc || put_line(&b, "node logits add deep,wide\n");

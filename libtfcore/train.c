@@ -716,6 +716,7 @@ infer(struct run *r)
 		const char *label = tf_columns_label_name(r->cols);
 		struct tf_image_view v;
 		struct tf_sequence_view sv;
+		int64_t bw, bv;
 		if (tf_columns_image(r->cols, &v)) {
 			snprintf(what, sizeof what, "images read as %dx%dx%d",
 			         v.height, v.width, v.channels);
@@ -729,6 +730,13 @@ infer(struct run *r)
 			    (long long)w, w == 1 ? "" : "s", sv.name,
 			    (long long)sv.steps,
 			    sv.tokens ? "tokens" : "steps");
+		} else if (tf_columns_bag(r->cols, &bw, &bv)) {
+			snprintf(what, sizeof what,
+			         "sparse ids, up to %lld a row, %s %lld",
+			         (long long)bw,
+			         tf_columns_bag_hashed(r->cols) ? "hashed into"
+			                                        : "below",
+			         (long long)bv);
 		} else {
 			snprintf(what, sizeof what, "%lld features",
 			         (long long)tf_columns_width(r->cols));

@@ -244,3 +244,20 @@ PY
 	echo "accuracy $acc"
 	awk -v a="$acc" 'BEGIN { exit !(a > 0.75) }'
 }
+
+@test "records of an int64 'ids' and a float 'values' list (TensorFlow's VarLenFeature pair) without a schema are sparse ids: inferred so, trained, and written so by tf-records schema --write" {
+	heart
+	mv hs.tfrecord bare.tfrecord
+	rm hs.tfrecord.schema.json
+	run -0 --separate-stderr tf-train -q --sparse --model lr --optimizer adagrad -e 2 --checkpoint-dir m bare.tfrecord
+	[[ "$stderr" == *"bare.tfrecord has no schema: inferred from its first 270 records (sparse ids, up to 13 a row, below 14, label 'label', binary)"* ]]
+	printf '1 3:0.5 18446744073709551615:2\n0 9223372036854775808:1\n1 7:1 8:1 9:1\n' > big.svm
+	tf-csv2record -q -f libsvm --no-schema -o big.tfrecord big.svm
+	[ ! -e big.tfrecord.schema.json ]
+	run -0 tf-records schema --write big.tfrecord
+	run -0 grep -o '"layout":"libsvm"\|"max_index":9223372036854775807,"max_ids":3' big.tfrecord.schema.json
+	[ "${#lines[@]}" -eq 2 ]
+	run -0 --separate-stderr tf-train -q --model lr --optimizer sgd -e 1 --checkpoint-dir b big.tfrecord
+	run -0 tf-eval -d b big.tfrecord
+	[[ "$output" == *'"examples":3,'* ]]
+}

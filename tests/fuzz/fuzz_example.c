@@ -1,6 +1,7 @@
 /* Fuzz target: the fast Example decoder and the protobuf-c reference must
  * give the same result or both an error, and whatever the fast decoder
- * accepts must re-encode to the same features. */
+ * accepts must re-encode to the same features, and survey into a schema
+ * (tf-train's inference: columns, sequences, sparse ids). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,22 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		tf_example_parse(a, data, size);
 		tf_example_parse_pb(b, data, size);
 		same_features(a, b);
+		/* a schema inferred from it (twice: a second record) never
+		 * fails but for data (a label that is not one) */
+		struct tf_survey *sv = tf_survey_new();
+		struct tf_schema *sc = tf_schema_new();
+		char skipped[256];
+		if (sv == NULL || sc == NULL || tf_survey_add(sv, a) != TF_OK ||
+		    tf_survey_add(sv, a) != TF_OK) {
+			abort();
+		}
+		int rc =
+		    tf_survey_schema(sv, NULL, sc, skipped, sizeof skipped);
+		if (rc != TF_OK && rc != TF_EFORMAT) {
+			abort();
+		}
+		tf_survey_free(sv);
+		tf_schema_free(sc);
 	}
 	tf_example_free(a);
 	tf_example_free(b);
