@@ -1881,6 +1881,18 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		r.row_steps = 1;
 		tfi_graph_zero_grads(r.g, 0);
 		tf_zero(r.dev, grads, tf_graph_nparams(r.g));
+		if (tw.maxparts > 1 && table_values(r.g) >= 100000) {
+			/* parts would each hand over every table's gradient:
+			 * more than the step's own work */
+			if (sink->note != NULL && leads(&r)) {
+				sink->note(
+				    sink->ctx,
+				    "--threads: a model of large embedding "
+				    "tables updated row by row runs each "
+				    "step whole, on one thread");
+			}
+			tw.maxparts = 1;
+		}
 	} else if (r.cl == NULL && leads(&r) && sink->note != NULL &&
 	           table_values(r.g) >= 100000) {
 		char line[400];

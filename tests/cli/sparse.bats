@@ -123,6 +123,14 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
 	tf-eval -d j2 -p hs.tfrecord > two.json
 	paste -d' ' <(jq '.probabilities[1]' one.json) <(jq '.probabilities[1]' two.json) |
 		awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > 1e-6) bad++ } END { exit bad > 0 }'
+	# a large table: each step whole on one thread, said once
+	clicks 2000 1 5000 > c.svm
+	tf-csv2record -q -f libsvm -o c.tfrecord c.svm
+	tf-train -q --hash-buckets 200000 --model lr --optimizer adagrad -e 1 --checkpoint-dir l1 c.tfrecord > /dev/null
+	run -0 --separate-stderr tf-train -q -j 2 --hash-buckets 200000 --model lr --optimizer adagrad -e 1 \
+		--checkpoint-dir l2 c.tfrecord
+	[[ "$stderr" == *"--threads: a model of large embedding tables updated row by row runs each step whole, on one thread"* ]]
+	same_state l1/model.ckpt-16 l2/model.ckpt-16
 }
 
 @test "a sparse model resumes exactly: one epoch and another is two epochs, the same checkpoint; new data with more ids a row is refused, naming both" {
