@@ -1280,13 +1280,7 @@ tf_columns_bag_id(const struct tf_columns *cols, int64_t id)
 	if (!cols->bag_hash) {
 		return u < (uint64_t)cols->bag_vocab ? (int64_t)u : -1;
 	}
-	/* splitmix64's finaliser: every bit of the id moves the bucket */
-	u ^= u >> 30;
-	u *= 0xbf58476d1ce4e5b9ull;
-	u ^= u >> 27;
-	u *= 0x94d049bb133111ebull;
-	u ^= u >> 31;
-	return (int64_t)(u % (uint64_t)cols->bag_vocab);
+	return (int64_t)(tfi_mix64(u) % (uint64_t)cols->bag_vocab);
 }
 
 /* A bag's two signature inputs: its ids and their values. */

@@ -1237,6 +1237,20 @@ add_steps(struct worker *w, size_t i)
 	return rc;
 }
 
+/* Cell i of the row, its one value, as a feature of the worker's
+ * Example. */
+static int
+add_cell(struct worker *w, size_t i)
+{
+	const struct col *k = &w->c->cols[i];
+	struct tf_bytes b = {(const uint8_t *)row_chars(w, i), w->row.blen[i]};
+	return k->type == TF_COL_FLOAT
+	           ? tf_example_add_floats(w->ex, k->name, &w->row.f[i], 1)
+	       : k->type == TF_COL_INT64
+	           ? tf_example_add_int64s(w->ex, k->name, &w->row.i[i], 1)
+	           : tf_example_add_bytes(w->ex, k->name, &b, 1);
+}
+
 /* The current row through a tf_example: a row with sequences. */
 static int
 emit_row_example(struct worker *w)
@@ -1256,19 +1270,7 @@ emit_row_example(struct worker *w)
 		if (!w->row.present[i]) {
 			continue;
 		}
-		if (k->seq) {
-			rc = add_steps(w, i);
-		} else if (k->type == TF_COL_FLOAT) {
-			rc = tf_example_add_floats(w->ex, k->name, &w->row.f[i],
-			                           1);
-		} else if (k->type == TF_COL_INT64) {
-			rc = tf_example_add_int64s(w->ex, k->name, &w->row.i[i],
-			                           1);
-		} else {
-			struct tf_bytes b = {(const uint8_t *)row_chars(w, i),
-			                     w->row.blen[i]};
-			rc = tf_example_add_bytes(w->ex, k->name, &b, 1);
-		}
+		rc = k->seq ? add_steps(w, i) : add_cell(w, i);
 	}
 	return rc == TF_OK ? emit_example(w) : TF_ENOMEM;
 }
@@ -1315,11 +1317,7 @@ feature_id(const struct tf_csv *c, const char *name, const char *v, size_t n)
 			h = (h ^ (unsigned char)v[k]) * 0x100000001b3ull;
 		}
 	}
-	h ^= h >> 30;
-	h *= 0xbf58476d1ce4e5b9ull;
-	h ^= h >> 27;
-	h *= 0x94d049bb133111ebull;
-	h ^= h >> 31;
+	h = tfi_mix64(h);
 	return c->o.hash_buckets ? h % c->o.hash_buckets : h;
 }
 
@@ -1361,17 +1359,7 @@ emit_hashed_row(struct worker *w)
 	}
 	int rc = sparse_example(w, k);
 	if (rc == TF_OK && c->label_col >= 0 && w->row.present[c->label_col]) {
-		size_t l = (size_t)c->label_col;
-		const struct col *lc = &c->cols[l];
-		struct tf_bytes b = {(const uint8_t *)row_chars(w, l),
-		                     w->row.blen[l]};
-		rc = lc->type == TF_COL_FLOAT
-		         ? tf_example_add_floats(w->ex, lc->name, &w->row.f[l],
-		                                 1)
-		     : lc->type == TF_COL_INT64
-		         ? tf_example_add_int64s(w->ex, lc->name, &w->row.i[l],
-		                                 1)
-		         : tf_example_add_bytes(w->ex, lc->name, &b, 1);
+		rc = add_cell(w, (size_t)c->label_col);
 	}
 	return rc == TF_OK ? emit_example(w) : TF_ENOMEM;
 }

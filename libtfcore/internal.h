@@ -269,6 +269,16 @@ struct tf_schema {
 	int image_scale; /* TF_IMAGE_SCALE_* */
 };
 
+/* splitmix64's finaliser: every bit of x moves every bit of the result
+ * (the generator's seeding, sparse ids' buckets, hashed features). */
+static inline uint64_t
+tfi_mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
 /* Empty a schema for filling (schema.c). */
 void tfi_schema_clear(struct tf_schema *s);
 /* The vocabulary of a bytes feature, or NULL. */

@@ -19,10 +19,7 @@ void
 tf_rng_seed(struct tf_rng *r, uint64_t seed)
 {
 	for (int i = 0; i < 4; i++) {
-		uint64_t z = (seed += 0x9e3779b97f4a7c15ull);
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-		r->s[i] = z ^ (z >> 31);
+		r->s[i] = tfi_mix64(seed += 0x9e3779b97f4a7c15ull);
 	}
 }
 

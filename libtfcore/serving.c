@@ -953,7 +953,8 @@ examples(struct tf_request *q, const struct tf_model *m, json_t *root,
 	int dense = dense_input(m);
 	size_t ncols = (size_t)(q->in.width + q->in.id_width) + 1;
 	int64_t bw, bv;
-	for (size_t r = 0; tf_columns_bag(cols, &bw, &bv) && r < n; r++) {
+	int bag = tf_columns_bag(cols, &bw, &bv);
+	for (size_t r = 0; bag && r < n; r++) {
 		char what[48];
 		snprintf(what, sizeof what, "example %zu", r);
 		if (bag_row(q, m, json_array_get(ex, r), what, r) != TF_OK) {
@@ -961,7 +962,7 @@ examples(struct tf_request *q, const struct tf_model *m, json_t *root,
 		}
 		q->in.rows = r + 1;
 	}
-	for (size_t r = 0; !tf_columns_bag(cols, &bw, &bv) && r < n; r++) {
+	for (size_t r = 0; !bag && r < n; r++) {
 		json_t *e = json_array_get(ex, r);
 		if (tfi_request_seen(q) != TF_OK) {
 			return TF_ENOMEM;

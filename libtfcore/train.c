@@ -373,6 +373,11 @@ sparse_ranges(struct sparse *sp, const struct tf_batch *b,
 	return TF_OK;
 }
 
+/* Embedding tables of this many values or more are large: a step that
+ * updates (or hands over) every row of them costs more than its own
+ * work, and a note says so. */
+#define LARGE_TABLES 100000
+
 /* The values of g's embedding tables. */
 static uint64_t
 table_values(struct tf_graph *g)
@@ -1868,6 +1873,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		rc = fail(&r, rc, "%s", tw.msg);
 		goto out;
 	}
+	uint64_t tables = table_values(r.g);
 	if (r.cl != NULL && cfg->l1 == 0 && cfg->l2 == 0) {
 		r.sp = sparse_plan(r.g); /* NULL: no tables, dense */
 	} else if (r.cl == NULL && cfg->l1 == 0 && cfg->l2 == 0 &&
@@ -1881,7 +1887,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		r.row_steps = 1;
 		tfi_graph_zero_grads(r.g, 0);
 		tf_zero(r.dev, grads, tf_graph_nparams(r.g));
-		if (tw.maxparts > 1 && table_values(r.g) >= 100000) {
+		if (tw.maxparts > 1 && tables >= LARGE_TABLES) {
 			/* parts would each hand over every table's gradient:
 			 * more than the step's own work */
 			if (sink->note != NULL && leads(&r)) {
@@ -1894,7 +1900,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			tw.maxparts = 1;
 		}
 	} else if (r.cl == NULL && leads(&r) && sink->note != NULL &&
-	           table_values(r.g) >= 100000) {
+	           tables >= LARGE_TABLES) {
 		char line[400];
 		snprintf(
 		    line, sizeof line,
@@ -1902,7 +1908,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		    "tables (%llu values) each step%s; lazy_adam, "
 		    "adagrad, ftrl or sgd update only the rows a batch "
 		    "touched",
-		    r.h.optimizer, (unsigned long long)table_values(r.g),
+		    r.h.optimizer, (unsigned long long)tables,
 		    tf_device_kind(r.dev) != TF_DEVICE_CPU ? " (and so does "
 		                                             "a GPU)"
 		    : cfg->l1 > 0 || cfg->l2 > 0 ? " (and so do --l1, --l2)"
