@@ -370,6 +370,9 @@ tf_csv_set_options(struct tf_csv *c, const struct tf_csv_options *o)
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		c->o.threads = n < 1 ? 1 : n > 16 ? 16 : (int)n;
 	}
+	if (c->o.stream) {
+		c->o.threads = 1; /* each row out as soon as it is in */
+	}
 	return TF_OK;
 }
 
@@ -2150,7 +2153,11 @@ run_stream(struct tf_csv *c, struct tf_input *in, struct pending *pb,
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
 		pthread_mutex_unlock(&c->mu);
-		while (!pb->eof && pb->len < CHUNK && rc == TF_OK) {
+		/* A stream goes on with the whole rows it has: one read, and
+		 * more only while it holds no line end. */
+		while (!pb->eof && pb->len < CHUNK && rc == TF_OK &&
+		       (!c->o.stream || pb->len == 0 ||
+		        memchr(pb->data, '\n', pb->len) == NULL)) {
 			rc = pend_read(c, in, pb, CHUNK);
 		}
 		size_t cut = 0;
@@ -2262,6 +2269,25 @@ infer(struct tf_csv *c, struct tf_input *in, struct pending *pb)
 	return rc;
 }
 
+/* A stream infers nothing: every column it writes has its type given. */
+static int
+typed(struct tf_csv *c, const char *name)
+{
+	for (size_t i = 0; i < c->ncols; i++) {
+		const struct col *k = &c->cols[i];
+		if (k->role != ROLE_DROP && !k->given) {
+			return tfi_set_error(
+			    c, TF_EINVAL,
+			    "%s: a stream's rows are converted as they come, "
+			    "with no rows to infer types from: column '%s' "
+			    "needs its type (--types, or --types-from a "
+			    "schema)",
+			    name, k->name);
+		}
+	}
+	return TF_OK;
+}
+
 static int
 infer_libsvm(struct tf_csv *c)
 {
@@ -2352,7 +2378,8 @@ convert_stream(struct tf_csv *c, struct tf_input *in, const char *name,
 			if ((rc = set_columns(c, hf.v, hf.n, where)) != TF_OK) {
 				goto out;
 			}
-			if ((rc = infer(c, in, &pb)) != TF_OK ||
+			if ((rc = c->o.stream ? typed(c, name)
+			                      : infer(c, in, &pb)) != TF_OK ||
 			    (rc = make_plan(c)) != TF_OK) {
 				goto out;
 			}

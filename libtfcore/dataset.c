@@ -230,7 +230,7 @@ tf_dataset_open(struct tf_dataset *ds, const char *const *files, size_t nfiles,
 		}
 	}
 	ds->epochs = epochs;
-	ds->shuffle = shuffle > 1 ? shuffle : 1;
+	ds->shuffle = shuffle > 1 && !ds->follow ? shuffle : 1;
 	ds->seed = seed;
 	if (check_buffer_memory(ds) != TF_OK) {
 		return TF_EINVAL;
@@ -256,6 +256,9 @@ tf_dataset_open(struct tf_dataset *ds, const char *const *files, size_t nfiles,
 	}
 	if (ds->r == NULL) {
 		ds->r = tf_reader_new();
+	}
+	if (ds->r != NULL) {
+		tf_reader_set_follow(ds->r, ds->follow);
 	}
 	if (ds->ex == NULL) {
 		ds->ex = tf_example_new();
@@ -734,7 +737,8 @@ open_stdin(struct tf_dataset *ds)
 	if (ds->pre == NULL) {
 		return tfi_set_error(ds, TF_ENOMEM, "out of memory");
 	}
-	ds->stdin_kept = 1;
+	ds->stdin_kept = !ds->follow; /* a stream is read once */
+	tf_reader_set_follow(ds->pre, ds->follow);
 	if (tf_reader_open(ds->pre, "-", TF_COMPRESS_AUTO) != TF_OK) {
 		return tfi_set_error(ds, tf_errcode(ds->pre), "%s",
 		                     tf_errmsg(ds->pre));
@@ -830,6 +834,12 @@ tf_dataset_set_allow_missing(struct tf_dataset *ds, int on)
 	ds->allow_missing = on;
 }
 
+void
+tf_dataset_set_stream(struct tf_dataset *ds, int wait_ms)
+{
+	ds->follow = wait_ms > 0 ? wait_ms : 0;
+}
+
 /* The next record of the epoch, decoded into shuffle buffer slot i;
  * TF_EOF at its end. */
 static int
@@ -881,6 +891,9 @@ read_one(struct tf_dataset *ds, size_t i)
 			}
 			return decode(ds, d, n, row, ids, row + ds->cols->width,
 			              key);
+		}
+		if (rc == TF_EAGAIN) {
+			return rc; /* a stream: no record yet */
 		}
 		if (rc != TF_EOF) {
 			return tfi_set_error(ds, rc, "%s", tf_errmsg(r));
@@ -1277,8 +1290,8 @@ tf_dataset_next(struct tf_dataset *ds, float *x, int64_t *ids, float *y,
 		}
 		(*rows)++;
 	}
-	if (rc == TF_EOF && *rows > 0) {
-		rc = TF_OK;
+	if ((rc == TF_EOF || rc == TF_EAGAIN) && *rows > 0) {
+		rc = TF_OK; /* the rows there are (a stream waits no more) */
 	}
 	return rc;
 }

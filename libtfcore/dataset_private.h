@@ -43,6 +43,7 @@ struct tf_dataset {
 	int pre_eof;          /* standard input is at its end */
 	int stdin_kept;       /* every record read from it is in replay */
 	int allow_missing;    /* a record may lack features: their mean */
+	int follow;           /* a stream: ms to wait for records (0: no) */
 	struct tf_image *img; /* image rows: the decoder */
 	int flip, shift;      /* ... and their augmentation */
 	/* A trainer's share of a distributed run: the records whose place

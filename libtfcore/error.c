@@ -47,6 +47,8 @@ tf_strerror(int code)
 		return "internal error";
 	case TF_EUNAVAIL:
 		return "a peer is unavailable";
+	case TF_EAGAIN:
+		return "nothing yet, try again";
 	default:
 		return "unknown error";
 	}
@@ -72,6 +74,8 @@ tf_exit_code(int code)
 		return EX_IOERR;
 	case TF_EUNAVAIL:
 		return EX_UNAVAILABLE;
+	case TF_EAGAIN:
+		return EX_TEMPFAIL;
 	default:
 		return EX_SOFTWARE;
 	}

@@ -4,6 +4,8 @@
  * A reader thread decodes the next batches while the current one trains.
  * One producer reads the dataset in order, so batches (and resume
  * positions, carried with each batch) are exactly those of a plain loop.
+ * A stream with nothing new hands over an empty batch (TF_EAGAIN) now
+ * and then, so the trainer still checkpoints, publishes and stops.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -40,7 +42,7 @@ prefetch_main(void *arg)
 		tfi_dataset_mark(p->ds, &b->mark);
 		b->epoch = tf_dataset_epoch(p->ds);
 		b->done = tf_dataset_done(p->ds);
-		if (b->rc != TF_OK && b->rc != TF_EOF) {
+		if (b->rc != TF_OK && b->rc != TF_EOF && b->rc != TF_EAGAIN) {
 			snprintf(b->msg, sizeof b->msg, "%s", tf_errmsg(p->ds));
 		}
 		pthread_mutex_lock(&p->mu);
@@ -48,7 +50,7 @@ prefetch_main(void *arg)
 		p->tail = (p->tail + 1) % AHEAD;
 		pthread_cond_broadcast(&p->cv);
 		pthread_mutex_unlock(&p->mu);
-		if (b->rc != TF_OK) {
+		if (b->rc != TF_OK && b->rc != TF_EAGAIN) {
 			break; /* the end, or an error: nothing more to read */
 		}
 	}

@@ -10,11 +10,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -102,6 +104,10 @@ struct tf_reader {
 	int resyncing;
 	int failed;
 	struct tfi_buf skip_log;
+	int follow;  /* ms to wait for more of a followed input (0: no) */
+	int regular; /* the input is a regular file */
+	int again;   /* a read found no bytes for now (following) */
+	uint64_t skip_left; /* of an over-long record being skipped */
 };
 
 struct tf_reader *
@@ -129,11 +135,12 @@ reader_reset(struct tf_reader *r)
 	free(r->zin);
 	tfi_buf_free(&r->skip_log);
 	size_t max = r->max_record;
-	int skip = r->skip_corrupt;
+	int skip = r->skip_corrupt, follow = r->follow;
 	memset(r, 0, sizeof *r);
 	r->fd = -1;
 	r->max_record = max;
 	r->skip_corrupt = skip;
+	r->follow = follow;
 }
 
 void
@@ -155,6 +162,12 @@ void
 tf_reader_set_skip_corrupt(struct tf_reader *r, int on)
 {
 	r->skip_corrupt = on;
+}
+
+void
+tf_reader_set_follow(struct tf_reader *r, int wait_ms)
+{
+	r->follow = wait_ms > 0 ? wait_ms : 0;
 }
 
 uint64_t
@@ -200,7 +213,10 @@ reader_start(struct tf_reader *r, const char *name, int compression)
 		return tfi_set_error(r, TF_ENOMEM, "out of memory");
 	}
 	r->cap = CHUNK;
-	r->compression = compression;
+	r->compression = r->follow ? TF_COMPRESS_NONE : compression;
+	struct stat st;
+	r->regular =
+	    r->fd >= 0 && fstat(r->fd, &st) == 0 && S_ISREG(st.st_mode);
 	return TF_OK;
 }
 
@@ -248,7 +264,57 @@ tf_reader_open_mem(struct tf_reader *r, const void *data, size_t n,
 	return reader_start(r, name ? name : "(memory)", compression);
 }
 
-/* Raw bytes from the source; 0 at its end, -1 on error. */
+static int damage(struct tf_reader *r, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/*
+ * The end of a followed file for now: after the wait, -2 ("not yet"),
+ * the file at its path opened again from its start when it was replaced
+ * (another inode there) or read again from its start when truncated
+ * below what was read.  A record cut short by the change is damage.
+ */
+static ssize_t
+follow_file(struct tf_reader *r)
+{
+	struct timespec ts = {r->follow / 1000,
+	                      (long)(r->follow % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+	struct stat now, was;
+	if (!r->own_fd || fstat(r->fd, &was) != 0 || stat(r->name, &now) != 0) {
+		return -2; /* a path being rotated: looked at again later */
+	}
+	uint64_t read_to = r->pos + (r->end - r->start);
+	int moved = now.st_ino != was.st_ino || now.st_dev != was.st_dev;
+	if (!moved && (uint64_t)was.st_size >= read_to) {
+		return -2;
+	}
+	if (r->end > r->start &&
+	    damage(r, TF_EFORMAT,
+	           "%s: record %llu: truncated record at %llu (the file was "
+	           "%s while a record was half written)",
+	           r->name, (unsigned long long)r->count,
+	           (unsigned long long)r->pos,
+	           moved ? "replaced" : "truncated") != TF_OK) {
+		return -1;
+	}
+	if (moved) {
+		int fd = open(r->name, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			return -2;
+		}
+		close(r->fd);
+		r->fd = fd;
+	} else if (lseek(r->fd, 0, SEEK_SET) != 0) {
+		tfi_set_errno(r, TF_EIO, errno, "%s: seek failed", r->name);
+		return -1;
+	}
+	r->start = r->end = 0;
+	r->pos = 0;
+	return -2;
+}
+
+/* Raw bytes from the source; 0 at its end, -2 when a followed input
+ * has none yet, -1 on error. */
 static ssize_t
 src_read(struct tf_reader *r, uint8_t *dst, size_t n)
 {
@@ -263,8 +329,20 @@ src_read(struct tf_reader *r, uint8_t *dst, size_t n)
 		r->mem_pos += k;
 		return (ssize_t)k;
 	}
+	if (r->follow && !r->regular) {
+		/* a pipe, FIFO or socket: no bytes within the wait is "not
+		 * yet"; its writer closing it is the end */
+		struct pollfd p = {.fd = r->fd, .events = POLLIN};
+		int k = poll(&p, 1, r->follow);
+		if (k == 0 || (k < 0 && errno == EINTR)) {
+			return -2;
+		}
+	}
 	for (;;) {
 		ssize_t k = read(r->fd, dst, n);
+		if (k == 0 && r->follow && r->regular) {
+			return follow_file(r);
+		}
 		if (k >= 0) {
 			return k;
 		}
@@ -379,6 +457,10 @@ fill(struct tf_reader *r, size_t need)
 			room = need - (r->end - r->start) + r->readahead;
 		}
 		ssize_t k = stream_read(r, r->buf + r->end, room);
+		if (k == -2) {
+			r->again = 1; /* a followed input: more later */
+			break;
+		}
 		if (k < 0) {
 			return -1;
 		}
@@ -450,9 +532,6 @@ first_hint(uint64_t off)
 }
 
 /* Report damage: fail, or log and count it when skipping. */
-static int damage(struct tf_reader *r, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
 static int
 damage(struct tf_reader *r, int code, const char *fmt, ...)
 {
@@ -478,6 +557,32 @@ consume(struct tf_reader *r, size_t n)
 {
 	r->start += n;
 	r->pos += n;
+}
+
+/* The rest of an over-long record skipped, in pieces (TF_EOF when the
+ * input ends first; a followed input's "not yet" keeps the count). */
+static int
+skip_bytes(struct tf_reader *r)
+{
+	while (r->skip_left > 0) {
+		size_t step = r->skip_left > CHUNK ? CHUNK : r->skip_left;
+		ssize_t got = fill(r, step);
+		if (got < 0) {
+			r->failed = 1;
+			return r->err.code;
+		}
+		size_t take = (size_t)got < step ? (size_t)got : step;
+		consume(r, take);
+		r->skip_left -= take;
+		if (take < step) {
+			if (r->again) {
+				return TF_EAGAIN;
+			}
+			r->skip_left = 0;
+			return TF_EOF;
+		}
+	}
+	return TF_OK;
 }
 
 int
@@ -546,12 +651,20 @@ tf_reader_next(struct tf_reader *r, const uint8_t **data, size_t *len)
 		r->failed = 1;
 		return r->err.code;
 	}
+	r->again = 0;
 	for (;;) {
+		int skipped = r->skip_left > 0 ? skip_bytes(r) : TF_OK;
+		if (skipped != TF_OK) {
+			return skipped;
+		}
 		uint64_t at = r->pos;
 		ssize_t k = fill(r, 12);
 		if (k < 0) {
 			r->failed = 1;
 			return r->err.code;
+		}
+		if (k < 12 && r->again) {
+			return TF_EAGAIN; /* the rest is still being written */
 		}
 		if (k == 0) {
 			return TF_EOF;
@@ -596,21 +709,7 @@ tf_reader_next(struct tf_reader *r, const uint8_t **data, size_t *len)
 			}
 			r->resyncing = 0;
 			/* The length is trusted: skip its bytes in pieces. */
-			uint64_t left = n + 16;
-			while (left > 0) {
-				size_t step = left > CHUNK ? CHUNK : left;
-				ssize_t got = fill(r, step);
-				if (got < 0) {
-					r->failed = 1;
-					return r->err.code;
-				}
-				if ((size_t)got < step) {
-					consume(r, (size_t)got);
-					return TF_EOF;
-				}
-				consume(r, step);
-				left -= step;
-			}
+			r->skip_left = n + 16;
 			continue;
 		}
 		size_t need = (size_t)n + 16;
@@ -618,6 +717,9 @@ tf_reader_next(struct tf_reader *r, const uint8_t **data, size_t *len)
 		if (k < 0) {
 			r->failed = 1;
 			return r->err.code;
+		}
+		if ((size_t)k < need && r->again) {
+			return TF_EAGAIN;
 		}
 		if ((size_t)k < need) {
 			int rc = damage(r, TF_EFORMAT,

@@ -108,6 +108,10 @@ static const struct def defs[] = {
     {"exclude", K_STR, MODEL, IF_SET, NULL, NONE},
     {"validate", K_STR, RUN, IF_SET, NULL, NONE},
     {"checkpoint-dir", K_STR, RUN, IF_SET, NULL, NONE},
+    {"stream", K_BOOL, RUN, IF_SET, "false", NONE},
+    {"export-base", K_STR, RUN, IF_SET, NULL, NONE},
+    {"export-every", K_REAL, RUN, IF_SET, "60", R(0, 1, INFINITY)},
+    {"if-better", K_STR, RUN, IF_SET, NULL, NONE},
     {"logdir", K_STR, RUN, IF_SET, NULL, NONE},
     {"quiet", K_BOOL, RUN, IF_SET, "false", NONE},
     {"plugin-dir", K_LIST, RUN, IF_SET, NULL, NONE},
@@ -951,6 +955,9 @@ fill(const struct tf_settings *s, struct tf_train_config *cfg)
 	cfg->validate = text(s, "validate");
 	cfg->checkpoint_dir = text(s, "checkpoint-dir");
 	cfg->logdir = text(s, "logdir");
+	cfg->stream = flag(s, "stream");
+	cfg->publish_every =
+	    text(s, "export-base") != NULL ? real(s, "export-every") : 0;
 	const char *sm = text(s, "sync-mode");
 	cfg->sync = sm == NULL || strcmp(sm, "async") != 0;
 	cfg->replicas_to_aggregate = (unsigned)num(s, "replicas-to-aggregate");

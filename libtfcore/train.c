@@ -584,6 +584,68 @@ validate(struct run *r)
 	return TF_OK;
 }
 
+/* A checkpoint just written handed to the sink to publish (a stream's
+ * exports); its failure stops the run. */
+static int
+published(struct run *r)
+{
+	if (r->sink->published == NULL || r->cfg->checkpoint_dir == NULL ||
+	    !leads(r)) {
+		return TF_OK;
+	}
+	char why[TFI_MSG_MAX];
+	why[0] = 0;
+	int rc = r->sink->published(r->sink->ctx, tf_ckpt_path(r->ck),
+	                            r->h.step, r->h.examples, why, sizeof why);
+	return rc == TF_OK ? TF_OK : fail(r, rc, "%s", why);
+}
+
+/* When the run checkpoints next. */
+struct schedule {
+	uint64_t next_save;  /* --save-every's step (0: none) */
+	uint64_t saved_step; /* of the last checkpoint */
+	double last_save;    /* its time */
+	double last_publish; /* a stream's last publish */
+	uint64_t published;  /* its step */
+};
+
+/*
+ * A checkpoint when one is due: --save-every steps, --save-every-secs,
+ * or, for a stream that publishes, each publish_every seconds, validated
+ * first when there is a validation file (the checkpoint carries the
+ * metrics) and handed to the sink's published().
+ */
+static int
+save_on_schedule(struct run *r, struct schedule *s)
+{
+	const struct tf_train_config *cfg = r->cfg;
+	double now = tfi_now();
+	int publish = cfg->publish_every > 0 &&
+	              now - s->last_publish >= cfg->publish_every &&
+	              r->h.step != s->published;
+	int due = (cfg->save_every > 0 && r->h.step >= s->next_save) ||
+	          (cfg->save_every_secs > 0 &&
+	           now - s->last_save >= cfg->save_every_secs);
+	if (!publish && (!due || r->h.step == s->saved_step)) {
+		return TF_OK;
+	}
+	int rc = publish && cfg->validate != NULL ? validate(r) : TF_OK;
+	if (rc != TF_OK || (rc = save(r)) != TF_OK) {
+		return rc;
+	}
+	s->saved_step = r->h.step;
+	s->last_save = tfi_now();
+	s->next_save = cfg->save_every > 0
+	                   ? (r->h.step / cfg->save_every + 1) * cfg->save_every
+	                   : 0;
+	if (publish) {
+		s->last_publish = s->last_save;
+		s->published = r->h.step;
+		return published(r);
+	}
+	return TF_OK;
+}
+
 /* One JSON line of metrics (and validation, when asked) to the sink,
  * the same figures to TensorBoard's event file; final: the run's last. */
 static int
@@ -694,6 +756,9 @@ data_schema(const struct tf_train_config *cfg, char *buf, size_t size)
 	}
 	return NULL;
 }
+
+/* A stream trains the rows it has when no record came for this long. */
+#define STREAM_WAIT_MS 200
 
 /* Records read from this many at the most to infer a schema. */
 #define INFER_RECORDS 10000
@@ -1185,6 +1250,12 @@ start(struct run *r)
 	if (rc != TF_OK) {
 		return fail(r, rc, "%s", tf_errmsg(r->cols));
 	}
+	if (schema == NULL && cfg->stream) {
+		return fail(r, TF_EINVAL,
+		            "--stream trains on records as they come: name "
+		            "their schema with --schema FILE (a followed "
+		            "file's FILE.schema.json sidecar does too)");
+	}
 	rc =
 	    schema != NULL ? tf_columns_load_schema(r->cols, schema) : infer(r);
 	if (rc != TF_OK) {
@@ -1244,8 +1315,8 @@ inputs_signature(const struct tf_train_config *cfg)
 			json_decref(a);
 			return NULL;
 		}
-		if (stat(cfg->inputs[i], &st) != 0) {
-			memset(&st, 0, sizeof st);
+		if (stat(cfg->inputs[i], &st) != 0 || cfg->stream) {
+			memset(&st, 0, sizeof st); /* a stream grows */
 		}
 		snprintf(item, sizeof item, "%.4096s %lld %lld.%09ld",
 		         cfg->inputs[i], (long long)st.st_size,
@@ -1749,6 +1820,7 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 	}
 	tf_columns_set_normalize(r->cols, cfg->normalize);
 	tf_dataset_set_allow_missing(r->ds, cfg->allow_missing);
+	tf_dataset_set_stream(r->ds, cfg->stream ? STREAM_WAIT_MS : 0);
 	struct tf_image_view iv;
 	if ((cfg->random_flip || cfg->random_crop > 0) &&
 	    !tf_columns_image(r->cols, &iv)) {
@@ -1809,7 +1881,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 	int rc, resumed;
 	/* A failure once steps have trained checkpoints them first. */
 	int trained = 0, diverged = 0;
-	uint64_t saved_step = 0;
+	struct schedule sc = {0};
 	if (!r.ds || !r.g || !r.o || !r.ck) {
 		rc = fail(&r, TF_ENOMEM, "out of memory");
 		goto out;
@@ -1863,9 +1935,10 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		goto out;
 	}
 	float *params = tf_graph_params(r.g), *grads = tf_graph_grads(r.g);
-	double t0 = tfi_now(), last_save = t0, t_mark = t0;
+	double t0 = tfi_now(), t_mark = t0;
 	uint64_t ex_mark = r.h.examples;
-	saved_step = r.h.step;
+	sc.last_save = sc.last_publish = t0;
+	sc.saved_step = sc.published = r.h.step;
 	uint64_t ex_mark0 = r.h.examples;
 	double lr = r.h.learning_rate;
 	if ((rc = tfi_towers_start(&tw, r.g, r.h.model_spec, reg, cfg->seed,
@@ -1925,10 +1998,9 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 	                           ? (r.h.step / cfg->steps_to_validate + 1) *
 	                                 cfg->steps_to_validate
 	                           : 0;
-	uint64_t next_save =
-	    cfg->save_every > 0
-	        ? (r.h.step / cfg->save_every + 1) * cfg->save_every
-	        : 0;
+	sc.next_save = cfg->save_every > 0
+	                   ? (r.h.step / cfg->save_every + 1) * cfg->save_every
+	                   : 0;
 	int ran_out = 0, stopped = 0;
 	if (cfg->checkpoint_dir == NULL && leads(&r) && sink->note != NULL) {
 		sink->note(sink->ctx, "no --checkpoint-dir: the model this run "
@@ -1950,6 +2022,14 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			rc = TF_OK;
 			ran_out = 1;
 			break;
+		}
+		if (rc == TF_EAGAIN) {
+			/* A stream with nothing new: its checkpoints and
+			 * publishes still come on time. */
+			if ((rc = save_on_schedule(&r, &sc)) != TF_OK) {
+				goto out;
+			}
+			continue;
 		}
 		if (rc != TF_OK) {
 			rc = fail(&r, rc, "%s", b->msg);
@@ -2075,19 +2155,8 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			t_mark = tfi_now();
 			ex_mark = r.h.examples;
 		}
-		int due = (cfg->save_every > 0 && r.h.step >= next_save) ||
-		          (cfg->save_every_secs > 0 &&
-		           tfi_now() - last_save >= cfg->save_every_secs);
-		if (due) {
-			if ((rc = save(&r)) != TF_OK) {
-				goto out;
-			}
-			saved_step = r.h.step;
-			last_save = tfi_now();
-			next_save = cfg->save_every > 0
-			                ? (r.h.step / cfg->save_every + 1) *
-			                      cfg->save_every
-			                : 0;
+		if ((rc = save_on_schedule(&r, &sc)) != TF_OK) {
+			goto out;
 		}
 	}
 	int ended = 0; /* the run had ended already: only marked so now */
@@ -2115,7 +2184,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		goto out;
 	}
 	r.h.run_finished = ran_out;
-	if (ran_out && !ended && r.h.step - first_step < 10 &&
+	if (ran_out && !ended && r.h.step - first_step < 10 && !cfg->stream &&
 	    sink->note != NULL) {
 		char msg[256];
 		snprintf(
@@ -2127,7 +2196,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		    cfg->batch_size);
 		sink->note(sink->ctx, msg);
 	}
-	if (tf_dataset_stdin_once(r.ds) && sink->note != NULL) {
+	if (tf_dataset_stdin_once(r.ds) && !cfg->stream && sink->note != NULL) {
 		sink->note(sink->ctx,
 		           "standard input held more than 256 MiB of records: "
 		           "read for one pass only (give a file for more)");
@@ -2163,8 +2232,13 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 	}
 	/* The last checkpoint marks a run that ran out finished, even when
 	 * a periodic one was written at that step already. */
-	if ((r.h.step != saved_step || !resumed || ran_out) &&
+	if ((r.h.step != sc.saved_step || !resumed || ran_out) &&
 	    (rc = save(&r)) != TF_OK) {
+		goto out;
+	}
+	/* A stream publishes what it trained last, as it ends. */
+	if (cfg->publish_every > 0 && r.h.step != first_step &&
+	    r.h.step != sc.published && (rc = published(&r)) != TF_OK) {
 		goto out;
 	}
 	note_fallbacks(&r, 0);
@@ -2180,7 +2254,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 	}
 out:
 	if (rc != TF_OK && trained && !diverged && r.cl == NULL &&
-	    r.h.step != saved_step && cfg->checkpoint_dir != NULL) {
+	    r.h.step != sc.saved_step && cfg->checkpoint_dir != NULL) {
 		/* Keep what trained (a reader's error in a later file, a
 		 * validation file gone): the checkpoint, then the error. */
 		char msg[TFI_MSG_MAX];

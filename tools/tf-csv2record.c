@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "tf/tf.h"
 #include "tool.h"
 
@@ -57,6 +59,8 @@ usage(void)
 	       "how many\n"
 	       "      --types=LIST           NAME:TYPE,... (int64, float, "
 	       "bytes)\n"
+	       "      --types-from=SCHEMA    the types (and label) of a "
+	       "schema file's columns\n"
 	       "Output:\n"
 	       "  -n, --shards=N             write N files "
 	       "OUTPUT-00000-of-0000N (needs -o)\n"
@@ -67,6 +71,10 @@ usage(void)
 	       "      --no-schema            write no schema file\n"
 	       "      --schema=FILE          schema file (default: "
 	       "OUTPUT.schema.json with -o)\n"
+	       "      --stream               each row out as it comes (to "
+	       "standard output or a\n"
+	       "                             FIFO; every column typed: "
+	       "--types, --types-from)\n"
 	       "  -z, --compress=TYPE        gzip or zlib (default: none)\n"
 	       "Other:\n"
 	       "  -j, --threads=N            worker threads (default: one "
@@ -98,7 +106,9 @@ enum {
 	OPT_SEQUENCE,
 	OPT_SEQ_DELIM,
 	OPT_SKIP_BAD,
-	OPT_TYPES
+	OPT_STREAM,
+	OPT_TYPES,
+	OPT_TYPES_FROM
 };
 
 static const struct option options[] = {
@@ -129,8 +139,10 @@ static const struct option options[] = {
     {"sequence-delimiter", required_argument, NULL, OPT_SEQ_DELIM},
     {"shards", required_argument, NULL, 'n'},
     {"skip-bad", no_argument, NULL, OPT_SKIP_BAD},
+    {"stream", no_argument, NULL, OPT_STREAM},
     {"threads", required_argument, NULL, 'j'},
     {"types", required_argument, NULL, OPT_TYPES},
+    {"types-from", required_argument, NULL, OPT_TYPES_FROM},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
 };
@@ -140,6 +152,7 @@ struct out {
 	int n;
 	uint64_t next; /* index of the next record, for sharding */
 	int quiet;
+	int flush;      /* --stream: each piece out as it is converted */
 	uint64_t total; /* bytes of the inputs, when known (plain files) */
 };
 
@@ -174,7 +187,8 @@ sink_write(void *ctx, const uint8_t *bytes, size_t n, const size_t *ends,
 {
 	struct out *o = ctx;
 	if (o->n == 1) {
-		return tf_writer_write_framed(o->w[0], bytes, n, count);
+		int rc = tf_writer_write_framed(o->w[0], bytes, n, count);
+		return rc == TF_OK && o->flush ? tf_writer_flush(o->w[0]) : rc;
 	}
 	size_t start = 0;
 	for (size_t i = 0; i < count; i++) {
@@ -196,6 +210,57 @@ sink_progress(void *ctx, uint64_t rows, uint64_t bytes)
 	if (!o->quiet) {
 		progress_update(rows, bytes, o->total);
 	}
+}
+
+/* "NAME:TYPE,..." of the columns of a schema file (features and label),
+ * and its label's name into *label unless given; exits 66 or 65 for a
+ * file that is missing or not a schema. */
+static char *
+schema_types(const char *path, const char **label)
+{
+	json_error_t e;
+	json_t *j = json_load_file(path, 0, &e);
+	if (j == NULL) {
+		die(access(path, F_OK) == 0 ? EX_DATAERR : EX_NOINPUT,
+		    "--types-from %s: %s (line %d)", path, e.text, e.line);
+	}
+	json_t *f = json_object_get(j, "features"),
+	       *l = json_object_get(j, "label");
+	if (!json_is_array(f)) {
+		die(EX_DATAERR, "--types-from %s: not a schema (no features)",
+		    path);
+	}
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	if (m == NULL) {
+		die(EX_SOFTWARE, "out of memory");
+	}
+	size_t i;
+	json_t *v;
+	json_array_foreach(f, i, v)
+	{
+		const char *name =
+		    json_string_value(json_object_get(v, "name"));
+		const char *type =
+		    json_string_value(json_object_get(v, "type"));
+		if (name != NULL && type != NULL) {
+			fprintf(m, "%s%s:%s", ftell(m) ? "," : "", name, type);
+		}
+	}
+	const char *ln = json_string_value(json_object_get(l, "name"));
+	const char *lt = json_string_value(json_object_get(l, "type"));
+	if (ln != NULL && lt != NULL) {
+		fprintf(m, "%s%s:%s", ftell(m) ? "," : "", ln, lt);
+		if (*label == NULL) {
+			*label = strdup(ln);
+		}
+	}
+	if (fclose(m) != 0 || text == NULL) {
+		die(EX_SOFTWARE, "out of memory");
+	}
+	json_decref(j);
+	return text;
 }
 
 /* The run's handles live as long as the process (and stay reachable for
@@ -224,7 +289,7 @@ main(int argc, char **argv)
 	tool_start("tf-csv2record");
 	struct tf_csv_options o;
 	tf_csv_options_init(&o);
-	const char *output = NULL, *schema = NULL;
+	const char *output = NULL, *schema = NULL, *types_from = NULL;
 	int compress = TF_COMPRESS_NONE, shards = 1, no_schema = 0;
 	int quiet = 0;
 	const char **members = NULL;
@@ -365,6 +430,12 @@ main(int argc, char **argv)
 		case OPT_TYPES:
 			o.types = optarg;
 			break;
+		case OPT_TYPES_FROM:
+			types_from = optarg;
+			break;
+		case OPT_STREAM:
+			o.stream = 1;
+			break;
 		default:
 			fprintf(stderr, "try '%s --help'\n", tool_name);
 			return EX_USAGE;
@@ -377,6 +448,21 @@ main(int argc, char **argv)
 	    (o.pack || o.columns || o.drop || o.types || o.names ||
 	     o.sequence)) {
 		usage_error("--format libsvm takes no column options");
+	}
+	char *types = NULL;
+	if (types_from != NULL) {
+		if (o.types != NULL) {
+			usage_error(
+			    "--types and --types-from exclude each other");
+		}
+		types = schema_types(types_from, &o.label);
+		o.types = types;
+	}
+	if (o.stream && (shards > 1 || compress != TF_COMPRESS_NONE ||
+	                 tf_path_kind(output) != TF_PATH_SPECIAL)) {
+		usage_error("--stream writes plain records to standard output "
+		            "or a FIFO, as they come (a file would appear only "
+		            "at the end)");
 	}
 	if (shards > 1 && (output == NULL || strcmp(output, "-") == 0)) {
 		usage_error("--shards needs --output");
@@ -403,6 +489,7 @@ main(int argc, char **argv)
 
 	out.n = shards;
 	out.quiet = quiet;
+	out.flush = o.stream;
 	out.w = calloc((size_t)shards, sizeof *out.w);
 	if (out.w == NULL) {
 		die(EX_SOFTWARE, "out of memory");

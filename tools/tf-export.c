@@ -67,32 +67,6 @@ static const struct option options[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* Lower is better for these metrics. */
-static int
-lower_better(const char *metric)
-{
-	const char *lower[] = {"loss", "mse", "rmse", "mae"};
-	for (size_t i = 0; i < sizeof lower / sizeof lower[0]; i++) {
-		if (strcmp(metric, lower[i]) == 0) {
-			return 1;
-		}
-	}
-	return 0;
-}
-
-static int
-known_metric(const char *metric)
-{
-	const char *all[] = {"loss",     "mse", "rmse", "mae",
-	                     "accuracy", "auc", "r2"};
-	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
-		if (strcmp(metric, all[i]) == 0) {
-			return 1;
-		}
-	}
-	return 0;
-}
-
 /*
  * "--version N" (or --version=N) is the version to write; a bare
  * --version prints the program's version.  Take the numeric form out of
@@ -139,33 +113,6 @@ print_json(json_t *o)
 	puts(text);
 	free(text);
 	json_decref(o);
-}
-
-/* The newest export's metric, when it has one: 1 and *value, else 0. */
-static int
-newest_metric(const struct tf_registry *reg, const char *base,
-              const char *metric, double *value, long long *version)
-{
-	int64_t *vs;
-	size_t n;
-	char err[512];
-	if (tf_export_versions(base, &vs, &n, err, sizeof err) != TF_OK ||
-	    n == 0) {
-		return 0;
-	}
-	*version = (long long)vs[0];
-	char dir[4200];
-	snprintf(dir, sizeof dir, "%s/%lld", base, *version);
-	free(vs);
-	struct tf_model *m = tf_model_new();
-	int have = 0;
-	if (m != NULL && tf_model_load(m, reg, dir) == TF_OK) {
-		have = tf_model_metric(m, metric, value) == TF_OK;
-	} else if (m != NULL) {
-		warnx_("%s (exporting anyway)", tf_errmsg(m));
-	}
-	tf_model_free(m);
-	return have;
 }
 
 int
@@ -244,7 +191,7 @@ main(int argc, char **argv)
 		usage_error("--if-better compares with the newest version of "
 		            "--export-base");
 	}
-	if (if_better != NULL && !known_metric(if_better)) {
+	if (if_better != NULL && !metric_known(if_better)) {
 		usage_error("--if-better: unknown metric '%s' (loss, mse, "
 		            "rmse, mae, accuracy, auc, r2)",
 		            if_better);
@@ -256,58 +203,20 @@ main(int argc, char **argv)
 	                    json_string(tf_model_checkpoint(model)));
 	json_object_set_new(line, "step",
 	                    json_integer((json_int_t)tf_model_step(model)));
-	if (if_better != NULL) {
-		double mine, theirs;
-		long long v = 0;
-		if (tf_model_metric(model, if_better, &mine) != TF_OK) {
-			die(EX_DATAERR,
-			    "%s: no validation %s recorded (train with "
-			    "--validate)",
-			    tf_model_checkpoint(model), if_better);
-		}
-		json_object_set_new(line, "metric", json_string(if_better));
-		json_object_set_new(line, "value", json_real(mine));
-		if (newest_metric(reg, base, if_better, &theirs, &v)) {
-			/* A tie exports: the checkpoint has trained on
-			 * more data and is no worse on validation, and a
-			 * metric at its best value (an AUC of 1) would
-			 * otherwise never export again. */
-			int better = lower_better(if_better) ? mine <= theirs
-			                                     : mine >= theirs;
-			json_object_set_new(line, "newest_version",
-			                    json_integer(v));
-			json_object_set_new(line, "newest_value",
-			                    json_real(theirs));
-			if (!better) {
-				json_object_set_new(line, "exported",
-				                    json_false());
-				char why[256];
-				snprintf(why, sizeof why,
-				         "%s %.9g is worse than version %lld's "
-				         "%.9g",
-				         if_better, mine, v, theirs);
-				json_object_set_new(line, "reason",
-				                    json_string(why));
-				print_json(line);
-				return 0;
-			}
-		}
-	}
-	/* Provenance the checkpoint does not know: when, and by what. */
-	char stamp[32];
-	time_t now = time(NULL);
-	strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-	json_t *extra = json_pack("{s:s,s:s}", "exported", stamp, "exporter",
-	                          "tf-export " TF_TOOL_VERSION);
-	char *prov = extra ? json_dumps(extra, JSON_COMPACT) : NULL;
-	json_decref(extra);
 	int rc;
-	if (!native) {
+	if (native && archive == NULL) {
+		rc = export_version(reg, model, base, version, if_better,
+		                    "tf-export " TF_TOOL_VERSION, line);
+		if (rc == TF_EFORMAT && if_better != NULL &&
+		    json_object_get(line, "value") == NULL) {
+			exit(EX_DATAERR); /* no such metric: said */
+		}
+	} else if (!native) {
 		rc = strcmp(format, "tfjs") == 0
 		         ? tf_model_export_tfjs(model, out)
 		         : tf_model_export_onnx(model, out);
 		json_object_set_new(line, "path", json_string(out));
-	} else if (archive != NULL) {
+	} else {
 		int64_t v = version;
 		if (v == 0 && base != NULL) {
 			int64_t *vs;
@@ -321,30 +230,27 @@ main(int argc, char **argv)
 			free(vs);
 		}
 		v = v > 0 ? v : 1;
+		char *prov = export_provenance("tf-export " TF_TOOL_VERSION);
 		rc = tf_model_export_archive(model, reg, archive, v, prov);
+		free(prov);
 		json_object_set_new(line, "version", json_integer(v));
 		json_object_set_new(line, "path", json_string(archive));
-	} else {
-		int64_t v = 0;
-		char dir[4096];
-		rc = tf_model_export(model, reg, base, version, prov, &v, dir,
-		                     sizeof dir);
-		json_object_set_new(line, "version", json_integer(v));
-		json_object_set_new(line, "path", json_string(dir));
 	}
-	free(prov);
 	if (rc != TF_OK) {
 		die_status(rc, tf_errmsg(model));
 	}
-	json_object_set_new(line, "exported", json_true());
-	char *p = tf_model_provenance(model);
-	json_t *pj = p ? json_loads(p, 0, NULL) : NULL;
-	free(p);
-	json_t *val = json_object_get(pj, "validation");
-	if (val != NULL) {
-		json_object_set(line, "validation", val);
+	if (json_object_get(line, "exported") == NULL) {
+		/* tfjs, onnx, an archive: said as export_version() says */
+		json_object_set_new(line, "exported", json_true());
+		char *p = tf_model_provenance(model);
+		json_t *pj = p ? json_loads(p, 0, NULL) : NULL;
+		free(p);
+		json_t *val = json_object_get(pj, "validation");
+		if (val != NULL) {
+			json_object_set(line, "validation", val);
+		}
+		json_decref(pj);
 	}
-	json_decref(pj);
 	print_json(line);
 	tf_model_free(model);
 	tf_registry_free(reg);

@@ -173,6 +173,133 @@ load_model(struct tf_registry *reg, struct tf_model *m, const char *path,
 	}
 }
 
+int
+metric_known(const char *metric)
+{
+	const char *all[] = {"loss",     "mse", "rmse", "mae",
+	                     "accuracy", "auc", "r2"};
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+		if (strcmp(metric, all[i]) == 0) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Lower is better for these metrics. */
+static int
+lower_better(const char *metric)
+{
+	return strcmp(metric, "loss") == 0 || strcmp(metric, "mse") == 0 ||
+	       strcmp(metric, "rmse") == 0 || strcmp(metric, "mae") == 0;
+}
+
+/* The newest export's metric, when it has one: 1 and *value, else 0. */
+static int
+newest_metric(const struct tf_registry *reg, const char *base,
+              const char *metric, double *value, long long *version)
+{
+	int64_t *vs;
+	size_t n;
+	char err[512];
+	if (tf_export_versions(base, &vs, &n, err, sizeof err) != TF_OK ||
+	    n == 0) {
+		return 0;
+	}
+	*version = (long long)vs[0];
+	char dir[4200];
+	snprintf(dir, sizeof dir, "%s/%lld", base, *version);
+	free(vs);
+	struct tf_model *m = tf_model_new();
+	int have = 0;
+	if (m != NULL && tf_model_load(m, reg, dir) == TF_OK) {
+		have = tf_model_metric(m, metric, value) == TF_OK;
+	} else if (m != NULL) {
+		warnx_("%s (exporting anyway)", tf_errmsg(m));
+	}
+	tf_model_free(m);
+	return have;
+}
+
+char *
+export_provenance(const char *exporter)
+{
+	char stamp[32];
+	time_t now = time(NULL);
+	strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+	json_t *extra =
+	    json_pack("{s:s,s:s}", "exported", stamp, "exporter", exporter);
+	char *prov = extra ? json_dumps(extra, JSON_COMPACT) : NULL;
+	json_decref(extra);
+	return prov;
+}
+
+int
+export_version(const struct tf_registry *reg, struct tf_model *m,
+               const char *base, long long version, const char *if_better,
+               const char *exporter, struct json_t *line)
+{
+	if (if_better != NULL) {
+		double mine, theirs;
+		long long v = 0;
+		if (tf_model_metric(m, if_better, &mine) != TF_OK) {
+			fprintf(stderr,
+			        "%s: %s: no validation %s recorded (train "
+			        "with --validate)\n",
+			        tool_name, tf_model_checkpoint(m), if_better);
+			return TF_EFORMAT;
+		}
+		json_object_set_new(line, "metric", json_string(if_better));
+		json_object_set_new(line, "value", json_real(mine));
+		if (newest_metric(reg, base, if_better, &theirs, &v)) {
+			/* A tie exports: the checkpoint has trained on
+			 * more data and is no worse on validation, and a
+			 * metric at its best value (an AUC of 1) would
+			 * otherwise never export again. */
+			int better = lower_better(if_better) ? mine <= theirs
+			                                     : mine >= theirs;
+			json_object_set_new(line, "newest_version",
+			                    json_integer(v));
+			json_object_set_new(line, "newest_value",
+			                    json_real(theirs));
+			if (!better) {
+				char why[256];
+				snprintf(why, sizeof why,
+				         "%s %.9g is worse than version %lld's "
+				         "%.9g",
+				         if_better, mine, v, theirs);
+				json_object_set_new(line, "exported",
+				                    json_false());
+				json_object_set_new(line, "reason",
+				                    json_string(why));
+				return TF_OK;
+			}
+		}
+	}
+	char *prov = export_provenance(exporter);
+	int64_t v = 0;
+	char dir[4096];
+	int rc = prov == NULL ? TF_ENOMEM
+	                      : tf_model_export(m, reg, base, version, prov, &v,
+	                                        dir, sizeof dir);
+	free(prov);
+	if (rc != TF_OK) {
+		return rc;
+	}
+	json_object_set_new(line, "version", json_integer(v));
+	json_object_set_new(line, "path", json_string(dir));
+	json_object_set_new(line, "exported", json_true());
+	char *p = tf_model_provenance(m);
+	json_t *pj = p ? json_loads(p, 0, NULL) : NULL;
+	free(p);
+	json_t *val = json_object_get(pj, "validation");
+	if (val != NULL) {
+		json_object_set(line, "validation", val);
+	}
+	json_decref(pj);
+	return TF_OK;
+}
+
 struct tf_device *
 open_device(const char *name, const char *math)
 {

@@ -44,6 +44,22 @@ struct tf_model;
 void load_model(struct tf_registry *reg, struct tf_model *m, const char *path,
                 struct tf_device *dev);
 
+/* A metric --if-better compares: loss, mse, rmse, mae (lower is
+ * better), accuracy, auc, r2 (higher). */
+int metric_known(const char *metric);
+/* Provenance a checkpoint does not know, for an export's model.json:
+ * when, and by what (JSON text to free; NULL: out of memory). */
+char *export_provenance(const char *exporter);
+/* m (loaded from a checkpoint) as version N of base (0: one above the
+ * highest), unless if_better (NULL: always) names a validation metric
+ * worse than the newest version's (a tie exports).  What happened goes
+ * into line (version, path, exported true or false and why, the metric
+ * and validation); a tf_status, TF_EFORMAT when m has no such metric
+ * (said on stderr), else the export's (its message is m's). */
+int export_version(const struct tf_registry *reg, struct tf_model *m,
+                   const char *base, long long version, const char *if_better,
+                   const char *exporter, struct json_t *line);
+
 /* Each line of a multi-line message as its own warning. */
 void warn_lines(const char *text);
 

@@ -142,3 +142,35 @@ PY
 	[[ "$stderr" == *"METRIC f1 is none of"* ]]
 	[ ! -e out3 ]
 }
+
+@test "online-train: a CSV log followed as it grows, each row trained, versions published" {
+	head -301 "$DATA/breast_cancer.csv" > history.csv
+	tf-csv2record -q -o history.tfrecord history.csv
+	(head -1 "$DATA/breast_cancer.csv"; sed -n 302,400p "$DATA/breast_cancer.csv") > events.csv
+	EXPORT_EVERY=1 TRAIN_FLAGS="--model lr --batch-size 16" \
+		setsid "$EX/online-train" events.csv history.tfrecord.schema.json ck models \
+		> out.json 2> err.txt &
+	LPID=$!
+	sleep 1
+	sed -n 401,569p "$DATA/breast_cancer.csv" >> events.csv
+	# until a version has trained on every row of the log (268)
+	for i in $(seq 150); do
+		grep -q '"examples_total":268,.*"exported":true' out.json && break
+		sleep 0.2
+	done
+	# stopped as a service manager stops it: SIGTERM to the group
+	kill -TERM -- -"$LPID"
+	wait "$LPID" || true
+	LPID=
+	for i in $(seq 100); do # setsid may have forked: tf-train's last word
+		grep -q 'stopped at a checkpoint' err.txt && break
+		sleep 0.1
+	done
+	grep -q 'SIGTERM: stopped at a checkpoint' err.txt
+	# every row of the log trained: 268 rows after the header
+	[ "$(grep '"final"' out.json | sed 's/.*"examples_total":\([0-9]*\).*/\1/')" = 268 ]
+	v=$(ls models | sort -n | tail -1)
+	[ "$v" -ge 1 ]
+	run -0 tf-eval -d "models/$v" history.tfrecord
+	[[ "$output" == *'"examples":300'* ]]
+}

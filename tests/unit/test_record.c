@@ -287,6 +287,53 @@ TEST(writer_matches_tensorflow_gzip_content)
 	write_file(tmp("x"), "", 0);
 }
 
+/* A followed file: its end for now is TF_EAGAIN, a half-written record
+ * is read once whole, a pipe's close is the end, a truncated file is read
+ * again from its start. */
+TEST(follow)
+{
+	const char *path = tmp("grow");
+	write_file(path, framed, 30); /* a record and a half-written one */
+	struct tf_reader *r = tf_reader_new();
+	tf_reader_set_follow(r, 5);
+	CHECK_EQ_INT(tf_reader_open(r, path, TF_COMPRESS_AUTO), TF_OK);
+	const uint8_t *d;
+	size_t n;
+	CHECK_EQ_INT(tf_reader_next(r, &d, &n), TF_EAGAIN);
+	CHECK_EQ_INT(tf_reader_count(r), 0);
+	FILE *f = fopen(path, "ab");
+	fwrite(framed + 30, 1, sizeof framed - 30, f);
+	fwrite(framed, 1, 10, f); /* the next one's first bytes */
+	fclose(f);
+	CHECK_EQ_INT(tf_reader_next(r, &d, &n), TF_OK);
+	CHECK_EQ_INT(n, 53);
+	CHECK_EQ_INT(tf_reader_next(r, &d, &n), TF_EAGAIN);
+	f = fopen(path, "ab");
+	fwrite(framed + 10, 1, sizeof framed - 10, f);
+	fclose(f);
+	CHECK_EQ_INT(tf_reader_next(r, &d, &n), TF_OK);
+	CHECK_EQ_INT(tf_reader_offset(r), 69);
+	CHECK_EQ_INT(tf_reader_next(r, &d, &n), TF_EAGAIN);
+	/* truncated to one record: read again from its start */
+	write_file(path, framed, sizeof framed);
+	CHECK_EQ_INT(tf_reader_next(r, &d, &n), TF_EAGAIN);
+	CHECK_EQ_INT(tf_reader_next(r, &d, &n), TF_OK);
+	CHECK_EQ_INT(tf_reader_offset(r), 0);
+	CHECK_EQ_INT(tf_reader_count(r), 3);
+	/* a pipe: nothing yet, then a record, then its writer's close */
+	int fds[2];
+	CHECK(pipe(fds) == 0);
+	CHECK_EQ_INT(tf_reader_open_fd(r, fds[0], "pipe", TF_COMPRESS_AUTO),
+	             TF_OK);
+	CHECK_EQ_INT(tf_reader_next(r, &d, &n), TF_EAGAIN);
+	CHECK(write(fds[1], framed, sizeof framed) == (ssize_t)sizeof framed);
+	close(fds[1]);
+	CHECK_EQ_INT(tf_reader_next(r, &d, &n), TF_OK);
+	CHECK_EQ_INT(tf_reader_next(r, &d, &n), TF_EOF);
+	close(fds[0]);
+	tf_reader_free(r);
+}
+
 int
 main(void)
 {
@@ -303,6 +350,7 @@ main(void)
 	RUN(skip_corrupt);
 	RUN(writer_round_trip);
 	RUN(writer_matches_tensorflow_gzip_content);
+	RUN(follow);
 	char cmd[300];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
 	system(cmd);

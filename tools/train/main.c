@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "tf/tf.h"
 #include "tool.h"
 #include "train.h"
@@ -129,7 +131,15 @@ usage(void)
 	    "Output and state:\n"
 	    "      --checkpoint-dir=DIR   save and resume checkpoints "
 	    "here\n"
+	    "      --export-base=BASE     publish checkpoints as versions "
+	    "BASE/N/ (tf-serve's)\n"
+	    "      --export-every=S       ... every S seconds (default 60) "
+	    "and at the end\n"
 	    "      --from-scratch         ignore existing checkpoints\n"
+	    "      --if-better=METRIC     export only when the validation "
+	    "METRIC is no worse\n"
+	    "                             than the newest version's "
+	    "(needs --validate)\n"
 	    "      --if-damaged=WHAT      a latest checkpoint that does not "
 	    "load: stop\n"
 	    "                             (default) or previous (set it "
@@ -142,6 +152,12 @@ usage(void)
 	    "      --save-every=N         checkpoint every N steps "
 	    "(default: at the end)\n"
 	    "      --save-every-secs=S    ... or every S seconds\n"
+	    "      --stream               train on one input as it comes "
+	    "(a file followed as\n"
+	    "                             it grows, a FIFO, standard "
+	    "input), records once,\n"
+	    "                             in order; until the pipe closes "
+	    "or a signal\n"
 	    "      --steps-to-validate=N  a JSON line every N steps "
 	    "(default: at the end)\n"
 	    "      --validate=FILE        evaluate on FILE at each JSON "
@@ -275,6 +291,8 @@ static const struct option options[] = {
     {"device", required_argument, NULL, OPT_SETTING},
     {"epochs", required_argument, NULL, 'e'},
     {"exclude", required_argument, NULL, OPT_EXCLUDE},
+    {"export-base", required_argument, NULL, OPT_SETTING},
+    {"export-every", required_argument, NULL, OPT_SETTING},
     {"features", required_argument, NULL, OPT_FEATURES},
     {"from-scratch", no_argument, NULL, OPT_FROM_SCRATCH},
     {"if-damaged", required_argument, NULL, OPT_SETTING},
@@ -283,6 +301,7 @@ static const struct option options[] = {
     {"help", no_argument, NULL, 'h'},
     {"hidden", required_argument, NULL, OPT_HIDDEN},
     {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
+    {"if-better", required_argument, NULL, OPT_SETTING},
     {"image-channels", required_argument, NULL, OPT_SETTING},
     {"image-scale", required_argument, NULL, OPT_SETTING},
     {"image-size", required_argument, NULL, OPT_SETTING},
@@ -326,6 +345,7 @@ static const struct option options[] = {
     {"staleness", required_argument, NULL, OPT_SETTING},
     {"startup-timeout", required_argument, NULL, OPT_SETTING},
     {"status", no_argument, NULL, OPT_STATUS},
+    {"stream", no_argument, NULL, OPT_SETTING},
     {"steps-to-validate", required_argument, NULL, OPT_VSTEPS},
     {"sync-mode", required_argument, NULL, OPT_SETTING},
     {"task", required_argument, NULL, OPT_TASK},
@@ -382,6 +402,57 @@ on_step(void *ctx, const struct tf_train_progress *p)
 	progress_train(p->step, p->examples, p->epoch, p->epochs, p->loss);
 }
 
+/* --export-base: where a run's checkpoints are published. */
+struct publisher {
+	const struct tf_registry *reg;
+	const char *base, *if_better;
+};
+
+/* A checkpoint as the next version of --export-base (unless --if-better
+ * declines), said in a JSON line; a failed export is said and tried
+ * again at the next one, the run going on. */
+static int
+publish(void *ctx, const char *checkpoint, uint64_t step, uint64_t examples,
+        char *why, size_t size)
+{
+	(void)why;
+	(void)size;
+	const struct publisher *p = ctx;
+	struct tf_model *m = tf_model_new();
+	json_t *line = json_object();
+	int rc = m == NULL || line == NULL
+	             ? TF_ENOMEM
+	             : tf_model_load(m, p->reg, checkpoint);
+	if (rc == TF_OK) {
+		json_object_set_new(line, "checkpoint",
+		                    json_string(checkpoint));
+		json_object_set_new(line, "step",
+		                    json_integer((json_int_t)step));
+		json_object_set_new(line, "examples_total",
+		                    json_integer((json_int_t)examples));
+		rc = export_version(p->reg, m, p->base, 0, p->if_better,
+		                    "tf-train " TF_TOOL_VERSION, line);
+	}
+	char *text =
+	    rc == TF_OK
+	        ? json_shortest(line, JSON_COMPACT | JSON_PRESERVE_ORDER)
+	        : NULL;
+	if (text != NULL) {
+		print_line(NULL, text);
+	} else {
+		progress_done();
+		warnx_("step %llu not exported to %s: %s (the run goes on; "
+		       "the next export tries again)",
+		       (unsigned long long)step, p->base,
+		       rc == TF_OK || m == NULL ? "out of memory"
+		                                : tf_errmsg(m));
+	}
+	free(text);
+	json_decref(line);
+	tf_model_free(m);
+	return TF_OK;
+}
+
 /* Take the directory's lock, or exit 75 when another run holds it. */
 static void
 lock_dir(const char *dir)
@@ -433,6 +504,38 @@ list_plugins(const struct tf_registry *r)
 		       in.path);
 	}
 	printf("searched:\n%s", tf_registry_search_path(r));
+}
+
+/* --stream, --export-base and --if-better with what they need. */
+static void
+check_stream(const struct tf_train_config *cfg, const struct publisher *p,
+             int distributed)
+{
+	if (p->if_better != NULL && p->base == NULL) {
+		usage_error("--if-better compares with the newest version of "
+		            "--export-base");
+	}
+	if (p->if_better != NULL && !metric_known(p->if_better)) {
+		usage_error("--if-better: unknown metric '%s' (loss, mse, "
+		            "rmse, mae, accuracy, auc, r2)",
+		            p->if_better);
+	}
+	if (p->if_better != NULL && cfg->validate == NULL) {
+		usage_error("--if-better compares validation metrics: give "
+		            "--validate FILE");
+	}
+	if (p->base != NULL && cfg->checkpoint_dir == NULL) {
+		usage_error("--export-base exports the run's checkpoints: give "
+		            "--checkpoint-dir DIR");
+	}
+	if (cfg->stream && cfg->ninputs > 1) {
+		usage_error("--stream reads one input (a file followed as it "
+		            "grows, a FIFO, or - for standard input)");
+	}
+	if (cfg->stream && distributed) {
+		usage_error("--stream trains in one process: a distributed "
+		            "run reads files");
+	}
 }
 
 /* The long name of a short option. */
@@ -580,9 +683,13 @@ main(int argc, char **argv)
 	cfg.inputs = (const char *const *)input_files(argc - optind,
 	                                              argv + optind, &nin);
 	cfg.ninputs = (size_t)nin;
+	struct publisher pub = {reg, tf_settings_get(set, "export-base"),
+	                        tf_settings_get(set, "if-better")};
+	check_stream(&cfg, &pub, tf_cluster_distributed(cl));
 	int quiet = strcmp(tf_settings_get(set, "quiet"), "true") == 0;
-	struct tf_train_sink sink = {NULL, print_line, quiet ? NULL : on_step,
-	                             print_note, should_stop};
+	struct tf_train_sink sink = {
+	    &pub,       print_line,  quiet ? NULL : on_step,
+	    print_note, should_stop, pub.base ? publish : NULL};
 	struct sigaction sa = {.sa_handler = on_stop_signal};
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);

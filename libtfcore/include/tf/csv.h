@@ -70,6 +70,10 @@ struct tf_csv_options {
 	 * modulo hash_buckets when it is not 0 (which sets hash_features). */
 	int hash_features;
 	uint64_t hash_buckets;
+	/* rows converted as they come (a pipe, tail -F): no inference (a
+	 * CSV's every column needs its type in types), one thread, and the
+	 * sink handed each row read so far without waiting for more */
+	int stream;
 };
 
 /* Defaults: CSV, ',', header, last column is the label, 1000 rows. */

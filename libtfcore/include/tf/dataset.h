@@ -79,6 +79,15 @@ TF_API void tf_dataset_set_augment(struct tf_dataset *ds, int flip, int shift);
  * (0 after standardisation). */
 TF_API void tf_dataset_set_allow_missing(struct tf_dataset *ds, int on);
 /*
+ * Read the input as a stream (before tf_dataset_open()): records in the
+ * order they come (no shuffle buffer), none kept for a later epoch, the
+ * input followed as it grows (tf_reader_set_follow(): a file as tail -F
+ * reads it, a pipe until its writer closes it).  tf_dataset_next() then
+ * returns the rows it has when no record came for wait_ms (TF_EAGAIN
+ * when none: ask again).
+ */
+TF_API void tf_dataset_set_stream(struct tf_dataset *ds, int wait_ms);
+/*
  * Read these files ("-" = standard input) for epochs passes (0 = for
  * ever; standard input is always one pass), through a shuffle buffer of
  * shuffle records (0 or 1 = in order), seeded with seed.

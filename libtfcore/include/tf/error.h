@@ -31,7 +31,8 @@ enum tf_status {
 	TF_ETOOBIG = 7,   /* a length exceeds its ceiling */
 	TF_ECREATE = 8,   /* output could not be created */
 	TF_EINTERNAL = 9, /* a bug: an invariant did not hold */
-	TF_EUNAVAIL = 10  /* a peer (a ps, the chief) cannot be reached */
+	TF_EUNAVAIL = 10, /* a peer (a ps, the chief) cannot be reached */
+	TF_EAGAIN = 11    /* nothing yet (a followed stream): try again */
 };
 
 /* The name of a status code, e.g. "corrupt or malformed data". */

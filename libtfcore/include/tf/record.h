@@ -56,6 +56,17 @@ TF_API void tf_reader_set_max_record(struct tf_reader *r, size_t max);
 TF_API void tf_reader_set_skip_corrupt(struct tf_reader *r, int on);
 
 /*
+ * Follow the input as it grows, as tail -F does (set before opening; 0
+ * turns it off): an end of the input for now is TF_EAGAIN from
+ * tf_reader_next() once wait_ms have passed without bytes (a pipe's
+ * writer closing it is still TF_EOF), and the record a writer is halfway
+ * through is read whole on a later call.  A followed file replaced
+ * (another inode at its path) or truncated is read again from its
+ * start.  Records are read uncompressed.
+ */
+TF_API void tf_reader_set_follow(struct tf_reader *r, int wait_ms);
+
+/*
  * Open a file ("-" = standard input).  compression is a tf_compression
  * value; TF_COMPRESS_AUTO detects GZIP and ZLIB.  TF_ENOENT when the file
  * cannot be opened.

@@ -118,6 +118,15 @@ struct tf_train_config {
 	 * Checkpoints are the same files whichever device wrote them. */
 	const char *device;
 	const char *gpu_math;
+	/* A stream (tf_dataset_set_stream()): one input read as it comes,
+	 * records trained in their order and never kept; the rows a batch
+	 * has train when none came for 200 ms; the run ends when a pipe's
+	 * writer closes it (a followed file: never, until stopped).  With
+	 * publish_every seconds, a checkpoint that often (validated first
+	 * when there is a validation file) handed to the sink's published(),
+	 * and the last one as the run ends. */
+	int stream;
+	double publish_every;
 };
 
 /* The defaults (settings.c's table); optimizer NULL and learning_rate 0
@@ -146,6 +155,11 @@ struct tf_train_sink {
 	/* Asked after each step, optional: non-zero stops the run, which
 	 * then checkpoints where it stands (a signal, in tf-train). */
 	int (*stop)(void *ctx);
+	/* A checkpoint to publish (publish_every), at the global step and
+	 * examples_total it holds, optional: non-zero (a
+	 * tf_status, the message in why) stops the run. */
+	int (*published)(void *ctx, const char *checkpoint, uint64_t step,
+	                 uint64_t examples, char *why, size_t size);
 };
 
 struct tf_trainer;
