@@ -345,6 +345,7 @@ struct tf_request {
 	uint64_t quick_hits;  /* tests: bodies the scan read */
 	struct tf_image *img; /* image models: the decoder */
 	struct tfi_buf raw;   /* ... and a b64 value decoded */
+	struct tfi_buf train; /* a :train body's records (online.c) */
 };
 /* An encoded image into row r of an image model's request (its view:
  * tf_columns_image()); a damaged one is the client's mistake, named by
@@ -522,5 +523,19 @@ int tfi_ps_lost(struct tf_ps_client *cl, uint64_t *lost);
 #define TFI_URLS_MAX 8
 int tfi_url_addresses(const char *url, char (*out)[TFI_URL_MAX], int max,
                       int v6_only, char *err, size_t errlen);
+
+/*
+ * The online-learning queue (online.c): a directory of segments of
+ * TFRecords, DIR/NNNNNNNNNNNNNNNNNNNN.tfrecord (the segment's number, 20
+ * decimal digits), appended in order.  A reader follows it as one stream
+ * whose offsets are the segment's number << TFI_QUEUE_SHIFT plus the
+ * offset in it (record.c).
+ */
+#define TFI_QUEUE_SHIFT       40
+#define TFI_QUEUE_MAX_SEGMENT ((uint64_t)1 << 24)
+void tfi_queue_path(char *buf, size_t size, const char *dir, uint64_t seg);
+/* The lowest segment of dir numbered from or more: 0 and *seg, -1 when
+ * there is none. */
+int tfi_queue_find(const char *dir, uint64_t from, uint64_t *seg);
 
 #endif

@@ -104,9 +104,11 @@ struct tf_reader {
 	int resyncing;
 	int failed;
 	struct tfi_buf skip_log;
-	int follow;  /* ms to wait for more of a followed input (0: no) */
-	int regular; /* the input is a regular file */
-	int again;   /* a read found no bytes for now (following) */
+	int follow;   /* ms to wait for more of a followed input (0: no) */
+	int regular;  /* the input is a regular file */
+	int queue;    /* ... a segment of the queue directory name */
+	uint64_t seg; /* its number */
+	int again;    /* a read found no bytes for now (following) */
 	uint64_t skip_left; /* of an over-long record being skipped */
 };
 
@@ -229,6 +231,8 @@ tf_reader_open_fd(struct tf_reader *r, int fd, const char *name,
 	return reader_start(r, name ? name : "(fd)", compression);
 }
 
+static int queue_open(struct tf_reader *r, int exact);
+
 int
 tf_reader_open(struct tf_reader *r, const char *path, int compression)
 {
@@ -242,6 +246,17 @@ tf_reader_open(struct tf_reader *r, const char *path, int compression)
 		                     path);
 	}
 	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && r->follow) {
+		/* a queue: its segments read as one stream */
+		close(fd);
+		int rc = reader_start(r, path, TF_COMPRESS_NONE);
+		r->queue = 1;
+		r->regular = 1;
+		r->own_fd = 1;
+		return rc != TF_OK            ? rc
+		       : queue_open(r, 0) < 0 ? r->err.code
+		                              : TF_OK;
+	}
 	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
 		close(fd);
 		return tfi_set_error(r, TF_ENOENT, "%s: is a directory", path);
@@ -313,11 +328,89 @@ follow_file(struct tf_reader *r)
 	return -2;
 }
 
+/* Segment seg of a queue (the lowest there from seg when not exact)
+ * opened at its start: 1, 0 when there is none yet (or -1, an error). */
+static int
+queue_open(struct tf_reader *r, int exact)
+{
+	uint64_t seg = r->seg;
+	if (!exact && tfi_queue_find(r->name, r->seg, &seg) != 0) {
+		return 0;
+	}
+	char path[4200];
+	tfi_queue_path(path, sizeof path, r->name, seg);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (exact) {
+			tfi_set_errno(r, TF_ENOENT, errno,
+			              "%s: segment %llu of the queue is gone",
+			              r->name, (unsigned long long)seg);
+			return -1;
+		}
+		return 0;
+	}
+	if (r->fd >= 0) {
+		close(r->fd);
+	}
+	r->fd = fd;
+	r->seg = seg;
+	r->pos = seg << TFI_QUEUE_SHIFT;
+	r->start = r->end = 0;
+	return 1;
+}
+
+/*
+ * A queue's segment read to its end for now: after the wait, the next
+ * segment when the writer has begun one (0: read on; the current one is
+ * read once more first, as what the writer put there before it moved on
+ * may have come since), else -2 ("not yet").  A record cut short at the
+ * end of a segment the writer left is damage.
+ */
+static ssize_t
+queue_next(struct tf_reader *r, uint8_t *dst, size_t n)
+{
+	struct timespec ts = {r->follow / 1000,
+	                      (long)(r->follow % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+	uint64_t next;
+	if (r->fd < 0) {
+		return queue_open(r, 0) > 0 ? 0 : -2;
+	}
+	if (tfi_queue_find(r->name, r->seg + 1, &next) != 0) {
+		return -2;
+	}
+	ssize_t k = read(r->fd, dst, n);
+	if (k < 0 && errno == EINTR) {
+		return -2;
+	}
+	if (k < 0) {
+		tfi_set_errno(r, TF_EIO, errno, "%s: read failed", r->name);
+		return -1;
+	}
+	if (k > 0) {
+		return k;
+	}
+	if (r->end > r->start &&
+	    damage(r, TF_EFORMAT,
+	           "%s: segment %llu ends in the middle of a record", r->name,
+	           (unsigned long long)r->seg) != TF_OK) {
+		return -1;
+	}
+	r->seg = next;
+	return queue_open(r, 1) > 0 ? 0 : -1;
+}
+
 /* Raw bytes from the source; 0 at its end, -2 when a followed input
  * has none yet, -1 on error. */
 static ssize_t
 src_read(struct tf_reader *r, uint8_t *dst, size_t n)
 {
+	while (r->queue && r->fd < 0) {
+		ssize_t k = queue_next(r, dst, n);
+		if (k != 0) {
+			return k;
+		}
+	}
 	if (r->mem != NULL || r->fd < 0) {
 		size_t k = r->mem_len - r->mem_pos;
 		if (k > n) {
@@ -340,6 +433,12 @@ src_read(struct tf_reader *r, uint8_t *dst, size_t n)
 	}
 	for (;;) {
 		ssize_t k = read(r->fd, dst, n);
+		if (k == 0 && r->queue) {
+			if ((k = queue_next(r, dst, n)) == 0) {
+				continue; /* the next segment */
+			}
+			return k;
+		}
 		if (k == 0 && r->follow && r->regular) {
 			return follow_file(r);
 		}
@@ -559,6 +658,24 @@ consume(struct tf_reader *r, size_t n)
 	r->pos += n;
 }
 
+/*
+ * A record not whole yet: TF_EAGAIN.  A queue's reader lets go of the
+ * part it has and reads it again from its start next time, so a tail a
+ * crashed writer left, cut off when it starts again and appends anew,
+ * is never joined to what follows.
+ */
+static int
+again(struct tf_reader *r)
+{
+	if (r->queue && r->end > r->start && r->fd >= 0) {
+		uint64_t in = r->pos & (((uint64_t)1 << TFI_QUEUE_SHIFT) - 1);
+		if (lseek(r->fd, (off_t)in, SEEK_SET) >= 0) {
+			r->start = r->end = 0;
+		}
+	}
+	return TF_EAGAIN;
+}
+
 /* The rest of an over-long record skipped, in pieces (TF_EOF when the
  * input ends first; a followed input's "not yet" keeps the count). */
 static int
@@ -606,7 +723,20 @@ tf_reader_seek(struct tf_reader *r, uint64_t offset, uint64_t count)
 		r->count = count;
 		return TF_OK;
 	}
-	if (r->mem != NULL) {
+	if (r->queue) {
+		/* the segment the offset names, opened there */
+		r->seg = offset >> TFI_QUEUE_SHIFT;
+		if (queue_open(r, 1) < 0) {
+			return r->err.code;
+		}
+		if (lseek(r->fd,
+		          (off_t)(offset &
+		                  (((uint64_t)1 << TFI_QUEUE_SHIFT) - 1)),
+		          SEEK_SET) < 0) {
+			return tfi_set_errno(r, TF_EINVAL, errno,
+			                     "%s: cannot seek", r->name);
+		}
+	} else if (r->mem != NULL) {
 		if (offset > r->mem_len) {
 			return tfi_set_error(
 			    r, TF_EINVAL, "%s: offset %llu is past the end",
@@ -657,14 +787,14 @@ tf_reader_next(struct tf_reader *r, const uint8_t **data, size_t *len)
 		if (skipped != TF_OK) {
 			return skipped;
 		}
-		uint64_t at = r->pos;
 		ssize_t k = fill(r, 12);
+		uint64_t at = r->pos; /* after the fill: a queue may move on */
 		if (k < 0) {
 			r->failed = 1;
 			return r->err.code;
 		}
 		if (k < 12 && r->again) {
-			return TF_EAGAIN; /* the rest is still being written */
+			return again(r); /* the rest is still being written */
 		}
 		if (k == 0) {
 			return TF_EOF;
@@ -719,7 +849,7 @@ tf_reader_next(struct tf_reader *r, const uint8_t **data, size_t *len)
 			return r->err.code;
 		}
 		if ((size_t)k < need && r->again) {
-			return TF_EAGAIN;
+			return again(r);
 		}
 		if ((size_t)k < need) {
 			int rc = damage(r, TF_EFORMAT,

@@ -46,6 +46,7 @@ tf_request_free(struct tf_request *q)
 		free(q->seen);
 		tfi_buf_free(&q->out);
 		tfi_buf_free(&q->raw);
+		tfi_buf_free(&q->train);
 		tf_image_free(q->img);
 		/* the gRPC parts, through the hook serving_pb.c set when it
 		 * decoded (this file calls nothing of that one's) */
@@ -1753,6 +1754,8 @@ tf_serving_route(const char *method, const char *path, struct tf_route *r)
 		r->kind = TF_ROUTE_CLASSIFY;
 	} else if (strcasecmp(rest, ":regress") == 0 && post) {
 		r->kind = TF_ROUTE_REGRESS;
+	} else if (strcasecmp(rest, ":train") == 0 && post && r->version < 0) {
+		r->kind = TF_ROUTE_TRAIN;
 	} else {
 		route_error(r, 400, 0, "Malformed request: %.8s %.400s", method,
 		            path);

@@ -32,6 +32,7 @@
 #include "tf/image.h"
 #include "tf/metrics.h"
 #include "tf/ps.h"
+#include "tf/queue.h"
 #include "tf/rng.h"
 #include "tf/schema.h"
 #include "tf/train.h"
@@ -86,6 +87,7 @@ struct run {
 	/* the reader thread and the batch trained last (input_state()) */
 	struct prefetch *pf;
 	struct batch *cur;
+	const char *queue;     /* a stream of a queue directory (tf/queue.h) */
 	struct sparse *sp;     /* row-sparse exchange or steps, or NULL */
 	int row_steps;         /* the optimizer here updates the rows touched */
 	struct tf_device *dev; /* where the model trains (--device) */
@@ -173,8 +175,19 @@ save(struct run *r)
 		rc = tf_ckpt_save(r->ck, r->cfg->checkpoint_dir, r->h.step,
 		                  r->cfg->keep);
 	}
-	return rc == TF_OK ? TF_OK
-	                   : fail(r, tf_errcode(r->ck), "%s", tf_errmsg(r->ck));
+	if (rc != TF_OK) {
+		return fail(r, tf_errcode(r->ck), "%s", tf_errmsg(r->ck));
+	}
+	/* A queue's segments before the checkpoint's place are trained:
+	 * they go. */
+	uint64_t gone;
+	if (r->queue != NULL && r->cur != NULL && r->cur->mark.reading &&
+	    tf_queue_release(r->queue, r->cur->mark.off, &gone) != TF_OK &&
+	    r->sink->note != NULL) {
+		r->sink->note(r->sink->ctx, "the queue's trained segments "
+		                            "could not be removed");
+	}
+	return TF_OK;
 }
 
 /* Copy a checkpoint block into place; its size must match. */
@@ -749,6 +762,13 @@ data_schema(const struct tf_train_config *cfg, char *buf, size_t size)
 {
 	if (cfg->schema != NULL) {
 		return cfg->schema;
+	}
+	struct stat st;
+	if (cfg->ninputs > 0 && stat(cfg->inputs[0], &st) == 0 &&
+	    S_ISDIR(st.st_mode)) {
+		/* a queue: tf-serve writes the model's schema into it */
+		snprintf(buf, size, "%s/schema.json", cfg->inputs[0]);
+		return access(buf, F_OK) == 0 ? buf : NULL;
 	}
 	if (cfg->ninputs > 0 && strcmp(cfg->inputs[0], "-") != 0) {
 		tf_schema_sidecar(cfg->inputs[0], buf, size);
@@ -1821,6 +1841,11 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 	tf_columns_set_normalize(r->cols, cfg->normalize);
 	tf_dataset_set_allow_missing(r->ds, cfg->allow_missing);
 	tf_dataset_set_stream(r->ds, cfg->stream ? STREAM_WAIT_MS : 0);
+	struct stat qst;
+	if (cfg->stream && cfg->ninputs == 1 &&
+	    stat(cfg->inputs[0], &qst) == 0 && S_ISDIR(qst.st_mode)) {
+		r->queue = cfg->inputs[0];
+	}
 	struct tf_image_view iv;
 	if ((cfg->random_flip || cfg->random_crop > 0) &&
 	    !tf_columns_image(r->cols, &iv)) {

@@ -4,7 +4,9 @@
  * $TFKIT_FUZZ_MODEL: numeric features) and tests/fuzz/model-sparse (a
  * model of sparse ids: {"ids": [...], "values": [...]}).  Parsing never
  * crashes; a body that parses is predicted and answered with a JSON
- * object or value, never an error.
+ * object or value, never an error.  The same body as a :train body
+ * (tf/queue.h): refused as the client's error, or records that read back
+ * as Examples, one a row.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +16,42 @@
 #include "fuzz.h"
 
 static struct tf_request *req;
+
+/* A :train body: its records are whole Examples, count of them. */
+static void
+train(struct tf_model *model, const uint8_t *data, size_t size)
+{
+	const uint8_t *rec;
+	size_t bytes, n;
+	int rc = tf_request_train(req, model, (const char *)data, size, 64,
+	                          &rec, &bytes, &n);
+	if (rc == TF_EINVAL) {
+		return;
+	}
+	if (rc != TF_OK || n == 0 || n > 64) {
+		abort();
+	}
+	struct tf_reader *r = tf_reader_new();
+	struct tf_example *ex = tf_example_new();
+	if (r == NULL || ex == NULL ||
+	    tf_reader_open_mem(r, rec, bytes, "train", TF_COMPRESS_NONE) !=
+	        TF_OK) {
+		abort();
+	}
+	const uint8_t *d;
+	size_t len, k = 0;
+	while ((rc = tf_reader_next(r, &d, &len)) == TF_OK) {
+		if (tf_example_parse(ex, d, len) != TF_OK) {
+			abort();
+		}
+		k++;
+	}
+	if (rc != TF_EOF || k != n) {
+		abort();
+	}
+	tf_example_free(ex);
+	tf_reader_free(r);
+}
 
 /* Every method's body against one model. */
 static void
@@ -58,5 +96,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	against(fuzz_model(), data, size);
 	against(fuzz_sparse_model(), data, size);
+	train(fuzz_model(), data, size);
+	train(fuzz_sparse_model(), data, size);
 	return 0;
 }

@@ -133,6 +133,12 @@ send_reply(struct MHD_Connection *c, struct reply *r)
 		return;
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->type);
+	if (r->retry_after > 0) {
+		char secs[16];
+		snprintf(secs, sizeof secs, "%d", r->retry_after);
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER,
+		                        secs);
+	}
 	MHD_queue_response(c, (unsigned)r->status, resp);
 	MHD_destroy_response(resp);
 }

@@ -73,6 +73,14 @@ usage(void)
 	    "      --stdin-format=FORMAT json (one instance a line, default) "
 	    "or tfrecord\n"
 	    "  -j, --threads=N           worker threads (default 2)\n"
+	    "      --train-queue=DIR     take labelled examples on POST "
+	    ":train into the queue\n"
+	    "                            DIR, which tf-train trains "
+	    "(tf-train(1))\n"
+	    "      --train-queue-max=BYTES  503 while DIR holds this much "
+	    "untrained (1G)\n"
+	    "      --train-segment-bytes=BYTES  a queue segment's size "
+	    "(64M)\n"
 	    "      --device=DEV          cpu (default), cuda or cuda:N: "
 	    "where models run\n"
 	    "      --gpu-math=M          fp32 (default) or tf32\n"
@@ -108,7 +116,10 @@ enum {
 	OPT_STDIN,
 	OPT_STDIN_FORMAT,
 	OPT_DEVICE,
-	OPT_GPU_MATH
+	OPT_GPU_MATH,
+	OPT_TRAIN_QUEUE,
+	OPT_TRAIN_MAX,
+	OPT_TRAIN_SEGMENT
 };
 
 static const struct option options[] = {
@@ -137,6 +148,9 @@ static const struct option options[] = {
     {"stdin", no_argument, NULL, OPT_STDIN},
     {"stdin-format", required_argument, NULL, OPT_STDIN_FORMAT},
     {"threads", required_argument, NULL, 'j'},
+    {"train-queue", required_argument, NULL, OPT_TRAIN_QUEUE},
+    {"train-queue-max", required_argument, NULL, OPT_TRAIN_MAX},
+    {"train-segment-bytes", required_argument, NULL, OPT_TRAIN_SEGMENT},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
 };
@@ -202,6 +216,18 @@ apply(struct serve_opts *o, int c, const char *arg)
 		break;
 	case OPT_PORT:
 		o->port = (int)opt_int("--rest-api-port", arg, 0, 65535);
+		break;
+	case OPT_TRAIN_QUEUE:
+		o->train_queue = arg;
+		break;
+	case OPT_TRAIN_MAX:
+		o->train_max = opt_size("--train-queue-max", arg, 1);
+		break;
+	case OPT_TRAIN_SEGMENT:
+		o->train_segment = opt_size("--train-segment-bytes", arg, 1);
+		if (o->train_segment >= (uint64_t)1 << 40) {
+			usage_error("--train-segment-bytes: at most 1T - 1");
+		}
 		break;
 	case OPT_GRPC_PORT:
 		o->grpc_port = strcmp(arg, "off") == 0
@@ -345,7 +371,9 @@ main(int argc, char **argv)
 	            .poll = 1.0,
 	            .port = 8501,
 	            .grpc_port = 8500,
-	            .address = "0.0.0.0"},
+	            .address = "0.0.0.0",
+	            .train_max = (uint64_t)1 << 30,
+	            .train_segment = (uint64_t)64 << 20},
 	    .watch_lock = PTHREAD_MUTEX_INITIALIZER,
 	    .watch_wake = PTHREAD_COND_INITIALIZER,
 	};
@@ -402,6 +430,10 @@ main(int argc, char **argv)
 	if (use_stdin && config != NULL) {
 		usage_error("--stdin serves one model: use --model-base");
 	}
+	if (sv.opt.train_queue != NULL && (config != NULL || use_stdin)) {
+		usage_error("--train-queue takes the examples of the one model "
+		            "of --model-base, over REST");
+	}
 	struct in6_addr addr;
 	if (inet_pton(AF_INET, sv.opt.address, &addr) != 1 &&
 	    inet_pton(AF_INET6, sv.opt.address, &addr) != 1) {
@@ -418,6 +450,7 @@ main(int argc, char **argv)
 	} else {
 		serve_add_model(&sv, name, base);
 	}
+	serve_train_open(&sv);
 	int rc;
 	if (use_stdin) {
 		serve_scan(&sv, &sv.models[0]);

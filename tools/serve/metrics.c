@@ -3,10 +3,12 @@
  * status; latency of predictions; versions loaded and refused) and its
  * Prometheus text for /monitoring/prometheus/metrics.
  */
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../tool.h"
 #include "serve.h"
@@ -14,7 +16,7 @@
 static const char *const method_name[NMETHODS_COUNTED] = {
     [TF_METHOD_PREDICT] = "predict", [TF_METHOD_CLASSIFY] = "classify",
     [TF_METHOD_REGRESS] = "regress", [TF_METHOD_METADATA] = "metadata",
-    [TF_METHOD_STATUS] = "status",
+    [TF_METHOD_STATUS] = "status",   [TF_METHOD_TRAIN] = "train",
 };
 static const int codes[NCODES] = {200, 400, 404, 405, 413, 500, 503};
 static const double buckets[NBUCKETS] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025,
@@ -150,6 +152,53 @@ latency_text(struct serve *sv, struct sbuf *b)
 	}
 }
 
+/* What each served version has trained on, and how old it is (its
+ * provenance: the checkpoint's examples, the export's time). */
+static void
+version_text(struct serve *sv, struct sbuf *b)
+{
+	sb_printf(b, "# HELP tfkit_model_examples_trained Examples the served "
+	             "version was trained on.\n"
+	             "# TYPE tfkit_model_examples_trained gauge\n");
+	struct sbuf age = {0};
+	sb_printf(&age, "# HELP tfkit_model_version_age_seconds Seconds since "
+	                "the served version was exported.\n"
+	                "# TYPE tfkit_model_version_age_seconds gauge\n");
+	for (int i = 0; i < sv->nmodels; i++) {
+		struct version *v = serve_acquire(&sv->models[i], -1);
+		char *p = v ? tf_model_provenance(v->inst[0]) : NULL;
+		json_t *j = p ? json_loads(p, 0, NULL) : NULL;
+		json_t *ex = json_object_get(j, "examples");
+		const char *when =
+		    json_string_value(json_object_get(j, "exported"));
+		if (json_is_integer(ex)) {
+			sb_printf(b,
+			          "tfkit_model_examples_trained{model=\"%s\"} "
+			          "%lld\n",
+			          sv->models[i].name,
+			          (long long)json_integer_value(ex));
+		}
+		struct tm tm = {0};
+		const char *end =
+		    when ? strptime(when, "%Y-%m-%dT%H:%M:%SZ", &tm) : NULL;
+		if (end != NULL && *end == '\0') {
+			sb_printf(
+			    &age,
+			    "tfkit_model_version_age_seconds{model=\"%s\"}"
+			    " %.0f\n",
+			    sv->models[i].name,
+			    difftime(time(NULL), timegm(&tm)));
+		}
+		json_decref(j);
+		free(p);
+		if (v != NULL) {
+			serve_release(&sv->models[i], v);
+		}
+	}
+	sb_add(b, age.p, age.len);
+	free(age.p);
+}
+
 void
 serve_metrics_text(struct serve *sv, struct sbuf *b)
 {
@@ -175,6 +224,29 @@ serve_metrics_text(struct serve *sv, struct sbuf *b)
 	          "tfkit_connections_closed_total{reason=\"limit\"} %lu\n",
 	          atomic_load(&sv->closed_idle),
 	          atomic_load(&sv->closed_limit));
+	version_text(sv, b);
+	if (sv->queue != NULL) {
+		uint64_t segs;
+		uint64_t bytes = tf_queue_depth(sv->opt.train_queue, &segs);
+		sb_printf(
+		    b,
+		    "# HELP tfkit_train_queue_bytes Bytes in the :train queue "
+		    "that no trainer's checkpoint has released.\n"
+		    "# TYPE tfkit_train_queue_bytes gauge\n"
+		    "tfkit_train_queue_bytes %llu\n"
+		    "# HELP tfkit_train_queue_segments Its segments.\n"
+		    "# TYPE tfkit_train_queue_segments gauge\n"
+		    "tfkit_train_queue_segments %llu\n"
+		    "# HELP tfkit_train_examples_total Examples posted to "
+		    ":train: accepted (on disk), or refused (the queue full "
+		    "or not writable).\n"
+		    "# TYPE tfkit_train_examples_total counter\n"
+		    "tfkit_train_examples_total{result=\"accepted\"} %lu\n"
+		    "tfkit_train_examples_total{result=\"refused\"} %lu\n",
+		    (unsigned long long)bytes, (unsigned long long)segs,
+		    atomic_load(&sv->train_accepted),
+		    atomic_load(&sv->train_refused));
+	}
 	sb_printf(b, "# HELP tfkit_model_loads_total Versions loaded.\n"
 	             "# TYPE tfkit_model_loads_total counter\n");
 	for (int i = 0; i < sv->nmodels; i++) {

@@ -92,8 +92,8 @@ make_req_key(void)
 	pthread_key_create(&req_key, free_request);
 }
 
-static struct tf_request *
-thread_request(void)
+struct tf_request *
+serve_thread_request(void)
 {
 	pthread_once(&req_once, make_req_key);
 	struct tf_request *q = pthread_getspecific(req_key);
@@ -124,7 +124,7 @@ infer(struct serve *sv, struct reply *r, struct served *s, int64_t want,
 		not_found(r, s->name, strlen(s->name), want);
 		return;
 	}
-	struct tf_request *q = thread_request();
+	struct tf_request *q = serve_thread_request();
 	const struct tf_model *m = v->inst[0]; /* read only */
 	tf_request_set_allow_missing(q, sv->opt.allow_missing);
 	int rc = tf_request_parse(q, m, method, body, len, sv->opt.max_rows);
@@ -218,6 +218,7 @@ serve_route(struct serve *sv, struct reply *r, const char *method,
 	    [TF_ROUTE_PREDICT] = TF_METHOD_PREDICT,
 	    [TF_ROUTE_CLASSIFY] = TF_METHOD_CLASSIFY,
 	    [TF_ROUTE_REGRESS] = TF_METHOD_REGRESS,
+	    [TF_ROUTE_TRAIN] = TF_METHOD_TRAIN,
 	};
 	int kind = kinds[rt.kind];
 	struct served *s = serve_find(sv, rt.model, rt.model_len);
@@ -245,6 +246,8 @@ serve_route(struct serve *sv, struct reply *r, const char *method,
 		r->type = "application/json";
 		sb_add(&r->body, v->metadata, strlen(v->metadata));
 		serve_release(s, v);
+	} else if (kind == TF_METHOD_TRAIN) {
+		serve_train(sv, r, s, body, len);
 	} else {
 		infer(sv, r, s, rt.version, kind, body, len);
 	}

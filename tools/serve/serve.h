@@ -9,6 +9,7 @@
  *	grpc.c      TF Serving's gRPC API (HTTP/2 through libnghttp2)
  *	nng.c       the nng request/reply endpoint
  *	stdin.c     the --stdin filter
+ *	train.c     :train, examples appended to the queue (--train-queue)
  *	metrics.c   counters and the Prometheus text
  *
  * A model's current version is reference-counted: a request takes a
@@ -44,6 +45,9 @@ struct serve_opts {
 	int allow_missing;             /* examples may lack features */
 	const char *device, *gpu_math; /* --device, --gpu-math */
 	struct tf_device *dev;         /* ... opened, for every model */
+	const char *train_queue;       /* :train appends here (or NULL) */
+	uint64_t train_max;            /* ... bytes it may hold untrained */
+	uint64_t train_segment;        /* ... bytes a segment */
 };
 
 /* ---- versions and models ------------------------------------------------- */
@@ -79,7 +83,7 @@ struct failed {
 /* The metrics count requests by method, tf_method's numbers (one enum
  * for REST, gRPC and the metrics; INSTANCE and LINES, --stdin's, are
  * never counted), and by HTTP status. */
-#define NMETHODS_COUNTED (TF_METHOD_STATUS + 1)
+#define NMETHODS_COUNTED (TF_METHOD_TRAIN + 1)
 #define NCODES           7
 #define NBUCKETS         14
 
@@ -115,6 +119,11 @@ struct serve {
 	atomic_ulong closed_idle, closed_limit;
 	atomic_int stopping;
 	struct batcher *batch; /* with --enable-batching */
+	/* --train-queue: the queue :train appends to (one append at a
+	 * time), the examples accepted and refused */
+	struct tf_queue *queue;
+	pthread_mutex_t queue_lock;
+	atomic_ulong train_accepted, train_refused;
 	pthread_mutex_t watch_lock;
 	pthread_cond_t watch_wake;
 };
@@ -157,6 +166,7 @@ struct reply {
 	int status;
 	const char *type; /* content type */
 	struct sbuf body;
+	int retry_after; /* seconds (a 503's Retry-After), or 0 */
 };
 void reply_error(struct reply *r, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -165,6 +175,8 @@ void reply_error(struct reply *r, int status, const char *fmt, ...)
 void serve_route(struct serve *sv, struct reply *r, const char *method,
                  const char *path, const char *body, size_t len,
                  struct served **counted, int *method_out);
+/* This thread's request buffers (freed when the thread ends). */
+struct tf_request *serve_thread_request(void);
 /* The model served as name (n bytes), or NULL. */
 struct served *serve_find(struct serve *sv, const char *name, size_t n);
 
@@ -187,6 +199,11 @@ void serve_grpc_stop(struct serve_grpc *g);
 struct serve_nng;
 struct serve_nng *serve_nng_start(struct serve *sv);
 void serve_nng_stop(struct serve_nng *n);
+
+/* train.c: POST :train, and the queue behind it. */
+void serve_train_open(struct serve *sv);
+void serve_train(struct serve *sv, struct reply *r, struct served *s,
+                 const char *body, size_t len);
 
 /* stdin.c */
 int serve_stdin(struct serve *sv, struct served *s, const char *format);

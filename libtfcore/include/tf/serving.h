@@ -36,7 +36,8 @@ enum tf_method {
 	TF_METHOD_INSTANCE = 3, /* one instance a line (tf-serve --stdin) */
 	TF_METHOD_LINES = 4,    /* rows set directly; one prediction a line */
 	TF_METHOD_METADATA = 5, /* gRPC GetModelMetadata */
-	TF_METHOD_STATUS = 6    /* gRPC GetModelStatus */
+	TF_METHOD_STATUS = 6,   /* gRPC GetModelStatus */
+	TF_METHOD_TRAIN = 7     /* tfkit's :train (tf/queue.h) */
 };
 
 struct tf_request;
@@ -102,6 +103,7 @@ TF_API char *tf_model_metadata(const struct tf_model *m, const char *name,
  *	GET  /v1/models/NAME[/versions/N]            model status
  *	GET  /v1/models/NAME[/versions/N]/metadata
  *	POST /v1/models/NAME[/versions/N]:predict (:classify, :regress)
+ *	POST /v1/models/NAME:train                   tfkit's own (tf/queue.h)
  * tf_serving_route() fills r from a method and a path: what is asked
  * (model and version point into path), or TF_ROUTE_ERROR with the HTTP
  * status and TF Serving's message (a JSON error body unless plain).
@@ -115,6 +117,7 @@ enum tf_route_kind {
 	TF_ROUTE_PREDICT,
 	TF_ROUTE_CLASSIFY,
 	TF_ROUTE_REGRESS,
+	TF_ROUTE_TRAIN,
 	TF_ROUTE_ERROR
 };
 struct tf_route {

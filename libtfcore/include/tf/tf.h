@@ -25,6 +25,7 @@
 #include "tf/optim.h"
 #include "tf/plugin.h"
 #include "tf/ps.h"
+#include "tf/queue.h"
 #include "tf/record.h"
 #include "tf/rng.h"
 #include "tf/schema.h"
