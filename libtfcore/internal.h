@@ -353,6 +353,20 @@ struct tf_request {
 struct tf_image_view;
 int tfi_request_image(struct tf_request *q, const struct tf_image_view *v,
                       const void *data, size_t n, const char *what, size_t r);
+/* A strict JSON scan of the usual bodies, without a tree (serving.c):
+ * take the token c (after whitespace); a number as jansson reads it, as
+ * a float (followed by a delimiter: , ] } or whitespace). */
+struct tfi_scan {
+	const char *p, *end;
+};
+int tfi_scan_take(struct tfi_scan *s, char c);
+int tfi_scan_number(struct tfi_scan *s, float *out);
+/* The rows of a parsed list of instances, as :predict's "instances"
+ * holds them, into q (not standardised): online.c's check of :train
+ * rows. (serving.c) */
+struct json_t;
+int tfi_request_instances(struct tf_request *q, const struct tf_model *m,
+                          struct json_t *inst, size_t max_rows);
 /* Start q for model m and method (buffers of m's widths, no rows). */
 void tfi_request_start(struct tf_request *q, const struct tf_model *m,
                        int method);

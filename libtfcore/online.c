@@ -25,8 +25,10 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "tf/columns.h"
 #include "tf/crc32c.h"
 #include "tf/example.h"
+#include "tf/image.h"
 #include "tf/model.h"
 #include "tf/queue.h"
 #include "tf/record.h"
@@ -331,34 +333,41 @@ col_type(json_t *v)
 	return t != NULL ? tf_coltype_parse(t) : TF_COL_FLOAT;
 }
 
-/* The schema's type of feature name (TF_COL_*), or the signature's for
- * an input the schema does not list by name (a packed list, sparse ids);
- * -1 for neither. */
-static int
-feature_type(json_t *schema, json_t *sig, const char *name)
+/* Each input's type (TF_COL_*): the schema's for its features, the
+ * signature's for an input the schema does not list by name (a packed
+ * list, sparse ids); an object of name: type, or NULL. */
+static json_t *
+feature_types(json_t *schema, json_t *sig)
 {
+	json_t *types = json_object();
 	size_t i;
 	json_t *f;
-	json_array_foreach(json_object_get(schema, "features"), i, f)
-	{
-		const char *n = json_string_value(json_object_get(f, "name"));
-		if (n != NULL && strcmp(n, name) == 0) {
-			return col_type(json_object_get(f, "type"));
-		}
-	}
 	json_array_foreach(json_object_get(sig, "inputs"), i, f)
 	{
 		const char *n = json_string_value(json_object_get(f, "name"));
 		const char *t = json_string_value(json_object_get(f, "dtype"));
-		if (n != NULL && strcmp(n, name) == 0) {
-			return t != NULL && strcmp(t, "DT_INT64") == 0
-			           ? TF_COL_INT64
-			       : t != NULL && strcmp(t, "DT_STRING") == 0
-			           ? TF_COL_BYTES
-			           : TF_COL_FLOAT;
+		int type =
+		    t != NULL && strcmp(t, "DT_INT64") == 0    ? TF_COL_INT64
+		    : t != NULL && strcmp(t, "DT_STRING") == 0 ? TF_COL_BYTES
+		                                               : TF_COL_FLOAT;
+		if (n != NULL &&
+		    json_object_set_new(types, n, json_integer(type)) != 0) {
+			json_decref(types);
+			return NULL;
 		}
 	}
-	return -1;
+	json_array_foreach(json_object_get(schema, "features"), i, f)
+	{
+		const char *n = json_string_value(json_object_get(f, "name"));
+		if (n != NULL &&
+		    json_object_set_new(types, n,
+		                        json_integer(col_type(json_object_get(
+		                            f, "type")))) != 0) {
+			json_decref(types);
+			return NULL;
+		}
+	}
+	return types;
 }
 
 /* A whole number of JSON (an integer, or a real without a fraction). */
@@ -565,34 +574,38 @@ train_rows(struct tf_request *q, json_t *root, json_t *sig, const char *label,
 	}
 	json_t *inputs = json_object_get(sig, "inputs");
 	for (size_t r = 0; r < n; r++) {
-		json_t *row = json_object(), *lab = NULL;
-		if (row == NULL || json_array_append_new(rows, row) != 0) {
-			return tfi_set_error(q, TF_ENOMEM, "out of memory");
-		}
+		json_t *row, *lab = NULL, *o = json_array_get(ex ? ex : in, r);
 		const char *key;
 		json_t *v;
-		if (ex != NULL ||
-		    (in != NULL && json_is_object(json_array_get(in, r)))) {
-			json_t *o = json_array_get(ex ? ex : in, r);
-			if (!json_is_object(o)) {
-				return tfi_request_bad(q,
-				                       "example %zu is not "
-				                       "an object",
-				                       r);
-			}
-			json_object_foreach(o, key, v)
-			{
-				if (ex != NULL && strcmp(key, label) == 0) {
-					lab = v;
-				} else {
-					json_object_set(row, key, v);
-				}
-			}
+		if (json_is_object(o)) {
+			/* the body's own object, the label taken out of it */
+			lab = ex != NULL ? json_object_get(o, label) : NULL;
 			if (ex != NULL && lab == NULL) {
 				return tfi_request_bad(
 				    q, "example %zu has no label '%s'", r,
 				    label);
 			}
+			json_incref(lab); /* kept: taken out of o */
+			if (lab != NULL && json_object_del(o, label) != 0) {
+				json_decref(lab);
+				return tfi_set_error(q, TF_ENOMEM,
+				                     "out of memory");
+			}
+			if (json_array_append(rows, o) != 0) {
+				json_decref(lab);
+				return tfi_set_error(q, TF_ENOMEM,
+				                     "out of memory");
+			}
+			row = o;
+		} else if (ex != NULL) {
+			return tfi_request_bad(
+			    q, "example %zu is not an object", r);
+		} else if ((row = json_object()) == NULL ||
+		           json_array_append_new(rows, row) != 0) {
+			return tfi_set_error(q, TF_ENOMEM, "out of memory");
+		}
+		if (json_is_object(o)) {
+			/* taken whole */
 		} else if (in != NULL) {
 			json_t *a = json_array_get(in, r);
 			if (!json_is_array(a) ||
@@ -626,12 +639,269 @@ train_rows(struct tf_request *q, json_t *root, json_t *sig, const char *label,
 				json_object_set(row, key, json_array_get(v, r));
 			}
 		}
-		if (json_array_append(
-		        labels, lab ? lab : json_array_get(labs, r)) != 0) {
+		if ((lab != NULL ? json_array_append_new(labels, lab)
+		                 : json_array_append(
+		                       labels, json_array_get(labs, r))) != 0) {
 			return tfi_set_error(q, TF_ENOMEM, "out of memory");
 		}
 	}
 	return TF_OK;
+}
+
+/* ---- the usual :train body, scanned ------------------------------------- */
+
+/*
+ * Most clients of a model of numeric columns send
+ *	{"examples": [{"NAME": number, ..., "LABEL": number}, ...]}
+ * Scanned without a JSON tree and encoded straight into records, such a
+ * body costs a fraction of the tree's parse.  Anything else, every error
+ * included, is left to the full path, which names what is wrong.
+ */
+#define QUICK_MAX_COLUMNS 256
+
+struct quick_col {
+	const char *name;
+	size_t len;
+	int type; /* TF_COL_INT64 or TF_COL_FLOAT */
+	float f;
+	int64_t i;
+	uint32_t seen; /* the row it was last set in, + 1 */
+};
+
+static size_t
+varint_len(uint64_t v)
+{
+	size_t n = 1;
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static uint8_t *
+put_varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+/* Feature k's Feature message (float_list or int64_list of one value):
+ * its bytes into p (when not NULL); its size. */
+static size_t
+feature_value(const struct quick_col *k, uint8_t *p)
+{
+	if (k->type == TF_COL_FLOAT) {
+		if (p != NULL) {
+			uint8_t v[8] = {0x12, 0x06, 0x0a, 0x04};
+			memcpy(v + 4, &k->f,
+			       4); /* little-endian, as the wire */
+			memcpy(p, v, 8);
+		}
+		return 8;
+	}
+	size_t l = varint_len((uint64_t)k->i);
+	if (p != NULL) {
+		*p++ = 0x1a;
+		*p++ = (uint8_t)(l + 2);
+		*p++ = 0x0a;
+		*p++ = (uint8_t)l;
+		put_varint(p, (uint64_t)k->i);
+	}
+	return 4 + l;
+}
+
+/* One row's record (an Example of the columns) appended to q->train. */
+static int
+quick_record(struct tf_request *q, const struct quick_col *k, size_t n)
+{
+	size_t feats = 0;
+	for (size_t c = 0; c < n; c++) {
+		size_t e = 2 + k[c].len + 2 + feature_value(&k[c], NULL);
+		feats += 1 + varint_len(e) + e;
+	}
+	size_t ex = 1 + varint_len(feats) + feats;
+	if (tfi_buf_reserve(&q->train, ex + 16) != 0) {
+		return tfi_set_error(q, TF_ENOMEM, "out of memory");
+	}
+	uint8_t *rec = q->train.data + q->train.len, *p = rec + 12;
+	*p++ = 0x0a;
+	p = put_varint(p, feats);
+	for (size_t c = 0; c < n; c++) {
+		size_t v = feature_value(&k[c], NULL);
+		size_t e = 2 + k[c].len + 2 + v;
+		*p++ = 0x0a;
+		p = put_varint(p, e);
+		*p++ = 0x0a;
+		*p++ = (uint8_t)k[c].len;
+		memcpy(p, k[c].name, k[c].len);
+		p += k[c].len;
+		*p++ = 0x12;
+		*p++ = (uint8_t)v;
+		p += feature_value(&k[c], p);
+	}
+	tfi_record_frame_inplace(rec, ex);
+	q->train.len += ex + 16;
+	return TF_OK;
+}
+
+/* A whole number in JSON's syntax (no fraction or exponent). */
+static int
+scan_whole(struct tfi_scan *s, int64_t *out)
+{
+	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' ||
+	                         *s->p == '\n' || *s->p == '\r')) {
+		s->p++;
+	}
+	const char *p = s->p;
+	p += p < s->end && *p == '-';
+	const char *d = p;
+	while (p < s->end && *p >= '0' && *p <= '9') {
+		p++;
+	}
+	if (p == d || p - d > 18 || (*d == '0' && p - d > 1) || p >= s->end ||
+	    *p == '.' || *p == 'e' || *p == 'E') {
+		return 0;
+	}
+	*out = strtoll(s->p, NULL, 10);
+	s->p = p;
+	return 1;
+}
+
+/* The columns (and label, last) of a model the scan can take: 0 when it
+ * cannot (another layout, categorical or sequence inputs, a bytes
+ * label, too many columns). */
+static size_t
+quick_columns(const struct tf_model *m, struct quick_col *k)
+{
+	struct tf_columns *cols = tf_model_columns((struct tf_model *)m);
+	const struct tf_schema *s = tf_columns_schema(cols);
+	int64_t n = tfi_serving_ninputs(m), bw, bv;
+	struct tf_image_view iv;
+	struct tf_sequence_view sv;
+	if (s == NULL || !s->has_label || s->layout != TFI_LAYOUT_COLUMNS ||
+	    s->label.type == TF_COL_BYTES || n <= 0 || n >= QUICK_MAX_COLUMNS ||
+	    tf_columns_bag(cols, &bw, &bv) || tf_columns_image(cols, &iv) ||
+	    tf_columns_sequence(cols, &sv)) {
+		return 0;
+	}
+	for (int64_t c = 0; c <= n; c++) {
+		int is_int;
+		float mean, inv;
+		const char *name =
+		    c < n ? tf_columns_column(cols, c, &is_int, &mean, &inv)
+		          : s->label.name;
+		int type = c < n ? -1 : s->label.type;
+		for (size_t f = 0; c < n && name && f < s->nfeatures; f++) {
+			if (strcmp(s->features[f].name, name) == 0) {
+				type = s->features[f].type;
+			}
+		}
+		if (name == NULL || strlen(name) >= 120 ||
+		    (c < n &&
+		     tf_columns_column_kind(cols, c) != TF_COLUMN_NUMERIC) ||
+		    (type != TF_COL_FLOAT && type != TF_COL_INT64)) {
+			return 0;
+		}
+		k[c] = (struct quick_col){name, strlen(name), type, 0, 0, 0};
+	}
+	return (size_t)n + 1;
+}
+
+/* An int64 label the model knows: one of its classes when it lists them. */
+static int
+known_class(const struct tf_schema *s, int64_t v)
+{
+	if (s->classes == NULL || s->nclasses == 0 || s->classes_over) {
+		return 1;
+	}
+	size_t lo = 0, hi = s->nclasses;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->classes[mid] < v) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	return lo < s->nclasses && s->classes[lo] == v;
+}
+
+static int
+quick_train(struct tf_request *q, const struct tf_model *m, const char *body,
+            size_t len, size_t max_rows, size_t *count)
+{
+	static const char key[] = "\"examples\"";
+	struct quick_col k[QUICK_MAX_COLUMNS + 1];
+	size_t n = quick_columns(m, k);
+	const struct tf_schema *s =
+	    tf_columns_schema(tf_model_columns((struct tf_model *)m));
+	struct tfi_scan sc = {body, body + len};
+	if (n == 0 || !tfi_scan_take(&sc, '{') || !tfi_scan_take(&sc, '"') ||
+	    (size_t)(sc.end - sc.p) < sizeof key - 2 ||
+	    memcmp(sc.p, key + 1, sizeof key - 2) != 0) {
+		return 0;
+	}
+	sc.p += sizeof key - 2;
+	if (!tfi_scan_take(&sc, ':') || !tfi_scan_take(&sc, '[')) {
+		return 0;
+	}
+	uint32_t r = 0;
+	do {
+		if ((max_rows && r >= max_rows) || r == UINT32_MAX - 1 ||
+		    !tfi_scan_take(&sc, '{')) {
+			return 0;
+		}
+		size_t got = 0;
+		do {
+			if (!tfi_scan_take(&sc, '"')) {
+				return 0;
+			}
+			const char *name = sc.p;
+			while (sc.p < sc.end && *sc.p != '"' && *sc.p != '\\') {
+				sc.p++;
+			}
+			if (sc.p >= sc.end || *sc.p != '"') {
+				return 0; /* escapes: the full path */
+			}
+			size_t nl = (size_t)(sc.p - name), c = 0;
+			sc.p++;
+			while (c < n && (k[c].len != nl ||
+			                 memcmp(k[c].name, name, nl) != 0)) {
+				c++;
+			}
+			if (c == n || k[c].seen == r + 1 ||
+			    !tfi_scan_take(&sc, ':') ||
+			    !(k[c].type == TF_COL_FLOAT
+			          ? tfi_scan_number(&sc, &k[c].f) &&
+			                isfinite(k[c].f)
+			          : scan_whole(&sc, &k[c].i))) {
+				return 0;
+			}
+			k[c].seen = r + 1;
+			got++;
+		} while (tfi_scan_take(&sc, ','));
+		if (got != n || !tfi_scan_take(&sc, '}') ||
+		    (k[n - 1].type == TF_COL_INT64 &&
+		     !known_class(s, k[n - 1].i)) ||
+		    quick_record(q, k, n) != TF_OK) {
+			return 0;
+		}
+		r++;
+	} while (tfi_scan_take(&sc, ','));
+	if (!tfi_scan_take(&sc, ']') || !tfi_scan_take(&sc, '}')) {
+		return 0;
+	}
+	while (sc.p < sc.end && (*sc.p == ' ' || *sc.p == '\t' ||
+	                         *sc.p == '\n' || *sc.p == '\r')) {
+		sc.p++;
+	}
+	*count = r;
+	return sc.p == sc.end;
 }
 
 int
@@ -643,6 +913,15 @@ tf_request_train(struct tf_request *q, const struct tf_model *m,
 	*bytes = 0;
 	*count = 0;
 	tf_errclear(q);
+	q->train.len = 0;
+	size_t quick;
+	if (!q->no_quick && quick_train(q, m, body, len, max_rows, &quick)) {
+		q->quick_hits++;
+		*records = q->train.data;
+		*bytes = q->train.len;
+		*count = quick;
+		return TF_OK;
+	}
 	q->train.len = 0;
 	json_error_t e;
 	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &e);
@@ -671,14 +950,11 @@ tf_request_train(struct tf_request *q, const struct tf_model *m,
 	}
 	/* What :predict would make of the rows is the check of them. */
 	if (rc == TF_OK) {
-		json_t *p = json_pack("{s:O}", "instances", rows);
-		char *text = p ? json_dumps(p, JSON_COMPACT) : NULL;
-		json_decref(p);
-		rc = text == NULL
-		         ? tfi_set_error(q, TF_ENOMEM, "out of memory")
-		         : tf_request_parse(q, m, TF_METHOD_PREDICT, text,
-		                            strlen(text), max_rows);
-		free(text);
+		rc = tfi_request_instances(q, m, rows, max_rows);
+	}
+	json_t *types = rc == TF_OK ? feature_types(schema, sig) : NULL;
+	if (rc == TF_OK && types == NULL) {
+		rc = tfi_set_error(q, TF_ENOMEM, "out of memory");
 	}
 	size_t r;
 	json_t *row;
@@ -689,7 +965,8 @@ tf_request_train(struct tf_request *q, const struct tf_model *m,
 		json_t *v;
 		json_object_foreach(row, key, v)
 		{
-			int type = feature_type(schema, sig, key);
+			json_t *t = json_object_get(types, key);
+			int type = t ? (int)json_integer_value(t) : -1;
 			if (type < 0) {
 				rc = tfi_request_bad(q,
 				                     "row %zu: unknown input "
@@ -731,6 +1008,7 @@ tf_request_train(struct tf_request *q, const struct tf_model *m,
 	free(vs.i);
 	free(vs.s);
 	tf_example_free(ex);
+	json_decref(types);
 	json_decref(rows);
 	json_decref(labels);
 	json_decref(sig);

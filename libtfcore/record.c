@@ -355,7 +355,9 @@ queue_open(struct tf_reader *r, int exact)
 	r->fd = fd;
 	r->seg = seg;
 	r->pos = seg << TFI_QUEUE_SHIFT;
-	r->start = r->end = 0;
+	/* the window empty where it ends: a read under way puts the new
+	 * segment's bytes there */
+	r->start = r->end;
 	return 1;
 }
 

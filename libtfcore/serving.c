@@ -1088,12 +1088,8 @@ tf_request_set_rows(struct tf_request *q, const struct tf_model *m,
  * between tokens) and reads each number as jansson does (strtod, then to
  * float); anything else, including every error, goes to jansson.
  */
-struct scan {
-	const char *p, *end;
-};
-
 static void
-skip_ws(struct scan *s)
+skip_ws(struct tfi_scan *s)
 {
 	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' ||
 	                         *s->p == '\n' || *s->p == '\r')) {
@@ -1101,8 +1097,8 @@ skip_ws(struct scan *s)
 	}
 }
 
-static int
-take(struct scan *s, char c)
+int
+tfi_scan_take(struct tfi_scan *s, char c)
 {
 	skip_ws(s);
 	if (s->p < s->end && *s->p == c) {
@@ -1113,14 +1109,14 @@ take(struct scan *s, char c)
 }
 
 static int
-is_digit(const struct scan *s, const char *p)
+is_digit(const struct tfi_scan *s, const char *p)
 {
 	return p < s->end && *p >= '0' && *p <= '9';
 }
 
 /* A JSON number: its value as jansson gives it, as a float. */
-static int
-scan_number(struct scan *s, float *out)
+int
+tfi_scan_number(struct tfi_scan *s, float *out)
 {
 	skip_ws(s);
 	const char *p = s->p;
@@ -1163,8 +1159,8 @@ scan_number(struct scan *s, float *out)
 	}
 	/* a number ends before a delimiter the scan checks next; strtod
 	 * stops there too */
-	if (p >= s->end || (*p != ',' && *p != ']' && *p != ' ' && *p != '\t' &&
-	                    *p != '\n' && *p != '\r')) {
+	if (p >= s->end || (*p != ',' && *p != ']' && *p != '}' && *p != ' ' &&
+	                    *p != '\t' && *p != '\n' && *p != '\r')) {
 		return 0;
 	}
 	if (!real && p - digits > 18) {
@@ -1240,8 +1236,8 @@ quick_instances(struct tf_request *q, const struct tf_model *m,
 	if (tf_columns_bag(cols, &bw, &bv)) {
 		return 0; /* ids and values: bag_row() */
 	}
-	struct scan s = {body, body + len};
-	if (!take(&s, '{')) {
+	struct tfi_scan s = {body, body + len};
+	if (!tfi_scan_take(&s, '{')) {
 		return 0;
 	}
 	skip_ws(&s);
@@ -1250,28 +1246,29 @@ quick_instances(struct tf_request *q, const struct tf_model *m,
 		return 0;
 	}
 	s.p += sizeof key - 1;
-	if (!take(&s, ':') || !take(&s, '[')) {
+	if (!tfi_scan_take(&s, ':') || !tfi_scan_take(&s, '[')) {
 		return 0;
 	}
 	size_t r = 0;
 	do {
 		if ((max_rows && r >= max_rows) ||
-		    tfi_request_grow(q, r + 1) != TF_OK || !take(&s, '[')) {
+		    tfi_request_grow(q, r + 1) != TF_OK ||
+		    !tfi_scan_take(&s, '[')) {
 			return 0;
 		}
 		float *x = q->in.x + r * (size_t)q->in.width;
 		for (int64_t c = 0; c < n; c++) {
-			if ((c > 0 && !take(&s, ',')) ||
-			    !scan_number(&s, &x[c])) {
+			if ((c > 0 && !tfi_scan_take(&s, ',')) ||
+			    !tfi_scan_number(&s, &x[c])) {
 				return 0;
 			}
 		}
-		if (!take(&s, ']')) {
+		if (!tfi_scan_take(&s, ']')) {
 			return 0;
 		}
 		r++;
-	} while (take(&s, ','));
-	if (!take(&s, ']') || !take(&s, '}')) {
+	} while (tfi_scan_take(&s, ','));
+	if (!tfi_scan_take(&s, ']') || !tfi_scan_take(&s, '}')) {
 		return 0;
 	}
 	skip_ws(&s);
@@ -1280,6 +1277,25 @@ quick_instances(struct tf_request *q, const struct tf_model *m,
 	}
 	q->in.rows = r;
 	return 1;
+}
+
+int
+tfi_request_instances(struct tf_request *q, const struct tf_model *m,
+                      struct json_t *inst, size_t max_rows)
+{
+	tfi_request_start(q, m, TF_METHOD_PREDICT);
+	int rc =
+	    tfi_request_room(q, json_array_size(inst), max_rows, "instances");
+	size_t i;
+	json_t *v;
+	json_array_foreach(rc == TF_OK ? inst : NULL, i, v)
+	{
+		if ((rc = instance(q, m, v, i)) != TF_OK) {
+			break;
+		}
+	}
+	q->in.rows = rc == TF_OK ? json_array_size(inst) : 0;
+	return rc;
 }
 
 int

@@ -1,5 +1,6 @@
 /* TFRecord framing, compression and every damage case of FORMATS.md 1.5. */
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -398,6 +399,71 @@ TEST(queue)
 	tf_queue_free(q);
 }
 
+/* A writer appending to a queue of small segments while a reader follows
+ * it: every record read whole and in order, across every segment switch
+ * (the reader catching up with the writer again and again). */
+static void *
+queue_writer(void *dir)
+{
+	struct tf_queue *q = tf_queue_new();
+	uint64_t dropped;
+	if (tf_queue_open(q, dir, 4000, &dropped) != TF_OK) {
+		abort();
+	}
+	/* 300 appends of 7 records of 100 bytes, each numbered */
+	static uint8_t batch[7 * 116];
+	uint8_t data[100] = {0};
+	for (uint32_t i = 0; i < 300; i++) {
+		for (uint32_t k = 0; k < 7; k++) {
+			uint32_t seq = i * 7 + k;
+			memcpy(data, &seq, sizeof seq);
+			tf_record_frame(batch + k * 116, data, 100);
+		}
+		if (tf_queue_append(q, batch, sizeof batch) != TF_OK) {
+			abort();
+		}
+		usleep(200);
+	}
+	tf_queue_free(q);
+	return NULL;
+}
+
+TEST(queue_followed_while_written)
+{
+	char dir[512];
+	snprintf(dir, sizeof dir, "%s", tmp("queue2"));
+	struct tf_queue *q = tf_queue_new();
+	uint64_t dropped;
+	CHECK_EQ_INT(tf_queue_open(q, dir, 4000, &dropped), TF_OK);
+	tf_queue_free(q);
+	pthread_t t;
+	REQUIRE(pthread_create(&t, NULL, queue_writer, dir) == 0);
+	struct tf_reader *r = tf_reader_new();
+	tf_reader_set_follow(r, 1);
+	CHECK_EQ_INT(tf_reader_open(r, dir, TF_COMPRESS_AUTO), TF_OK);
+	const uint8_t *d;
+	size_t n;
+	uint32_t got = 0, bad = 0;
+	while (got < 300 * 7) {
+		int rc = tf_reader_next(r, &d, &n);
+		if (rc == TF_EAGAIN) {
+			continue;
+		}
+		if (rc != TF_OK) {
+			FAILF("record %u: %s", got, tf_errmsg(r));
+			break;
+		}
+		uint32_t seq;
+		memcpy(&seq, d, sizeof seq);
+		bad += n != 100 || seq != got;
+		got++;
+	}
+	pthread_join(t, NULL);
+	CHECK_EQ_INT(bad, 0);
+	CHECK_EQ_INT(got, 300 * 7);
+	tf_reader_free(r);
+}
+
 int
 main(void)
 {
@@ -416,6 +482,7 @@ main(void)
 	RUN(writer_matches_tensorflow_gzip_content);
 	RUN(follow);
 	RUN(queue);
+	RUN(queue_followed_while_written);
 	char cmd[300];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
 	system(cmd);

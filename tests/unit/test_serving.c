@@ -408,6 +408,88 @@ TEST(grpc_model_status_names_states_and_codes)
 	tf_request_free(q);
 }
 
+/* The records of a :train body: the Examples by name, one JSON text a
+ * record, "" when refused. */
+static void
+train_records(struct tf_request *q, struct tf_model *m, const char *body,
+              char *out, size_t size)
+{
+	const uint8_t *rec;
+	size_t bytes, n;
+	out[0] = '\0';
+	if (tf_request_train(q, m, body, strlen(body), 64, &rec, &bytes, &n) !=
+	    TF_OK) {
+		return;
+	}
+	struct tf_reader *r = tf_reader_new();
+	struct tf_example *ex = tf_example_new();
+	const uint8_t *d;
+	size_t len, at = 0;
+	tf_reader_open_mem(r, rec, bytes, "train", TF_COMPRESS_NONE);
+	while (tf_reader_next(r, &d, &len) == TF_OK &&
+	       tf_example_parse(ex, d, len) == TF_OK) {
+		char *j = NULL;
+		size_t jl = 0, cap = 0;
+		if (tf_example_to_json(ex, &j, &jl, &cap) == TF_OK) {
+			at += (size_t)snprintf(out + at, size - at, "%s\n", j);
+			free(j);
+		}
+	}
+	tf_example_free(ex);
+	tf_reader_free(r);
+}
+
+TEST(train_bodies_scanned_as_jansson_reads_them)
+{
+	static const char *bodies[] = {
+	    "{\"examples\":[{\"a\":1,\"b\":2.5,\"c\":-1,\"y\":1}]}",
+	    " {\"examples\" : [ {\"c\": 3e2, \"y\": 0, \"a\": 0.1, \"b\": -0} ,"
+	    "{\"a\":1e-3,\"b\":123456789,\"c\":-7,\"y\":1}]} \n",
+	    "{\"examples\":[{\"a\":-0.5,\"b\":0,\"c\":12,\"y\":0},\n"
+	    "  {\"y\":1, \"c\":0, \"b\":1e10, \"a\":3.25}]}",
+	    "{\"examples\":[{\"a\":1,\"b\":2,\"c\":3,\"y\":2}]}",
+	    "{\"examples\":[{\"a\":1,\"b\":2,\"c\":3,\"y\":1.0}]}",
+	    "{\"examples\":[{\"a\":1,\"b\":2,\"c\":3}]}",
+	    "{\"examples\":[{\"a\":1,\"b\":2,\"c\":3,\"y\":1,\"d\":4}]}",
+	    "{\"examples\":[{\"a\":1,\"a\":2,\"c\":3,\"y\":1}]}",
+	    "{\"examples\":[{\"a\":\"1\",\"b\":2,\"c\":3,\"y\":1}]}",
+	    "{\"examples\":[{\"a\":1e400,\"b\":2,\"c\":3,\"y\":1}]}",
+	    "{\"examples\":[{\"a\":1,\"b\":2,\"c\":3,\"y\":1}],}",
+	    "{\"examples\":[{\"a\":1,\"b\":2,\"c\":3,\"y\":1}]} x",
+	    "{\"examples\":[{\"\\u0061\":1,\"b\":2,\"c\":3,\"y\":1}]}",
+	    "{\"examples\":[]}",
+	    "{\"instances\":[{\"a\":1,\"b\":2,\"c\":3}],\"labels\":[1]}",
+	};
+	struct tf_registry *reg = tf_registry_new();
+	struct tf_model *m = tf_model_new();
+	REQUIRE(reg && m && tf_registry_load(reg) == TF_OK);
+	REQUIRE(tf_model_load(m, reg, "tests/fuzz/model") == TF_OK);
+	struct tf_request *q[2] = {tf_request_new(), tf_request_new()};
+	REQUIRE(q[0] && q[1]);
+	tfi_request_no_quick(q[1], 1);
+	static char a[8192], b[8192];
+	int ok = 0;
+	for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++) {
+		train_records(q[0], m, bodies[i], a, sizeof a);
+		train_records(q[1], m, bodies[i], b, sizeof b);
+		if (strcmp(a, b) != 0) {
+			FAILF("body %zu: scanned\n%s\nand through jansson\n%s",
+			      i, a, b);
+		}
+		ok += a[0] != '\0';
+	}
+	CHECK_EQ_INT(ok, 6);
+	/* the scan took the first and the third (the second has an int64
+	 * written 3e2; the others a label 1.0, an escape, instances:
+	 * jansson's) */
+	CHECK_EQ_INT(tfi_request_quick_hits(q[0]), 2);
+	CHECK_EQ_INT(tfi_request_quick_hits(q[1]), 0);
+	tf_request_free(q[0]);
+	tf_request_free(q[1]);
+	tf_model_free(m);
+	tf_registry_free(reg);
+}
+
 int
 main(void)
 {
@@ -417,5 +499,6 @@ main(void)
 	RUN(predict_bodies_read_as_jansson_reads_them);
 	RUN(grpc_predict_answers_as_rest_does);
 	RUN(grpc_model_status_names_states_and_codes);
+	RUN(train_bodies_scanned_as_jansson_reads_them);
 	DONE();
 }
