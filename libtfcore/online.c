@@ -668,28 +668,6 @@ struct quick_col {
 	uint32_t seen; /* the row it was last set in, + 1 */
 };
 
-static size_t
-varint_len(uint64_t v)
-{
-	size_t n = 1;
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
-static uint8_t *
-put_varint(uint8_t *p, uint64_t v)
-{
-	while (v >= 0x80) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	return p;
-}
-
 /* Feature k's Feature message (float_list or int64_list of one value):
  * its bytes into p (when not NULL); its size. */
 static size_t
@@ -704,13 +682,13 @@ feature_value(const struct quick_col *k, uint8_t *p)
 		}
 		return 8;
 	}
-	size_t l = varint_len((uint64_t)k->i);
+	size_t l = tfi_varint_size((uint64_t)k->i);
 	if (p != NULL) {
 		*p++ = 0x1a;
 		*p++ = (uint8_t)(l + 2);
 		*p++ = 0x0a;
 		*p++ = (uint8_t)l;
-		put_varint(p, (uint64_t)k->i);
+		tfi_put_varint(p, (uint64_t)k->i);
 	}
 	return 4 + l;
 }
@@ -722,20 +700,20 @@ quick_record(struct tf_request *q, const struct quick_col *k, size_t n)
 	size_t feats = 0;
 	for (size_t c = 0; c < n; c++) {
 		size_t e = 2 + k[c].len + 2 + feature_value(&k[c], NULL);
-		feats += 1 + varint_len(e) + e;
+		feats += 1 + tfi_varint_size(e) + e;
 	}
-	size_t ex = 1 + varint_len(feats) + feats;
+	size_t ex = 1 + tfi_varint_size(feats) + feats;
 	if (tfi_buf_reserve(&q->train, ex + 16) != 0) {
 		return tfi_set_error(q, TF_ENOMEM, "out of memory");
 	}
 	uint8_t *rec = q->train.data + q->train.len, *p = rec + 12;
 	*p++ = 0x0a;
-	p = put_varint(p, feats);
+	p = tfi_put_varint(p, feats);
 	for (size_t c = 0; c < n; c++) {
 		size_t v = feature_value(&k[c], NULL);
 		size_t e = 2 + k[c].len + 2 + v;
 		*p++ = 0x0a;
-		p = put_varint(p, e);
+		p = tfi_put_varint(p, e);
 		*p++ = 0x0a;
 		*p++ = (uint8_t)k[c].len;
 		memcpy(p, k[c].name, k[c].len);

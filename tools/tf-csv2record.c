@@ -213,10 +213,10 @@ sink_progress(void *ctx, uint64_t rows, uint64_t bytes)
 }
 
 /* "NAME:TYPE,..." of the columns of a schema file (features and label),
- * and its label's name into *label unless given; exits 66 or 65 for a
+ * and its label's name (a copy) into *label; exits 66 or 65 for a
  * file that is missing or not a schema. */
 static char *
-schema_types(const char *path, const char **label)
+schema_types(const char *path, char **label)
 {
 	json_error_t e;
 	json_t *j = json_load_file(path, 0, &e);
@@ -252,9 +252,7 @@ schema_types(const char *path, const char **label)
 	const char *lt = json_string_value(json_object_get(l, "type"));
 	if (ln != NULL && lt != NULL) {
 		fprintf(m, "%s%s:%s", ftell(m) ? "," : "", ln, lt);
-		if (*label == NULL) {
-			*label = strdup(ln);
-		}
+		*label = strdup(ln);
 	}
 	if (fclose(m) != 0 || text == NULL) {
 		die(EX_SOFTWARE, "out of memory");
@@ -290,6 +288,7 @@ main(int argc, char **argv)
 	struct tf_csv_options o;
 	tf_csv_options_init(&o);
 	const char *output = NULL, *schema = NULL, *types_from = NULL;
+	char *types_text = NULL, *label_copy = NULL;
 	int compress = TF_COMPRESS_NONE, shards = 1, no_schema = 0;
 	int quiet = 0;
 	const char **members = NULL;
@@ -449,14 +448,13 @@ main(int argc, char **argv)
 	     o.sequence)) {
 		usage_error("--format libsvm takes no column options");
 	}
-	char *types = NULL;
 	if (types_from != NULL) {
 		if (o.types != NULL) {
 			usage_error(
 			    "--types and --types-from exclude each other");
 		}
-		types = schema_types(types_from, &o.label);
-		o.types = types;
+		o.types = types_text = schema_types(types_from, &label_copy);
+		o.label = o.label ? o.label : label_copy;
 	}
 	if (o.stream && (shards > 1 || compress != TF_COMPRESS_NONE ||
 	                 tf_path_kind(output) != TF_PATH_SPECIAL)) {
@@ -486,6 +484,8 @@ main(int argc, char **argv)
 	if (tf_csv_set_options(conv, &o) != TF_OK) {
 		usage_error("%s", tf_errmsg(conv));
 	}
+	free(types_text); /* the converter has its copies */
+	free(label_copy);
 
 	out.n = shards;
 	out.quiet = quiet;

@@ -240,16 +240,7 @@ main(int argc, char **argv)
 		die_status(rc, tf_errmsg(model));
 	}
 	if (json_object_get(line, "exported") == NULL) {
-		/* tfjs, onnx, an archive: said as export_version() says */
-		json_object_set_new(line, "exported", json_true());
-		char *p = tf_model_provenance(model);
-		json_t *pj = p ? json_loads(p, 0, NULL) : NULL;
-		free(p);
-		json_t *val = json_object_get(pj, "validation");
-		if (val != NULL) {
-			json_object_set(line, "validation", val);
-		}
-		json_decref(pj);
+		export_said(line, model); /* tfjs, onnx, an archive */
 	}
 	print_json(line);
 	tf_model_free(model);

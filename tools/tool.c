@@ -288,6 +288,13 @@ export_version(const struct tf_registry *reg, struct tf_model *m,
 	}
 	json_object_set_new(line, "version", json_integer(v));
 	json_object_set_new(line, "path", json_string(dir));
+	export_said(line, m);
+	return TF_OK;
+}
+
+void
+export_said(struct json_t *line, struct tf_model *m)
+{
 	json_object_set_new(line, "exported", json_true());
 	char *p = tf_model_provenance(m);
 	json_t *pj = p ? json_loads(p, 0, NULL) : NULL;
@@ -297,7 +304,6 @@ export_version(const struct tf_registry *reg, struct tf_model *m,
 		json_object_set(line, "validation", val);
 	}
 	json_decref(pj);
-	return TF_OK;
 }
 
 struct tf_device *

@@ -60,6 +60,10 @@ int export_version(const struct tf_registry *reg, struct tf_model *m,
                    const char *base, long long version, const char *if_better,
                    const char *exporter, struct json_t *line);
 
+/* An export's line says so: exported true, and the model's validation
+ * metrics when its checkpoint recorded them. */
+void export_said(struct json_t *line, struct tf_model *m);
+
 /* Each line of a multi-line message as its own warning. */
 void warn_lines(const char *text);
 
