@@ -397,7 +397,7 @@ install: all
 	  install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
 	install -m 644 share/data/*.csv share/data/heart_scale share/data/README $(DESTDIR)$(DATADIR)/data/
 	install -m 755 share/examples/cron-retrain share/examples/online-train share/examples/sweep share/examples/slurm-train \
-	  share/examples/mpi-train share/examples/predict_client.py $(DESTDIR)$(DATADIR)/examples/
+	  share/examples/mpi-train share/examples/predict_client.py share/examples/train_client.py $(DESTDIR)$(DATADIR)/examples/
 	cd libtfcore/proto && for f in example.proto tensorflow/*/*/*.proto tensorflow_serving/*/*.proto; do \
 	  install -D -m 644 $$f $(DESTDIR)$(DATADIR)/proto/$$f; done
 	install -m 644 share/examples/leaky_relu.c share/examples/leaky.spec share/examples/inception.spec \

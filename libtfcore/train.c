@@ -624,7 +624,8 @@ struct schedule {
 
 /*
  * A checkpoint when one is due: --save-every steps, --save-every-secs,
- * or, for a stream that publishes, each publish_every seconds, validated
+ * when the sink asks for one now, or, for a run that publishes, each
+ * publish_every seconds (and when asked), validated
  * first when there is a validation file (the checkpoint carries the
  * metrics) and handed to the sink's published().
  */
@@ -633,13 +634,15 @@ save_on_schedule(struct run *r, struct schedule *s)
 {
 	const struct tf_train_config *cfg = r->cfg;
 	double now = tfi_now();
+	int asked =
+	    r->sink->save_now != NULL && r->sink->save_now(r->sink->ctx);
 	int publish = cfg->publish_every > 0 &&
-	              now - s->last_publish >= cfg->publish_every &&
+	              (asked || now - s->last_publish >= cfg->publish_every) &&
 	              r->h.step != s->published;
 	int due = (cfg->save_every > 0 && r->h.step >= s->next_save) ||
 	          (cfg->save_every_secs > 0 &&
 	           now - s->last_save >= cfg->save_every_secs);
-	if (!publish && (!due || r->h.step == s->saved_step)) {
+	if (!publish && (!(due || asked) || r->h.step == s->saved_step)) {
 		return TF_OK;
 	}
 	int rc = publish && cfg->validate != NULL ? validate(r) : TF_OK;

@@ -17,7 +17,7 @@ teardown() {
 model() {
 	tf-csv2record -q -o all.tfrecord "$DATA/breast_cancer.csv"
 	tf-train -q --model lr -b 16 --checkpoint-dir ck all.tfrecord > /dev/null
-	tf-export -q -d ck --export-base models > /dev/null 2>&1 || tf-export -d ck --export-base models > /dev/null
+	tf-export -d ck --export-base models > /dev/null
 	tf-records cat all.tfrecord | /usr/bin/python3 -c '
 import json, sys
 rows = [{k: (v[0] if isinstance(v, list) and len(v) == 1 else v)
@@ -161,14 +161,17 @@ for i in range(120):
 print(acked, unsure)
 PY
 	CPID=$!
-	sleep 1.5
+	# kills at random moments (said, to repeat a failure)
+	a=$((RANDOM % 15 + 5)) b=$((RANDOM % 15 + 5)) c=$((RANDOM % 15 + 5))
+	echo "# kill -9: the trainer after 1.$a s, the server 0.$b s on, the trainer 0.$c s after" >&3
+	sleep "1.$a"
 	kill -9 "$TPID"; wait "$TPID" || true
 	train
-	sleep 1
+	sleep "0.$b"
 	kill -9 "$SPID"; wait "$SPID" || true
 	sleep 0.3
 	serve
-	sleep 1
+	sleep "0.$c"
 	kill -9 "$TPID"; wait "$TPID" || true
 	train
 	wait "$CPID"
@@ -193,7 +196,45 @@ import json
 e = json.load(open("ex.json"))[0]; e.pop("label")
 json.dump({"instances": [e]}, open("p.json", "w"))'
 	curl -sf -X POST --data-binary @p.json "$URL/v1/models/model:predict" | grep -q predictions
+	# and never met a version half-written
+	curl -s "$URL/monitoring/prometheus/metrics" | grep -q 'tfkit_model_load_failures_total{model="model"} 0'
+	! grep -q 'refus\|damaged\|half' serve.log
 	kill -TERM "$SPID"
 	wait "$SPID"
 	SPID=
+}
+
+@test "share/examples/train_client.py posts a CSV as :train examples; SIGUSR1 has the trainer checkpoint and publish at once" {
+	model
+	start_server --model-base models --train-queue q --poll-interval 0.2
+	tf-train -q --stream q -b 16 --checkpoint-dir ck --export-base models \
+		--export-every 3600 > tr.json 2> tr.err &
+	TPID=$!
+	run -0 /usr/bin/python3 "$TOP/share/examples/train_client.py" --server "$URL" \
+		--schema all.tfrecord.schema.json --batch 50 "$DATA/breast_cancer.csv"
+	[[ "$output" == '{"posted": 569, "accepted": 569, "retries": 0, "unsure": 0}' ]]
+	[ "$(tf-records count q/00000000000000000000.tfrecord)" = 569 ]
+	# an hour's --export-every: SIGUSR1 publishes now, the run goes on
+	for i in $(seq 50); do
+		[ "$(ls ck/model.ckpt-* 2> /dev/null | wc -l)" -ge 1 ] && break
+		sleep 0.1
+	done
+	sleep 1
+	kill -USR1 "$TPID"
+	for i in $(seq 100); do
+		grep -q '"examples_total":1138,.*"version":2,.*"exported":true' tr.json && break
+		sleep 0.1
+	done
+	grep -q '"examples_total":1138,.*"version":2,.*"exported":true' tr.json
+	kill -0 "$TPID"
+	kill -TERM "$TPID"
+	wait "$TPID" || true
+	TPID=
+	# a row the model refuses stops the client with the server's message
+	printf 'mean_radius,label\n1,1\n' > few.csv
+	run /usr/bin/python3 "$TOP/share/examples/train_client.py" --server "$URL" \
+		--schema all.tfrecord.schema.json few.csv
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"train_client: 400:"* ]]
+	stop_server
 }

@@ -45,8 +45,7 @@ train(const char *ck, const char *data, const char *opt, char *err,
 	if (rc == TF_OK) {
 		cfg.inputs = inputs;
 		cfg.ninputs = 1;
-		struct tf_train_sink sink = {NULL, NULL, NULL,
-		                             NULL, NULL, NULL};
+		struct tf_train_sink sink = {0};
 		rc = tf_trainer_run(t, reg, &cfg, &sink);
 		snprintf(err, errlen, "%s", tf_errmsg(t));
 	} else {

@@ -76,8 +76,10 @@ train(const char *ck, const char *data, struct seen *seen)
 	if (rc == TF_OK) {
 		cfg.inputs = inputs;
 		cfg.ninputs = 1;
-		struct tf_train_sink sink = {seen, on_line, on_step,
-		                             NULL, on_stop, NULL};
+		struct tf_train_sink sink = {.ctx = seen,
+		                             .line = on_line,
+		                             .progress = on_step,
+		                             .stop = on_stop};
 		rc = tf_trainer_run(t, reg, &cfg, &sink);
 		if (rc != TF_OK) {
 			printf("# %s\n", tf_errmsg(t));

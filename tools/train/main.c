@@ -395,6 +395,28 @@ should_stop(void *ctx)
 	return stop_signal != 0;
 }
 
+/* SIGUSR1: a checkpoint now (and a version, with --export-base), the
+ * run going on. */
+static volatile sig_atomic_t save_signal;
+
+static void
+on_save_signal(int sig)
+{
+	(void)sig;
+	save_signal = 1;
+}
+
+static int
+should_save(void *ctx)
+{
+	(void)ctx;
+	if (save_signal) {
+		save_signal = 0;
+		return 1;
+	}
+	return 0;
+}
+
 static void
 on_step(void *ctx, const struct tf_train_progress *p)
 {
@@ -689,11 +711,15 @@ main(int argc, char **argv)
 	int quiet = strcmp(tf_settings_get(set, "quiet"), "true") == 0;
 	struct tf_train_sink sink = {
 	    &pub,       print_line,  quiet ? NULL : on_step,
-	    print_note, should_stop, pub.base ? publish : NULL};
+	    print_note, should_stop, pub.base ? publish : NULL,
+	    should_save};
 	struct sigaction sa = {.sa_handler = on_stop_signal};
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	struct sigaction su = {.sa_handler = on_save_signal};
+	sigemptyset(&su.sa_mask);
+	sigaction(SIGUSR1, &su, NULL);
 	if (!quiet) {
 		progress_update(0, 0, 0); /* start the clock */
 	}

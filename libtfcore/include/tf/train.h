@@ -160,6 +160,10 @@ struct tf_train_sink {
 	 * tf_status, the message in why) stops the run. */
 	int (*published)(void *ctx, const char *checkpoint, uint64_t step,
 	                 uint64_t examples, char *why, size_t size);
+	/* Asked after each step (and while a stream waits), optional:
+	 * non-zero checkpoints now, and publishes when the run publishes
+	 * (a signal, in tf-train). */
+	int (*save_now)(void *ctx);
 };
 
 struct tf_trainer;
