@@ -359,12 +359,16 @@ int tfi_request_image(struct tf_request *q, const struct tf_image_view *v,
 struct tfi_scan {
 	const char *p, *end;
 };
+void tfi_scan_ws(struct tfi_scan *s);
 int tfi_scan_take(struct tfi_scan *s, char c);
 int tfi_scan_number(struct tfi_scan *s, float *out);
 /* The rows of a parsed list of instances, as :predict's "instances"
  * holds them, into q (not standardised): online.c's check of :train
  * rows. (serving.c) */
 struct json_t;
+/* A sparse id as a body gives it: a JSON integer, or the decimal digits
+ * of a uint64 as a string (serving.c). */
+int tfi_json_id(struct json_t *e, uint64_t *out);
 int tfi_request_instances(struct tf_request *q, const struct tf_model *m,
                           struct json_t *inst, size_t max_rows);
 /* Start q for model m and method (buffers of m's widths, no rows). */

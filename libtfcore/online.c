@@ -386,24 +386,6 @@ whole(json_t *v, int64_t *out)
 	return 0;
 }
 
-/* Decimal digits of a uint64 (a sparse id as :predict takes one past
- * 2^63 - 1), as the int64 of the same bits. */
-static int
-uint64_text(const char *s, int64_t *out)
-{
-	size_t n = strlen(s);
-	if (n == 0 || n > 20 || strspn(s, "0123456789") != n) {
-		return 0;
-	}
-	errno = 0;
-	unsigned long long v = strtoull(s, NULL, 10);
-	if (errno != 0) {
-		return 0;
-	}
-	memcpy(out, &(uint64_t){v}, sizeof *out);
-	return 1;
-}
-
 struct values {
 	float *f;
 	int64_t *i;
@@ -442,14 +424,16 @@ collect(struct tf_request *q, struct values *vs, json_t *v, int type,
 		vs->cap = cap;
 	}
 	size_t k = vs->n;
+	uint64_t id;
 	if (type == TF_COL_BYTES && json_is_string(v)) {
 		vs->s[k].data = (const uint8_t *)json_string_value(v);
 		vs->s[k].len = json_string_length(v);
 	} else if (type == TF_COL_INT64 && whole(v, &vs->i[k])) {
 		/* taken */
 	} else if (type == TF_COL_INT64 && json_is_string(v) &&
-	           uint64_text(json_string_value(v), &vs->i[k])) {
+	           tfi_json_id(v, &id)) {
 		/* an id past 2^63 - 1, as :predict takes it: its bits */
+		memcpy(&vs->i[k], &id, sizeof id);
 	} else if (type == TF_COL_FLOAT && json_is_number(v)) {
 		vs->f[k] = (float)json_number_value(v);
 	} else {
@@ -731,10 +715,7 @@ quick_record(struct tf_request *q, const struct quick_col *k, size_t n)
 static int
 scan_whole(struct tfi_scan *s, int64_t *out)
 {
-	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' ||
-	                         *s->p == '\n' || *s->p == '\r')) {
-		s->p++;
-	}
+	tfi_scan_ws(s);
 	const char *p = s->p;
 	p += p < s->end && *p == '-';
 	const char *d = p;
@@ -874,10 +855,7 @@ quick_train(struct tf_request *q, const struct tf_model *m, const char *body,
 	if (!tfi_scan_take(&sc, ']') || !tfi_scan_take(&sc, '}')) {
 		return 0;
 	}
-	while (sc.p < sc.end && (*sc.p == ' ' || *sc.p == '\t' ||
-	                         *sc.p == '\n' || *sc.p == '\r')) {
-		sc.p++;
-	}
+	tfi_scan_ws(&sc);
 	*count = r;
 	return sc.p == sc.end;
 }

@@ -282,6 +282,15 @@ tf_reader_open_mem(struct tf_reader *r, const void *data, size_t n,
 static int damage(struct tf_reader *r, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* A followed input's wait for more. */
+static void
+follow_wait(const struct tf_reader *r)
+{
+	struct timespec ts = {r->follow / 1000,
+	                      (long)(r->follow % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
 /*
  * The end of a followed file for now: after the wait, -2 ("not yet"),
  * the file at its path opened again from its start when it was replaced
@@ -291,9 +300,7 @@ static int damage(struct tf_reader *r, int code, const char *fmt, ...)
 static ssize_t
 follow_file(struct tf_reader *r)
 {
-	struct timespec ts = {r->follow / 1000,
-	                      (long)(r->follow % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
+	follow_wait(r);
 	struct stat now, was;
 	if (!r->own_fd || fstat(r->fd, &was) != 0 || stat(r->name, &now) != 0) {
 		return -2; /* a path being rotated: looked at again later */
@@ -371,9 +378,7 @@ queue_open(struct tf_reader *r, int exact)
 static ssize_t
 queue_next(struct tf_reader *r, uint8_t *dst, size_t n)
 {
-	struct timespec ts = {r->follow / 1000,
-	                      (long)(r->follow % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
+	follow_wait(r);
 	uint64_t next;
 	if (r->fd < 0) {
 		return queue_open(r, 0) > 0 ? 0 : -2;

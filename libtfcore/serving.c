@@ -499,8 +499,8 @@ sequence_value(struct tf_request *q, const struct tf_model *m,
 
 /* A sparse id as JSON gives it: an integer (int64's bits, as TensorFlow
  * keeps uint64 ids), or a string of digits for one past 2^63-1. */
-static int
-sparse_id(json_t *e, uint64_t *out)
+int
+tfi_json_id(json_t *e, uint64_t *out)
 {
 	if (json_is_integer(e)) {
 		*out = (uint64_t)json_integer_value(e);
@@ -589,7 +589,7 @@ bag_row(struct tf_request *q, const struct tf_model *m, json_t *v,
 	for (size_t k = 0; k < n; k++) {
 		uint64_t u;
 		json_t *e = vals ? json_array_get(vals, k) : NULL;
-		if (!sparse_id(json_array_get(ids, k), &u)) {
+		if (!tfi_json_id(json_array_get(ids, k), &u)) {
 			return tfi_request_bad(
 			    q,
 			    "%s: id %zu: expected an integer (a string of "
@@ -1088,8 +1088,8 @@ tf_request_set_rows(struct tf_request *q, const struct tf_model *m,
  * between tokens) and reads each number as jansson does (strtod, then to
  * float); anything else, including every error, goes to jansson.
  */
-static void
-skip_ws(struct tfi_scan *s)
+void
+tfi_scan_ws(struct tfi_scan *s)
 {
 	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' ||
 	                         *s->p == '\n' || *s->p == '\r')) {
@@ -1100,7 +1100,7 @@ skip_ws(struct tfi_scan *s)
 int
 tfi_scan_take(struct tfi_scan *s, char c)
 {
-	skip_ws(s);
+	tfi_scan_ws(s);
 	if (s->p < s->end && *s->p == c) {
 		s->p++;
 		return 1;
@@ -1118,7 +1118,7 @@ is_digit(const struct tfi_scan *s, const char *p)
 int
 tfi_scan_number(struct tfi_scan *s, float *out)
 {
-	skip_ws(s);
+	tfi_scan_ws(s);
 	const char *p = s->p;
 	if (p < s->end && *p == '-') {
 		p++;
@@ -1240,7 +1240,7 @@ quick_instances(struct tf_request *q, const struct tf_model *m,
 	if (!tfi_scan_take(&s, '{')) {
 		return 0;
 	}
-	skip_ws(&s);
+	tfi_scan_ws(&s);
 	if ((size_t)(s.end - s.p) < sizeof key - 1 ||
 	    memcmp(s.p, key, sizeof key - 1) != 0) {
 		return 0;
@@ -1271,7 +1271,7 @@ quick_instances(struct tf_request *q, const struct tf_model *m,
 	if (!tfi_scan_take(&s, ']') || !tfi_scan_take(&s, '}')) {
 		return 0;
 	}
-	skip_ws(&s);
+	tfi_scan_ws(&s);
 	if (s.p != s.end) {
 		return 0;
 	}

@@ -757,6 +757,17 @@ report(struct run *r, struct tf_metrics *m, double lr, double eps, int final)
 	return TF_OK;
 }
 
+/* A stream's one input when it is a queue directory (tf/queue.h). */
+static const char *
+queue_input(const struct tf_train_config *cfg)
+{
+	struct stat st;
+	return cfg->stream && cfg->ninputs == 1 &&
+	               stat(cfg->inputs[0], &st) == 0 && S_ISDIR(st.st_mode)
+	           ? cfg->inputs[0]
+	           : NULL;
+}
+
 /* The schema of the data to read: --schema, or the first input's sidecar
  * when it has one (NULL: none, as for standard input or records written
  * by another tool). */
@@ -766,9 +777,7 @@ data_schema(const struct tf_train_config *cfg, char *buf, size_t size)
 	if (cfg->schema != NULL) {
 		return cfg->schema;
 	}
-	struct stat st;
-	if (cfg->ninputs > 0 && stat(cfg->inputs[0], &st) == 0 &&
-	    S_ISDIR(st.st_mode)) {
+	if (queue_input(cfg) != NULL) {
 		/* a queue: tf-serve writes the model's schema into it */
 		snprintf(buf, size, "%s/schema.json", cfg->inputs[0]);
 		return access(buf, F_OK) == 0 ? buf : NULL;
@@ -1844,11 +1853,7 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 	tf_columns_set_normalize(r->cols, cfg->normalize);
 	tf_dataset_set_allow_missing(r->ds, cfg->allow_missing);
 	tf_dataset_set_stream(r->ds, cfg->stream ? STREAM_WAIT_MS : 0);
-	struct stat qst;
-	if (cfg->stream && cfg->ninputs == 1 &&
-	    stat(cfg->inputs[0], &qst) == 0 && S_ISDIR(qst.st_mode)) {
-		r->queue = cfg->inputs[0];
-	}
+	r->queue = queue_input(cfg);
 	struct tf_image_view iv;
 	if ((cfg->random_flip || cfg->random_crop > 0) &&
 	    !tf_columns_image(r->cols, &iv)) {
