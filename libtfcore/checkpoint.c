@@ -84,10 +84,10 @@ tf_ckpt_header_init(struct tf_ckpt_header *h)
 void
 tf_ckpt_header_release(struct tf_ckpt_header *h)
 {
-	char *strs[] = {h->model_spec, h->optimizer,  h->task,
-	                h->prediction, h->schema,     h->crosses,
-	                h->validation, h->config,     h->library,
-	                h->run_inputs, h->input_state};
+	char *strs[] = {h->model_spec, h->optimizer,   h->task,
+	                h->prediction, h->schema,      h->crosses,
+	                h->validation, h->config,      h->library,
+	                h->run_inputs, h->input_state, h->pool};
 	for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
 		free(strs[i]);
 	}
@@ -167,6 +167,10 @@ tf_ckpt_put_header(struct tf_ckpt *c, const struct tf_ckpt_header *h)
 	json_t *ist = object_of(h->input_state);
 	if (o != NULL && ist != NULL) {
 		json_object_set_new(o, "input_state", ist);
+	}
+	json_t *pool = object_of(h->pool);
+	if (o != NULL && pool != NULL) {
+		json_object_set_new(o, "pool", pool);
 	}
 	json_decref(inputs);
 	json_decref(val);
@@ -269,6 +273,11 @@ tf_ckpt_get_header(struct tf_ckpt *c, struct tf_ckpt_header *h)
 	if (json_is_object(ist) && !bad) {
 		h->input_state = json_dumps(ist, JSON_COMPACT);
 		bad = h->input_state == NULL;
+	}
+	json_t *pl = json_object_get(o, "pool");
+	if (json_is_object(pl) && !bad) {
+		h->pool = json_dumps(pl, JSON_COMPACT);
+		bad = h->pool == NULL;
 	}
 	json_t *tr = json_object_get(o, "trainers");
 	if (json_is_array(tr) && json_array_size(tr) > 0 && !bad) {

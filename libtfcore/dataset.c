@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -101,6 +102,7 @@ tf_dataset_free(struct tf_dataset *ds)
 	free(ds->key);
 	free(ds->kbuf);
 	free(ds->keys);
+	free(ds->spans);
 	free(ds->buf);
 	free(ds->ibuf);
 	close_files(ds);
@@ -840,6 +842,187 @@ tf_dataset_set_stream(struct tf_dataset *ds, int wait_ms)
 	ds->follow = wait_ms > 0 ? wait_ms : 0;
 }
 
+/* ---- chunks handed out ------------------------------------------------- */
+
+static int next_example(struct tf_dataset *ds, float *x, int64_t *ids,
+                        float *label, char *key);
+
+void
+tfi_dataset_set_chunks(struct tf_dataset *ds, tfi_chunk_fn next, void *ctx)
+{
+	ds->chunk_next = next;
+	ds->chunk_ctx = ctx;
+	ds->in_chunk = ds->has_held = 0;
+}
+
+const uint64_t *
+tfi_dataset_spans(const struct tf_dataset *ds, size_t *n)
+{
+	*n = ds->nspans;
+	return ds->spans;
+}
+
+/* The next record of the chunk read, decoded; TF_EOF at its end. */
+static int
+chunk_record(struct tf_dataset *ds, float *row, int64_t *ids, char *key)
+{
+	if (!ds->in_chunk || ds->chunk_left == 0) {
+		return TF_EOF;
+	}
+	const uint8_t *d;
+	size_t n;
+	int rc = tf_reader_next(ds->r, &d, &n);
+	if (rc == TF_EOF) {
+		return tfi_set_error(
+		    ds, TF_EFORMAT,
+		    "%s: ends %llu records into chunk %llu, which the chief "
+		    "cut to hold %llu: the file changed since",
+		    ds->files[ds->chunk.file],
+		    (unsigned long long)(ds->chunk.count - ds->chunk_left),
+		    (unsigned long long)ds->chunk.index,
+		    (unsigned long long)ds->chunk.count);
+	}
+	if (rc != TF_OK) {
+		return tfi_set_error(ds, rc, "%s", tf_errmsg(ds->r));
+	}
+	ds->chunk_left--;
+	return decode(ds, d, n, row, ids, row + ds->cols->width, key);
+}
+
+/* Start reading chunk c: its file at its first record (a compressed
+ * file read from its start up to it), its shuffle drawn, the records of
+ * it trained already passed over. */
+static int
+chunk_start(struct tf_dataset *ds, const struct tfi_chunk *c)
+{
+	struct stat st;
+	if (c->file >= ds->nfiles) {
+		return tfi_set_error(
+		    ds, TF_EINVAL,
+		    "the chief's input %llu: this trainer was given %zu "
+		    "inputs (every trainer needs the same files, in the same "
+		    "order)",
+		    (unsigned long long)c->file + 1, ds->nfiles);
+	}
+	const char *path = ds->files[c->file];
+	if (stat(path, &st) != 0 || (uint64_t)st.st_size != c->bytes) {
+		return tfi_set_error(
+		    ds, TF_EINVAL,
+		    "%s: %lld bytes here, %llu where the chief cut its input "
+		    "%llu into chunks (every trainer needs the same files, in "
+		    "the same order)",
+		    path, (long long)(stat(path, &st) == 0 ? st.st_size : -1),
+		    (unsigned long long)c->bytes,
+		    (unsigned long long)c->file + 1);
+	}
+	ds->file = (size_t)c->file; /* decode()'s messages name it */
+	ds->reading = 0;
+	if (tf_reader_open(ds->r, path, TF_COMPRESS_AUTO) != TF_OK) {
+		return tfi_set_error(ds, tf_errcode(ds->r), "%s",
+		                     tf_errmsg(ds->r));
+	}
+	ds->unseekable = 1; /* the pool is the position */
+	if (c->rec > 0 && tf_reader_seek(ds->r, c->off, c->rec) != TF_OK) {
+		/* compressed: read from the start up to the chunk */
+		const uint8_t *d;
+		size_t n;
+		if (tf_reader_open(ds->r, path, TF_COMPRESS_AUTO) != TF_OK) {
+			return tfi_set_error(ds, tf_errcode(ds->r), "%s",
+			                     tf_errmsg(ds->r));
+		}
+		for (uint64_t k = 0; k < c->rec; k++) {
+			int rc = tf_reader_next(ds->r, &d, &n);
+			if (rc != TF_OK) {
+				return tfi_set_error(
+				    ds, rc == TF_EOF ? TF_EFORMAT : rc,
+				    "%s: %s", path,
+				    rc == TF_EOF ? "fewer records than the "
+				                   "chief counted"
+				                 : tf_errmsg(ds->r));
+			}
+		}
+	}
+	if (c->epoch != ds->epoch) {
+		ds->done = 0;
+	}
+	ds->epoch = c->epoch;
+	tf_rng_seed(&ds->rng, ds->seed * 0x9e3779b97f4a7c15ull +
+	                          c->epoch * 0xbf58476d1ce4e5b9ull + c->index +
+	                          1);
+	ds->chunk = *c;
+	ds->in_chunk = 1;
+	ds->chunk_left = c->count;
+	ds->at_end = 0;
+	ds->nbuf = 0;
+	/* the rows trained already: their place in the chunk's order */
+	for (uint64_t k = 0; k < c->skip; k++) {
+		int rc = next_example(ds, NULL, NULL, NULL, NULL);
+		if (rc != TF_OK) {
+			return rc == TF_EOF
+			           ? tfi_set_error(ds, TF_EFORMAT,
+			                           "chunk %llu has fewer "
+			                           "than %llu records",
+			                           (unsigned long long)c->index,
+			                           (unsigned long long)c->skip)
+			           : rc;
+		}
+	}
+	return TF_OK;
+}
+
+/* The next chunk, started: TF_OK; TF_EAGAIN, TF_EOF, an error; or
+ * NEXT_EPOCH, held, when a batch of rows rows has begun in another. */
+#define NEXT_EPOCH (-1)
+static int
+next_chunk(struct tf_dataset *ds, size_t rows)
+{
+	struct tfi_chunk c;
+	ds->in_chunk = 0;
+	if (ds->has_held) {
+		c = ds->held;
+		ds->has_held = 0;
+	} else {
+		char msg[TFI_MSG_MAX];
+		int rc = ds->chunk_next(ds->chunk_ctx, &c, msg, sizeof msg);
+		if (rc == TF_EAGAIN || rc == TF_EOF) {
+			return rc;
+		}
+		if (rc != TF_OK) {
+			return tfi_set_error(ds, rc, "%s", msg);
+		}
+	}
+	if (rows > 0 && c.epoch != ds->epoch) {
+		ds->held = c;
+		ds->has_held = 1;
+		return NEXT_EPOCH;
+	}
+	return chunk_start(ds, &c);
+}
+
+/* A row of the chunk read, counted in the read's rows by chunk. */
+static int
+add_span(struct tf_dataset *ds)
+{
+	uint64_t *t = ds->nspans ? ds->spans + ds->nspans - 3 : NULL;
+	if (t != NULL && t[0] == ds->chunk.epoch && t[1] == ds->chunk.index) {
+		t[2]++;
+		return TF_OK;
+	}
+	if (ds->nspans + 3 > ds->capspans) {
+		size_t cap = ds->capspans ? ds->capspans * 2 : 48;
+		uint64_t *p = realloc(ds->spans, cap * sizeof *p);
+		if (p == NULL) {
+			return tfi_set_error(ds, TF_ENOMEM, "out of memory");
+		}
+		ds->spans = p;
+		ds->capspans = cap;
+	}
+	ds->spans[ds->nspans++] = ds->chunk.epoch;
+	ds->spans[ds->nspans++] = ds->chunk.index;
+	ds->spans[ds->nspans++] = 1;
+	return TF_OK;
+}
+
 /* The next record of the epoch, decoded into shuffle buffer slot i;
  * TF_EOF at its end. */
 static int
@@ -848,6 +1031,9 @@ read_one(struct tf_dataset *ds, size_t i)
 	float *row = ds->buf + i * (size_t)(ds->cols->width + 1);
 	int64_t *ids = ds->ibuf + i * (size_t)ds->cols->nids;
 	char *key = ds->kbuf ? ds->kbuf[i] : NULL;
+	if (ds->chunk_next != NULL) {
+		return chunk_record(ds, row, ids, key);
+	}
 	for (;;) {
 		if (ds->file >= ds->nfiles) {
 			return TF_EOF;
@@ -1123,9 +1309,10 @@ by_place(const void *a, const void *b, void *ctx)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
-/* A checkpoint's input state: a non-negative integer member, or -1. */
-static int
-get_u64(json_t *o, const char *key, uint64_t *v)
+/* A non-negative integer member of a JSON object (a checkpoint's input
+ * state, its pool): 0, or -1 when it is not one. */
+int
+tfi_json_u64(json_t *o, const char *key, uint64_t *v)
 {
 	json_t *j = json_object_get(o, key);
 	if (!json_is_integer(j) || json_integer_value(j) < 0) {
@@ -1147,9 +1334,9 @@ tfi_dataset_restore(struct tf_dataset *ds, uint64_t epoch, uint64_t done,
 	size_t nbuf = json_array_size(a) / 3;
 	if (o == NULL || !json_is_array(a) || json_array_size(a) % 3 != 0 ||
 	    nbuf > ds->shuffle || tfi_rng_parse(rs, rng) != 0 ||
-	    get_u64(o, "file", &file) || get_u64(o, "offset", &off) ||
-	    get_u64(o, "record", &rec) || get_u64(o, "seen", &seen) ||
-	    get_u64(o, "shuffle", &shuffle) || shuffle != ds->shuffle ||
+	    tfi_json_u64(o, "file", &file) || tfi_json_u64(o, "offset", &off) ||
+	    tfi_json_u64(o, "record", &rec) || tfi_json_u64(o, "seen", &seen) ||
+	    tfi_json_u64(o, "shuffle", &shuffle) || shuffle != ds->shuffle ||
 	    file > ds->nfiles || ds->stdin_used || done == 0) {
 		json_decref(o);
 		return tfi_set_error(ds, TF_EINVAL,
@@ -1270,10 +1457,25 @@ tf_dataset_next(struct tf_dataset *ds, float *x, int64_t *ids, float *y,
 		}
 	}
 	int rc = TF_OK;
+	ds->nspans = 0;
 	while (*rows < max) {
 		rc = next_example(
 		    ds, x + *rows * w, ni > 0 ? ids + *rows * ni : NULL,
 		    y ? &y[*rows] : NULL, ds->keys ? ds->keys[*rows] : NULL);
+		if (rc == TF_EOF && ds->chunk_next != NULL) {
+			rc = next_chunk(ds, *rows);
+			if (rc == TF_OK) {
+				continue;
+			}
+			if (rc == NEXT_EPOCH) {
+				rc = TF_OK; /* a batch does not cross epochs */
+			}
+			break;
+		}
+		if (rc == TF_OK && ds->chunk_next != NULL &&
+		    (rc = add_span(ds)) != TF_OK) {
+			break;
+		}
 		if (rc == TF_EOF) {
 			if (ds->epochs != 0 && ds->epoch + 1 >= ds->epochs) {
 				break;

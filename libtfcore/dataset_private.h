@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "internal.h"
+#include "pool.h"
 #include "tf/dataset.h"
 #include "tf/rng.h"
 #include "tf/schema.h"
@@ -49,6 +50,17 @@ struct tf_dataset {
 	/* A trainer's share of a distributed run: the records whose place
 	 * in the epoch (over all files, in order) is shard mod shards. */
 	uint64_t shard, shards, seen;
+	/* Chunks handed out (tfi_dataset_set_chunks()): where the next
+	 * comes from, the one read (its records not read yet), one of the
+	 * next epoch held while a batch ends, the last read's rows by chunk
+	 * ((epoch, chunk, rows) triples) */
+	tfi_chunk_fn chunk_next;
+	void *chunk_ctx;
+	struct tfi_chunk chunk, held;
+	int in_chunk, has_held;
+	uint64_t chunk_left;
+	uint64_t *spans;
+	size_t nspans, capspans;
 	/* reading */
 	char **files;
 	size_t nfiles;

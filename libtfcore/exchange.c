@@ -14,8 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
+#include "pool.h"
 #include "ps.pb-c.h"
 #include "tf/optim.h"
 #include "tf/ps.h"
@@ -67,12 +69,37 @@ struct tf_ps_client {
 	/* the trainers the ps tasks have gone on without (the first 64),
 	 * as their replies last said, and whether that changed */
 	uint64_t lost, lost_seen;
+	/* this process among the trainers (ps.proto's session) */
+	uint64_t session;
+	/* chunks: the next push's rows by chunk, whether ps 0 applied the
+	 * last one; the reader's own connection to ps 0 for TAKE, and the
+	 * number of its last TAKE */
+	const uint64_t *spans;
+	size_t nspans;
+	int applied;
+	struct conn pool;
+	uint64_t takes;
+	char pool_addr[320];
 };
 
 struct tf_ps_client *
 tf_ps_client_new(void)
 {
-	return calloc(1, sizeof(struct tf_ps_client));
+	struct tf_ps_client *cl = calloc(1, sizeof(struct tf_ps_client));
+	if (cl == NULL) {
+		return NULL;
+	}
+	/* a number no other trainer process draws: the clock's
+	 * nanoseconds and the process, mixed */
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	uint64_t x = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	x ^= (uint64_t)getpid() << 32;
+	x ^= (uintptr_t)cl;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	cl->session = (x ^ (x >> 31)) | 1;
+	return cl;
 }
 
 static void
@@ -93,8 +120,8 @@ tf_ps_client_free(struct tf_ps_client *cl)
 		return;
 	}
 	drop_replies(cl);
-	for (size_t i = 0; i < cl->n; i++) {
-		struct conn *c = &cl->c[i];
+	for (size_t i = 0; i <= cl->n; i++) {
+		struct conn *c = i < cl->n ? &cl->c[i] : &cl->pool;
 		if (c->open) {
 			nng_close(c->sock);
 		}
@@ -168,6 +195,43 @@ dial(struct tf_ps_client *cl, struct conn *c, const char *host)
 	return rv;
 }
 
+/* A request socket to the ps at addr, dialling in the background: 0 or
+ * nng's error. */
+static int
+open_conn(struct tf_ps_client *cl, struct conn *c, const char *addr)
+{
+	snprintf(c->url, sizeof c->url, "%s%.300s",
+	         strstr(addr, "://") ? ""
+	         : cl->ca_file       ? "tls+tcp://"
+	                             : "tcp://",
+	         addr);
+	/* The host, for the TLS server name. */
+	char host[300];
+	const char *h = strstr(c->url, "://") + 3;
+	const char *colon = strrchr(h, ':');
+	snprintf(host, sizeof host, "%.*s",
+	         (int)(colon ? colon - h : (ptrdiff_t)strlen(h)), h);
+	int rv = nng_req0_open(&c->sock);
+	if (rv != 0) {
+		return rv;
+	}
+	c->open = 1;
+	nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_POST, on_pipe, c);
+	nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, on_pipe, c);
+	/* Reconnect soon after a ps comes (back); never resend a request
+	 * on a timer (a push is answered once). */
+	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMINT, 20);
+	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, 500);
+	nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME,
+	                  NNG_DURATION_INFINITE);
+	nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, (size_t)1 << 30);
+	if ((rv = nng_ctx_open(&c->ctx, c->sock)) != 0 ||
+	    (rv = nng_aio_alloc(&c->aio, NULL, NULL)) != 0) {
+		return rv;
+	}
+	return dial(cl, c, host);
+}
+
 int
 tf_ps_client_connect(struct tf_ps_client *cl, const char *const *addrs,
                      size_t n, const char *token, double timeout)
@@ -183,40 +247,14 @@ tf_ps_client_connect(struct tf_ps_client *cl, const char *const *addrs,
 	cl->n = n;
 	cl->timeout = timeout > 0 ? timeout : 60;
 	for (size_t i = 0; i < n; i++) {
-		struct conn *c = &cl->c[i];
-		snprintf(c->url, sizeof c->url, "%s%.300s",
-		         strstr(addrs[i], "://") ? ""
-		         : cl->ca_file           ? "tls+tcp://"
-		                                 : "tcp://",
-		         addrs[i]);
-		/* The host, for the TLS server name. */
-		char host[300];
-		const char *h = strstr(c->url, "://") + 3;
-		const char *colon = strrchr(h, ':');
-		snprintf(host, sizeof host, "%.*s",
-		         (int)(colon ? colon - h : (ptrdiff_t)strlen(h)), h);
-		int rv = nng_req0_open(&c->sock);
+		int rv = open_conn(cl, &cl->c[i], addrs[i]);
 		if (rv != 0) {
-			return tfi_set_error(cl, TF_EUNAVAIL, "%s: %s", c->url,
-			                     nng_strerror(rv));
+			return tfi_set_error(cl, TF_EUNAVAIL, "%s: %s",
+			                     cl->c[i].url, nng_strerror(rv));
 		}
-		c->open = 1;
-		nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_POST, on_pipe, c);
-		nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, on_pipe, c);
-		/* Reconnect soon after a ps comes (back); never resend a
-		 * request on a timer (a push is answered once). */
-		nng_socket_set_ms(c->sock, NNG_OPT_RECONNMINT, 20);
-		nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, 500);
-		nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME,
-		                  NNG_DURATION_INFINITE);
-		nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ,
-		                    (size_t)1 << 30);
-		if ((rv = nng_ctx_open(&c->ctx, c->sock)) != 0 ||
-		    (rv = nng_aio_alloc(&c->aio, NULL, NULL)) != 0 ||
-		    (rv = dial(cl, c, host)) != 0) {
-			return tfi_set_error(cl, TF_EUNAVAIL, "%s: %s", c->url,
-			                     nng_strerror(rv));
-		}
+	}
+	if (n > 0) {
+		snprintf(cl->pool_addr, sizeof cl->pool_addr, "%s", addrs[0]);
 	}
 	return TF_OK;
 }
@@ -276,6 +314,7 @@ round_trip(struct tf_ps_client *cl, Tfkit__Ps__Request *q)
 		q[k].token = cl->token;
 		q[k].worker = cl->rank;
 		q[k].n = cl->nparams;
+		q[k].session = cl->session;
 		q[k].seq = ++cl->c[k].seq;
 		todo[k] = 1;
 	}
@@ -344,6 +383,12 @@ round_trip(struct tf_ps_client *cl, Tfkit__Ps__Request *q)
 			} else if (c->reply->status ==
 			           TFKIT__PS__REPLY__STATUS__ERROR) {
 				rc = tfi_set_error(cl, TF_EINVAL,
+				                   "ps %zu (%s): %s", k, c->url,
+				                   c->reply->message);
+			} else if (c->reply->status ==
+			           TFKIT__PS__REPLY__STATUS__LOST) {
+				/* 75: a trainer started again rejoins */
+				rc = tfi_set_error(cl, TF_EAGAIN,
 				                   "ps %zu (%s): %s", k, c->url,
 				                   c->reply->message);
 			}
@@ -484,6 +529,9 @@ tfi_ps_init(struct tf_ps_client *cl, float *params, struct tf_optim *o,
 		q[k].total_replicas = mode->total_replicas;
 		q[k].staleness = mode->staleness;
 		q[k].peer_timeout = mode->peer_timeout;
+		/* ps 0 holds the pool; every ps knows there is one */
+		q[k].pool = (char *)(k == 0 && mode->pool ? mode->pool : "");
+		q[k].take = mode->pool != NULL;
 	}
 	if (rc == TF_OK) {
 		rc = round_trip(cl, q);
@@ -636,7 +684,18 @@ tfi_ps_push(struct tf_ps_client *cl, float *params, const float *grads,
 		q[k].done = done;
 		q[k].last_ms = cl->nms > 0 ? (float)cl->ms[cl->nms - 1] : 0;
 	}
+	if (cl->n > 0) { /* the rows by chunk: ps 0's pool counts them */
+		q[0].chunks = (uint64_t *)cl->spans;
+		q[0].n_chunks = cl->nspans;
+	}
+	cl->spans = NULL;
+	cl->nspans = 0;
+	cl->applied = 0;
 	int rc = round_trip(cl, q);
+	if (rc == TF_OK && cl->n > 0) {
+		cl->applied =
+		    cl->c[0].reply->status == TFKIT__PS__REPLY__STATUS__OK;
+	}
 	for (size_t k = 0; rc == TF_OK && k < cl->n; k++) {
 		int st = cl->c[k].reply->status;
 		if (st == TFKIT__PS__REPLY__STATUS__NOT_READY) {
@@ -745,9 +804,13 @@ tell(struct tf_ps_client *cl, int kind, uint32_t *done)
 }
 
 int
-tfi_ps_done(struct tf_ps_client *cl)
+tfi_ps_done(struct tf_ps_client *cl, int idle)
 {
-	return tell(cl, TFKIT__PS__REQUEST__KIND__DONE, NULL);
+	Tfkit__Ps__Request *q = requests(cl, TFKIT__PS__REQUEST__KIND__DONE);
+	for (size_t k = 0; k < cl->n; k++) {
+		q[k].take = idle ? 1 : 0;
+	}
+	return round_trip(cl, q);
 }
 
 int
@@ -828,6 +891,20 @@ tf_ps_client_status(struct tf_ps_client *cl, char **json)
 	return TF_OK;
 }
 
+char *
+tfi_ps_pool_status(struct tf_ps_client *cl)
+{
+	if (cl->n == 0 ||
+	    tell(cl, TFKIT__PS__REQUEST__KIND__STATUS, NULL) != TF_OK) {
+		return NULL;
+	}
+	json_t *o = json_loads(cl->c[0].reply->status_json, 0, NULL);
+	json_t *p = json_object_get(o, "pool");
+	char *s = p ? json_dumps(p, JSON_COMPACT) : NULL;
+	json_decref(o);
+	return s;
+}
+
 int
 tfi_ps_lost(struct tf_ps_client *cl, uint64_t *lost)
 {
@@ -877,4 +954,134 @@ tfi_ps_ready(struct tf_ps_client *cl, double wait,
 		nanosleep(&ts, NULL);
 	}
 	return tell(cl, TFKIT__PS__REQUEST__KIND__STATUS, NULL);
+}
+
+void
+tfi_ps_set_spans(struct tf_ps_client *cl, const uint64_t *spans, size_t n)
+{
+	cl->spans = spans;
+	cl->nspans = n;
+}
+
+int
+tfi_ps_applied(const struct tf_ps_client *cl)
+{
+	return cl->applied;
+}
+
+char *
+tfi_ps_snapshot_pool(const struct tf_ps_client *cl)
+{
+	const Tfkit__Ps__Reply *r = cl->n > 0 ? cl->c[0].reply : NULL;
+	return r != NULL && r->pool != NULL && r->pool[0] ? strdup(r->pool)
+	                                                  : NULL;
+}
+
+/* One TAKE to ps 0 over the reader's connection, sent again (with the
+ * same number: the same chunk) while the connection breaks, up to the
+ * client's timeout; the reply, or NULL with msg said. */
+static Tfkit__Ps__Reply *
+take_round(struct tf_ps_client *cl, char *msg, size_t len)
+{
+	struct conn *c = &cl->pool;
+	Tfkit__Ps__Request q = TFKIT__PS__REQUEST__INIT;
+	q.version = TF_PS_PROTOCOL;
+	q.token = cl->token;
+	q.kind = TFKIT__PS__REQUEST__KIND__TAKE;
+	q.worker = cl->rank;
+	q.n = cl->nparams;
+	q.session = cl->session;
+	q.take = ++cl->takes;
+	nng_duration ms = (nng_duration)(cl->timeout * 1000);
+	double deadline = tfi_now() + cl->timeout;
+	for (;;) {
+		size_t n = tfkit__ps__request__get_packed_size(&q);
+		nng_msg *m;
+		if (nng_msg_alloc(&m, n) != 0) {
+			snprintf(msg, len, "out of memory");
+			return NULL;
+		}
+		tfkit__ps__request__pack(&q, nng_msg_body(m));
+		nng_aio_set_msg(c->aio, m);
+		nng_aio_set_timeout(c->aio, ms);
+		nng_ctx_send(c->ctx, c->aio);
+		nng_aio_wait(c->aio);
+		int rv = nng_aio_result(c->aio);
+		if (rv != 0) {
+			nng_msg_free(nng_aio_get_msg(c->aio));
+		} else {
+			nng_aio_set_timeout(c->aio, ms);
+			nng_ctx_recv(c->ctx, c->aio);
+			nng_aio_wait(c->aio);
+			rv = nng_aio_result(c->aio);
+		}
+		if (rv == 0) {
+			m = nng_aio_get_msg(c->aio);
+			Tfkit__Ps__Reply *r = tfkit__ps__reply__unpack(
+			    NULL, nng_msg_len(m), nng_msg_body(m));
+			nng_msg_free(m);
+			if (r == NULL) {
+				snprintf(msg, len,
+				         "ps 0 (%s): a malformed reply",
+				         c->url);
+			}
+			return r;
+		}
+		if (!retryable(rv) || tfi_now() > deadline) {
+			snprintf(msg, len,
+			         "ps 0 (%s) did not hand out a chunk: %s",
+			         c->url, nng_strerror(rv));
+			return NULL;
+		}
+		struct timespec ts = {0, 50 * 1000 * 1000};
+		nanosleep(&ts, NULL); /* it may be starting again */
+	}
+}
+
+int
+tfi_ps_take(struct tf_ps_client *cl, struct tfi_chunk *ch, int *lost, char *msg,
+            size_t len)
+{
+	struct conn *c = &cl->pool;
+	*lost = 0;
+	if (!c->open) {
+		int rv =
+		    cl->n > 0 ? open_conn(cl, c, cl->pool_addr) : NNG_EINVAL;
+		if (rv != 0) {
+			snprintf(msg, len, "%s: %s", cl->pool_addr,
+			         nng_strerror(rv));
+			return TF_EUNAVAIL;
+		}
+	}
+	Tfkit__Ps__Reply *r = take_round(cl, msg, len);
+	if (r == NULL) {
+		return TF_EUNAVAIL;
+	}
+	int rc = TF_OK;
+	switch (r->status) {
+	case TFKIT__PS__REPLY__STATUS__OK:
+		if (r->n_chunk != 8) {
+			snprintf(msg, len, "ps 0 (%s): a chunk of %zu values",
+			         c->url, r->n_chunk);
+			rc = TF_EUNAVAIL;
+			break;
+		}
+		*ch = (struct tfi_chunk){r->chunk[0], r->chunk[1], r->chunk[2],
+		                         r->chunk[3], r->chunk[4], r->chunk[5],
+		                         r->chunk[6], r->chunk[7]};
+		break;
+	case TFKIT__PS__REPLY__STATUS__WAIT:
+		rc = TF_EAGAIN;
+		break;
+	case TFKIT__PS__REPLY__STATUS__END:
+		rc = TF_EOF;
+		break;
+	default:
+		*lost = r->status == TFKIT__PS__REPLY__STATUS__LOST;
+		snprintf(msg, len, "ps 0 (%s): %s", c->url,
+		         r->message ? r->message : "refused");
+		rc = TF_EUNAVAIL;
+	}
+	tfkit__ps__reply__free_unpacked(r, NULL);
+	return rc;
 }

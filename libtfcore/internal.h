@@ -144,6 +144,19 @@ struct tfi_ds_mark {
 };
 /* Log each row a read takes into log (at most cap; NULL: stop). */
 void tfi_dataset_log(struct tf_dataset *ds, struct tfi_ds_pos *log, size_t cap);
+/* Read chunks handed out (a distributed run's pool, pool.h) instead of
+ * the epochs: next() gives the next (TF_OK), or none now (TF_EAGAIN:
+ * the read returns the rows it has), or the end (TF_EOF), or an error
+ * with its message.  A chunk's records go through the shuffle buffer
+ * alone, in an order drawn from the seed, its epoch and its number; a
+ * batch does not cross epochs.  The rows of the last read by chunk:
+ * (epoch, chunk, rows) triples. (dataset.c) */
+struct tfi_chunk;
+typedef int (*tfi_chunk_fn)(void *ctx, struct tfi_chunk *c, char *msg,
+                            size_t len);
+void tfi_dataset_set_chunks(struct tf_dataset *ds, tfi_chunk_fn next,
+                            void *ctx);
+const uint64_t *tfi_dataset_spans(const struct tf_dataset *ds, size_t *n);
 size_t tfi_dataset_logged(const struct tf_dataset *ds);
 void tfi_dataset_mark(const struct tf_dataset *ds, struct tfi_ds_mark *m);
 /* The state at mark m (a JSON object's text in *json, malloc'd; NULL
@@ -369,6 +382,8 @@ struct json_t;
 /* A sparse id as a body gives it: a JSON integer, or the decimal digits
  * of a uint64 as a string (serving.c). */
 int tfi_json_id(struct json_t *e, uint64_t *out);
+/* A non-negative integer member of object o: 0, or -1 (dataset.c). */
+int tfi_json_u64(struct json_t *o, const char *key, uint64_t *v);
 int tfi_request_instances(struct tf_request *q, const struct tf_model *m,
                           struct json_t *inst, size_t max_rows);
 /* Start q for model m and method (buffers of m's widths, no rows). */
@@ -448,6 +463,7 @@ struct tfi_ps_mode {
 	int sync;
 	unsigned replicas_to_aggregate, total_replicas, staleness;
 	double peer_timeout;
+	const char *pool; /* chunks handed out: ps 0's pool (JSON), or NULL */
 };
 void tfi_ps_client_setup(struct tf_ps_client *cl, uint32_t rank,
                          uint64_t nparams);
@@ -474,7 +490,25 @@ int tfi_ps_push(struct tf_ps_client *cl, float *params, const float *grads,
                 const struct tfi_ranges *want);
 int tfi_ps_snapshot(struct tf_ps_client *cl, float *params, struct tf_optim *o,
                     uint64_t *step, uint64_t **positions, size_t *npositions);
-int tfi_ps_done(struct tf_ps_client *cl);
+/* Chunks handed out (pool.h): the next push carries its batch's rows by
+ * chunk (n values, (epoch, chunk, rows) triples), and says after whether
+ * ps 0 applied it (not stale, not dropped: its rows are trained).  The
+ * pool as the last snapshot found it (malloc'd JSON, or NULL).  The
+ * trainer's next chunk: TF_OK, TF_EAGAIN (none now: ask again), TF_EOF
+ * (every chunk trained), or an error with its message in msg (*lost
+ * set: ps 0 went on without this process); from one thread (the
+ * reader's), over a connection of its own. */
+struct tfi_chunk;
+void tfi_ps_set_spans(struct tf_ps_client *cl, const uint64_t *spans, size_t n);
+int tfi_ps_applied(const struct tf_ps_client *cl);
+char *tfi_ps_snapshot_pool(const struct tf_ps_client *cl);
+/* ps 0's accounting of the pool (its STATUS's "pool"), or NULL. */
+char *tfi_ps_pool_status(struct tf_ps_client *cl);
+int tfi_ps_take(struct tf_ps_client *cl, struct tfi_chunk *c, int *lost,
+                char *msg, size_t len);
+/* DONE: this trainer has finished (idle: it waits for a chunk, and
+ * keeps the ones it holds). */
+int tfi_ps_done(struct tf_ps_client *cl, int idle);
 int tfi_ps_wait_done(struct tf_ps_client *cl, uint32_t trainers, double wait);
 int tfi_ps_finish(struct tf_ps_client *cl);
 char *tfi_ps_stats(struct tf_ps_client *cl);

@@ -17,6 +17,32 @@
 #include "tf/device.h"
 #include "train_private.h"
 
+/* The read's rows by chunk, kept with its batch. */
+static void
+keep_spans(struct prefetch *p, struct batch *b)
+{
+	size_t n;
+	const uint64_t *v = tfi_dataset_spans(p->ds, &n);
+	b->nspans = 0;
+	if (n > b->capspans) {
+		uint64_t *q = realloc(b->spans, n * sizeof *q);
+		if (q == NULL) {
+			if (b->rc == TF_OK) {
+				b->rc = TF_ENOMEM;
+				snprintf(b->msg, sizeof b->msg,
+				         "out of memory");
+			}
+			return;
+		}
+		b->spans = q;
+		b->capspans = n;
+	}
+	if (n > 0) {
+		memcpy(b->spans, v, n * sizeof *v);
+	}
+	b->nspans = n;
+}
+
 static void *
 prefetch_main(void *arg)
 {
@@ -42,6 +68,7 @@ prefetch_main(void *arg)
 		tfi_dataset_mark(p->ds, &b->mark);
 		b->epoch = tf_dataset_epoch(p->ds);
 		b->done = tf_dataset_done(p->ds);
+		keep_spans(p, b);
 		if (b->rc != TF_OK && b->rc != TF_EOF && b->rc != TF_EAGAIN) {
 			snprintf(b->msg, sizeof b->msg, "%s", tf_errmsg(p->ds));
 		}
@@ -177,6 +204,9 @@ tfi_prefetch_stop(struct prefetch *p)
 		tf_batch_release(&p->b[i].b);
 		free(p->b[i].log);
 		p->b[i].log = NULL;
+		free(p->b[i].spans);
+		p->b[i].spans = NULL;
+		p->b[i].capspans = 0;
 	}
 	p->started = 0;
 }

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "pool.h"
 #include "ps.pb-c.h"
 #include "tf/checkpoint.h"
 #include "tf/optim.h"
@@ -60,6 +61,16 @@ struct worker {
 	uint64_t epoch, done_rows; /* its input position, from its pushes */
 	double ms;                 /* its rounds' time, as it reports it */
 	uint64_t nms;
+	/* The trainer process (its session; the ones it replaced, refused)
+	 * and, with a pool, its last TAKE and the chunk it got, when its
+	 * process first asked, and (sync) the rows of its held push. */
+	uint64_t session, retired[4];
+	uint64_t take;
+	struct tfi_chunk taken;
+	int took;
+	double since;
+	uint64_t *spans;
+	size_t nspans, capspans;
 };
 
 struct ps {
@@ -100,11 +111,18 @@ struct ps {
 	double all_done_at, last_request, init_at, started_at;
 	uint64_t requests; /* every request, of any trainer */
 	int finish;
+	/* Chunks handed out (--chunk-size): ps 0 holds the pool; every ps
+	 * knows the run has one (a trainer gone on without is then told
+	 * so when it comes back, never taken back). */
+	struct tfi_pool *pool;
+	int chunked;
+	unsigned char *gone;
 };
 
 static void note(struct ps *ps, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static void set_lost(struct ps *ps, uint32_t k, int on);
+static void note_pool(struct ps *ps);
 
 static void
 note(struct ps *ps, const char *fmt, ...)
@@ -248,11 +266,15 @@ reply_values(struct ps *ps, struct slot *s, int status, int slots, uint32_t wk)
 		r.positions = pos;
 		r.n_positions = 2 * (size_t)ps->trainers;
 	}
+	/* a snapshot: the pool as it stands at the step (a checkpoint's) */
+	char *pool = slots && ps->pool ? tfi_pool_json(ps->pool) : NULL;
+	r.pool = pool ? pool : "";
 	if (ns > 0) {
 		size_t one = width(ps) * sizeof(float);
 		buf = malloc(ns * one);
 		if (buf == NULL) {
 			free(pos);
+			free(pool);
 			reply_status(ps, s, TFKIT__PS__REPLY__STATUS__ERROR,
 			             "out of memory", wk);
 			return;
@@ -266,6 +288,7 @@ reply_values(struct ps *ps, struct slot *s, int status, int slots, uint32_t wk)
 	send_reply(ps, s, &r, wk);
 	free(buf);
 	free(pos);
+	free(pool);
 }
 
 /*
@@ -373,6 +396,11 @@ complete_step(struct ps *ps)
 			ps->mean[i] += g[i];
 		}
 		ps->w[t].applied++;
+		if (ps->pool != NULL) {
+			tfi_pool_applied(ps->pool, t, ps->w[t].spans,
+			                 ps->w[t].nspans);
+		}
+		ps->w[t].nspans = 0;
 	}
 	float inv = 1.0f / (float)ps->nhave;
 	for (uint64_t i = 0; i < wd; i++) {
@@ -410,7 +438,15 @@ shard_free(struct ps *ps)
 	free(ps->agg);
 	free(ps->mean);
 	free(ps->have);
+	for (uint32_t t = 0; ps->w != NULL && t < ps->trainers; t++) {
+		free(ps->w[t].spans);
+	}
 	free(ps->w);
+	free(ps->gone);
+	tfi_pool_free(ps->pool);
+	ps->pool = NULL;
+	ps->gone = NULL;
+	ps->chunked = 0;
 	tf_optim_free(ps->o);
 	tf_hparams_free(ps->h);
 	ps->params = ps->agg = ps->mean = NULL;
@@ -454,8 +490,9 @@ init_shard(struct ps *ps, const Tfkit__Ps__Request *q, char *err, size_t errlen)
 	ps->mean = malloc((wd ? wd : 1) * sizeof(float));
 	ps->have = calloc(ps->trainers, 1);
 	ps->w = calloc(ps->trainers, sizeof *ps->w);
+	ps->gone = calloc(ps->trainers, 1);
 	if (!ps->h || !ps->o || !ps->params || !ps->agg || !ps->mean ||
-	    !ps->have || !ps->w) {
+	    !ps->have || !ps->w || !ps->gone) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -478,6 +515,14 @@ init_shard(struct ps *ps, const Tfkit__Ps__Request *q, char *err, size_t errlen)
 		         q->slots.len, (size_t)(ns * wd * sizeof(float)));
 		goto fail;
 	}
+	char why[200];
+	if (q->pool != NULL && q->pool[0] != '\0' &&
+	    (ps->pool = tfi_pool_parse(q->pool, ps->trainers, why,
+	                               sizeof why)) == NULL) {
+		snprintf(err, errlen, "INIT with a pool of chunks: %s", why);
+		goto fail;
+	}
+	ps->chunked = ps->pool != NULL || q->take != 0;
 	copy_bytes(ps->params, q->values.data, wd * sizeof(float));
 	for (unsigned i = 0; i < ns && q->slots.len > 0; i++) {
 		copy_bytes(tf_optim_slot(ps->o, i),
@@ -513,10 +558,28 @@ init_shard(struct ps *ps, const Tfkit__Ps__Request *q, char *err, size_t errlen)
 	     ps->cfg->index, (unsigned long long)lo, (unsigned long long)hi,
 	     (unsigned long long)n, (unsigned long long)q->step, q->optimizer,
 	     ps->sync ? "sync" : "async", ps->sync ? ps->k : 1, ps->trainers);
+	note_pool(ps);
 	return 0;
 fail:
 	shard_free(ps);
 	return -1;
+}
+
+/* A sync push's rows by chunk, kept until its step is taken. */
+static int
+keep_spans(struct worker *w, const Tfkit__Ps__Request *q)
+{
+	if (q->n_chunks > w->capspans) {
+		uint64_t *p = realloc(w->spans, q->n_chunks * sizeof *p);
+		if (p == NULL) {
+			return -1;
+		}
+		w->spans = p;
+		w->capspans = q->n_chunks;
+	}
+	copy_bytes(w->spans, q->chunks, q->n_chunks * sizeof *q->chunks);
+	w->nspans = q->n_chunks;
+	return 0;
 }
 
 static void
@@ -537,6 +600,10 @@ push(struct ps *ps, struct slot *s, const Tfkit__Ps__Request *q)
 	}
 	w->seq = q->seq;
 	w->sent++;
+	if (w->done && !w->lost) { /* it waited for a chunk, and has one */
+		w->done = 0;
+		ps->done--;
+	}
 	w->examples += q->examples;
 	w->epoch = q->epoch;
 	w->done_rows = q->done;
@@ -573,6 +640,9 @@ push(struct ps *ps, struct slot *s, const Tfkit__Ps__Request *q)
 		dense_gradient(ps, q, ps->mean);
 		apply(ps, ps->mean, q->learning_rate);
 		w->applied++;
+		if (ps->pool != NULL) {
+			tfi_pool_applied(ps->pool, wk, q->chunks, q->n_chunks);
+		}
 		reply_values(ps, s, TFKIT__PS__REPLY__STATUS__OK, 0, wk);
 		answer_snapshots(ps);
 		return;
@@ -580,6 +650,11 @@ push(struct ps *ps, struct slot *s, const Tfkit__Ps__Request *q)
 	if (t < ps->step || ps->have[wk]) {
 		w->backup++; /* the step had its share */
 		reply_values(ps, s, TFKIT__PS__REPLY__STATUS__DROPPED, 0, wk);
+		return;
+	}
+	if (keep_spans(w, q) != 0) {
+		reply_status(ps, s, TFKIT__PS__REPLY__STATUS__ERROR,
+		             "out of memory", wk);
 		return;
 	}
 	dense_gradient(ps, q, ps->agg + (size_t)wk * wd);
@@ -593,6 +668,174 @@ push(struct ps *ps, struct slot *s, const Tfkit__Ps__Request *q)
 	if (ps->nhave >= needed(ps)) {
 		complete_step(ps);
 	}
+}
+
+/* What ps 0 hands out, said once it has its pool. */
+static void
+note_pool(struct ps *ps)
+{
+	char *j = ps->pool ? tfi_pool_status(ps->pool) : NULL;
+	json_t *o = j ? json_loads(j, 0, NULL) : NULL;
+	if (o != NULL) {
+		json_int_t e = json_integer_value(json_object_get(o, "epoch"));
+		json_int_t n = json_integer_value(json_object_get(o, "epochs"));
+		note(
+		    ps,
+		    "ps %zu: hands out %lld chunks of up to %lld records "
+		    "(%lld records an epoch), %s epoch %lld%s%lld",
+		    ps->cfg->index,
+		    (long long)json_integer_value(json_object_get(o, "chunks")),
+		    (long long)json_integer_value(
+		        json_object_get(o, "chunk_size")),
+		    (long long)json_integer_value(
+		        json_object_get(o, "records")),
+		    e > 0 ? "from" : "starting at", (long long)e,
+		    n > 0 ? " of " : "", (long long)n);
+	}
+	json_decref(o);
+	free(j);
+}
+
+/* The trainers training (not done, not lost), and in sync mode the
+ * gradients a step now takes, for the notes. */
+static void
+trainers_text(const struct ps *ps, char *out, size_t len)
+{
+	uint32_t alive = ps->trainers - ps->nlost;
+	int n =
+	    snprintf(out, len, "%u of %u trainers remain", alive, ps->trainers);
+	if (ps->sync && alive > 0 && n > 0 && (size_t)n < len) {
+		uint32_t k = ps->k < alive ? ps->k : alive;
+		snprintf(out + n, len - (size_t)n,
+		         "; a sync step takes %u gradient%s", k,
+		         k == 1 ? "" : "s");
+	}
+}
+
+/*
+ * The trainer process behind a request (its session): a new one (the
+ * trainer started again) takes the place of the one before, whose
+ * chunks go back to the pool; a process replaced, or one gone on
+ * without in a run that hands out chunks, is told so (LOST) and its
+ * request not taken.  1 when the request was answered here.
+ */
+static int
+check_session(struct ps *ps, struct slot *s, uint32_t wk,
+              const Tfkit__Ps__Request *q)
+{
+	struct worker *w = &ps->w[wk];
+	if (q->session == 0) {
+		return 0;
+	}
+	for (int i = 0; i < 4; i++) {
+		if (w->retired[i] == q->session) {
+			reply_status(ps, s, TFKIT__PS__REPLY__STATUS__LOST,
+			             "another process has taken this "
+			             "trainer's place (the same task index)",
+			             wk);
+			return 1;
+		}
+	}
+	if (w->session != 0 && w->session != q->session) {
+		memmove(w->retired + 1, w->retired, 3 * sizeof *w->retired);
+		w->retired[0] = w->session;
+		char what[800] = "", alive[120];
+		uint64_t back = ps->pool ? tfi_pool_give_back(ps->pool, wk,
+		                                              what, sizeof what)
+		                         : 0;
+		if (w->lost) {
+			set_lost(ps, wk, 0);
+		}
+		if (w->done) {
+			w->done = 0;
+			ps->done--;
+		}
+		trainers_text(ps, alive, sizeof alive);
+		note(ps,
+		     "ps %zu: step %llu: trainer %u started again (a new "
+		     "process): %s%s%s",
+		     ps->cfg->index, (unsigned long long)ps->step, wk, alive,
+		     back ? "; the chunks the one before held go back to the "
+		            "pool: "
+		          : "",
+		     what);
+		w->session = q->session;
+		w->took = 0;
+		w->since = tfi_now();
+		return 0;
+	}
+	if (w->session == 0) { /* its first request: one that joins late
+		                * (lost before it started) is welcome */
+		w->session = q->session;
+		w->since = tfi_now();
+		return 0;
+	}
+	if (w->lost && ps->chunked) {
+		reply_status(ps, s, TFKIT__PS__REPLY__STATUS__LOST,
+		             "the ps tasks went on without this trainer "
+		             "(silent longer than --peer-timeout) and its "
+		             "chunks went back to the pool: start it again to "
+		             "rejoin",
+		             wk);
+		return 1;
+	}
+	return 0;
+}
+
+/* TAKE: the trainer's next chunk (the one it got before, when it asks
+ * again with the same number), or WAIT, or END. */
+static void
+take(struct ps *ps, struct slot *s, uint32_t wk, const Tfkit__Ps__Request *q)
+{
+	struct worker *w = &ps->w[wk];
+	if (ps->pool == NULL) {
+		reply_status(ps, s, TFKIT__PS__REPLY__STATUS__ERROR,
+		             "this ps hands out no chunks (the chief gives ps "
+		             "0 the pool, with --chunk-size)",
+		             wk);
+		return;
+	}
+	if (!(w->took && q->take == w->take)) {
+		for (uint32_t k = 0; k < ps->trainers; k++) {
+			ps->gone[k] = (unsigned char)ps->w[k].lost;
+		}
+		int r =
+		    tfi_pool_take(ps->pool, wk, ps->gone, !ps->sync, &w->taken);
+		if (r != TFI_TAKE_CHUNK) {
+			reply_status(
+			    ps, s,
+			    r == TFI_TAKE_WAIT ? TFKIT__PS__REPLY__STATUS__WAIT
+			    : r == TFI_TAKE_END
+			        ? TFKIT__PS__REPLY__STATUS__END
+			        : TFKIT__PS__REPLY__STATUS__ERROR,
+			    r == TFI_TAKE_NOMEM ? "out of memory" : "", wk);
+			return;
+		}
+		if (w->took == 0) {
+			note(ps,
+			     "ps %zu: trainer %u took its first chunk (chunk "
+			     "%llu of epoch %llu) %.2f s after its first "
+			     "request",
+			     ps->cfg->index, wk,
+			     (unsigned long long)w->taken.index,
+			     (unsigned long long)w->taken.epoch,
+			     tfi_now() - w->since);
+		}
+		w->took++;
+		w->take = q->take;
+	}
+	const struct tfi_chunk *c = &w->taken;
+	uint64_t v[8] = {c->epoch, c->index, c->file, c->off,
+	                 c->rec,   c->count, c->skip, c->bytes};
+	Tfkit__Ps__Reply r = TFKIT__PS__REPLY__INIT;
+	r.message = "";
+	r.step = ps->step;
+	r.lo = ps->lo;
+	r.hi = ps->hi;
+	r.workers_done = ps->done;
+	r.chunk = v;
+	r.n_chunk = 8;
+	send_reply(ps, s, &r, wk);
 }
 
 /* The counters as one JSON object (the caller frees it). */
@@ -629,9 +872,34 @@ status_json(const struct ps *ps)
 	}
 	json_object_set_new(o, "workers_seen", json_integer(seen));
 	json_object_set_new(o, "workers", a);
+	char *pj = ps->pool ? tfi_pool_status(ps->pool) : NULL;
+	if (pj != NULL) {
+		json_object_set_new(o, "pool", json_loads(pj, 0, NULL));
+		free(pj);
+	}
 	char *j = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	return j;
+}
+
+/* A chief's INIT to a ps that has its shard already (restored from a
+ * checkpoint, or the chief restarted): its pool, where this ps has
+ * none. */
+static void
+take_pool(struct ps *ps, const Tfkit__Ps__Request *q)
+{
+	char why[200];
+	ps->chunked |= q->take != 0 || (q->pool != NULL && q->pool[0]);
+	if (ps->pool != NULL || q->pool == NULL || q->pool[0] == '\0') {
+		return;
+	}
+	ps->pool = tfi_pool_parse(q->pool, ps->trainers, why, sizeof why);
+	if (ps->pool == NULL) {
+		note(ps, "ps %zu: the chief's pool of chunks refused: %s",
+		     ps->cfg->index, why);
+	} else {
+		note_pool(ps);
+	}
 }
 
 static void
@@ -674,6 +942,7 @@ handle(struct ps *ps, struct slot *s, const uint8_t *d, size_t len)
 		free(j);
 	} else if (q->kind == TFKIT__PS__REQUEST__KIND__INIT) {
 		if (ps->init) { /* a chief that restarted: go on */
+			take_pool(ps, q);
 			reply_values(ps, s, TFKIT__PS__REPLY__STATUS__OK, 0,
 			             UINT32_MAX);
 		} else if (init_shard(ps, q, err, sizeof err) != 0) {
@@ -696,17 +965,23 @@ handle(struct ps *ps, struct slot *s, const uint8_t *d, size_t len)
 		note(ps, "a request refused: %s", err);
 		reply_status(ps, s, TFKIT__PS__REPLY__STATUS__ERROR, err,
 		             UINT32_MAX);
+	} else if (check_session(ps, s, wk, q)) {
+		/* refused: a process replaced or gone on without */
 	} else {
 		struct worker *w = &ps->w[wk];
 		w->bytes_in += len;
+		int first = !w->seen;
 		w->seen = 1;
 		w->last = ps->last_request;
 		if (w->lost) { /* back (restarted): it trains again */
+			char alive[120];
 			set_lost(ps, wk, 0);
 			w->done = 0;
 			ps->done--;
-			note(ps, "ps %zu: trainer %u is back", ps->cfg->index,
-			     wk);
+			trainers_text(ps, alive, sizeof alive);
+			note(ps, "ps %zu: step %llu: trainer %u %s: %s",
+			     ps->cfg->index, (unsigned long long)ps->step, wk,
+			     first ? "joined" : "is back", alive);
 		}
 		if ((q->kind == TFKIT__PS__REQUEST__KIND__PULL ||
 		     q->kind == TFKIT__PS__REQUEST__KIND__PUSH) &&
@@ -738,7 +1013,26 @@ handle(struct ps *ps, struct slot *s, const uint8_t *d, size_t len)
 				s->parked = PARK_SNAPSHOT;
 			}
 			break;
+		case TFKIT__PS__REQUEST__KIND__TAKE:
+			take(ps, s, wk, q);
+			break;
 		case TFKIT__PS__REQUEST__KIND__DONE:
+			/* one idle (waiting for a chunk) may still train the
+			 * chunks it read ahead: they stay its own (lost, if
+			 * it goes silent holding them) */
+			if (ps->pool != NULL && q->take == 0) {
+				char what[800];
+				uint64_t back = tfi_pool_give_back(
+				    ps->pool, wk, what, sizeof what);
+				if (back > 0) {
+					note(ps,
+					     "ps %zu: trainer %u is done and "
+					     "gives back %llu records "
+					     "untrained: %s",
+					     ps->cfg->index, wk,
+					     (unsigned long long)back, what);
+				}
+			}
 			if (!w->done) {
 				w->done = 1;
 				ps->done++;
@@ -822,20 +1116,36 @@ lose_silent(struct ps *ps, double t)
 	for (uint32_t k = 0; k < ps->trainers; k++) {
 		struct worker *w = &ps->w[k];
 		double since = w->seen ? w->last : ps->init_at;
-		if (w->done || ps->have[k] || t - since <= ps->peer_timeout) {
+		/* one waiting for a chunk (done meanwhile) that got one and
+		 * went silent: its chunk goes back too */
+		if (w->lost || ps->have[k] || t - since <= ps->peer_timeout ||
+		    (w->done &&
+		     !(ps->pool != NULL && tfi_pool_holds(ps->pool, k)))) {
 			continue;
 		}
 		set_lost(ps, k, 1);
-		w->done = 1;
-		ps->done++;
+		if (!w->done) {
+			w->done = 1;
+			ps->done++;
+		}
 		any = 1;
-		uint32_t alive = ps->trainers - ps->nlost;
+		char what[800] = "", alive[120], tail[900] = "";
+		uint64_t back = ps->pool ? tfi_pool_give_back(ps->pool, k, what,
+		                                              sizeof what)
+		                         : 0;
+		if (back > 0) {
+			snprintf(tail, sizeof tail,
+			         "; %llu records it held untrained go back to "
+			         "the pool: %s",
+			         (unsigned long long)back, what);
+		}
+		trainers_text(ps, alive, sizeof alive);
 		note(ps,
-		     "ps %zu: step %llu: trainer %u silent for %g s "
-		     "(--peer-timeout): going on without it (%u of %u "
-		     "trainers remain)",
+		     "ps %zu: step %llu: trainer %u %s for %g s "
+		     "(--peer-timeout): going on without it (%s)%s",
 		     ps->cfg->index, (unsigned long long)ps->step, k,
-		     ps->peer_timeout, alive, ps->trainers);
+		     w->seen ? "silent" : "not heard from since the start",
+		     ps->peer_timeout, alive, tail);
 		if (ps->done == ps->trainers) {
 			ps->all_done_at = t;
 		}
@@ -925,6 +1235,9 @@ restore_shard(struct ps *ps)
 		q.total_replicas = (uint32_t)cfg->trainers;
 		q.staleness = cfg->staleness;
 		q.peer_timeout = cfg->peer_timeout;
+		/* ps 0 holds the pool of chunks, as the checkpoint has it */
+		q.pool = k == 0 && h.pool != NULL ? h.pool : "";
+		q.take = h.pool != NULL;
 		if (init_shard(ps, &q, err, sizeof err) != 0) {
 			note(ps, "ps %zu: cannot take its shard from %s: %s",
 			     cfg->index, path, err);

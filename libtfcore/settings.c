@@ -99,6 +99,7 @@ static const struct def defs[] = {
     {"total-replicas", K_INT, RUN, IF_SET, NULL, I(1, 65536)},
     {"staleness", K_INT, RUN, IF_SET, NULL, I(0, 1 << 30)},
     {"peer-timeout", K_REAL, RUN, IF_SET, NULL, R(0, 1, 86400)},
+    {"chunk-size", K_INT, RUN, IF_SET, NULL, I(1, 1LL << 40)},
     {"startup-timeout", K_REAL, RUN, IF_SET, NULL, R(0, 1, 86400)},
     {"task", K_STR, MODEL, IF_SET, NULL, NONE},
     {"schema", K_STR, RUN, IF_SET, NULL, NONE},
@@ -968,6 +969,8 @@ fill(const struct tf_settings *s, struct tf_train_config *cfg)
 	    text(s, "peer-timeout") ? real(s, "peer-timeout") : 60;
 	cfg->startup_timeout =
 	    text(s, "startup-timeout") ? real(s, "startup-timeout") : 300;
+	cfg->chunk_size =
+	    text(s, "chunk-size") ? (uint64_t)num(s, "chunk-size") : 0;
 }
 
 void

@@ -15,6 +15,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 
 #include "internal.h"
 #include "kernels/kernels.h"
+#include "pool.h"
 #include "tf/batch.h"
 #include "tf/checkpoint.h"
 #include "tf/cluster.h"
@@ -92,6 +94,11 @@ struct run {
 	int row_steps;         /* the optimizer here updates the rows touched */
 	struct tf_device *dev; /* where the model trains (--device) */
 	char *fallbacks_said;  /* the kernels said to run on the CPU */
+	/* chunks handed out (--chunk-size): whether, whether this trainer
+	 * has said it waits for one (counted as done meanwhile), and
+	 * whether ps 0 told the reader it went on without this process */
+	int chunked, idle;
+	atomic_int pool_lost;
 };
 
 static int input_state(struct run *r);
@@ -145,6 +152,10 @@ save(struct run *r)
 		    r, tf_errcode(r->cl) ? tf_errcode(r->cl) : TF_EINTERNAL,
 		    "%s",
 		    tf_errcode(r->cl) ? tf_errmsg(r->cl) : tf_errmsg(r->g));
+	}
+	if (r->cl != NULL && r->chunked) { /* the pool at that step */
+		free(r->h.pool);
+		r->h.pool = tfi_ps_snapshot_pool(r->cl);
 	}
 	/* The generator of dropout masks, to continue where it stood. */
 	memcpy(r->h.rng, tf_graph_rng(r->g)->s, sizeof r->h.rng);
@@ -736,6 +747,13 @@ report(struct run *r, struct tf_metrics *m, double lr, double eps, int final)
 		rc = rc || x == NULL || tfi_json_put(&b, who, strlen(who)) ||
 		     tfi_json_put(&b, x, strlen(x));
 		free(x);
+		/* chunks: each trainer's records handed out, applied,
+		 * given back; each epoch's records trained */
+		char *pool = r->chunked ? tfi_ps_pool_status(r->cl) : NULL;
+		rc = rc ||
+		     (pool != NULL && (tfi_json_put(&b, ",\"pool\":", 8) ||
+		                       tfi_json_put(&b, pool, strlen(pool))));
+		free(pool);
 	}
 	/* The final line says which settings made it (sweeps tell their
 	 * runs apart by it). */
@@ -1368,25 +1386,55 @@ inputs_signature(const struct tf_train_config *cfg)
  * from the epochs before it (so each shuffles anew).  Checkpoints of
  * before runs were recorded count epochs over all runs.
  */
+/* The run's epochs: the first, where it stands (epoch, rows done in it)
+ * and the end (0: none), from the checkpoint ckpt resumed (NULL: none);
+ * whether the run goes on (continued) rather than starts anew. */
+static void
+run_epochs(struct run *r, const char *ckpt, uint64_t *first, uint64_t *epoch,
+           uint64_t *done, uint64_t *epochs)
+{
+	const struct tf_train_config *cfg = r->cfg;
+	*first = *epoch = *done = 0;
+	if (ckpt != NULL && !r->h.has_run) {
+		*epoch = r->h.epoch; /* as the checkpoint's version counted */
+		*done = r->h.done;
+	} else if (ckpt != NULL && same_run(r, r->sig)) {
+		*first = r->h.run_first_epoch;
+		*epoch = r->h.epoch;
+		*done = r->h.done;
+		r->continued = 1;
+	} else if (ckpt != NULL) {
+		*first = *epoch = r->h.epoch + 1;
+	}
+	*epochs = ckpt != NULL && !r->h.has_run ? cfg->epochs
+	          : cfg->epochs == 0            ? 0
+	                                        : *first + cfg->epochs;
+}
+
+/* The reader's next chunk from ps 0 (tfi_dataset_set_chunks()): none
+ * now waits a little before it says so. */
+static int
+take_chunk(void *ctx, struct tfi_chunk *c, char *msg, size_t len)
+{
+	struct run *r = ctx;
+	int lost;
+	int rc = tfi_ps_take(r->cl, c, &lost, msg, len);
+	if (rc == TF_EAGAIN) {
+		struct timespec ts = {0, 100 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	if (lost) {
+		atomic_store(&r->pool_lost, 1);
+	}
+	return rc;
+}
+
 static int
 start_reading(struct run *r, const char *ckpt)
 {
 	const struct tf_train_config *cfg = r->cfg;
-	uint64_t first = 0, epoch = 0, done = 0;
-	if (ckpt != NULL && !r->h.has_run) {
-		epoch = r->h.epoch; /* as the checkpoint's version counted */
-		done = r->h.done;
-	} else if (ckpt != NULL && same_run(r, r->sig)) {
-		first = r->h.run_first_epoch;
-		epoch = r->h.epoch;
-		done = r->h.done;
-		r->continued = 1;
-	} else if (ckpt != NULL) {
-		first = epoch = r->h.epoch + 1;
-	}
-	uint64_t epochs = ckpt != NULL && !r->h.has_run ? cfg->epochs
-	                  : cfg->epochs == 0            ? 0
-	                                                : first + cfg->epochs;
+	uint64_t first, epoch, done, epochs;
+	run_epochs(r, ckpt, &first, &epoch, &done, &epochs);
 	free(r->h.run_inputs);
 	r->h.run_inputs = r->sig; /* the header's now */
 	r->sig = NULL;
@@ -1397,6 +1445,11 @@ start_reading(struct run *r, const char *ckpt)
 	r->h.done = done;
 	int rc = tf_dataset_open(r->ds, cfg->inputs, cfg->ninputs, epochs,
 	                         cfg->shuffle_buffer, cfg->seed);
+	if (rc == TF_OK && r->chunked) {
+		/* ps 0's pool says where each chunk stands */
+		tfi_dataset_set_chunks(r->ds, take_chunk, r);
+		return TF_OK;
+	}
 	/* Seek to the checkpoint's place where it says what the shuffle
 	 * buffer held; else (pipes, compressed files, older checkpoints)
 	 * read the epoch again up to it. */
@@ -1499,20 +1552,90 @@ note_lost(struct run *r)
 		snprintf(msg, sizeof msg,
 		         "step %llu: the ps tasks go on without trainer%s %s "
 		         "(silent longer than --peer-timeout): %u of %u "
-		         "trainers remain; %s share of the data is not trained "
-		         "until %s back",
+		         "trainers remain; %s",
 		         (unsigned long long)r->h.step, n == 1 ? "" : "s", who,
-		         r->trainers - n, r->trainers, n == 1 ? "its" : "their",
-		         n == 1 ? "it is" : "they are");
+		         r->trainers - n, r->trainers,
+		         r->chunked && n == 1
+		             ? "the chunks it held go back to the pool"
+		         : r->chunked
+		             ? "the chunks they held go back to the pool"
+		         : n == 1 ? "its share of the data is not trained "
+		                    "until it is back"
+		                  : "their share of the data is not trained "
+		                    "until they are back");
 	}
 	say_note(r, msg);
+}
+
+/* Chunks are ranges of files every trainer reads: not of a pipe, a
+ * stream that grows, or a queue. */
+static int
+chunkable(struct run *r)
+{
+	const struct tf_train_config *cfg = r->cfg;
+	int piped = cfg->ninputs == 0;
+	for (size_t i = 0; i < cfg->ninputs; i++) {
+		piped |= strcmp(cfg->inputs[i], "-") == 0;
+	}
+	if (piped || cfg->stream || r->queue != NULL) {
+		return fail(r, TF_EINVAL,
+		            "--chunk-size cuts files into chunks that any "
+		            "trainer may read: %s cannot be (name the files, "
+		            "the same on every trainer)",
+		            piped ? "standard input" : "a followed stream");
+	}
+	return TF_OK;
+}
+
+/* The chief: the pool of chunks ps 0 hands out (JSON in *json), the
+ * inputs cut anew; the checkpoint's, where the run goes on over the
+ * same inputs cut the same way (what was trained stays trained). */
+static int
+plan_pool(struct run *r, const char *ckpt, char **json)
+{
+	const struct tf_train_config *cfg = r->cfg;
+	uint64_t first, epoch, done, epochs;
+	int continued = r->continued;
+	run_epochs(r, ckpt, &first, &epoch, &done, &epochs);
+	int goes_on = r->continued;
+	r->continued = continued; /* start_reading() decides it */
+	char err[600];
+	if (tfi_pool_plan(cfg->inputs, cfg->ninputs, cfg->chunk_size,
+	                  goes_on ? epoch : first, epochs, cfg->seed,
+	                  cfg->shuffle_buffer > 1, json, err,
+	                  sizeof err) != 0) {
+		return fail(r, TF_EINVAL, "--chunk-size: %s", err);
+	}
+	if (!goes_on || r->h.pool == NULL) {
+		if (goes_on && r->sink->note != NULL) {
+			say_note(r, "the checkpoint holds no pool of chunks: "
+			            "its epoch is handed out whole");
+		}
+		return TF_OK;
+	}
+	struct tfi_pool *now =
+	    tfi_pool_parse(*json, r->trainers, err, sizeof err);
+	struct tfi_pool *then =
+	    now ? tfi_pool_parse(r->h.pool, r->trainers, err, sizeof err)
+	        : NULL;
+	if (then != NULL && tfi_pool_same_plan(now, then)) {
+		free(*json);
+		*json = strdup(r->h.pool);
+	} else {
+		say_note(r, "the checkpoint's pool of chunks is of other "
+		            "inputs or another --chunk-size: the epoch it "
+		            "stood in is handed out whole");
+	}
+	tfi_pool_free(now);
+	tfi_pool_free(then);
+	return *json != NULL ? TF_OK : fail(r, TF_ENOMEM, "out of memory");
 }
 
 /* One trainer of a cluster: its rank and share of the records, the ps
  * tasks reached (waiting up to --startup-timeout), then the model: the
  * chief's given to them, pulled from them by the others. */
 static int
-join_cluster(struct run *r)
+join_cluster(struct run *r, const char *ckpt)
 {
 	const struct tf_train_config *cfg = r->cfg;
 	const struct tf_cluster *c = cfg->cluster;
@@ -1529,7 +1652,10 @@ join_cluster(struct run *r)
 		            "has more trainers",
 		            r->rank, r->trainers);
 	}
-	int rc = tf_dataset_set_shard(r->ds, r->rank, r->trainers);
+	/* chunks handed out, or a static share of the records */
+	r->chunked = cfg->chunk_size > 0;
+	int rc = r->chunked ? TF_OK
+	                    : tf_dataset_set_shard(r->ds, r->rank, r->trainers);
 	if (rc != TF_OK) {
 		return fail(r, rc, "%s", tf_errmsg(r->ds));
 	}
@@ -1565,9 +1691,14 @@ join_cluster(struct run *r)
 		return fail(r, rc, "%s", tf_errmsg(r->cl));
 	}
 	if (r->chief) {
-		struct tfi_ps_mode mode = {cfg->sync,
-		                           cfg->replicas_to_aggregate,
-		                           r->trainers, cfg->staleness, pt};
+		char *pool = NULL;
+		if (r->chunked && (rc = plan_pool(r, ckpt, &pool)) != TF_OK) {
+			return rc;
+		}
+		struct tfi_ps_mode mode = {
+		    cfg->sync,   cfg->replicas_to_aggregate,
+		    r->trainers, cfg->staleness,
+		    pt,          pool};
 		char *hp = tfi_hparams_text(r->h.hparams);
 		rc =
 		    hp == NULL
@@ -1575,6 +1706,7 @@ join_cluster(struct run *r)
 		        : tfi_ps_init(r->cl, host_block(r, TFI_PARAMS, 1), r->o,
 		                      &r->h.step, r->h.optimizer, hp, &mode);
 		free(hp);
+		free(pool);
 	} else {
 		rc = tfi_ps_pull(r->cl, host_block(r, TFI_PARAMS, 0),
 		                 &r->h.step, pt + 60);
@@ -1862,8 +1994,16 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 		            "records; these rows are not images");
 	}
 	tf_dataset_set_augment(r->ds, cfg->random_flip, cfg->random_crop);
-	if (cfg->cluster != NULL && tf_cluster_distributed(cfg->cluster) &&
-	    (rc = join_cluster(r)) != TF_OK) {
+	int dist = cfg->cluster != NULL && tf_cluster_distributed(cfg->cluster);
+	if (cfg->chunk_size > 0 && !dist) {
+		say_note(r,
+		         "--chunk-size hands out chunks to the trainers of a "
+		         "distributed run: this one process reads its "
+		         "inputs whole");
+	} else if (cfg->chunk_size > 0 && (rc = chunkable(r)) != TF_OK) {
+		return rc;
+	}
+	if (dist && (rc = join_cluster(r, *resumed ? path : NULL)) != TF_OK) {
 		return rc;
 	}
 	return start_reading(r, *resumed ? path : NULL);
@@ -1890,6 +2030,65 @@ input_state(struct run *r)
 	}
 	int rc = tfi_prefetch_state(p, cur, &r->h.input_state);
 	return rc == TF_OK ? TF_OK : fail(r, rc, "%s", tf_errmsg(r->ds));
+}
+
+/* Most times one batch's gradient is worked out again when ps 0 does
+ * not apply it (each stale, or late for its sync step). */
+#define MAX_RETRIES 100
+
+/*
+ * The one exchange of a distributed step: batch b's gradient to the ps
+ * tasks and their values back.  With chunks handed out, a gradient ps 0
+ * did not apply is worked out again on the values that came back and
+ * sent again, so each record's gradient is applied once.  TF_OK, an
+ * error said on the trainer, or the client's (to say with the step).
+ */
+static int
+exchange(struct run *r, struct towers *tw, const struct batch *b, double lr,
+         double *loss)
+{
+	for (int tries = 0;; tries++) {
+		/* the host's: a device's gradient down, the new values
+		 * back up */
+		float *hp = host_block(r, TFI_PARAMS, 1);
+		float *hg = host_block(r, TFI_GRADS, 1);
+		if (hp == NULL || hg == NULL) {
+			return fail(r, TF_ENOMEM, "out of memory");
+		}
+		if (r->chunked) {
+			tfi_ps_set_spans(r->cl, b->spans, b->nspans);
+		}
+		int rc = tfi_ps_push(r->cl, hp, hg, (float)lr, b->b.rows,
+		                     b->epoch, b->done, &r->h.step,
+		                     r->sp ? &r->sp->grad : NULL,
+		                     r->sp ? &r->sp->want : NULL);
+		if (rc != TF_OK) {
+			return rc;
+		}
+		if (tfi_graph_commit(r->g, TFI_PARAMS) != TF_OK) {
+			return fail(r, TF_EINTERNAL, "%s", tf_errmsg(r->g));
+		}
+		r->idle = 0; /* the ps tasks count it again */
+		if (!r->chunked || tfi_ps_applied(r->cl)) {
+			return TF_OK;
+		}
+		if (tries == MAX_RETRIES) {
+			return fail(
+			    r, TF_EUNAVAIL,
+			    "step %llu: ps 0 applied none of %d "
+			    "gradients of one batch (each stale, or late "
+			    "for its sync step): this trainer stops",
+			    (unsigned long long)r->h.step, MAX_RETRIES + 1);
+		}
+		if ((rc = tfi_towers_run(tw, r->g, &b->b, NULL, loss)) !=
+		    TF_OK) {
+			return fail(r, rc, "%s", tw->msg);
+		}
+		if ((rc = regularize_weights(r->g, r->cfg->l1, r->cfg->l2)) !=
+		    TF_OK) {
+			return fail(r, rc, "%s", tf_errmsg(r->g));
+		}
+	}
 }
 
 int
@@ -2058,14 +2257,31 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		}
 		if (rc == TF_EAGAIN) {
 			/* A stream with nothing new: its checkpoints and
-			 * publishes still come on time. */
+			 * publishes still come on time.  A trainer waiting
+			 * for a chunk is counted as done meanwhile (a sync
+			 * step does not wait for it; its next push counts
+			 * it again). */
+			if (r.chunked && !r.idle &&
+			    (rc = tfi_ps_done(r.cl, 1)) != TF_OK) {
+				rc = fail(&r, tf_errcode(r.cl), "%s",
+				          tf_errmsg(r.cl));
+				goto out;
+			}
+			r.idle = r.chunked;
 			if ((rc = save_on_schedule(&r, &sc)) != TF_OK) {
 				goto out;
 			}
 			continue;
 		}
 		if (rc != TF_OK) {
-			rc = fail(&r, rc, "%s", b->msg);
+			/* ps 0 went on without this process: 75, start it
+			 * again to rejoin */
+			rc =
+			    fail(&r, atomic_load(&r.pool_lost) ? TF_EAGAIN : rc,
+			         "%s%s", b->msg,
+			         atomic_load(&r.pool_lost) ? "; this trainer "
+			                                     "stops"
+			                                   : "");
 			goto out;
 		}
 		double loss = NAN;
@@ -2124,21 +2340,9 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 				}
 			}
 			uint64_t at = r.h.step;
-			/* the host's: a device's gradient down, the new
-			 * values back up */
-			float *hp = host_block(&r, TFI_PARAMS, 1);
-			float *hg = host_block(&r, TFI_GRADS, 1);
-			rc = hp == NULL || hg == NULL
-			         ? fail(&r, TF_ENOMEM, "out of memory")
-			         : tfi_ps_push(r.cl, hp, hg, (float)lr, rows,
-			                       b->epoch, b->done, &r.h.step,
-			                       r.sp ? &r.sp->grad : NULL,
-			                       r.sp ? &r.sp->want : NULL);
-			if (rc == TF_OK &&
-			    tfi_graph_commit(r.g, TFI_PARAMS) != TF_OK) {
-				rc = fail(&r, TF_EINTERNAL, "%s",
-				          tf_errmsg(r.g));
-				goto out;
+			rc = exchange(&r, &tw, b, lr, &loss);
+			if (rc != TF_OK && tf_errcode(r.t) != TF_OK) {
+				goto out; /* said */
 			}
 			if (rc != TF_OK) {
 				rc = fail(&r, tf_errcode(r.cl),
@@ -2203,6 +2407,14 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			           "the run had reached the end of its "
 			           "epochs: it is marked finished");
 		}
+	} else if (r.h.step == first_step && !stopped && r.chunked && ran_out) {
+		/* every chunk was trained before this trainer came */
+		if (sink->note != NULL) {
+			sink->note(sink->ctx,
+			           "every chunk of the run's epochs is "
+			           "trained: nothing left for this "
+			           "trainer");
+		}
 	} else if (r.h.step == first_step && !stopped) {
 		/* Nothing trained: say why, and leave the checkpoint be. */
 		rc =
@@ -2239,7 +2451,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		 * what the ps tasks hold at one step, validates and
 		 * checkpoints it, and tells them the run is over. */
 		double pt = cfg->peer_timeout > 0 ? cfg->peer_timeout : 60;
-		if ((rc = tfi_ps_done(r.cl)) != TF_OK ||
+		if ((rc = tfi_ps_done(r.cl, 0)) != TF_OK ||
 		    (r.chief && !stopped &&
 		     (rc = tfi_ps_wait_done(r.cl, r.trainers, 4 * pt + 60)) !=
 		         TF_OK) ||

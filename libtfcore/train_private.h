@@ -34,6 +34,9 @@ struct batch {
 	struct tfi_ds_mark mark;
 	struct tfi_ds_pos *log;
 	size_t nlog;
+	/* chunks handed out: its rows by chunk ((epoch, chunk, rows)) */
+	uint64_t *spans;
+	size_t nspans, capspans;
 };
 
 struct prefetch {

@@ -372,10 +372,137 @@ print(backup)'
 	wait_all
 	# the ps and the chief say which trainer was lost, when, and how
 	# many remain
-	grep -Eq "ps 0: step [0-9]+: trainer 1 silent for 1 s \(--peer-timeout\): going on without it \(1 of 2 trainers remain\)" ps-0.log
+	grep -Eq "ps 0: step [0-9]+: trainer 1 silent for 1 s \(--peer-timeout\): going on without it \(1 of 2 trainers remain; a sync step takes 1 gradient\)" ps-0.log
 	[[ "$stderr" =~ tf-train:\ note:\ step\ [0-9]+:\ the\ ps\ tasks\ go\ on\ without\ trainer\ 1\ \(silent\ longer\ than\ --peer-timeout\):\ 1\ of\ 2\ trainers\ remain ]]
 	[[ "${lines[-1]}" == '{"final":true,'* ]]
 	[ -e ck/checkpoint ]
+}
+
+# The final line's pool (chief.json's last line): every epoch of EPOCHS
+# trained exactly once (ALREADY records of them by a run before this
+# one), nothing applied twice; prints the records each trainer applied.
+pool_exact() {
+	/usr/bin/python3 -c '
+import json, sys
+j = json.loads(open("chief.json").read().splitlines()[-1])
+p, epochs = j["pool"], int(sys.argv[1])
+assert p["complete"] and p["excess"] == 0 and p["records"] == 456, p
+assert all(t[1] == 456 for t in p["trained"]), p
+assert [t[0] for t in p["trained"]] == list(range(max(0, epochs - 64), epochs)), p
+already = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+assert already + sum(w["applied"] for w in p["workers"]) == 456 * epochs, p
+for w in p["workers"]:
+    assert w["handed_out"] == w["applied"] + w["returned"], w
+print(" ".join(str(w["applied"]) for w in p["workers"]))' "$@"
+}
+
+@test "--chunk-size: with a fixed set of workers a sync run repeats bit for bit, each epoch trained once" {
+	cp "$F"/train.tfrecord* .
+	cluster 2 2
+	sync_runs 2 -q --epochs 20 --batch-size 32 --chunk-size 50
+	ck=$(sed -n 's/^model_checkpoint_path: "\(.*\)"/\1/p' a/ck/checkpoint)
+	cmp "a/ck/$ck" "b/ck/$ck"
+	cp a.json chief.json
+	run -0 pool_exact 20
+	grep -q "ps 0: hands out 10 chunks of up to 50 records (456 records an epoch), starting at epoch 0 of 20" a/ps-0.log
+	accuracy_near_one a/ck
+}
+
+@test "--chunk-size: a worker killed -9 mid-epoch and started again: its chunks go back, every epoch trained once" {
+	cluster 2 2
+	start_ps 2
+	a="-q --epochs 1500 --batch-size 32 --chunk-size 50 --peer-timeout 1"
+	tf-train $C --job-name worker --task-index 1 $a "$F/train.tfrecord" > w1.out 2> w1.err 3>&- &
+	victim=$!
+	tf-train $C --job-name worker --task-index 0 $a --checkpoint-dir ck "$F/train.tfrecord" \
+		> chief.json 2> chief.err 3>&- &
+	PIDS+=" $!"
+	for _ in $(seq 100); do
+		grep -q 'trainer 1 took its first chunk' ps-0.log && break
+		sleep 0.1
+	done
+	sleep 0.5
+	kill -9 $victim
+	# --status while it is down: the pool's accounting
+	sleep 1.5
+	run -0 tf-ps $C --status
+	/usr/bin/python3 -c '
+import json, sys
+s = json.loads(sys.argv[1].splitlines()[0])
+p = s["pool"]
+assert p["chunk_size"] == 50 and p["chunks"] == 10 and p["records"] == 456, p
+assert s["workers"][1]["lost"] and p["workers"][1]["returned"] > 0, s' "$output"
+	tf-train $C --job-name worker --task-index 1 $a "$F/train.tfrecord" > w1b.out 2> w1b.err 3>&- &
+	PIDS+=" $!"
+	wait_all
+	grep -Eq "ps 0: step [0-9]+: trainer 1 silent for 1 s \(--peer-timeout\): going on without it \(1 of 2 trainers remain; a sync step takes 1 gradient\); [0-9]+ records it held untrained go back to the pool: chunk [0-9]+ of epoch [0-9]+ \([0-9]+ of 50 records trained\)" ps-0.log
+	grep -Eq "ps 0: step [0-9]+: trainer 1 started again \(a new process\): 2 of 2 trainers remain; a sync step takes 2 gradients" ps-0.log
+	grep -q "the chunks it held go back to the pool" chief.err
+	run -0 pool_exact 1500
+	# both trainers trained, the one restarted too
+	read -r a0 a1 <<< "$output"
+	[ "$a0" -gt 0 ] && [ "$a1" -gt 0 ]
+	accuracy_near_one ck
+}
+
+@test "--chunk-size: a third worker joins mid-run and takes chunks; one the ps went on without exits 75" {
+	cluster 1 3
+	start_ps 1
+	a="-q --epochs 2000 --batch-size 32 --chunk-size 50 --peer-timeout 1"
+	tf-train $C --job-name worker --task-index 1 $a "$F/train.tfrecord" > w1.out 2> w1.err 3>&- &
+	stopped=$!
+	tf-train $C --job-name worker --task-index 0 $a --checkpoint-dir ck "$F/train.tfrecord" \
+		> chief.json 2> chief.err 3>&- &
+	PIDS+=" $!"
+	sleep 2
+	# trainer 2 was never up: the run went on without it; it joins now
+	tf-train $C --job-name worker --task-index 2 $a "$F/train.tfrecord" > w2.out 2> w2.err 3>&- &
+	PIDS+=" $!"
+	# trainer 1 stopped longer than --peer-timeout: refused when it goes on
+	kill -STOP $stopped
+	sleep 3
+	kill -CONT $stopped
+	st=0
+	wait $stopped || st=$?
+	[ "$st" -eq 75 ]
+	grep -q "the ps tasks went on without this trainer (silent longer than --peer-timeout) and its chunks went back to the pool: start it again to rejoin; this trainer stops" w1.err
+	wait_all
+	grep -Eq "ps 0: step 0: trainer 2 not heard from since the start for 1 s \(--peer-timeout\): going on without it \(2 of 3 trainers remain; a sync step takes 2 gradients\)" ps-0.log
+	grep -Eq "ps 0: step [0-9]+: trainer 2 joined: [23] of 3 trainers remain" ps-0.log
+	t=$(sed -n 's/.*trainer 2 took its first chunk .* \([0-9.]*\) s after its first request/\1/p' ps-0.log)
+	/usr/bin/python3 -c 'import sys; assert float(sys.argv[1]) < 2, sys.argv' "$t"
+	run -0 pool_exact 2000
+	read -r a0 a1 a2 <<< "$output"
+	[ "$a2" -gt 0 ]
+}
+
+@test "--chunk-size: a run stopped and resumed with another number of workers trains every record once an epoch" {
+	cluster 1 2
+	a="-q --epochs 10 --batch-size 32 --chunk-size 50 --checkpoint-dir ck"
+	start_ps 1 $a --max-steps 30
+	tf-train $C --job-name worker --task-index 1 $a --max-steps 30 "$F/train.tfrecord" > /dev/null 2> w1.err 3>&- &
+	PIDS+=" $!"
+	tf-train $C --job-name worker --task-index 0 $a --max-steps 30 "$F/train.tfrecord" > chief.json
+	wait_all
+	grep -aq '"pool":{' ck/model.ckpt-30
+	grep -q '"complete":false' chief.json
+	before=$(/usr/bin/python3 -c '
+import json
+p = json.loads(open("chief.json").read().splitlines()[-1])["pool"]
+print(sum(w["applied"] for w in p["workers"]))')
+	cluster 1 3
+	start_ps 1 $a
+	for i in 1 2; do
+		tf-train $C --job-name worker --task-index $i $a "$F/train.tfrecord" > /dev/null 2> w$i.err 3>&- &
+		PIDS+=" $!"
+	done
+	tf-train $C --job-name worker --task-index 0 $a "$F/train.tfrecord" > chief.json
+	wait_all
+	grep -q "ps 0: hands out 10 chunks of up to 50 records (456 records an epoch), from epoch" ps-0.log
+	run -0 pool_exact 10 "$before"
+	# standard input cannot be cut into chunks: a usage error
+	run -64 --separate-stderr tf-train $C --job-name worker --task-index 0 $a - < "$F/train.tfrecord"
+	[[ "$stderr" == *"--chunk-size cuts files into chunks that any trainer may read: standard input cannot be"* ]]
 }
 
 @test "a ps killed for good: the chief says which ps at which step and stops; the other ps says why it exits" {

@@ -185,6 +185,10 @@ usage(void)
 	    "      --auth-token-file=F    ... read from F\n"
 	    "      --chief-hosts=H:P      a chief task (default: worker 0 "
 	    "is the chief)\n"
+	    "      --chunk-size=N         hand out the inputs in chunks of "
+	    "N records\n"
+	    "                             (a lost worker's go to the "
+	    "others)\n"
 	    "      --job-name=NAME        this task's job: worker, chief or "
 	    "ps\n"
 	    "      --peer-timeout=S       seconds to wait for a silent peer "
@@ -324,6 +328,7 @@ static const struct option options[] = {
     {"opt", required_argument, NULL, OPT_OPT},
     {"optimizer", required_argument, NULL, OPT_OPTIMIZER},
     {"peer-timeout", required_argument, NULL, OPT_SETTING},
+    {"chunk-size", required_argument, NULL, OPT_SETTING},
     {"plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR},
     {"port-base", required_argument, NULL, OPT_PORT_BASE},
     {"print-cluster", no_argument, NULL, OPT_PRINT_CLUSTER},

@@ -69,6 +69,10 @@ struct tf_ckpt_header {
 	 * in the shuffle buffer and the reader's place, so a resume seeks
 	 * instead of replaying the epoch (plain files only). */
 	char *input_state;
+	/* A distributed run that hands out chunks (--chunk-size): its pool
+	 * (JSON object text: the chunks, the epochs trained, how far each
+	 * chunk of the open epochs is), or NULL. */
+	char *pool;
 };
 
 TF_API void tf_ckpt_header_init(struct tf_ckpt_header *h);

@@ -105,6 +105,10 @@ struct tf_train_config {
 	unsigned total_replicas;        /* trainers (0: the cluster's) */
 	unsigned staleness;             /* async: the bound */
 	double peer_timeout;            /* seconds a peer may be silent */
+	/* Records a chunk (0: static shares, record i to trainer i mod N):
+	 * the chief cuts the inputs into chunks and ps 0 hands them out,
+	 * a lost trainer's going back to the others (pool.h). */
+	uint64_t chunk_size;
 	double startup_timeout; /* seconds to wait for the ps tasks at the
 	                           start (and a ps for its trainers) */
 	const char *auth_token; /* in every request, or NULL */
