@@ -60,6 +60,11 @@ void threads_cpu(int n);
 int gemm_avx512_usable(void);
 int gemm_avx512(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
                 const float *a, const float *b, float beta, float *c);
+/* The same with AVX2 and FMA (gemm_avx2.c), where AVX-512 is not:
+ * each element's sum over k in order, whatever the rows. */
+int gemm_avx2_usable(void);
+int gemm_avx2(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
+              const float *a, const float *b, float beta, float *c);
 void update_cpu(const struct tf_update *u, float *w, const float *g,
                 float *const *slots, size_t n);
 

@@ -782,6 +782,7 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 	struct infer inf;
 	struct tf_graph *g = tf_model_graph(m);
 	struct tf_sequence_view sv;
+	memset(c, 0, sizeof *c); /* chain_free() on every return */
 	if (tf_columns_sequence(tf_model_columns(m), &sv)) {
 		return tfi_set_error(m, TF_EFORMAT,
 		                     "%s export: the model reads sequences of "
@@ -803,7 +804,6 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 	if (rc != TF_OK) {
 		return rc;
 	}
-	memset(c, 0, sizeof *c);
 	const char *prev = "x";
 	for (int j = 0; j < inf.n; j++) {
 		int i = inf.node[j];

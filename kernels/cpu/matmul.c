@@ -30,14 +30,18 @@ threads_cpu(int n)
 }
 
 /* C (m x n) = alpha * op(A) op(B) + beta * C, all row-major.  One thread
- * on an AVX-512 CPU: gemm_avx512.c; otherwise, or for it to fall back
- * on, CBLAS. */
+ * on an AVX-512 CPU: gemm_avx512.c; on one with AVX2 and FMA only:
+ * gemm_avx2.c; otherwise, or for either to fall back on, CBLAS. */
 void
 gemm_cpu(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
          const float *a, const float *b, float beta, float *c)
 {
 	if (threads == 1 && gemm_avx512_usable() &&
 	    gemm_avx512(ta, tb, m, n, k, alpha, a, b, beta, c) == 0) {
+		return;
+	}
+	if (threads == 1 && !gemm_avx512_usable() && gemm_avx2_usable() &&
+	    gemm_avx2(ta, tb, m, n, k, alpha, a, b, beta, c) == 0) {
 		return;
 	}
 	cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
