@@ -411,7 +411,8 @@ print(" ".join(str(w["applied"]) for w in p["workers"]))' "$@"
 @test "--chunk-size: a worker killed -9 mid-epoch and started again: its chunks go back, every epoch trained once" {
 	cluster 2 2
 	start_ps 2
-	a="-q --epochs 1500 --batch-size 32 --chunk-size 50 --peer-timeout 1"
+	# --peer-timeout 3: a loaded machine can hold any process for 1 s
+	a="-q --epochs 1500 --batch-size 32 --chunk-size 50 --peer-timeout 3 --startup-timeout 30"
 	tf-train $C --job-name worker --task-index 1 $a "$F/train.tfrecord" > w1.out 2> w1.err 3>&- &
 	victim=$!
 	tf-train $C --job-name worker --task-index 0 $a --checkpoint-dir ck "$F/train.tfrecord" \
@@ -423,8 +424,11 @@ print(" ".join(str(w["applied"]) for w in p["workers"]))' "$@"
 	done
 	sleep 0.5
 	kill -9 $victim
-	# --status while it is down: the pool's accounting
-	sleep 1.5
+	# --status once the ps has gone on without it: the pool's accounting
+	for _ in $(seq 100); do
+		grep -q 'trainer 1 silent' ps-0.log && break
+		sleep 0.1
+	done
 	run -0 tf-ps $C --status
 	/usr/bin/python3 -c '
 import json, sys
@@ -435,7 +439,7 @@ assert s["workers"][1]["lost"] and p["workers"][1]["returned"] > 0, s' "$output"
 	tf-train $C --job-name worker --task-index 1 $a "$F/train.tfrecord" > w1b.out 2> w1b.err 3>&- &
 	PIDS+=" $!"
 	wait_all
-	grep -Eq "ps 0: step [0-9]+: trainer 1 silent for 1 s \(--peer-timeout\): going on without it \(1 of 2 trainers remain; a sync step takes 1 gradient\); [0-9]+ records it held untrained go back to the pool: chunk [0-9]+ of epoch [0-9]+ \([0-9]+ of 50 records trained\)" ps-0.log
+	grep -Eq "ps 0: step [0-9]+: trainer 1 silent for 3 s \(--peer-timeout\): going on without it \(1 of 2 trainers remain; a sync step takes 1 gradient\); [0-9]+ records it held untrained go back to the pool: chunk [0-9]+ of epoch [0-9]+ \([0-9]+ of 50 records trained\)" ps-0.log
 	grep -Eq "ps 0: step [0-9]+: trainer 1 started again \(a new process\): 2 of 2 trainers remain; a sync step takes 2 gradients" ps-0.log
 	grep -q "the chunks it held go back to the pool" chief.err
 	run -0 pool_exact 1500
