@@ -163,9 +163,10 @@ $(GPU_TRAIN): tests/gpu/test_train.c tests/gpu/tap.h $(SOLIB) $(PLUGIN_SO) $(CUD
 ifneq ($(NVCC),)
 CPPFLAGS += -DTF_CUDA_BUILT=1
 cuda: $(GPU_TEST) $(CUDA_MOD) $(GPU_TRAIN) $(GPU_SGEMM)
-check-gpu: deps $(GPU_TEST) $(GPU_TRAIN)
+check-gpu: deps $(GPU_TEST) $(GPU_TRAIN) tools plugins
 	@$(GPU_TEST)
 	@$(GPU_TRAIN)
+	@B=$(B) sh tests/gpu/models.sh
 else
 cuda:
 check-gpu:

@@ -4,7 +4,7 @@ tf-train's, Adam, batch 64, one epoch over the rows of CSV (pixels in
 H, W, C order, then the label), data already in memory as a tensor.
 Prints examples/s.
 
-    torch_cnn.py CSV THREADS lenet|small
+    torch_cnn.py CSV THREADS lenet|small [cpu|cuda BATCH EPOCHS]
 
 lenet: 28x28x1, conv5-6 (same), relu, max_pool 2, conv5-16 (valid), relu,
 max_pool 2, dense 120, 84, 10 (relu between).  small: 32x32x3, conv3-32,
@@ -12,6 +12,7 @@ relu, max_pool 2, conv3-64, relu, max_pool 2 (same padding), dense 128,
 10.  Both as tf-train builds them (NHWC rows read as NCHW tensors, the
 order of the flattened features aside, which costs nothing).
 """
+import os
 import sys
 import time
 
@@ -22,6 +23,7 @@ from csv_cache import load
 data = load(sys.argv[1])
 torch.set_num_threads(int(sys.argv[2]))
 kind = sys.argv[3]
+extra = sys.argv[4:]
 nn = torch.nn
 if kind == "lenet":
     h, w, c = 28, 28, 1
@@ -40,14 +42,37 @@ x = torch.from_numpy(data[:, :-1])
 x = (x - x.mean(0)) / (x.std(0) + 1e-6)
 x = x.reshape(-1, h, w, c).permute(0, 3, 1, 2).contiguous()
 y = torch.from_numpy(data[:, -1]).long()
+device = extra[0] if extra else "cpu"
+batch = int(extra[1]) if len(extra) > 1 else 64
+epochs = int(extra[2]) if len(extra) > 2 else 1
+if device == "cuda":
+    # FP32 as tf-train --gpu-math fp32 unless TORCH_TF32=1; cuDNN picks
+    # its fastest algorithms for these shapes (PyTorch at its best)
+    tf32 = os.environ.get("TORCH_TF32") == "1"
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+    torch.backends.cudnn.benchmark = True
+    x, y, model = x.cuda(), y.cuda(), model.cuda()
 opt = torch.optim.Adam(model.parameters(), lr=0.001)
 loss_fn = nn.CrossEntropyLoss()
-batch = 64
 starts = list(range(0, len(x) - batch + 1, batch))
-t0 = time.time()
-for i in starts:
+
+
+def step(i):
     opt.zero_grad()
     loss = loss_fn(model(x[i:i + batch]), y[i:i + batch])
     loss.backward()
     opt.step()
-print(f"{len(starts) * batch / (time.time() - t0):.0f}")
+
+
+if device == "cuda":
+    for i in starts[:10]:  # warm up: cuDNN's choices, kernels loaded
+        step(i)
+    torch.cuda.synchronize()
+t0 = time.time()
+for _ in range(epochs):
+    for i in starts:
+        step(i)
+if device == "cuda":
+    torch.cuda.synchronize()
+print(f"{epochs * len(starts) * batch / (time.time() - t0):.0f}")

@@ -28,7 +28,7 @@ ${CC:-cc} -O2 -std=gnu11 -Wall -Wextra -Werror -Ilibtfcore/include \
 	bench/gen-higgs.c "$B/lib/libtfcore.a" -lm -o "$B/bench/gen-higgs"
 ${CC:-cc} -O2 -std=gnu11 -Wall -Wextra -Werror -Ilibtfcore/include \
 	bench/gemm-ceiling.c -L"$B/lib" -ltfcore -Wl,-rpath,'$ORIGIN/../lib' -o "$B/bench/gemm-ceiling"
-mkdir -p "$k/$B/bin" "$k/$B/lib" "$k/$B/tests/gpu" "$k/$B/bench" "$k/bench" \
+mkdir -p "$k/$B/bin" "$k/$B/lib" "$k/$B/tests/gpu" "$k/tests/gpu" "$k/$B/bench" "$k/bench" \
 	"$k/share/data" "$k/deps" "$k/kit"
 cp -p "$B"/bin/tf-* "$k/$B/bin/"
 cp -pP "$B"/lib/libtfcore.so* "$k/$B/lib/"
@@ -40,8 +40,13 @@ for p in gen-higgs gemm-ceiling gpu-sgemm; do
 	[ -x "$B/bench/$p" ] && cp -p "$B/bench/$p" "$k/$B/bench/"
 done
 cp -p bench/gpu bench/distributed bench/peer.sh bench/torch_train.py bench/csv_cache.py \
-	bench/gen-higgs.c bench/gemm-ceiling.c "$k/bench/"
-cp -p share/data/breast_cancer.csv share/data/iris.csv share/data/README "$k/share/data/"
+	bench/gen-higgs.c bench/gemm-ceiling.c bench/cnn bench/rnn bench/gpu-peer.sh \
+	bench/torch_cnn.py bench/torch_rnn.py bench/gen-images.py "$k/bench/"
+cp -p tests/gpu/models.sh "$k/tests/gpu/"
+mkdir -p "$k/share/examples"
+cp -p share/examples/inception.spec "$k/share/examples/"
+cp -p share/data/breast_cancer.csv share/data/iris.csv share/data/digits.csv \
+	share/data/heart_scale share/data/README "$k/share/data/"
 cp -p kit/env kit/selftest kit/gpu-check kit/README "$k/kit/"
 # The libraries the programs load, as the loader resolves them here.
 skip='^(linux-vdso|ld-linux|libc|libm|libpthread|libdl|librt|libresolv|libutil|libstdc\+\+|libgcc_s|libcuda|libcudart|libcublas|libcublasLt|libtfcore)\.so'

@@ -652,10 +652,12 @@ dropout_forward_cuda(const float *x, float *y, float *mask, size_t n,
 	check(cx, "dropout");
 }
 
+/* The product rounded on its own (__fmul_rn: not fused into the add),
+ * as the CPU computes it, so the gradient is the CPU's bit for bit. */
 __global__ void
 k_dropout_grad(const float *mask, const float *dy, float *dx, size_t n)
 {
-	GRID_STRIDE(i, n) { dx[i] += dy[i] * mask[i]; }
+	GRID_STRIDE(i, n) { dx[i] += __fmul_rn(dy[i], mask[i]); }
 }
 
 extern "C" void

@@ -51,6 +51,45 @@ struct run {
 	double loss[STEPS];
 };
 
+/* The dnn's spec with its hidden dense layers' biases off (bias=0, as
+ * the cnn's convolutions under batch norm have): batch norm follows each
+ * and subtracts its mean, so such a bias has no gradient but rounding,
+ * and adam (steps of about lr whatever a gradient's size) walks it by
+ * the sign of that rounding, which differs between the devices, taking
+ * the moving means with it.  NULL when out of memory. */
+static char *
+without_biases_under_batch_norm(const char *spec)
+{
+	size_t len = strlen(spec), extra = 0;
+	for (const char *p = spec; (p = strstr(p, " dense ")) != NULL; p++) {
+		extra += sizeof " bias=0";
+	}
+	char *out = malloc(len + extra + 1), *o = out;
+	if (out == NULL) {
+		return NULL;
+	}
+	for (const char *p = spec; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		memcpy(o, p, n);
+		o += n;
+		const char *q = p + 6;
+		while (strncmp(p, "node h", 6) == 0 && *q >= '0' && *q <= '9') {
+			q++;
+		}
+		if (q > p + 6 && strncmp(q, " dense ", 7) == 0) {
+			memcpy(o, " bias=0", 7);
+			o += 7;
+		}
+		if (nl) {
+			*o++ = '\n';
+		}
+		p += n + (nl != NULL);
+	}
+	*o = '\0';
+	return out;
+}
+
 static int
 train(struct run *r, struct tf_device *d, const char *optimizer)
 {
@@ -59,6 +98,12 @@ train(struct run *r, struct tf_device *d, const char *optimizer)
 	if (tf_model_spec("dnn", "64 32", WIDTH, TF_TASK_BINARY, 2, 0.001, 0.9,
 	                  &spec, err, sizeof err) != TF_OK) {
 		FAILF("spec: %s", err);
+		return -1;
+	}
+	char *nb = without_biases_under_batch_norm(spec);
+	free(spec);
+	if ((spec = nb) == NULL) {
+		FAILF("spec: out of memory");
 		return -1;
 	}
 	r->g = tf_graph_new();
