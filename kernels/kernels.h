@@ -60,6 +60,11 @@ void threads_cpu(int n);
 int gemm_avx512_usable(void);
 int gemm_avx512(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
                 const float *a, const float *b, float beta, float *c);
+/* This thread's scratch buffer of at least floats floats (scratch.c;
+ * kept for the next call, freed with the thread; NULL: no memory), and
+ * B^T of an n x k matrix into it (k x n). */
+float *scratch_cpu(size_t floats);
+const float *transposed_cpu(const float *b, int64_t n, int64_t k);
 /* The same with AVX2 and FMA (gemm_avx2.c), where AVX-512 is not:
  * each element's sum over k in order, whatever the rows. */
 int gemm_avx2_usable(void);

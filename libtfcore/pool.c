@@ -450,6 +450,18 @@ hand(struct tfi_pool *p, struct ep *x, uint32_t w, uint32_t c,
 	    a->rec,   a->count, x->applied[c], p->fbytes[a->file]};
 }
 
+/* The trainer whose chunk position pos of epoch e is: the positions
+ * dealt round the trainers in turn, the deal going on from one epoch to
+ * the next (epoch e's first position goes to the trainer after the one
+ * that had epoch e-1's last), so over a run no trainer has more than
+ * one chunk more than another, however the chunks divide. */
+static uint32_t
+owner(const struct tfi_pool *p, uint64_t e, size_t pos)
+{
+	uint64_t N = p->trainers;
+	return (uint32_t)(((e % N) * (p->nchunks % N) + pos % N) % N);
+}
+
 int
 tfi_pool_take(struct tfi_pool *p, uint32_t w, const unsigned char *gone,
               int any, struct tfi_chunk *c)
@@ -465,7 +477,8 @@ tfi_pool_take(struct tfi_pool *p, uint32_t w, const unsigned char *gone,
 			return p->nopen == MAX_OPEN ? TFI_TAKE_WAIT
 			                            : TFI_TAKE_NOMEM;
 		}
-		for (size_t pos = w; pos < n; pos += N) {
+		size_t first = (w + N - owner(p, e, 0)) % N;
+		for (size_t pos = first; pos < n; pos += N) {
 			if (pending(p, x, x->order[pos])) {
 				hand(p, x, w, x->order[pos], c);
 				return TFI_TAKE_CHUNK;
@@ -473,7 +486,7 @@ tfi_pool_take(struct tfi_pool *p, uint32_t w, const unsigned char *gone,
 		}
 		for (size_t pos = 0; pos < n; pos++) {
 			if (pending(p, x, x->order[pos]) &&
-			    (any || gone[pos % N])) {
+			    (any || gone[owner(p, e, pos)])) {
 				hand(p, x, w, x->order[pos], c);
 				return TFI_TAKE_CHUNK;
 			}

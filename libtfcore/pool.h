@@ -51,9 +51,11 @@ int tfi_pool_same_plan(const struct tfi_pool *a, const struct tfi_pool *b);
 uint64_t tfi_pool_chunk_size(const struct tfi_pool *p);
 
 enum { TFI_TAKE_CHUNK, TFI_TAKE_WAIT, TFI_TAKE_END, TFI_TAKE_NOMEM };
-/* Trainer w's next chunk into *c.  gone[k]: trainer k is gone on
- * without (its chunks go to anyone); any: every pending chunk may be
- * taken (async). */
+/* Trainer w's next chunk into *c: the first pending one of its own in
+ * the earliest open epoch (an epoch's positions dealt round the trainers
+ * in turn, the deal going on from epoch to epoch), else one whose owner
+ * is gone.  gone[k]: trainer k is gone on without (its chunks go to
+ * anyone); any: every pending chunk may be taken (async). */
 int tfi_pool_take(struct tfi_pool *p, uint32_t w, const unsigned char *gone,
                   int any, struct tfi_chunk *c);
 /* Gradients of trainer w's rows applied: n (epoch, chunk, rows)

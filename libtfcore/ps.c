@@ -27,6 +27,10 @@
 /* After every trainer said done, how long to wait for the chief's
  * FINISH (its last checkpoint) before exiting anyway. */
 #define DONE_GRACE 5.0
+/* How long ps 0 holds a TAKE it has no chunk for before answering WAIT
+ * (the trainer then says it is idle, and asks again at once): a chunk
+ * coming free, or the run's end, answers it at once instead. */
+#define TAKE_HOLD 0.1
 
 struct ps;
 
@@ -38,7 +42,9 @@ struct slot {
 	nng_aio *aio;
 	int sending;
 	int parked;    /* PARK_* */
-	uint64_t want; /* PARK_SNAPSHOT: the step */
+	uint64_t want; /* PARK_SNAPSHOT: the step; PARK_TAKE: the take */
+	uint32_t wk;   /* PARK_TAKE: the trainer */
+	double until;  /* PARK_TAKE: when to answer WAIT */
 	/* the ranges of the shard the reply's values hold (pairs; none:
 	 * all), as the request asked */
 	uint64_t *ranges;
@@ -50,7 +56,7 @@ struct slot {
 	int answered;
 };
 
-enum { PARK_NONE, PARK_PUSH, PARK_SNAPSHOT };
+enum { PARK_NONE, PARK_PUSH, PARK_SNAPSHOT, PARK_TAKE };
 
 struct worker {
 	uint64_t seq, sent, applied, stale, backup, invalid;
@@ -123,6 +129,8 @@ static void note(struct ps *ps, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static void set_lost(struct ps *ps, uint32_t k, int on);
 static void note_pool(struct ps *ps);
+static void answer_takes(struct ps *ps, double t);
+static uint64_t give_back(struct ps *ps, uint32_t wk, char *what, size_t len);
 
 static void
 note(struct ps *ps, const char *fmt, ...)
@@ -417,6 +425,9 @@ complete_step(struct ps *ps)
 		}
 	}
 	answer_snapshots(ps);
+	if (ps->pool != NULL) {
+		answer_takes(ps, 0); /* the run may be over */
+	}
 }
 
 /* Gradients a sync step waits for: its share, or every live trainer. */
@@ -640,11 +651,12 @@ push(struct ps *ps, struct slot *s, const Tfkit__Ps__Request *q)
 		dense_gradient(ps, q, ps->mean);
 		apply(ps, ps->mean, q->learning_rate);
 		w->applied++;
-		if (ps->pool != NULL) {
-			tfi_pool_applied(ps->pool, wk, q->chunks, q->n_chunks);
-		}
 		reply_values(ps, s, TFKIT__PS__REPLY__STATUS__OK, 0, wk);
 		answer_snapshots(ps);
+		if (ps->pool != NULL) {
+			tfi_pool_applied(ps->pool, wk, q->chunks, q->n_chunks);
+			answer_takes(ps, 0);
+		}
 		return;
 	}
 	if (t < ps->step || ps->have[wk]) {
@@ -739,10 +751,8 @@ check_session(struct ps *ps, struct slot *s, uint32_t wk,
 	if (w->session != 0 && w->session != q->session) {
 		memmove(w->retired + 1, w->retired, 3 * sizeof *w->retired);
 		w->retired[0] = w->session;
-		char what[800] = "", alive[120];
-		uint64_t back = ps->pool ? tfi_pool_give_back(ps->pool, wk,
-		                                              what, sizeof what)
-		                         : 0;
+		char what[800], alive[120];
+		uint64_t back = give_back(ps, wk, what, sizeof what);
 		if (w->lost) {
 			set_lost(ps, wk, 0);
 		}
@@ -782,34 +792,31 @@ check_session(struct ps *ps, struct slot *s, uint32_t wk,
 	return 0;
 }
 
-/* TAKE: the trainer's next chunk (the one it got before, when it asks
- * again with the same number), or WAIT, or END. */
-static void
-take(struct ps *ps, struct slot *s, uint32_t wk, const Tfkit__Ps__Request *q)
+/* The TAKE held on slot s (s->want, of trainer s->wk) answered if it
+ * can be: its chunk (the one it got before, when it asks again with the
+ * same number), END, or an error; 1 then, 0 when there is no chunk for
+ * it yet. */
+static int
+try_take(struct ps *ps, struct slot *s)
 {
+	uint32_t wk = s->wk;
 	struct worker *w = &ps->w[wk];
-	if (ps->pool == NULL) {
-		reply_status(ps, s, TFKIT__PS__REPLY__STATUS__ERROR,
-		             "this ps hands out no chunks (the chief gives ps "
-		             "0 the pool, with --chunk-size)",
-		             wk);
-		return;
-	}
-	if (!(w->took && q->take == w->take)) {
+	if (!(w->took && s->want == w->take)) {
 		for (uint32_t k = 0; k < ps->trainers; k++) {
 			ps->gone[k] = (unsigned char)ps->w[k].lost;
 		}
 		int r =
 		    tfi_pool_take(ps->pool, wk, ps->gone, !ps->sync, &w->taken);
+		if (r == TFI_TAKE_WAIT) {
+			return 0;
+		}
 		if (r != TFI_TAKE_CHUNK) {
 			reply_status(
 			    ps, s,
-			    r == TFI_TAKE_WAIT ? TFKIT__PS__REPLY__STATUS__WAIT
-			    : r == TFI_TAKE_END
-			        ? TFKIT__PS__REPLY__STATUS__END
-			        : TFKIT__PS__REPLY__STATUS__ERROR,
+			    r == TFI_TAKE_END ? TFKIT__PS__REPLY__STATUS__END
+			                      : TFKIT__PS__REPLY__STATUS__ERROR,
 			    r == TFI_TAKE_NOMEM ? "out of memory" : "", wk);
-			return;
+			return 1;
 		}
 		if (w->took == 0) {
 			note(ps,
@@ -822,7 +829,7 @@ take(struct ps *ps, struct slot *s, uint32_t wk, const Tfkit__Ps__Request *q)
 			     tfi_now() - w->since);
 		}
 		w->took++;
-		w->take = q->take;
+		w->take = s->want;
 	}
 	const struct tfi_chunk *c = &w->taken;
 	uint64_t v[8] = {c->epoch, c->index, c->file, c->off,
@@ -836,6 +843,74 @@ take(struct ps *ps, struct slot *s, uint32_t wk, const Tfkit__Ps__Request *q)
 	r.chunk = v;
 	r.n_chunk = 8;
 	send_reply(ps, s, &r, wk);
+	return 1;
+}
+
+/* The held TAKEs answered that can be now; those held until t or
+ * longer (t 0: none) answered WAIT. */
+static void
+answer_takes(struct ps *ps, double t)
+{
+	for (size_t i = 0; i < ps->nslots; i++) {
+		struct slot *s = &ps->slots[i];
+		if (s->parked == PARK_TAKE && !try_take(ps, s) && t > 0 &&
+		    t >= s->until) {
+			reply_status(ps, s, TFKIT__PS__REPLY__STATUS__WAIT, "",
+			             s->wk);
+		}
+	}
+}
+
+/* TAKE: the trainer's next chunk, or END; with none for it yet, held up
+ * to TAKE_HOLD for one to come free, then WAIT (at once without a
+ * socket: no clock ticks there). */
+static void
+take(struct ps *ps, struct slot *s, uint32_t wk, const Tfkit__Ps__Request *q)
+{
+	if (ps->pool == NULL) {
+		reply_status(ps, s, TFKIT__PS__REPLY__STATUS__ERROR,
+		             "this ps hands out no chunks (the chief gives ps "
+		             "0 the pool, with --chunk-size)",
+		             wk);
+		return;
+	}
+	/* one held for the same trainer: it asked again, having given up
+	 * on that one */
+	for (size_t i = 0; i < ps->nslots; i++) {
+		struct slot *o = &ps->slots[i];
+		if (o != s && o->parked == PARK_TAKE && o->wk == wk) {
+			reply_status(ps, o, TFKIT__PS__REPLY__STATUS__WAIT, "",
+			             wk);
+		}
+	}
+	s->want = q->take;
+	s->wk = wk;
+	s->until = tfi_now() + TAKE_HOLD;
+	if (!try_take(ps, s)) {
+		if (s->aio != NULL) {
+			s->parked = PARK_TAKE;
+		} else {
+			reply_status(ps, s, TFKIT__PS__REPLY__STATUS__WAIT, "",
+			             wk);
+		}
+	}
+}
+
+/* Trainer wk's chunks back to ps 0's pool (none elsewhere), which in
+ * what (for the caller's note); held TAKEs may now have one.  The
+ * records given back. */
+static uint64_t
+give_back(struct ps *ps, uint32_t wk, char *what, size_t len)
+{
+	what[0] = '\0';
+	if (ps->pool == NULL) {
+		return 0;
+	}
+	uint64_t back = tfi_pool_give_back(ps->pool, wk, what, len);
+	if (back > 0) {
+		answer_takes(ps, 0);
+	}
+	return back;
 }
 
 /* The counters as one JSON object (the caller frees it). */
@@ -1020,10 +1095,10 @@ handle(struct ps *ps, struct slot *s, const uint8_t *d, size_t len)
 			/* one idle (waiting for a chunk) may still train the
 			 * chunks it read ahead: they stay its own (lost, if
 			 * it goes silent holding them) */
-			if (ps->pool != NULL && q->take == 0) {
+			if (q->take == 0) {
 				char what[800];
-				uint64_t back = tfi_pool_give_back(
-				    ps->pool, wk, what, sizeof what);
+				uint64_t back =
+				    give_back(ps, wk, what, sizeof what);
 				if (back > 0) {
 					note(ps,
 					     "ps %zu: trainer %u is done and "
@@ -1129,10 +1204,8 @@ lose_silent(struct ps *ps, double t)
 			ps->done++;
 		}
 		any = 1;
-		char what[800] = "", alive[120], tail[900] = "";
-		uint64_t back = ps->pool ? tfi_pool_give_back(ps->pool, k, what,
-		                                              sizeof what)
-		                         : 0;
+		char what[800], alive[120], tail[900] = "";
+		uint64_t back = give_back(ps, k, what, sizeof what);
 		if (back > 0) {
 			snprintf(tail, sizeof tail,
 			         "; %llu records it held untrained go back to "
@@ -1374,8 +1447,9 @@ tf_ps_run(const struct tf_registry *reg, const struct tf_ps_config *cfg,
 		pthread_mutex_destroy(&ps.mu);
 		return TF_EIO;
 	}
-	/* A context for each trainer's held push, and some to spare. */
-	ps.nslots = (cfg->trainers ? cfg->trainers : 1) * 2 + 8;
+	/* A context for each trainer's held push and held TAKE (and one
+	 * it sent again), and some to spare. */
+	ps.nslots = (cfg->trainers ? cfg->trainers : 1) * 3 + 8;
 	ps.slots = calloc(ps.nslots, sizeof *ps.slots);
 	if (ps.slots == NULL) {
 		nng_close(ps.sock);
@@ -1413,6 +1487,9 @@ tf_ps_run(const struct tf_registry *reg, const struct tf_ps_config *cfg,
 		pthread_mutex_lock(&ps.mu);
 		double t = tfi_now();
 		int quit = 0;
+		if (ps.pool != NULL) {
+			answer_takes(&ps, t);
+		}
 		if (ps.finish) {
 			note(&ps,
 			     "ps %zu: the run is over at step %llu: exiting",

@@ -1411,18 +1411,16 @@ run_epochs(struct run *r, const char *ckpt, uint64_t *first, uint64_t *epoch,
 	                                        : *first + cfg->epochs;
 }
 
-/* The reader's next chunk from ps 0 (tfi_dataset_set_chunks()): none
- * now waits a little before it says so. */
+/* The reader's next chunk from ps 0 (tfi_dataset_set_chunks()), or
+ * TF_EAGAIN (none yet), TF_EOF (the run's end). */
 static int
 take_chunk(void *ctx, struct tfi_chunk *c, char *msg, size_t len)
 {
 	struct run *r = ctx;
 	int lost;
+	/* WAIT comes after ps 0 held the request a while (TAKE_HOLD in
+	 * ps.c) with no chunk coming free: asked again at once */
 	int rc = tfi_ps_take(r->cl, c, &lost, msg, len);
-	if (rc == TF_EAGAIN) {
-		struct timespec ts = {0, 100 * 1000 * 1000};
-		nanosleep(&ts, NULL);
-	}
 	if (lost) {
 		atomic_store(&r->pool_lost, 1);
 	}

@@ -74,18 +74,8 @@ int
 gemm_avx2(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
           const float *a, const float *b, float beta, float *c)
 {
-	float *bt = NULL;
-	if (tb) { /* B^T: (n x k) into k x n */
-		bt = malloc((size_t)(n * k) * sizeof *bt + 1);
-		if (bt == NULL) {
-			return -1;
-		}
-		for (int64_t j = 0; j < n; j++) {
-			for (int64_t kk = 0; kk < k; kk++) {
-				bt[kk * n + j] = b[j * k + kk];
-			}
-		}
-		b = bt;
+	if (tb && (b = transposed_cpu(b, n, k)) == NULL) {
+		return -1; /* B^T: (n x k) into k x n, the thread's scratch */
 	}
 	/* a(i, kk) = a[i * sam + kk * sak] */
 	int64_t sam = ta ? 1 : k, sak = ta ? m : 1;
@@ -111,7 +101,6 @@ gemm_avx2(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
 			}
 		}
 	}
-	free(bt);
 	return 0;
 }
 

@@ -12,7 +12,6 @@
  * OpenBLAS's generic kernels, which is what it picks on CPUs it does not
  * know.
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,74 +128,6 @@ static const tile_fn tiles[MR_MAX][4] = {
     {tile_6_1, tile_6_2, tile_6_3, tile_6_4},
 };
 
-/* Scratch memory of this thread (a transposed operand or product),
- * freed when the thread ends (training's towers are threads). */
-struct scratch {
-	float *buf;
-	size_t cap;
-};
-
-static pthread_key_t scratch_key;
-static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
-
-static void
-scratch_free(void *p)
-{
-	struct scratch *s = p;
-	free(s->buf);
-	free(s);
-}
-
-static void
-scratch_init(void)
-{
-	if (pthread_key_create(&scratch_key, scratch_free) != 0) {
-		scratch_key = (pthread_key_t)-1;
-	}
-}
-
-static float *
-scratch(size_t floats)
-{
-	pthread_once(&scratch_once, scratch_init);
-	if (scratch_key == (pthread_key_t)-1) {
-		return NULL; /* the caller falls back on CBLAS */
-	}
-	struct scratch *s = pthread_getspecific(scratch_key);
-	if (s == NULL) {
-		s = calloc(1, sizeof *s);
-		if (s == NULL || pthread_setspecific(scratch_key, s) != 0) {
-			free(s);
-			return NULL;
-		}
-	}
-	if (floats > s->cap) {
-		float *p = realloc(s->buf, floats * sizeof *p);
-		if (p == NULL) {
-			return NULL;
-		}
-		s->buf = p;
-		s->cap = floats;
-	}
-	return s->buf;
-}
-
-/* B^T of a (n x k) matrix into a k x n scratch buffer. */
-static const float *
-transposed(const float *b, int64_t n, int64_t k)
-{
-	float *buf = scratch((size_t)(n * k));
-	if (buf == NULL) {
-		return NULL;
-	}
-	for (int64_t i = 0; i < n; i++) {
-		for (int64_t j = 0; j < k; j++) {
-			buf[j * n + i] = b[i * k + j];
-		}
-	}
-	return buf;
-}
-
 int
 gemm_avx512_usable(void)
 {
@@ -219,7 +150,7 @@ gemm_avx512(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
 	 * broadcast feeds more FMAs; then transposed into C.
 	 */
 	if (ta && !tb && n < 48 && m > n) {
-		float *t = scratch((size_t)(n * m));
+		float *t = scratch_cpu((size_t)(n * m));
 		if (t == NULL) {
 			return -1;
 		}
@@ -245,7 +176,7 @@ gemm_avx512(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
 		return 0;
 	}
 	if (tb) {
-		if ((b = transposed(b, n, k)) == NULL) {
+		if ((b = transposed_cpu(b, n, k)) == NULL) {
 			return -1;
 		}
 	}

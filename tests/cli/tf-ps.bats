@@ -396,15 +396,21 @@ for w in p["workers"]:
 print(" ".join(str(w["applied"]) for w in p["workers"]))' "$@"
 }
 
-@test "--chunk-size: with a fixed set of workers a sync run repeats bit for bit, each epoch trained once" {
+@test "--chunk-size: with a fixed set of workers a sync run repeats bit for bit, each epoch trained once, the chunks dealt evenly" {
 	cp "$F"/train.tfrecord* .
 	cluster 2 2
-	sync_runs 2 -q --epochs 20 --batch-size 32 --chunk-size 50
+	sync_runs 2 -q --epochs 20 --batch-size 32 --chunk-size 70
 	ck=$(sed -n 's/^model_checkpoint_path: "\(.*\)"/\1/p' a/ck/checkpoint)
 	cmp "a/ck/$ck" "b/ck/$ck"
 	cp a.json chief.json
 	run -0 pool_exact 20
-	grep -q "ps 0: hands out 10 chunks of up to 50 records (456 records an epoch), starting at epoch 0 of 20" a/ps-0.log
+	grep -q "ps 0: hands out 7 chunks of up to 70 records (456 records an epoch), starting at epoch 0 of 20" a/ps-0.log
+	# 7 chunks an epoch for 2 workers: the deal goes on from one epoch
+	# to the next, 70 each over the run (not 4 and 3 every epoch)
+	/usr/bin/python3 -c '
+import json
+p = json.loads(open("chief.json").read().splitlines()[-1])["pool"]
+assert [w["chunks"] for w in p["workers"]] == [70, 70], p'
 	accuracy_near_one a/ck
 }
 

@@ -1,7 +1,8 @@
 /*
- * test_gemm.c - the AVX-512 matrix products against a double-precision
- * reference: every transposition, alpha and beta, ragged edges, and C
- * not read when beta is 0.
+ * test_gemm.c - the AVX-512 and AVX2 matrix products against a
+ * double-precision reference: every transposition, alpha and beta, ragged
+ * edges, and C not read when beta is 0 (each where this CPU has them);
+ * the AVX2 products' rows the same bit for bit alone and in a batch.
  */
 #include "kernels/kernels.h"
 #include "test.h"
@@ -31,12 +32,13 @@ frand(void)
 	return (float)rand() / (float)RAND_MAX - 0.5f;
 }
 
-TEST(avx512_products_match_the_reference)
+typedef int (*gemm_fn)(int ta, int tb, int64_t m, int64_t n, int64_t k,
+                       float alpha, const float *a, const float *b, float beta,
+                       float *c);
+
+static void
+against_reference(gemm_fn gemm)
 {
-	if (!gemm_avx512_usable()) {
-		printf("# no AVX-512 here: the CBLAS path is used\n");
-		return;
-	}
 	srand(7);
 	int bad = 0;
 	for (int t = 0; t < 600 && bad < 3; t++) {
@@ -59,7 +61,7 @@ TEST(avx512_products_match_the_reference)
 			c1[i] = c2[i] = beta == 0 ? NAN : frand();
 		}
 		reference(ta, tb, m, n, k, alpha, a, b, beta, c1);
-		CHECK(gemm_avx512(ta, tb, m, n, k, alpha, a, b, beta, c2) == 0);
+		CHECK(gemm(ta, tb, m, n, k, alpha, a, b, beta, c2) == 0);
 		for (int64_t i = 0; i < m * n; i++) {
 			if (!(fabsf(c1[i] - c2[i]) <=
 			      1e-4f * (1 + fabsf(c1[i])))) {
@@ -79,9 +81,54 @@ TEST(avx512_products_match_the_reference)
 	}
 }
 
+TEST(avx512_products_match_the_reference)
+{
+	if (!gemm_avx512_usable()) {
+		printf("# no AVX-512 here: the CBLAS path is used\n");
+		return;
+	}
+	against_reference(gemm_avx512);
+}
+
+TEST(avx2_products_match_the_reference)
+{
+	if (!gemm_avx2_usable()) {
+		printf("# no AVX2 and FMA here\n");
+		return;
+	}
+	against_reference(gemm_avx2);
+}
+
+/* X W^T (a dense layer's forward with W stored n x k, as tb reads it):
+ * each row of a batch of 37 is the row computed alone, bit for bit. */
+TEST(avx2_rows_alone_as_in_a_batch)
+{
+	if (!gemm_avx2_usable()) {
+		printf("# no AVX2 and FMA here\n");
+		return;
+	}
+	enum { M = 37, N = 29, K = 53 };
+	static float x[M * K], w[N * K], batch[M * N], one[N];
+	srand(3);
+	for (int i = 0; i < M * K; i++) {
+		x[i] = frand();
+	}
+	for (int i = 0; i < N * K; i++) {
+		w[i] = frand();
+	}
+	REQUIRE(gemm_avx2(0, 1, M, N, K, 1.0f, x, w, 0.0f, batch) == 0);
+	for (int r = 0; r < M; r++) {
+		REQUIRE(gemm_avx2(0, 1, 1, N, K, 1.0f, x + r * K, w, 0.0f,
+		                  one) == 0);
+		CHECK(memcmp(one, batch + r * N, sizeof one) == 0);
+	}
+}
+
 int
 main(void)
 {
 	RUN(avx512_products_match_the_reference);
+	RUN(avx2_products_match_the_reference);
+	RUN(avx2_rows_alone_as_in_a_batch);
 	DONE();
 }
