@@ -29,8 +29,10 @@
 #define DONE_GRACE 5.0
 /* How long ps 0 holds a TAKE it has no chunk for before answering WAIT
  * (the trainer then says it is idle, and asks again at once): a chunk
- * coming free, or the run's end, answers it at once instead. */
-#define TAKE_HOLD 0.1
+ * coming free, or the run's end, answers it at once instead.  Short: a
+ * trainer whose reader waits here may have no batch left, and a sync
+ * step waits for it until it says it is idle (the end of each run). */
+#define TAKE_HOLD 0.01
 
 struct ps;
 
@@ -1476,7 +1478,12 @@ tf_ps_run(const struct tf_registry *reg, const struct tf_ps_config *cfg,
 	note(&ps, "ps %zu of %zu listening on %s", cfg->index, cfg->count,
 	     where);
 	while (rc == TF_OK) {
-		struct timespec ts = {0, 20 * 1000 * 1000};
+		/* ticks of 20 ms; of 2 ms while a TAKE is held */
+		long tick = 20;
+		for (size_t i = 0; i < ps.nslots; i++) {
+			tick = ps.slots[i].parked == PARK_TAKE ? 2 : tick;
+		}
+		struct timespec ts = {0, tick * 1000 * 1000};
 		nanosleep(&ts, NULL);
 		if (sink != NULL && sink->stop != NULL &&
 		    sink->stop(sink->ctx)) {
