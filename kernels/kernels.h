@@ -60,6 +60,14 @@ void threads_cpu(int n);
 int gemm_avx512_usable(void);
 int gemm_avx512(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
                 const float *a, const float *b, float beta, float *c);
+/* A bias gradient's column sums (bias_grad, on every device): up to
+ * BIAS_GRAD_DIRECT rows, each column's rows added in order into db;
+ * more (a convolution's rows: batch x height x width), each chunk of
+ * BIAS_GRAD_CHUNK rows summed from 0 in order, the chunks' sums then
+ * added into db in order, so that a GPU sums the chunks at once and
+ * gets the CPU's floats. */
+#define BIAS_GRAD_DIRECT 4096
+#define BIAS_GRAD_CHUNK  256
 /* This thread's scratch buffer of at least floats floats (scratch.c;
  * kept for the next call, freed with the thread; NULL: no memory), and
  * B^T of an n x k matrix into it (k x n). */

@@ -63,15 +63,41 @@ add_bias_cpu(float *restrict y, const float *restrict b, int64_t rows,
 	}
 }
 
-/* db: (cols) += column sums of dy: (rows, cols) */
+/* db: (cols) += column sums of dy: (rows, cols), in the order of
+ * BIAS_GRAD_DIRECT and BIAS_GRAD_CHUNK (kernels.h) */
 TF_VECTOR_CLONES void
 bias_grad_cpu(const float *restrict dy, float *restrict db, int64_t rows,
               int64_t cols)
 {
-	for (int64_t r = 0; r < rows; r++) {
-		const float *row = dy + r * cols;
-		for (int64_t c = 0; c < cols; c++) {
-			db[c] += row[c];
+	if (rows <= BIAS_GRAD_DIRECT) {
+		for (int64_t r = 0; r < rows; r++) {
+			const float *row = dy + r * cols;
+			for (int64_t c = 0; c < cols; c++) {
+				db[c] += row[c];
+			}
+		}
+		return;
+	}
+	/* columns 256 at a time: each chunk's sums, then into db */
+	float part[256];
+	for (int64_t c0 = 0; c0 < cols; c0 += 256) {
+		int64_t nc = cols - c0 < 256 ? cols - c0 : 256;
+		for (int64_t r0 = 0; r0 < rows; r0 += BIAS_GRAD_CHUNK) {
+			int64_t r1 = r0 + BIAS_GRAD_CHUNK < rows
+			                 ? r0 + BIAS_GRAD_CHUNK
+			                 : rows;
+			for (int64_t c = 0; c < nc; c++) {
+				part[c] = 0.0f;
+			}
+			for (int64_t r = r0; r < r1; r++) {
+				const float *row = dy + r * cols + c0;
+				for (int64_t c = 0; c < nc; c++) {
+					part[c] += row[c];
+				}
+			}
+			for (int64_t c = 0; c < nc; c++) {
+				db[c0 + c] += part[c];
+			}
 		}
 	}
 }

@@ -3,7 +3,11 @@
  * matrix products, a kernel for every other slot, each the formula of its
  * CPU twin in kernels/cpu/.  Elementwise kernels run a grid-stride loop;
  * a sum along a row or a column is one thread's, in the CPU's order, so
- * the two agree within the rounding of exp/log/tanh (different libm).
+ * the two agree within the rounding of exp/log/tanh (different libm);
+ * but a column longer than BIAS_GRAD_DIRECT rows (a convolution's:
+ * batch x height x width) is summed by chunks, a thread a chunk, then
+ * the chunks' sums in order (bias gradients: as the CPU too; batch
+ * norm: in double, within its rounding).
  */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -176,8 +180,8 @@ tfk_cuda_sync(struct tfk_cuda *cx, char *err, size_t errlen)
 	return 0;
 }
 
-/* Room for n doubles of terms; NULL (the failure kept) when out of
- * device memory. */
+/* Room for n doubles of terms (or the chunk sums of a long column);
+ * NULL (the failure kept) when out of device memory. */
 static double *
 scratch(struct tfk_cuda *cx, size_t n)
 {
@@ -271,7 +275,8 @@ add_bias_cuda(float *y, const float *b, int64_t rows, int64_t cols,
 	check(cx, "add_bias");
 }
 
-/* A thread a column, adding the rows in order into db[c] (as the CPU). */
+/* A thread a column, adding the rows in order into db[c] (as the CPU,
+ * up to BIAS_GRAD_DIRECT rows). */
 __global__ void
 k_bias_grad(const float *dy, float *db, int64_t rows, int64_t cols)
 {
@@ -285,6 +290,42 @@ k_bias_grad(const float *dy, float *db, int64_t rows, int64_t cols)
 	}
 }
 
+/* More rows (a convolution's): a thread a chunk of BIAS_GRAD_CHUNK rows
+ * of a column, summed from 0 in order into part[chunk][c] (the threads
+ * of a warp read neighbouring columns of a row) ... */
+__global__ void
+k_bias_grad_chunks(const float *dy, float *part, int64_t rows, int64_t cols,
+                   int64_t chunks)
+{
+	GRID_STRIDE(i, (size_t)(chunks * cols))
+	{
+		int64_t k = (int64_t)i / cols, c = (int64_t)i % cols;
+		int64_t r0 = k * BIAS_GRAD_CHUNK;
+		int64_t r1 =
+		    r0 + BIAS_GRAD_CHUNK < rows ? r0 + BIAS_GRAD_CHUNK : rows;
+		float s = 0.0f;
+		for (int64_t r = r0; r < r1; r++) {
+			s += dy[r * cols + c];
+		}
+		part[i] = s;
+	}
+}
+
+/* ... then a thread a column adds the chunks' sums in order into db[c]:
+ * the CPU's floats (bias_grad_cpu). */
+__global__ void
+k_bias_grad_sum(const float *part, float *db, int64_t cols, int64_t chunks)
+{
+	GRID_STRIDE(c, (size_t)cols)
+	{
+		float acc = db[c];
+		for (int64_t k = 0; k < chunks; k++) {
+			acc += part[k * cols + (int64_t)c];
+		}
+		db[c] = acc;
+	}
+}
+
 extern "C" void
 bias_grad_cuda(const float *dy, float *db, int64_t rows, int64_t cols,
                struct tfk_cuda *cx)
@@ -292,8 +333,23 @@ bias_grad_cuda(const float *dy, float *db, int64_t rows, int64_t cols,
 	if (cols == 0) {
 		return;
 	}
-	k_bias_grad<<<blocks((size_t)cols), THREADS, 0, cx->stream>>>(
-	    dy, db, rows, cols);
+	if (rows <= BIAS_GRAD_DIRECT) {
+		k_bias_grad<<<blocks((size_t)cols), THREADS, 0, cx->stream>>>(
+		    dy, db, rows, cols);
+		check(cx, "bias_grad");
+		return;
+	}
+	int64_t chunks = (rows + BIAS_GRAD_CHUNK - 1) / BIAS_GRAD_CHUNK;
+	size_t n = (size_t)(chunks * cols);
+	/* the chunks' sums in the losses' scratch (doubles: half as many) */
+	float *part = (float *)scratch(cx, (n + 1) / 2);
+	if (part == NULL) {
+		return;
+	}
+	k_bias_grad_chunks<<<blocks(n), THREADS, 0, cx->stream>>>(
+	    dy, part, rows, cols, chunks);
+	k_bias_grad_sum<<<blocks((size_t)cols), THREADS, 0, cx->stream>>>(
+	    part, db, cols, chunks);
 	check(cx, "bias_grad");
 }
 
@@ -703,6 +759,98 @@ k_bn_train(const float *x, float *y, float *xhat, float *inv_std,
 	}
 }
 
+/*
+ * Batch norm over a convolution's rows (more than BIAS_GRAD_DIRECT:
+ * batch x height x width) in three kernels, each with work for every
+ * core: a thread a chunk of BIAS_GRAD_CHUNK rows of a column sums it (in
+ * double: two sums a chunk); a thread a column adds the chunks' sums in
+ * order (its statistics); a thread an element applies them.  The sums
+ * differ from the CPU's in order, so the two agree within double
+ * rounding, not bit for bit.
+ */
+__global__ void
+k_col_sums2(const float *a, const float *b, double *part, int64_t rows,
+            int64_t cols, int64_t chunks)
+{
+	GRID_STRIDE(i, (size_t)(chunks * cols))
+	{
+		int64_t k = (int64_t)i / cols, c = (int64_t)i % cols;
+		int64_t r0 = k * BIAS_GRAD_CHUNK;
+		int64_t r1 =
+		    r0 + BIAS_GRAD_CHUNK < rows ? r0 + BIAS_GRAD_CHUNK : rows;
+		double s = 0, t = 0;
+		for (int64_t r = r0; r < r1; r++) {
+			double v = a[r * cols + c];
+			s += v;
+			/* b NULL: the sum of squares; else of a b */
+			t += b == NULL ? v * v : v * b[r * cols + c];
+		}
+		part[2 * i] = s;
+		part[2 * i + 1] = t;
+	}
+}
+
+/* The column's two sums from its chunks' (in order). */
+__device__ void
+col_sums(const double *part, int64_t c, int64_t cols, int64_t chunks, double *s,
+         double *t)
+{
+	*s = 0, *t = 0;
+	for (int64_t k = 0; k < chunks; k++) {
+		*s += part[2 * (k * cols + c)];
+		*t += part[2 * (k * cols + c) + 1];
+	}
+}
+
+__global__ void
+k_bn_stats(const double *part, float *mean, float *inv_std, float *mean_avg,
+           float *var_avg, int64_t rows, int64_t cols, int64_t chunks,
+           float eps, float momentum)
+{
+	GRID_STRIDE(cc, (size_t)cols)
+	{
+		int64_t c = (int64_t)cc;
+		double sum, sq;
+		col_sums(part, c, cols, chunks, &sum, &sq);
+		double m = sum / (double)rows;
+		double var = sq / (double)rows - m * m;
+		var = var > 0 ? var : 0;
+		mean[c] = (float)m;
+		inv_std[c] = (float)(1.0 / sqrt(var + eps));
+		mean_avg[c] =
+		    momentum * mean_avg[c] + (1 - momentum) * (float)m;
+		var_avg[c] =
+		    momentum * var_avg[c] + (1 - momentum) * (float)var;
+	}
+}
+
+__global__ void
+k_bn_apply(const float *x, float *y, float *xhat, const float *mean,
+           const float *inv_std, const float *gamma, const float *beta,
+           size_t n, int64_t cols)
+{
+	GRID_STRIDE(i, n)
+	{
+		size_t c = i % (size_t)cols;
+		float h = (x[i] - mean[c]) * inv_std[c];
+		xhat[i] = h;
+		y[i] = gamma[c] * h + beta[c];
+	}
+}
+
+/* Room for a batch norm's chunk sums (2 doubles a chunk and column) and
+ * 3 floats a column after them; NULL when out of device memory. */
+static double *
+bn_scratch(struct tfk_cuda *cx, int64_t rows, int64_t cols, int64_t *chunks,
+           float **per_col)
+{
+	*chunks = (rows + BIAS_GRAD_CHUNK - 1) / BIAS_GRAD_CHUNK;
+	size_t sums = 2 * (size_t)(*chunks * cols);
+	double *part = scratch(cx, sums + (3 * (size_t)cols + 1) / 2);
+	*per_col = part ? (float *)(part + sums) : NULL;
+	return part;
+}
+
 extern "C" void
 batchnorm_train_cuda(const float *x, float *y, float *xhat, float *inv_std,
                      const float *gamma, const float *beta, float *mean_avg,
@@ -712,9 +860,27 @@ batchnorm_train_cuda(const float *x, float *y, float *xhat, float *inv_std,
 	if (cols == 0) {
 		return;
 	}
-	k_bn_train<<<blocks((size_t)cols), THREADS, 0, cx->stream>>>(
-	    x, y, xhat, inv_std, gamma, beta, mean_avg, var_avg, rows, cols,
-	    eps, momentum);
+	if (rows <= BIAS_GRAD_DIRECT) {
+		k_bn_train<<<blocks((size_t)cols), THREADS, 0, cx->stream>>>(
+		    x, y, xhat, inv_std, gamma, beta, mean_avg, var_avg, rows,
+		    cols, eps, momentum);
+		check(cx, "bn_train");
+		return;
+	}
+	int64_t chunks;
+	float *mean;
+	double *part = bn_scratch(cx, rows, cols, &chunks, &mean);
+	if (part == NULL) {
+		return;
+	}
+	size_t n = (size_t)(rows * cols);
+	k_col_sums2<<<blocks((size_t)(chunks * cols)), THREADS, 0,
+	              cx->stream>>>(x, NULL, part, rows, cols, chunks);
+	k_bn_stats<<<blocks((size_t)cols), THREADS, 0, cx->stream>>>(
+	    part, mean, inv_std, mean_avg, var_avg, rows, cols, chunks, eps,
+	    momentum);
+	k_bn_apply<<<blocks(n), THREADS, 0, cx->stream>>>(
+	    x, y, xhat, mean, inv_std, gamma, beta, n, cols);
 	check(cx, "bn_train");
 }
 
@@ -775,17 +941,67 @@ k_bn_grad(const float *dy, const float *xhat, const float *inv_std,
 	}
 }
 
+/* A column's dgamma and dbeta from its chunks' sums, and the three
+ * factors of its dx (k, m1, m2: k_bn_grad's) in coef. */
+__global__ void
+k_bn_grad_stats(const double *part, const float *inv_std, const float *gamma,
+                float *dgamma, float *dbeta, float *coef, int64_t rows,
+                int64_t cols, int64_t chunks)
+{
+	GRID_STRIDE(cc, (size_t)cols)
+	{
+		int64_t c = (int64_t)cc;
+		double sdy, sdyx;
+		col_sums(part, c, cols, chunks, &sdy, &sdyx);
+		dgamma[c] += (float)sdyx;
+		dbeta[c] += (float)sdy;
+		coef[3 * c] = gamma[c] * inv_std[c];
+		coef[3 * c + 1] = (float)(sdy / (double)rows);
+		coef[3 * c + 2] = (float)(sdyx / (double)rows);
+	}
+}
+
+__global__ void
+k_bn_grad_apply(const float *dy, const float *xhat, const float *coef,
+                float *dx, size_t n, int64_t cols)
+{
+	GRID_STRIDE(i, n)
+	{
+		const float *f = coef + 3 * (i % (size_t)cols);
+		dx[i] += f[0] * (dy[i] - f[1] - xhat[i] * f[2]);
+	}
+}
+
 extern "C" void
 batchnorm_backward_cuda(const float *dy, const float *xhat,
                         const float *inv_std, const float *gamma, float *dx,
-                        float *dgamma, float *dbeta, int64_t rows,
-                        int64_t cols, struct tfk_cuda *cx)
+                        float *dgamma, float *dbeta, int64_t rows, int64_t cols,
+                        struct tfk_cuda *cx)
 {
 	if (cols == 0) {
 		return;
 	}
-	k_bn_grad<<<blocks((size_t)cols), THREADS, 0, cx->stream>>>(
-	    dy, xhat, inv_std, gamma, dx, dgamma, dbeta, rows, cols);
+	if (rows <= BIAS_GRAD_DIRECT) {
+		k_bn_grad<<<blocks((size_t)cols), THREADS, 0, cx->stream>>>(
+		    dy, xhat, inv_std, gamma, dx, dgamma, dbeta, rows, cols);
+		check(cx, "bn_grad");
+		return;
+	}
+	int64_t chunks;
+	float *coef;
+	double *part = bn_scratch(cx, rows, cols, &chunks, &coef);
+	if (part == NULL) {
+		return;
+	}
+	size_t n = (size_t)(rows * cols);
+	k_col_sums2<<<blocks((size_t)(chunks * cols)), THREADS, 0,
+	              cx->stream>>>(dy, xhat, part, rows, cols, chunks);
+	k_bn_grad_stats<<<blocks((size_t)cols), THREADS, 0, cx->stream>>>(
+	    part, inv_std, gamma, dgamma, dbeta, coef, rows, cols, chunks);
+	if (dx != NULL) {
+		k_bn_grad_apply<<<blocks(n), THREADS, 0, cx->stream>>>(
+		    dy, xhat, coef, dx, n, cols);
+	}
 	check(cx, "bn_grad");
 }
 

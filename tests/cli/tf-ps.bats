@@ -675,6 +675,106 @@ while True:
 	cmp <(tf-eval -d ck --predict "$F/bc-00004-of-00005") <(tf-eval -d ck2 --predict "$F/bc-00004-of-00005")
 }
 
+@test "--chunk-size under the launchers: Slurm's batch job and an MPI launcher train every record once an epoch" {
+	a="-q --epochs 20 --batch-size 32 --chunk-size 50"
+	if [ "$(id -u)" = 0 ]; then
+		load slurm
+		slurm_up 4
+		base=$(free_base 3)
+		run timeout 120 sbatch --wait -n 3 --output=job.out \
+			--export=ALL,PORT_BASE=$base "$TOP/share/examples/slurm-train" \
+			"$F/train.tfrecord" ck $a
+		slurm_down
+		cat job.out
+		[ "$status" -eq 0 ]
+		grep '"final":true' job.out > chief.json
+		run -0 pool_exact 20
+		grep -q "ps 0: hands out 10 chunks of up to 50 records (456 records an epoch)" job.out
+		accuracy_near_one ck
+		rm -rf ck
+	fi
+	PORT_BASE=$(free_base 3) run timeout 120 "$TOP/share/examples/mpi-train" 3 "$F/train.tfrecord" ck $a
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep '"final":true' <<< "$output" > chief.json
+	run -0 pool_exact 20
+	accuracy_near_one ck
+}
+
+@test "--chunk-size in a Slurm job: a worker killed -9, then started again as a new step of the job, every epoch trained once" {
+	[ "$(id -u)" = 0 ] || skip "starting slurmctld, slurmd and munged needs root"
+	load slurm
+	slurm_up 4
+	base=$(free_base 3)
+	a="-q --epochs=1500 --batch-size=32 --chunk-size=50 --peer-timeout=3 --startup-timeout=30"
+	jid=$(sbatch --parsable -n 3 --output=job.out --export=ALL,PORT_BASE=$base \
+		"$TOP/share/examples/slurm-train" "$F/train.tfrecord" "$PWD/ck" $a)
+	for _ in $(seq 300); do
+		grep -q 'trainer 1 took its first chunk' job.out 2> /dev/null && break
+		sleep 0.1
+	done
+	sleep 0.5
+	# task 2 of the job's step: worker 1
+	pkill -9 -f -- "tf-train --job-name=worker --task-index=1 " || true
+	for _ in $(seq 100); do
+		grep -q 'trainer 1 silent' job.out && break
+		sleep 0.1
+	done
+	# a new step of the same allocation, its place in the cluster given
+	# by flags (its own Slurm environment is a step of one task)
+	srun --jobid="$jid" --overlap -n 1 tf-train --job-name=worker --task-index=1 \
+		--ps-hosts=localhost:$base --worker-hosts=localhost:$((base + 1)),localhost:$((base + 2)) \
+		$a "$F/train.tfrecord" > w1b.out 2> w1b.err &
+	PIDS+=" $!"
+	for _ in $(seq 1200); do
+		squeue -h -j "$jid" 2> /dev/null | grep -q . || break
+		sleep 0.1
+	done
+	wait_all
+	slurm_down
+	cat job.out w1b.err
+	grep -Eq "ps 0: step [0-9]+: trainer 1 silent for 3 s \(--peer-timeout\): going on without it" job.out
+	grep -Eq "ps 0: step [0-9]+: trainer 1 started again \(a new process\)" job.out
+	grep '"final":true' job.out > chief.json
+	run -0 pool_exact 1500
+	read -r a0 a1 <<< "$output"
+	[ "$a0" -gt 0 ] && [ "$a1" -gt 0 ]
+	accuracy_near_one ck
+}
+
+@test "--chunk-size with TF_CONFIG (as Kubernetes starts pods): a worker killed -9 and started again, every epoch trained once" {
+	cluster 1 2
+	# each process's TF_CONFIG: the cluster of $C, its own task
+	hosts() { sed -n "s/.*--$1-hosts \([^ ]*\).*/\1/p" <<< "$C" | sed 's/[^,]*/"&"/g'; }
+	tfc() { echo "{\"cluster\": {\"ps\": [$(hosts ps)], \"worker\": [$(hosts worker)]}, \"task\": {\"type\": \"$1\", \"index\": $2}}"; }
+	TF_CONFIG=$(tfc ps 0) tf-ps 2> ps-0.log 3>&- &
+	PIDS+=" $!"
+	a="-q --epochs 1500 --batch-size 32 --chunk-size 50 --peer-timeout 3 --startup-timeout 30"
+	TF_CONFIG=$(tfc worker 1) tf-train $a "$F/train.tfrecord" > w1.out 2> w1.err 3>&- &
+	victim=$!
+	TF_CONFIG=$(tfc worker 0) tf-train $a --checkpoint-dir ck "$F/train.tfrecord" > chief.json 2> chief.err 3>&- &
+	PIDS+=" $!"
+	for _ in $(seq 100); do
+		grep -q 'trainer 1 took its first chunk' ps-0.log && break
+		sleep 0.1
+	done
+	sleep 0.5
+	kill -9 $victim
+	for _ in $(seq 100); do
+		grep -q 'trainer 1 silent' ps-0.log && break
+		sleep 0.1
+	done
+	TF_CONFIG=$(tfc worker 1) tf-train $a "$F/train.tfrecord" > w1b.out 2> w1b.err 3>&- &
+	PIDS+=" $!"
+	wait_all
+	grep -Eq "ps 0: step [0-9]+: trainer 1 silent for 3 s \(--peer-timeout\): going on without it" ps-0.log
+	grep -Eq "ps 0: step [0-9]+: trainer 1 started again \(a new process\)" ps-0.log
+	run -0 pool_exact 1500
+	read -r a0 a1 <<< "$output"
+	[ "$a0" -gt 0 ] && [ "$a1" -gt 0 ]
+	accuracy_near_one ck
+}
+
 @test "share/examples/kubernetes.yaml: each pod's TF_CONFIG is the cluster the flags give" {
 	/usr/bin/python3 - "$TOP/share/examples/kubernetes.yaml" > pods <<'PY'
 import json, sys, yaml

@@ -151,6 +151,18 @@ bias_add_and_gradient(void)
 	same("bias_grad", db, gdb, (size_t)cols, 0, 0); /* the same order */
 	free(y), free(b), free(db), free(gy), free(g), free(gdb);
 	cudaFree(dbv), cudaFree(dg);
+	/* a convolution's rows (batch x height x width): by chunks, still
+	 * the CPU's floats */
+	const int64_t lrows = 20000, lcols = 35;
+	size_t ln = (size_t)(lrows * lcols);
+	float *lg = host(ln), *ldb = host((size_t)lcols);
+	float *dlg = upf(lg, ln), *dldb = upf(ldb, (size_t)lcols);
+	bias_grad_cpu(lg, ldb, lrows, lcols);
+	bias_grad_cuda(dlg, dldb, lrows, lcols, cx);
+	float *gl = down(dldb, (size_t)lcols);
+	same("bias_grad (20000 rows)", ldb, gl, (size_t)lcols, 0, 0);
+	free(lg), free(ldb), free(gl);
+	cudaFree(dlg);
 }
 
 static void
@@ -316,9 +328,8 @@ dropout_same_mask(void)
 }
 
 static void
-batchnorm_train_infer_gradient(void)
+bn_case(int64_t rows, int64_t cols)
 {
-	const int64_t rows = 128, cols = 33;
 	size_t n = (size_t)(rows * cols), c = (size_t)cols;
 	float *x = host(n), *y = host(n), *xhat = host(n), *is = host(c);
 	float *gamma = host(c), *beta = host(c), *ma = host(c), *va = host(c);
@@ -361,6 +372,15 @@ batchnorm_train_infer_gradient(void)
 	free(hdx), free(hdg), free(hdb);
 	cudaFree(gx), cudaFree(gg), cudaFree(gb), cudaFree(tx), cudaFree(tma);
 	cudaFree(tva), cudaFree(gdy), cudaFree(txh), cudaFree(tis);
+}
+
+/* A dense layer's batch, and a convolution's rows (batch x height x
+ * width: summed by chunks, a thread a chunk). */
+static void
+batchnorm_train_infer_gradient(void)
+{
+	bn_case(128, 33);
+	bn_case(20000, 9);
 }
 
 static void

@@ -2,7 +2,8 @@
  * test_gemm.c - the AVX-512 and AVX2 matrix products against a
  * double-precision reference: every transposition, alpha and beta, ragged
  * edges, and C not read when beta is 0 (each where this CPU has them);
- * the AVX2 products' rows the same bit for bit alone and in a batch.
+ * the AVX2 products' rows the same bit for bit alone and in a batch;
+ * bias gradients' column sums, short and long.
  */
 #include "kernels/kernels.h"
 #include "test.h"
@@ -124,11 +125,47 @@ TEST(avx2_rows_alone_as_in_a_batch)
 	}
 }
 
+/* bias_grad_cpu: short columns added in order into db (the floats of a
+ * plain loop); long ones (a convolution's rows) by chunks, within float
+ * rounding of the exact sums. */
+TEST(bias_grad_short_and_long_columns)
+{
+	enum { COLS = 37, LONG = 10007 };
+	static float dy[LONG * COLS];
+	float db[COLS], want[COLS];
+	srand(5);
+	for (int i = 0; i < LONG * COLS; i++) {
+		dy[i] = frand();
+	}
+	for (int c = 0; c < COLS; c++) {
+		db[c] = want[c] = frand();
+	}
+	for (int r = 0; r < 100; r++) {
+		for (int c = 0; c < COLS; c++) {
+			want[c] += dy[r * COLS + c];
+		}
+	}
+	bias_grad_cpu(dy, db, 100, COLS);
+	CHECK(memcmp(db, want, sizeof db) == 0);
+	double exact[COLS];
+	for (int c = 0; c < COLS; c++) {
+		exact[c] = db[c];
+		for (int r = 0; r < LONG; r++) {
+			exact[c] += dy[r * COLS + c];
+		}
+	}
+	bias_grad_cpu(dy, db, LONG, COLS);
+	for (int c = 0; c < COLS; c++) {
+		CHECK(fabs(db[c] - exact[c]) <= 1e-3);
+	}
+}
+
 int
 main(void)
 {
 	RUN(avx512_products_match_the_reference);
 	RUN(avx2_products_match_the_reference);
 	RUN(avx2_rows_alone_as_in_a_batch);
+	RUN(bias_grad_short_and_long_columns);
 	DONE();
 }
