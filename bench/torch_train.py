@@ -8,13 +8,12 @@ the GPU for cuda (so this times compute only).  Prints examples/s.
 
 TORCH_TF32=1 lets the GPU's matrix products use TF32.
 """
-import os
 import sys
-import time
 
 import torch
 
 from csv_cache import load
+from torch_loop import run
 
 data = load(sys.argv[1])
 torch.set_num_threads(int(sys.argv[2]))
@@ -38,34 +37,4 @@ else:
         torch.nn.Linear(28, 128), torch.nn.ReLU(), torch.nn.Linear(128, 32),
         torch.nn.ReLU(), torch.nn.Linear(32, 8), torch.nn.ReLU(),
         torch.nn.Linear(8, 1))
-if device == "cuda":
-    # FP32, as tf-train's --gpu-math fp32; TORCH_TF32=1: TF32 products,
-    # as --gpu-math tf32
-    tf32 = os.environ.get("TORCH_TF32") == "1"
-    torch.backends.cuda.matmul.allow_tf32 = tf32
-    torch.backends.cudnn.allow_tf32 = tf32
-    x, y, model = x.cuda(), y.cuda(), model.cuda()
-opt = torch.optim.Adam(model.parameters(), lr=0.001)
-loss_fn = torch.nn.BCEWithLogitsLoss()
-starts = list(range(0, len(x) - batch + 1, batch))
-if steps:
-    starts = [starts[s % len(starts)] for s in range(steps)]
-
-
-def step(i):
-    opt.zero_grad()
-    loss = loss_fn(model(x[i:i + batch]), y[i:i + batch])
-    loss.backward()
-    opt.step()
-
-
-if device == "cuda":
-    for i in starts[:10]:  # warm up: cuBLAS handles, kernels loaded
-        step(i)
-    torch.cuda.synchronize()
-t0 = time.time()
-for i in starts:
-    step(i)
-if device == "cuda":
-    torch.cuda.synchronize()
-print(f"{len(starts) * batch / (time.time() - t0):.0f}")
+run(model, x, y, torch.nn.BCEWithLogitsLoss(), device, batch, 1, steps)

@@ -41,7 +41,8 @@ for p in gen-higgs gemm-ceiling gpu-sgemm; do
 done
 cp -p bench/gpu bench/distributed bench/peer.sh bench/torch_train.py bench/csv_cache.py \
 	bench/gen-higgs.c bench/gemm-ceiling.c bench/cnn bench/rnn bench/gpu-peer.sh \
-	bench/torch_cnn.py bench/torch_rnn.py bench/gen-images.py bench/elastic "$k/bench/"
+	bench/torch_cnn.py bench/torch_rnn.py bench/torch_loop.py bench/gen-images.py bench/elastic \
+	"$k/bench/"
 cp -p tests/gpu/models.sh "$k/tests/gpu/"
 mkdir -p "$k/share/examples"
 cp -p share/examples/inception.spec "$k/share/examples/"

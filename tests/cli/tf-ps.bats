@@ -396,6 +396,37 @@ for w in p["workers"]:
 print(" ".join(str(w["applied"]) for w in p["workers"]))' "$@"
 }
 
+# Once trainer 1 has taken its first chunk (said in LOG) and trained
+# 0.5 s more: kill it with CMD..., and wait until the ps has gone on
+# without it.
+kill_trainer_1() {
+	local log=$1 _
+	shift
+	for _ in $(seq 300); do
+		grep -q 'trainer 1 took its first chunk' "$log" 2> /dev/null && break
+		sleep 0.1
+	done
+	sleep 0.5
+	"$@"
+	for _ in $(seq 100); do
+		grep -q 'trainer 1 silent' "$log" && break
+		sleep 0.1
+	done
+}
+
+# After a run of 1500 epochs in which trainer 1 was killed and started
+# again (the ps's log LOG, the chief's line in chief.json): the ps went on
+# without it and took the new process, every epoch was trained once, both
+# trainers trained, and the model is as good as one process's.
+restarted_run_exact() {
+	grep -Eq "ps 0: step [0-9]+: trainer 1 silent for 3 s \(--peer-timeout\): going on without it \(1 of 2 trainers remain; a sync step takes 1 gradient\)" "$1"
+	grep -Eq "ps 0: step [0-9]+: trainer 1 started again \(a new process\): 2 of 2 trainers remain; a sync step takes 2 gradients" "$1"
+	run -0 pool_exact 1500
+	read -r a0 a1 <<< "$output"
+	[ "$a0" -gt 0 ] && [ "$a1" -gt 0 ]
+	accuracy_near_one ck
+}
+
 @test "--chunk-size: with a fixed set of workers a sync run repeats bit for bit, each epoch trained once, the chunks dealt evenly" {
 	cp "$F"/train.tfrecord* .
 	cluster 2 2
@@ -424,17 +455,8 @@ assert [w["chunks"] for w in p["workers"]] == [70, 70], p'
 	tf-train $C --job-name worker --task-index 0 $a --checkpoint-dir ck "$F/train.tfrecord" \
 		> chief.json 2> chief.err 3>&- &
 	PIDS+=" $!"
-	for _ in $(seq 100); do
-		grep -q 'trainer 1 took its first chunk' ps-0.log && break
-		sleep 0.1
-	done
-	sleep 0.5
-	kill -9 $victim
+	kill_trainer_1 ps-0.log kill -9 $victim
 	# --status once the ps has gone on without it: the pool's accounting
-	for _ in $(seq 100); do
-		grep -q 'trainer 1 silent' ps-0.log && break
-		sleep 0.1
-	done
 	run -0 tf-ps $C --status
 	/usr/bin/python3 -c '
 import json, sys
@@ -446,13 +468,8 @@ assert s["workers"][1]["lost"] and p["workers"][1]["returned"] > 0, s' "$output"
 	PIDS+=" $!"
 	wait_all
 	grep -Eq "ps 0: step [0-9]+: trainer 1 silent for 3 s \(--peer-timeout\): going on without it \(1 of 2 trainers remain; a sync step takes 1 gradient\); [0-9]+ records it held untrained go back to the pool: chunk [0-9]+ of epoch [0-9]+ \([0-9]+ of 50 records trained\)" ps-0.log
-	grep -Eq "ps 0: step [0-9]+: trainer 1 started again \(a new process\): 2 of 2 trainers remain; a sync step takes 2 gradients" ps-0.log
 	grep -q "the chunks it held go back to the pool" chief.err
-	run -0 pool_exact 1500
-	# both trainers trained, the one restarted too
-	read -r a0 a1 <<< "$output"
-	[ "$a0" -gt 0 ] && [ "$a1" -gt 0 ]
-	accuracy_near_one ck
+	restarted_run_exact ps-0.log
 }
 
 @test "--chunk-size: a third worker joins mid-run and takes chunks; one the ps went on without exits 75" {
@@ -709,17 +726,8 @@ while True:
 	a="-q --epochs=1500 --batch-size=32 --chunk-size=50 --peer-timeout=3 --startup-timeout=30"
 	jid=$(sbatch --parsable -n 3 --output=job.out --export=ALL,PORT_BASE=$base \
 		"$TOP/share/examples/slurm-train" "$F/train.tfrecord" "$PWD/ck" $a)
-	for _ in $(seq 300); do
-		grep -q 'trainer 1 took its first chunk' job.out 2> /dev/null && break
-		sleep 0.1
-	done
-	sleep 0.5
 	# task 2 of the job's step: worker 1
-	pkill -9 -f -- "tf-train --job-name=worker --task-index=1 " || true
-	for _ in $(seq 100); do
-		grep -q 'trainer 1 silent' job.out && break
-		sleep 0.1
-	done
+	kill_trainer_1 job.out pkill -9 -f -- "tf-train --job-name=worker --task-index=1 "
 	# a new step of the same allocation, its place in the cluster given
 	# by flags (its own Slurm environment is a step of one task)
 	srun --jobid="$jid" --overlap -n 1 tf-train --job-name=worker --task-index=1 \
@@ -733,13 +741,8 @@ while True:
 	wait_all
 	slurm_down
 	cat job.out w1b.err
-	grep -Eq "ps 0: step [0-9]+: trainer 1 silent for 3 s \(--peer-timeout\): going on without it" job.out
-	grep -Eq "ps 0: step [0-9]+: trainer 1 started again \(a new process\)" job.out
 	grep '"final":true' job.out > chief.json
-	run -0 pool_exact 1500
-	read -r a0 a1 <<< "$output"
-	[ "$a0" -gt 0 ] && [ "$a1" -gt 0 ]
-	accuracy_near_one ck
+	restarted_run_exact job.out
 }
 
 @test "--chunk-size with TF_CONFIG (as Kubernetes starts pods): a worker killed -9 and started again, every epoch trained once" {
@@ -754,25 +757,11 @@ while True:
 	victim=$!
 	TF_CONFIG=$(tfc worker 0) tf-train $a --checkpoint-dir ck "$F/train.tfrecord" > chief.json 2> chief.err 3>&- &
 	PIDS+=" $!"
-	for _ in $(seq 100); do
-		grep -q 'trainer 1 took its first chunk' ps-0.log && break
-		sleep 0.1
-	done
-	sleep 0.5
-	kill -9 $victim
-	for _ in $(seq 100); do
-		grep -q 'trainer 1 silent' ps-0.log && break
-		sleep 0.1
-	done
+	kill_trainer_1 ps-0.log kill -9 $victim
 	TF_CONFIG=$(tfc worker 1) tf-train $a "$F/train.tfrecord" > w1b.out 2> w1b.err 3>&- &
 	PIDS+=" $!"
 	wait_all
-	grep -Eq "ps 0: step [0-9]+: trainer 1 silent for 3 s \(--peer-timeout\): going on without it" ps-0.log
-	grep -Eq "ps 0: step [0-9]+: trainer 1 started again \(a new process\)" ps-0.log
-	run -0 pool_exact 1500
-	read -r a0 a1 <<< "$output"
-	[ "$a0" -gt 0 ] && [ "$a1" -gt 0 ]
-	accuracy_near_one ck
+	restarted_run_exact ps-0.log
 }
 
 @test "share/examples/kubernetes.yaml: each pod's TF_CONFIG is the cluster the flags give" {
