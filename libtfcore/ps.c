@@ -132,6 +132,8 @@ static void note(struct ps *ps, const char *fmt, ...)
 static void set_lost(struct ps *ps, uint32_t k, int on);
 static void note_pool(struct ps *ps);
 static void answer_takes(struct ps *ps, double t);
+static void drop_takes(struct ps *ps, const struct slot *s, uint32_t wk,
+                       int status, const char *msg);
 static uint64_t give_back(struct ps *ps, uint32_t wk, char *what, size_t len);
 
 static void
@@ -753,6 +755,10 @@ check_session(struct ps *ps, struct slot *s, uint32_t wk,
 	if (w->session != 0 && w->session != q->session) {
 		memmove(w->retired + 1, w->retired, 3 * sizeof *w->retired);
 		w->retired[0] = w->session;
+		/* a TAKE the process before left held gets no chunk */
+		drop_takes(ps, s, wk, TFKIT__PS__REPLY__STATUS__LOST,
+		           "another process has taken this trainer's place "
+		           "(the same task index)");
 		char what[800], alive[120];
 		uint64_t back = give_back(ps, wk, what, sizeof what);
 		if (w->lost) {
@@ -863,6 +869,20 @@ answer_takes(struct ps *ps, double t)
 	}
 }
 
+/* Trainer wk's held TAKEs (but the one on slot s) answered with status
+ * and no chunk. */
+static void
+drop_takes(struct ps *ps, const struct slot *s, uint32_t wk, int status,
+           const char *msg)
+{
+	for (size_t i = 0; i < ps->nslots; i++) {
+		struct slot *o = &ps->slots[i];
+		if (o != s && o->parked == PARK_TAKE && o->wk == wk) {
+			reply_status(ps, o, status, msg, wk);
+		}
+	}
+}
+
 /* TAKE: the trainer's next chunk, or END; with none for it yet, held up
  * to TAKE_HOLD for one to come free, then WAIT (at once without a
  * socket: no clock ticks there). */
@@ -878,13 +898,7 @@ take(struct ps *ps, struct slot *s, uint32_t wk, const Tfkit__Ps__Request *q)
 	}
 	/* one held for the same trainer: it asked again, having given up
 	 * on that one */
-	for (size_t i = 0; i < ps->nslots; i++) {
-		struct slot *o = &ps->slots[i];
-		if (o != s && o->parked == PARK_TAKE && o->wk == wk) {
-			reply_status(ps, o, TFKIT__PS__REPLY__STATUS__WAIT, "",
-			             wk);
-		}
-	}
+	drop_takes(ps, s, wk, TFKIT__PS__REPLY__STATUS__WAIT, "");
 	s->want = q->take;
 	s->wk = wk;
 	s->until = tfi_now() + TAKE_HOLD;
@@ -1477,12 +1491,8 @@ tf_ps_run(const struct tf_registry *reg, const struct tf_ps_config *cfg,
 	pthread_mutex_unlock(&ps.mu);
 	note(&ps, "ps %zu of %zu listening on %s", cfg->index, cfg->count,
 	     where);
+	long tick = 20; /* ms; 2 while a TAKE is held (read under mu) */
 	while (rc == TF_OK) {
-		/* ticks of 20 ms; of 2 ms while a TAKE is held */
-		long tick = 20;
-		for (size_t i = 0; i < ps.nslots; i++) {
-			tick = ps.slots[i].parked == PARK_TAKE ? 2 : tick;
-		}
 		struct timespec ts = {0, tick * 1000 * 1000};
 		nanosleep(&ts, NULL);
 		if (sink != NULL && sink->stop != NULL &&
@@ -1494,8 +1504,13 @@ tf_ps_run(const struct tf_registry *reg, const struct tf_ps_config *cfg,
 		pthread_mutex_lock(&ps.mu);
 		double t = tfi_now();
 		int quit = 0;
+		tick = 20;
 		if (ps.pool != NULL) {
 			answer_takes(&ps, t);
+			for (size_t i = 0; i < ps.nslots; i++) {
+				tick =
+				    ps.slots[i].parked == PARK_TAKE ? 2 : tick;
+			}
 		}
 		if (ps.finish) {
 			note(&ps,
