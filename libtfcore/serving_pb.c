@@ -850,6 +850,194 @@ element(const Tensorflow__TensorProto *t, size_t i)
 	}
 }
 
+/* The values t holds (tensor_content's, or its typed field's). */
+static int
+value_count(struct tf_request *q, const char *name,
+            const Tensorflow__TensorProto *t, size_t *have)
+{
+	if (t->tensor_content.len > 0) {
+		size_t es = elem_size(t->dtype);
+		if (t->dtype == TENSORFLOW__DATA_TYPE__DT_STRING || es == 0 ||
+		    t->tensor_content.len % es != 0) {
+			return tfi_request_bad(
+			    q,
+			    "input '%s': tensor_content of %zu bytes is not "
+			    "a whole number of %s",
+			    name, t->tensor_content.len, dtype_name(t->dtype));
+		}
+		*have = t->tensor_content.len / es;
+	} else {
+		*have = typed_count(t);
+	}
+	return TF_OK;
+}
+
+/* Element i of an integer tensor, all 64 bits (ids: an int64's bits are
+ * a uint64 id's). */
+static uint64_t
+id_element(const Tensorflow__TensorProto *t, size_t i)
+{
+	if (t->tensor_content.len > 0) {
+		const uint8_t *p =
+		    t->tensor_content.data + i * elem_size(t->dtype);
+		if (elem_size(t->dtype) == 8) {
+			uint64_t u;
+			memcpy(&u, p, sizeof u); /* little-endian hosts */
+			return u;
+		}
+		int32_t v;
+		memcpy(&v, p, sizeof v);
+		return (uint64_t)(int64_t)v;
+	}
+	switch (t->dtype) {
+	case TENSORFLOW__DATA_TYPE__DT_INT64:
+		return (uint64_t)t->int64_val[i];
+	case TENSORFLOW__DATA_TYPE__DT_UINT64:
+		return t->uint64_val[i];
+	default: /* int32 */
+		return (uint64_t)(int64_t)t->int_val[i];
+	}
+}
+
+/* A tensor's dims as [d0, d1, ...] for messages. */
+static void
+shape_text(const Tensorflow__TensorProto *t, char *out, size_t len)
+{
+	const Tensorflow__TensorShapeProto *sh = t->tensor_shape;
+	snprintf(out, len, "[");
+	for (size_t k = 0; sh != NULL && k < sh->n_dim && k < 6; k++) {
+		size_t n = strlen(out);
+		snprintf(out + n, len - n, "%s%lld", k ? ", " : "",
+		         (long long)sh->dim[k]->size);
+	}
+	size_t n = strlen(out);
+	snprintf(out + n, len - n, "%s",
+	         sh != NULL && sh->n_dim > 6 ? ", ...]" : "]");
+}
+
+/* Whether t is an integer tensor of ids (int64, uint64 or int32). */
+static int
+id_dtype(int d)
+{
+	return d == TENSORFLOW__DATA_TYPE__DT_INT64 ||
+	       d == TENSORFLOW__DATA_TYPE__DT_UINT64 ||
+	       d == TENSORFLOW__DATA_TYPE__DT_INT32;
+}
+
+/*
+ * Predict for a model of sparse ids: "ids" (int64, uint64 or int32; an
+ * int64's bits are a uint64 id's) of shape [n, k], each row's ids first
+ * and padding after; "values" (numbers, the same shape; each 1 without
+ * it); "lengths" (integers, shape [n]: each row's ids; without it a row's
+ * ids end at its first -1, so an id of 2^64-1 needs lengths).  Each row
+ * as the REST API's {"ids": [...], "values": [...]}.
+ */
+static int
+predict_bag(struct tf_request *q, const struct tf_model *m, size_t max_rows)
+{
+	const Tensorflow__Serving__PredictRequest *pr = q->pb;
+	const Tensorflow__TensorProto *t[3] = {NULL, NULL, NULL};
+	static const char *const names[3] = {"ids", "values", "lengths"};
+	static const Tensorflow__TensorProto empty =
+	    TENSORFLOW__TENSOR_PROTO__INIT;
+	for (size_t i = 0; i < pr->n_inputs; i++) {
+		const char *name = pr->inputs[i]->key;
+		int j = 0;
+		while (j < 3 && strcmp(name, names[j]) != 0) {
+			j++;
+		}
+		if (j == 3) {
+			return tfi_request_bad(
+			    q,
+			    "input tensor alias not found in signature: %s. "
+			    "Inputs expected to be in the set {ids, values, "
+			    "lengths} (a model of sparse ids)",
+			    name);
+		}
+		t[j] = pr->inputs[i]->value ? pr->inputs[i]->value : &empty;
+	}
+	const Tensorflow__TensorProto *ids = t[0], *vals = t[1], *lens = t[2];
+	if (ids == NULL) {
+		return tfi_request_bad(q, "missing input 'ids' (a model of "
+		                          "sparse ids: [rows, ids a row])");
+	}
+	const Tensorflow__TensorShapeProto *sh = ids->tensor_shape;
+	size_t have, vhave = 0, lhave = 0;
+	char got[96];
+	shape_text(ids, got, sizeof got);
+	if (!id_dtype(ids->dtype) || sh == NULL || sh->n_dim != 2 ||
+	    sh->dim[0]->size < 1 || sh->dim[1]->size < 0) {
+		return tfi_request_bad(q,
+		                       "input 'ids' takes integers (DT_INT64, "
+		                       "DT_UINT64 or DT_INT32) of shape [rows, "
+		                       "ids a row]; got %s of shape %s",
+		                       dtype_name(ids->dtype), got);
+	}
+	size_t n = (size_t)sh->dim[0]->size, k = (size_t)sh->dim[1]->size;
+	if (value_count(q, "ids", ids, &have) != TF_OK ||
+	    (vals != NULL && value_count(q, "values", vals, &vhave) != TF_OK) ||
+	    (lens != NULL &&
+	     value_count(q, "lengths", lens, &lhave) != TF_OK)) {
+		return TF_EINVAL;
+	}
+	if (have != n * k) {
+		return tfi_request_bad(q,
+		                       "input 'ids': %zu values for its shape "
+		                       "of %zu",
+		                       have, n * k);
+	}
+	if (vals != NULL && (vals->dtype == TENSORFLOW__DATA_TYPE__DT_STRING ||
+	                     elem_size(vals->dtype) == 0 || vhave != n * k)) {
+		return tfi_request_bad(q,
+		                       "input 'values' takes %zu numbers (the "
+		                       "shape of 'ids'); got %zu of %s",
+		                       n * k, vhave, dtype_name(vals->dtype));
+	}
+	if (lens != NULL && (!id_dtype(lens->dtype) || lhave != n)) {
+		return tfi_request_bad(q,
+		                       "input 'lengths' takes %zu integers (a "
+		                       "row's ids); got %zu of %s",
+		                       n, lhave, dtype_name(lens->dtype));
+	}
+	int rc = tfi_request_room(q, n, max_rows, "rows");
+	if (rc != TF_OK) {
+		return rc;
+	}
+	for (size_t r = 0; r < n; r++) {
+		char what[48];
+		snprintf(what, sizeof what, "row %zu", r);
+		size_t len = 0;
+		if (lens != NULL) {
+			uint64_t l = id_element(lens, r);
+			if (l > k) {
+				return tfi_request_bad(
+				    q, "%s: a length of %lld (of %zu ids)",
+				    what, (long long)(int64_t)l, k);
+			}
+			len = (size_t)l;
+		} else {
+			while (len < k &&
+			       id_element(ids, r * k + len) != UINT64_MAX) {
+				len++;
+			}
+		}
+		if (tfi_request_bag_row(q, m, what, r, len, vals ? len : 0) !=
+		    TF_OK) {
+			return TF_EINVAL;
+		}
+		for (size_t j = 0; j < len; j++) {
+			float v = vals ? element(vals, r * k + j) : 1.0f;
+			if (tfi_request_bag_id(q, m, what, r, j,
+			                       id_element(ids, r * k + j),
+			                       v) != TF_OK) {
+				return TF_EINVAL;
+			}
+		}
+	}
+	q->in.rows = n;
+	return TF_OK;
+}
+
 /* The rows a tensor for input in holds: shape [n] or [n, 1] for one
  * column, [n, width] for a list; scalar for one row of one column. */
 static int
@@ -908,18 +1096,8 @@ tensor_values(struct tf_request *q, const struct tf_model *m, const char *name,
 		    dtype_name(t->dtype));
 	}
 	size_t have;
-	if (t->tensor_content.len > 0) {
-		size_t es = elem_size(t->dtype);
-		if (str || t->tensor_content.len % es != 0) {
-			return tfi_request_bad(
-			    q,
-			    "input '%s': tensor_content of %zu bytes is not "
-			    "a whole number of %s",
-			    name, t->tensor_content.len, dtype_name(t->dtype));
-		}
-		have = t->tensor_content.len / es;
-	} else {
-		have = typed_count(t);
+	if (value_count(q, name, t, &have) != TF_OK) {
+		return TF_EINVAL;
 	}
 	/* One value fills the whole shape, as TensorFlow reads a proto. */
 	if (have != want && have != 1) {
@@ -1057,6 +1235,10 @@ predict_inputs(struct tf_request *q, const struct tf_model *m, size_t max_rows)
 	if (pr->n_inputs == 0) {
 		return tfi_request_bad(q, "the request has no inputs");
 	}
+	int64_t bw, bv;
+	if (tf_columns_bag(cols, &bw, &bv)) {
+		return predict_bag(q, m, max_rows);
+	}
 	if (tfi_request_seen(q) != TF_OK) {
 		return TF_ENOMEM;
 	}
@@ -1083,14 +1265,6 @@ predict_inputs(struct tf_request *q, const struct tf_model *m, size_t max_rows)
 			    "input tensor alias not found in signature: %s. "
 			    "Inputs expected to be in the set %s.",
 			    name, set);
-		}
-		if (in.sparse) {
-			return tfi_request_bad(
-			    q,
-			    "input '%s' is sparse: send the ids and values "
-			    "over REST for now ({\"instances\": [{\"ids\": "
-			    "[...], \"values\": [...]}]})",
-			    name);
 		}
 		if (in.sequence) {
 			/* its lengths have no tensor here yet */

@@ -478,7 +478,7 @@ assert pred.Predict(tfgrpc.predict("model", {"features": [[1.0] * 30]}), 5.0).mo
 	[[ "$stderr" == *"--grpc-port"* ]]
 }
 
-@test "a model of sparse ids: Classify takes Examples of an int64_list 'ids' and a float_list 'values' (or none) as REST takes them; Predict refuses, naming REST" {
+@test "a model of sparse ids: Classify takes Examples of an int64_list 'ids' and a float_list 'values' (or none), Predict padded 'ids' with 'values' and 'lengths', as REST takes them; bad ones named" {
 	tf-csv2record -q -f libsvm -o hs.tfrecord "$DATA/heart_scale"
 	tf-train -q --sparse --model lr --optimizer adagrad --learning-rate 0.5 -e 3 --checkpoint-dir m hs.tfrecord > /dev/null
 	tf-export -d m --export-base hs > /dev/null
@@ -508,8 +508,46 @@ bad.model_spec.name = "hs"
 bad.input.example_list.examples.add().features.feature["ids"].int64_list.value.extend([1, 99])
 code, msg = tfgrpc.error(pred.Classify, bad, 5.0)
 assert code == "INVALID_ARGUMENT" and "example 0: id 99 is beyond the model's (0 to 13)" in msg, msg
-code, msg = tfgrpc.error(pred.Predict, tfgrpc.predict("hs", {"ids": tfgrpc.tensor([[1, 2]], dtype=types_pb2.DT_INT64)}), 5.0)
-assert code == "INVALID_ARGUMENT" and "input 'ids' is sparse: send the ids and values over REST" in msg, msg
+PY
+	# Predict: ids padded to [rows, k] (their end a -1, or 'lengths'),
+	# 'values' of the same shape or none, as REST's instances predict
+	curl -s -d '{"instances": [{"ids": [1, 3, 12], "values": [0.5, 1, -1]}, {"ids": [7], "values": [1]}]}' \
+		"$URL/v1/models/hs:predict" > rest.json
+	curl -s -d '{"instances": [{"ids": [7]}, {"ids": [2, 5]}]}' "$URL/v1/models/hs:predict" > rest1.json
+	/usr/bin/python3 - <<'PY'
+import json, os
+import tfgrpc
+from tfgrpc import types_pb2
+pred, _ = tfgrpc.stubs(os.environ["GPORT"])
+I64, I32 = types_pb2.DT_INT64, types_pb2.DT_INT32
+def probs(inputs):
+    r = pred.Predict(tfgrpc.predict("hs", inputs), 5.0)
+    return tfgrpc.values(r.outputs["probabilities"])
+want = [p for row in json.load(open("rest.json"))["predictions"] for p in row["probabilities"]]
+vals = tfgrpc.tensor([[0.5, 1, -1], [1, 0, 0]])
+# the end of a row's ids: a -1
+got = probs({"ids": tfgrpc.tensor([[1, 3, 12], [7, -1, -1]], dtype=I64), "values": vals})
+assert tfgrpc.close(got, want), (got, want)
+# or its length (the padding anything), int32 in tensor_content
+got = probs({"ids": tfgrpc.tensor([[1, 3, 12], [7, 0, 0]], dtype=I32, content=True), "values": vals,
+             "lengths": tfgrpc.tensor([3, 1], dtype=I64)})
+assert tfgrpc.close(got, want), (got, want)
+# no values: each 1
+want1 = [p for row in json.load(open("rest1.json"))["predictions"] for p in row["probabilities"]]
+got = probs({"ids": tfgrpc.tensor([[7, -1], [2, 5]], dtype=I64)})
+assert tfgrpc.close(got, want1), (got, want1)
+bad = [
+    ({"ids": tfgrpc.tensor([[1, 99]], dtype=I64)}, "row 0: id 99 is beyond the model's (0 to 13)"),
+    ({"values": vals}, "missing input 'ids' (a model of sparse ids: [rows, ids a row])"),
+    ({"ids": tfgrpc.tensor([1, 2], dtype=I64)}, "input 'ids' takes integers (DT_INT64, DT_UINT64 or DT_INT32) of shape [rows, ids a row]; got DT_INT64 of shape [2]"),
+    ({"ids": tfgrpc.tensor([[1, 2]], dtype=I64), "values": tfgrpc.tensor([[1.0]])}, "input 'values' takes 2 numbers (the shape of 'ids'); got 1 of DT_FLOAT"),
+    ({"ids": tfgrpc.tensor([[1, 2]], dtype=I64), "lengths": tfgrpc.tensor([3], dtype=I64)}, "row 0: a length of 3 (of 2 ids)"),
+    ({"ids": tfgrpc.tensor([[1, 2]], dtype=I64), "x": vals}, "input tensor alias not found in signature: x. Inputs expected to be in the set {ids, values, lengths}"),
+    ({"ids": tfgrpc.tensor([list(range(14))], dtype=I64)}, "row 0: 14 ids; the model reads at most 13 a row"),
+]
+for inputs, text in bad:
+    code, msg = tfgrpc.error(pred.Predict, tfgrpc.predict("hs", inputs), 5.0)
+    assert code == "INVALID_ARGUMENT" and text in msg, (code, msg, text)
 PY
 	stop_server
 }
