@@ -1435,7 +1435,7 @@ tfi_columns_category_id(const struct cat *c, const void *s, size_t n)
 	while (lo < hi) {
 		int64_t mid = lo + (hi - lo) / 2;
 		size_t m = c->vlen[mid] < n ? c->vlen[mid] : n;
-		int cmp = memcmp(c->vocab[mid], s, m);
+		int cmp = m ? memcmp(c->vocab[mid], s, m) : 0; /* s: NULL, 0 */
 		cmp = cmp ? cmp : (c->vlen[mid] > n) - (c->vlen[mid] < n);
 		if (cmp == 0) {
 			return c->offset + mid;

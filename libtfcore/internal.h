@@ -433,6 +433,16 @@ int tfi_request_bag_row(struct tf_request *q, const struct tf_model *m,
 int tfi_request_bag_id(struct tf_request *q, const struct tf_model *m,
                        const char *what, size_t r, size_t k, uint64_t id,
                        float value);
+/* A model's sequence (serving.c): -1 none, or how its steps are given. */
+enum { TFI_SEQ_NUMBERS, TFI_SEQ_STRINGS, TFI_SEQ_INTEGERS };
+int tfi_request_seq_kind(const struct tf_model *m);
+/* Row r's sequence (input in): len steps (cut to the model's), each a
+ * token (tok[j] of tok_len[j] bytes; or itok[j]) or the step's numbers
+ * (vals, width / steps a step), as REST's lists of steps. */
+void tfi_request_seq_row(struct tf_request *q, const struct tf_model *m,
+                         const struct tfi_input *in, size_t r, int64_t len,
+                         const void *const *tok, const size_t *tok_len,
+                         const int64_t *itok, const float *vals);
 struct tf_columns;
 size_t tfi_columns_inputs(const struct tf_columns *cols, struct tfi_input *out,
                           size_t cap);

@@ -439,6 +439,58 @@ image_instance(struct tf_request *q, const struct tf_model *m, json_t *v,
 	return TF_OK;
 }
 
+int
+tfi_request_seq_kind(const struct tf_model *m)
+{
+	const struct seqf *sq = tf_model_columns((struct tf_model *)m)->seq;
+	return sq == NULL                 ? -1
+	       : !sq->tokens              ? TFI_SEQ_NUMBERS
+	       : sq->type == TF_COL_BYTES ? TFI_SEQ_STRINGS
+	                                  : TFI_SEQ_INTEGERS;
+}
+
+/* Row r's sequence (input in) emptied: no step, no token. */
+static void
+seq_clear(struct tf_request *q, const struct seqf *sq,
+          const struct tfi_input *in, size_t r)
+{
+	int64_t *ids = q->in.ids + r * (size_t)q->in.id_width;
+	float *x = q->in.x + r * (size_t)q->in.width + (size_t)in->col;
+	for (int64_t j = 0; j < in->width && !sq->tokens; j++) {
+		x[j] = 0.0f;
+	}
+	for (int64_t j = 0; j < in->steps && sq->tokens; j++) {
+		ids[sq->col + j] = -1;
+	}
+}
+
+void
+tfi_request_seq_row(struct tf_request *q, const struct tf_model *m,
+                    const struct tfi_input *in, size_t r, int64_t len,
+                    const void *const *tok, const size_t *tok_len,
+                    const int64_t *itok, const float *vals)
+{
+	const struct seqf *sq = tf_model_columns((struct tf_model *)m)->seq;
+	int64_t fw = in->width / in->steps;
+	seq_clear(q, sq, in, r);
+	len = len < in->steps ? len : in->steps;
+	int64_t *ids = q->in.ids + r * (size_t)q->in.id_width;
+	float *x = q->in.x + r * (size_t)q->in.width + (size_t)in->col;
+	for (int64_t j = 0; j < len; j++) {
+		if (!sq->tokens) {
+			memcpy(x + j * fw, vals + j * fw,
+			       (size_t)fw * sizeof *x);
+		} else if (sq->type == TF_COL_BYTES) {
+			ids[sq->col + j] = tfi_columns_category_id(
+			    &sq->tok, tok[j], tok_len[j]);
+		} else {
+			ids[sq->col + j] =
+			    tfi_columns_int_token_id(&sq->tok, itok[j]);
+		}
+	}
+	ids[sq->len_col] = len;
+}
+
 /* A sequence input's value in row r: a list of its steps (ragged: as
  * many as the row has; past the model's max_length cut, as training
  * reads them), each a token (a string, or an integer for int64 tokens)
@@ -461,12 +513,7 @@ sequence_value(struct tf_request *q, const struct tf_model *m,
 	len = len < in->steps ? len : in->steps;
 	int64_t *ids = q->in.ids + r * (size_t)q->in.id_width;
 	float *x = q->in.x + r * (size_t)q->in.width + (size_t)in->col;
-	for (int64_t j = 0; j < in->width && !sq->tokens; j++) {
-		x[j] = 0.0f;
-	}
-	for (int64_t j = 0; j < in->steps && sq->tokens; j++) {
-		ids[sq->col + j] = -1;
-	}
+	seq_clear(q, sq, in, r);
 	for (int64_t j = 0; j < len; j++) {
 		json_t *e = json_array_get(v, (size_t)j);
 		if (sq->tokens && sq->type == TF_COL_BYTES &&

@@ -924,6 +924,130 @@ id_dtype(int d)
 	       d == TENSORFLOW__DATA_TYPE__DT_INT32;
 }
 
+/* The rows of a sequence input's padded tensor: [n, T] of tokens
+ * (DT_STRING, or integers for int64 tokens) or of one number a step,
+ * [n, T, F] of F numbers a step; T in *steps. */
+static int
+seq_rows(struct tf_request *q, const struct tf_model *m, const char *name,
+         const struct tfi_input *in, const Tensorflow__TensorProto *t,
+         size_t *rows, size_t *steps)
+{
+	int kind = tfi_request_seq_kind(m);
+	int64_t fw = in->width / in->steps;
+	const Tensorflow__TensorShapeProto *sh = t->tensor_shape;
+	size_t rank = sh ? sh->n_dim : 0;
+	int dt_ok = kind == TFI_SEQ_STRINGS
+	                ? t->dtype == TENSORFLOW__DATA_TYPE__DT_STRING
+	            : kind == TFI_SEQ_INTEGERS
+	                ? id_dtype(t->dtype)
+	                : t->dtype != TENSORFLOW__DATA_TYPE__DT_STRING &&
+	                      elem_size(t->dtype) != 0;
+	int shape_ok =
+	    (rank == 2 && (kind != TFI_SEQ_NUMBERS || fw == 1)) ||
+	    (rank == 3 && kind == TFI_SEQ_NUMBERS && sh->dim[2]->size == fw);
+	if (!dt_ok || !shape_ok || sh->dim[0]->size < 1 ||
+	    sh->dim[1]->size < 0) {
+		char got[96];
+		shape_text(t, got, sizeof got);
+		return tfi_request_bad(
+		    q,
+		    "input '%s' is a sequence: %s of shape [rows, steps%s] "
+		    "(padded; 'lengths' gives each row's steps); got %s of "
+		    "shape %s",
+		    name,
+		    kind == TFI_SEQ_STRINGS    ? "DT_STRING tokens"
+		    : kind == TFI_SEQ_INTEGERS ? "integer tokens"
+		                               : "numbers",
+		    kind == TFI_SEQ_NUMBERS && fw > 1 ? ", values a step" : "",
+		    dtype_name(t->dtype), got);
+	}
+	size_t n = (size_t)sh->dim[0]->size, T = (size_t)sh->dim[1]->size;
+	size_t have = 0,
+	       want = n * T * (kind == TFI_SEQ_NUMBERS ? (size_t)fw : 1);
+	if (kind == TFI_SEQ_STRINGS) {
+		have = t->n_string_val;
+	} else if (value_count(q, name, t, &have) != TF_OK) {
+		return TF_EINVAL;
+	}
+	if (have != want) {
+		return tfi_request_bad(q,
+		                       "input '%s': %zu values for its shape "
+		                       "of %zu",
+		                       name, have, want);
+	}
+	*rows = n;
+	*steps = T;
+	return TF_OK;
+}
+
+/* A sequence input's rows from its padded tensor (T steps a row): each
+ * row's steps as 'lengths' says, else up to its first padding (an empty
+ * string, a -1 token) or, for numbers, all T. */
+static int
+seq_values(struct tf_request *q, const struct tf_model *m, const char *name,
+           const struct tfi_input *in, const Tensorflow__TensorProto *t,
+           const Tensorflow__TensorProto *lens, size_t rows, size_t T)
+{
+	int kind = tfi_request_seq_kind(m);
+	size_t fw = (size_t)(in->width / in->steps), lhave = 0;
+	if (lens != NULL && (value_count(q, "lengths", lens, &lhave) != TF_OK ||
+	                     !id_dtype(lens->dtype) || lhave != rows)) {
+		return tfi_request_bad(q,
+		                       "input 'lengths' takes %zu integers (a "
+		                       "row's steps); got %zu of %s",
+		                       rows, lhave, dtype_name(lens->dtype));
+	}
+	const void **tok = calloc(T + 1, sizeof *tok);
+	size_t *tok_len = calloc(T + 1, sizeof *tok_len);
+	int64_t *itok = calloc(T + 1, sizeof *itok);
+	float *vals = calloc(T * fw + 1, sizeof *vals);
+	int rc = tok && tok_len && itok && vals
+	             ? TF_OK
+	             : tfi_set_error(q, TF_ENOMEM, "out of memory");
+	for (size_t r = 0; rc == TF_OK && r < rows; r++) {
+		size_t len = T;
+		if (lens != NULL) {
+			uint64_t l = id_element(lens, r);
+			if (l > T) {
+				rc = tfi_request_bad(
+				    q,
+				    "input 'lengths': row %zu: %lld steps of "
+				    "the %zu the tensor has",
+				    r, (long long)(int64_t)l, T);
+				break;
+			}
+			len = (size_t)l;
+		}
+		for (size_t j = 0; j < len; j++) {
+			size_t i = r * T + j;
+			if (kind == TFI_SEQ_STRINGS) {
+				tok[j] = t->string_val[i].data
+				             ? t->string_val[i].data
+				             : (const uint8_t *)"";
+				tok_len[j] = t->string_val[i].len;
+				if (lens == NULL && tok_len[j] == 0) {
+					len = j;
+				}
+			} else if (kind == TFI_SEQ_INTEGERS) {
+				itok[j] = (int64_t)id_element(t, i);
+				if (lens == NULL && itok[j] == -1) {
+					len = j;
+				}
+			} else {
+				for (size_t f = 0; f < fw; f++) {
+					vals[j * fw + f] =
+					    element(t, i * fw + f);
+				}
+			}
+		}
+		tfi_request_seq_row(q, m, in, r, (int64_t)len, tok, tok_len,
+		                    itok, vals);
+	}
+	(void)name;
+	free(tok), free(tok_len), free(itok), free(vals);
+	return rc;
+}
+
 /*
  * Predict for a model of sparse ids: "ids" (int64, uint64 or int32; an
  * int64's bits are a uint64 id's) of shape [n, k], each row's ids first
@@ -1242,11 +1366,29 @@ predict_inputs(struct tf_request *q, const struct tf_model *m, size_t max_rows)
 	if (tfi_request_seen(q) != TF_OK) {
 		return TF_ENOMEM;
 	}
+	/* a sequence's lengths (its rows' steps), unless a feature has
+	 * the name */
+	const Tensorflow__TensorProto *lens = NULL;
+	struct tfi_input li;
+	int seq_lens = tfi_request_seq_kind(m) >= 0 &&
+	               !tfi_columns_input(cols, "lengths", &li);
+	static const Tensorflow__TensorProto empty =
+	    TENSORFLOW__TENSOR_PROTO__INIT;
+	for (size_t i = 0; seq_lens && i < pr->n_inputs; i++) {
+		if (strcmp(pr->inputs[i]->key, "lengths") == 0) {
+			lens = pr->inputs[i]->value ? pr->inputs[i]->value
+			                            : &empty;
+		}
+	}
 	int64_t guess = 0; /* clients mostly send the signature's order */
+	int seq_given = 0;
 	for (size_t i = 0; i < pr->n_inputs; i++) {
 		const char *name = pr->inputs[i]->key;
 		const Tensorflow__TensorProto *t = pr->inputs[i]->value;
 		struct tfi_input in;
+		if (seq_lens && strcmp(name, "lengths") == 0) {
+			continue;
+		}
 		int is_int;
 		float mean, inv;
 		const char *gn =
@@ -1266,23 +1408,14 @@ predict_inputs(struct tf_request *q, const struct tf_model *m, size_t max_rows)
 			    "Inputs expected to be in the set %s.",
 			    name, set);
 		}
-		if (in.sequence) {
-			/* its lengths have no tensor here yet */
-			return tfi_request_bad(
-			    q,
-			    "input '%s' is a sequence of varying length: send "
-			    "it over REST for now ({\"instances\": [{\"%s\": "
-			    "[steps...]}]})",
-			    name, name);
-		}
-		static const Tensorflow__TensorProto empty =
-		    TENSORFLOW__TENSOR_PROTO__INIT;
 		t = t ? t : &empty;
-		size_t n = 0;
+		size_t n = 0, steps = 0;
 		struct tf_image_view iv;
 		int image = tf_columns_image(cols, &iv);
-		if (image ? image_rows(q, name, &iv, in.width, t, &n) != TF_OK
-		          : tensor_rows(q, name, &in, t, &n) != TF_OK) {
+		if (in.sequence
+		        ? seq_rows(q, m, name, &in, t, &n, &steps) != TF_OK
+		    : image ? image_rows(q, name, &iv, in.width, t, &n) != TF_OK
+		            : tensor_rows(q, name, &in, t, &n) != TF_OK) {
 			return TF_EINVAL;
 		}
 		if (rows == 0) {
@@ -1298,7 +1431,10 @@ predict_inputs(struct tf_request *q, const struct tf_model *m, size_t max_rows)
 			    "must share the batch size)",
 			    name, n, rows);
 		}
-		for (int64_t k = 0; k < in.width; k++) {
+		/* a sequence of tokens is ids, not columns of the row */
+		int64_t cols_in =
+		    in.sequence && (in.categorical || in.is_int) ? 0 : in.width;
+		for (int64_t k = 0; k < cols_in; k++) {
 			if (q->seen[in.col + k]) {
 				return tfi_request_bad(
 				    q,
@@ -1308,13 +1444,24 @@ predict_inputs(struct tf_request *q, const struct tf_model *m, size_t max_rows)
 			}
 			q->seen[in.col + k] = 1;
 		}
-		int rc = image && t->dtype == TENSORFLOW__DATA_TYPE__DT_STRING
+		seq_given |= in.sequence;
+		int rc = in.sequence
+		             ? seq_values(q, m, name, &in, t, lens, rows, steps)
+		         : image && t->dtype == TENSORFLOW__DATA_TYPE__DT_STRING
 		             ? image_values(q, name, &iv, t, rows)
 		             : tensor_values(q, m, name, &in, t, rows);
 		if (rc != TF_OK) {
 			return rc == TF_ENOMEM ? rc : TF_EINVAL;
 		}
 		guess = in.col + in.width;
+	}
+	struct tfi_input all[64];
+	size_t nall = tfi_columns_inputs(cols, all, 64);
+	for (size_t k = 0; !seq_given && k < nall && k < 64; k++) {
+		if (all[k].sequence) { /* its tokens are no column */
+			return tfi_request_bad(
+			    q, "missing input '%s' (a sequence)", all[k].name);
+		}
 	}
 	int64_t n = tfi_serving_ninputs(m);
 	for (int64_t c = 0; c < n; c++) {
@@ -1927,7 +2074,7 @@ metadata_response(struct tf_request *q, const struct tf_model *m,
 	json_t *ji = json_object_get(sig, "inputs");
 	json_t *jo = json_object_get(sig, "outputs");
 	size_t nin = json_array_size(ji), nout = json_array_size(jo);
-	struct tinfo *ti = calloc(nin + nout + 1, sizeof *ti);
+	struct tinfo *ti = calloc(nin + nout + 2, sizeof *ti);
 	struct sigdef defs[3] = {0};
 	int rc = sig != NULL && ti != NULL ? TF_OK : TF_ENOMEM;
 	for (size_t i = 0; rc == TF_OK && i < nin + nout; i++) {
@@ -1945,6 +2092,17 @@ metadata_response(struct tf_request *q, const struct tf_model *m,
 		    : json_array_size(shp) > 1
 		        ? (int64_t)json_integer_value(json_array_get(shp, 1))
 		        : 0;
+	}
+	/* Predict's optional rows' lengths of a sequence or sparse ids
+	 * (predict_bag(), seq_values()), unless a feature has the name */
+	int64_t bw, bv;
+	struct tfi_input li;
+	struct tf_columns *mc = tf_model_columns((struct tf_model *)m);
+	if (rc == TF_OK &&
+	    (tfi_request_seq_kind(m) >= 0 || tf_columns_bag(mc, &bw, &bv)) &&
+	    !tfi_columns_input(mc, "lengths", &li)) {
+		memmove(ti + nin + 1, ti + nin, nout * sizeof *ti);
+		ti[nin++] = (struct tinfo){"lengths", "DT_INT64", 0, NULL};
 	}
 	int task = tf_columns_task(tf_model_columns((struct tf_model *)m));
 	int64_t k = tf_model_outputs(m);

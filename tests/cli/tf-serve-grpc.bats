@@ -551,3 +551,64 @@ for inputs, text in bad:
 PY
 	stop_server
 }
+
+@test "a model of a sequence over gRPC Predict: a padded tensor of its steps (tokens or numbers) with or without 'lengths', as REST's ragged lists; bad ones named" {
+	sessions_csv sessions.csv 1 300 12 user
+	tf-csv2record -q --sequence pages sessions.csv -o s.tfrecord
+	tf-train -q --model gru --rnn-units 8 --hidden 8 --epochs 1 --batch-size 32 --checkpoint-dir g s.tfrecord > /dev/null
+	tf-export -d g --export-base sm > /dev/null
+	printf 'xs,label\n1 2 3 4 5,1\n5 4,0\n0.5 1.5 2.5,1\n3 1 2 7 1 0,0\n' > nums.csv
+	tf-csv2record -q --sequence xs nums.csv -o n.tfrecord
+	tf-train -q --model lstm --rnn-units 4 --hidden 4 --epochs 2 --batch-size 2 --checkpoint-dir n n.tfrecord > /dev/null
+	tf-export -d n --export-base nm > /dev/null
+	printf '{"models": [{"name": "s", "base_path": "%s"}, {"name": "n", "base_path": "%s"}]}' \
+		"$PWD/sm" "$PWD/nm" > models.config
+	start_ready --model-config-file models.config
+	curl -s -d '{"instances": [{"user": 1, "pages": ["home", "login", "buy"]}, {"user": 3, "pages": ["buy", "cart", "login", "help", "view"]}]}' \
+		"$URL/v1/models/s:predict" > rest.json
+	curl -s -d '{"instances": [{"xs": [1, 2, 3]}, {"xs": [5, 4, 0.5, 7, 1, 0]}]}' "$URL/v1/models/n:predict" > rest-n.json
+	/usr/bin/python3 - <<'PY'
+import json, os
+import tfgrpc
+from tfgrpc import types_pb2
+pred, _ = tfgrpc.stubs(os.environ["GPORT"])
+S, I64 = types_pb2.DT_STRING, types_pb2.DT_INT64
+def probs(model, inputs):
+    r = pred.Predict(tfgrpc.predict(model, inputs), 5.0)
+    return tfgrpc.values(r.outputs["probabilities"])
+flat = lambda f: [p for row in json.load(open(f))["predictions"] for p in row["probabilities"]]
+want, want_n = flat("rest.json"), flat("rest-n.json")
+user = tfgrpc.tensor([1, 3], dtype=I64)
+# tokens padded with empty strings, or with anything and 'lengths'
+got = probs("s", {"user": user, "pages": tfgrpc.tensor([["home", "login", "buy", "", ""], ["buy", "cart", "login", "help", "view"]], dtype=S)})
+assert tfgrpc.close(got, want), (got, want)
+got = probs("s", {"user": user, "lengths": tfgrpc.tensor([3, 5], dtype=I64),
+                  "pages": tfgrpc.tensor([["home", "login", "buy", "x", "x"], ["buy", "cart", "login", "help", "view"]], dtype=S)})
+assert tfgrpc.close(got, want), (got, want)
+# numbers: every step given unless 'lengths' says fewer
+got = probs("n", {"xs": tfgrpc.tensor([[1, 2, 3, 0, 0, 0], [5, 4, 0.5, 7, 1, 0]]), "lengths": tfgrpc.tensor([3, 6], dtype=I64)})
+assert tfgrpc.close(got, want_n), (got, want_n)
+pages = tfgrpc.tensor([["home", "buy"]], dtype=S)
+bad = [
+    ("s", {"user": tfgrpc.tensor([1], dtype=I64), "pages": tfgrpc.tensor([[1.0, 2.0]])},
+     "input 'pages' is a sequence: DT_STRING tokens of shape [rows, steps] (padded; 'lengths' gives each row's steps); got DT_FLOAT of shape [1, 2]"),
+    ("s", {"user": tfgrpc.tensor([1], dtype=I64), "pages": tfgrpc.tensor(["home"], dtype=S)},
+     "got DT_STRING of shape [1]"),
+    ("s", {"user": tfgrpc.tensor([1], dtype=I64), "pages": pages, "lengths": tfgrpc.tensor([3], dtype=I64)},
+     "input 'lengths': row 0: 3 steps of the 2 the tensor has"),
+    ("s", {"user": tfgrpc.tensor([1], dtype=I64), "pages": pages, "lengths": tfgrpc.tensor([1, 2], dtype=I64)},
+     "input 'lengths' takes 1 integers (a row's steps); got 2 of DT_INT64"),
+    ("s", {"user": tfgrpc.tensor([1, 2], dtype=I64), "pages": pages},
+     "(all inputs must share the batch size)"),
+    ("s", {"user": tfgrpc.tensor([1], dtype=I64)}, "missing input 'pages'"),
+]
+for model, inputs, text in bad:
+    code, msg = tfgrpc.error(pred.Predict, tfgrpc.predict(model, inputs), 5.0)
+    assert code == "INVALID_ARGUMENT" and text in msg, (code, msg, text)
+# the metadata: the sequence [-1, -1], and Predict's optional lengths
+d = tfgrpc.signatures(pred.GetModelMetadata(tfgrpc.metadata("s"), 5.0))["serving_default"]
+got = {k: (types_pb2.DataType.Name(v.dtype), [x.size for x in v.tensor_shape.dim]) for k, v in d.inputs.items()}
+assert got == {"user": ("DT_INT64", [-1]), "pages": ("DT_STRING", [-1, -1]), "lengths": ("DT_INT64", [-1])}, got
+PY
+	stop_server
+}

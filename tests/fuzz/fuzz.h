@@ -70,21 +70,36 @@ fuzz_model(void)
 	return model;
 }
 
+/* An export loaded once into *slot (abort when it does not load). */
+static inline struct tf_model *
+fuzz_load(struct tf_model **slot, const char *path)
+{
+	if (*slot == NULL &&
+	    ((*slot = tf_model_new()) == NULL ||
+	     tf_model_load(*slot, fuzz_registry(), path) != TF_OK)) {
+		fprintf(stderr, "fuzz: %s: %s\n", path,
+		        *slot ? tf_errmsg(*slot) : "out of memory");
+		abort();
+	}
+	return *slot;
+}
+
 /* A model of sparse ids (tests/fuzz/model-sparse: heart_scale's ids as a
  * bag, {"ids": [...], "values": [...]}), loaded once. */
 static inline struct tf_model *
 fuzz_sparse_model(void)
 {
 	static struct tf_model *model;
-	if (model == NULL &&
-	    ((model = tf_model_new()) == NULL ||
-	     tf_model_load(model, fuzz_registry(), "tests/fuzz/model-sparse") !=
-	         TF_OK)) {
-		fprintf(stderr, "fuzz: %s\n",
-		        model ? tf_errmsg(model) : "out of memory");
-		abort();
-	}
-	return model;
+	return fuzz_load(&model, "tests/fuzz/model-sparse");
+}
+
+/* A model of a sequence (tests/fuzz/model-seq: a gru over sessions'
+ * pages, tokens of varying length, and a numeric "user"), loaded once. */
+static inline struct tf_model *
+fuzz_seq_model(void)
+{
+	static struct tf_model *model;
+	return fuzz_load(&model, "tests/fuzz/model-seq");
 }
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * Fuzz target: TF Serving's gRPC request messages (serving_pb.c) against
- * two small exports, tests/fuzz/model (or $TFKIT_FUZZ_MODEL) and
- * tests/fuzz/model-sparse (a model of sparse ids).  The first
+ * three small exports, tests/fuzz/model (or $TFKIT_FUZZ_MODEL),
+ * tests/fuzz/model-sparse (a model of sparse ids) and tests/fuzz/model-seq
+ * (a sequence of tokens and a number).  The first
  * byte picks the method (Predict, Classify, Regress, GetModelMetadata,
  * GetModelStatus), the rest is the message.  Decoding and reading never
  * crash; a request that reads is predicted and answered with a response
@@ -77,5 +78,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	answer(model, method);
 	answer(fuzz_sparse_model(), method);
+	answer(fuzz_seq_model(), method);
 	return 0;
 }

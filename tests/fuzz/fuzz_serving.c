@@ -1,8 +1,9 @@
 /*
  * Fuzz target: TF Serving REST bodies (predict, classify, regress, one
- * instance) against two small exports, tests/fuzz/model (or
- * $TFKIT_FUZZ_MODEL: numeric features) and tests/fuzz/model-sparse (a
- * model of sparse ids: {"ids": [...], "values": [...]}).  Parsing never
+ * instance) against three small exports, tests/fuzz/model (or
+ * $TFKIT_FUZZ_MODEL: numeric features), tests/fuzz/model-sparse (a
+ * model of sparse ids: {"ids": [...], "values": [...]}) and
+ * tests/fuzz/model-seq (a sequence of tokens, ragged lists).  Parsing never
  * crashes; a body that parses is predicted and answered with a JSON
  * object or value, never an error.  The same body as a :train body
  * (tf/queue.h): refused as the client's error, or records that read back
@@ -96,6 +97,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	against(fuzz_model(), data, size);
 	against(fuzz_sparse_model(), data, size);
+	against(fuzz_seq_model(), data, size);
 	train(fuzz_model(), data, size);
 	train(fuzz_sparse_model(), data, size);
 	return 0;
