@@ -96,9 +96,7 @@ tf_ps_client_new(void)
 	uint64_t x = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	x ^= (uint64_t)getpid() << 32;
 	x ^= (uintptr_t)cl;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	cl->session = (x ^ (x >> 31)) | 1;
+	cl->session = tfi_mix64(x) | 1;
 	return cl;
 }
 

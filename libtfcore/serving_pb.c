@@ -924,6 +924,29 @@ id_dtype(int d)
 	       d == TENSORFLOW__DATA_TYPE__DT_INT32;
 }
 
+/* An optional 'lengths' input: rows integers (each a row's unit, ids or
+ * steps), or refused naming what it holds; TF_OK without one. */
+static int
+lengths_ok(struct tf_request *q, const Tensorflow__TensorProto *lens,
+           size_t rows, const char *unit)
+{
+	size_t have = 0;
+	if (lens == NULL) {
+		return TF_OK;
+	}
+	if (value_count(q, "lengths", lens, &have) != TF_OK) {
+		return TF_EINVAL;
+	}
+	if (!id_dtype(lens->dtype) || have != rows) {
+		return tfi_request_bad(q,
+		                       "input 'lengths' takes %zu integers (a "
+		                       "row's %s); got %zu of %s",
+		                       rows, unit, have,
+		                       dtype_name(lens->dtype));
+	}
+	return TF_OK;
+}
+
 /* The rows of a sequence input's padded tensor: [n, T] of tokens
  * (DT_STRING, or integers for int64 tokens) or of one number a step,
  * [n, T, F] of F numbers a step; T in *steps. */
@@ -984,18 +1007,14 @@ seq_rows(struct tf_request *q, const struct tf_model *m, const char *name,
  * row's steps as 'lengths' says, else up to its first padding (an empty
  * string, a -1 token) or, for numbers, all T. */
 static int
-seq_values(struct tf_request *q, const struct tf_model *m, const char *name,
+seq_values(struct tf_request *q, const struct tf_model *m,
            const struct tfi_input *in, const Tensorflow__TensorProto *t,
            const Tensorflow__TensorProto *lens, size_t rows, size_t T)
 {
 	int kind = tfi_request_seq_kind(m);
-	size_t fw = (size_t)(in->width / in->steps), lhave = 0;
-	if (lens != NULL && (value_count(q, "lengths", lens, &lhave) != TF_OK ||
-	                     !id_dtype(lens->dtype) || lhave != rows)) {
-		return tfi_request_bad(q,
-		                       "input 'lengths' takes %zu integers (a "
-		                       "row's steps); got %zu of %s",
-		                       rows, lhave, dtype_name(lens->dtype));
+	size_t fw = (size_t)(in->width / in->steps);
+	if (lengths_ok(q, lens, rows, "steps") != TF_OK) {
+		return TF_EINVAL;
 	}
 	const void **tok = calloc(T + 1, sizeof *tok);
 	size_t *tok_len = calloc(T + 1, sizeof *tok_len);
@@ -1043,7 +1062,6 @@ seq_values(struct tf_request *q, const struct tf_model *m, const char *name,
 		tfi_request_seq_row(q, m, in, r, (int64_t)len, tok, tok_len,
 		                    itok, vals);
 	}
-	(void)name;
 	free(tok), free(tok_len), free(itok), free(vals);
 	return rc;
 }
@@ -1086,11 +1104,11 @@ predict_bag(struct tf_request *q, const struct tf_model *m, size_t max_rows)
 		                          "sparse ids: [rows, ids a row])");
 	}
 	const Tensorflow__TensorShapeProto *sh = ids->tensor_shape;
-	size_t have, vhave = 0, lhave = 0;
-	char got[96];
-	shape_text(ids, got, sizeof got);
+	size_t have, vhave = 0;
 	if (!id_dtype(ids->dtype) || sh == NULL || sh->n_dim != 2 ||
 	    sh->dim[0]->size < 1 || sh->dim[1]->size < 0) {
+		char got[96];
+		shape_text(ids, got, sizeof got);
 		return tfi_request_bad(q,
 		                       "input 'ids' takes integers (DT_INT64, "
 		                       "DT_UINT64 or DT_INT32) of shape [rows, "
@@ -1099,9 +1117,7 @@ predict_bag(struct tf_request *q, const struct tf_model *m, size_t max_rows)
 	}
 	size_t n = (size_t)sh->dim[0]->size, k = (size_t)sh->dim[1]->size;
 	if (value_count(q, "ids", ids, &have) != TF_OK ||
-	    (vals != NULL && value_count(q, "values", vals, &vhave) != TF_OK) ||
-	    (lens != NULL &&
-	     value_count(q, "lengths", lens, &lhave) != TF_OK)) {
+	    (vals != NULL && value_count(q, "values", vals, &vhave) != TF_OK)) {
 		return TF_EINVAL;
 	}
 	if (have != n * k) {
@@ -1117,11 +1133,8 @@ predict_bag(struct tf_request *q, const struct tf_model *m, size_t max_rows)
 		                       "shape of 'ids'); got %zu of %s",
 		                       n * k, vhave, dtype_name(vals->dtype));
 	}
-	if (lens != NULL && (!id_dtype(lens->dtype) || lhave != n)) {
-		return tfi_request_bad(q,
-		                       "input 'lengths' takes %zu integers (a "
-		                       "row's ids); got %zu of %s",
-		                       n, lhave, dtype_name(lens->dtype));
+	if (lengths_ok(q, lens, n, "ids") != TF_OK) {
+		return TF_EINVAL;
 	}
 	int rc = tfi_request_room(q, n, max_rows, "rows");
 	if (rc != TF_OK) {
@@ -1175,13 +1188,8 @@ tensor_rows(struct tf_request *q, const char *name, const struct tfi_input *in,
 	int ok = rank <= 2 && d0 >= 0 && (!in->list || rank == 2) &&
 	         d1 == (in->list ? in->width : 1);
 	if (!ok || (sh != NULL && sh->unknown_rank)) {
-		char got[96] = "[";
-		for (size_t k = 0; sh != NULL && k < sh->n_dim && k < 6; k++) {
-			size_t n = strlen(got);
-			snprintf(got + n, sizeof got - n, "%s%lld",
-			         k ? ", " : "", (long long)sh->dim[k]->size);
-		}
-		strcat(got, sh != NULL && sh->n_dim > 6 ? ", ...]" : "]");
+		char got[96];
+		shape_text(t, got, sizeof got);
 		if (in->list) {
 			return tfi_request_bad(
 			    q,
@@ -1446,7 +1454,7 @@ predict_inputs(struct tf_request *q, const struct tf_model *m, size_t max_rows)
 		}
 		seq_given |= in.sequence;
 		int rc = in.sequence
-		             ? seq_values(q, m, name, &in, t, lens, rows, steps)
+		             ? seq_values(q, m, &in, t, lens, rows, steps)
 		         : image && t->dtype == TENSORFLOW__DATA_TYPE__DT_STRING
 		             ? image_values(q, name, &iv, t, rows)
 		             : tensor_values(q, m, name, &in, t, rows);

@@ -1542,6 +1542,12 @@ note_lost(struct run *r)
 			}
 		}
 	}
+	/* what becomes of their records: [chunked][more than one] */
+	static const char *const fate[2][2] = {
+	    {"its share of the data is not trained until it is back",
+	     "their share of the data is not trained until they are back"},
+	    {"the chunks it held go back to the pool",
+	     "the chunks they held go back to the pool"}};
 	char msg[600];
 	if (n == 0) {
 		snprintf(msg, sizeof msg, "step %llu: every trainer is back",
@@ -1553,14 +1559,7 @@ note_lost(struct run *r)
 		         "trainers remain; %s",
 		         (unsigned long long)r->h.step, n == 1 ? "" : "s", who,
 		         r->trainers - n, r->trainers,
-		         r->chunked && n == 1
-		             ? "the chunks it held go back to the pool"
-		         : r->chunked
-		             ? "the chunks they held go back to the pool"
-		         : n == 1 ? "its share of the data is not trained "
-		                    "until it is back"
-		                  : "their share of the data is not trained "
-		                    "until they are back");
+		         fate[r->chunked != 0][n > 1]);
 	}
 	say_note(r, msg);
 }
