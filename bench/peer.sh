@@ -20,6 +20,10 @@ peer() {
 		env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=1 "$@"
 	fi
 }
-peer_config="OPENBLAS_NUM_THREADS=1, OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset, ATEN_CPU_CAPABILITY=$peer_cpu"
+if [ "$peer_cpu" = avx512 ]; then
+	peer_config="OPENBLAS_NUM_THREADS=1, OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset, ATEN_CPU_CAPABILITY=avx512"
+else
+	peer_config="OPENBLAS_NUM_THREADS=1, OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset, ATEN_CPU_CAPABILITY unset (no AVX-512 here: torch picks its best, AVX2)"
+fi
 # best RUNS: the highest of a list of examples/s (the peer's best run).
 best() { tr ' ' '\n' | sed '/^$/d' | sort -n | tail -n 1; }

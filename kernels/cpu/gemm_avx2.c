@@ -7,12 +7,15 @@
  * multiply-add a step), whatever m is: a row's product does not depend
  * on the rows beside it, so a model predicts a row alike in a batch of
  * one (tf-serve) and of many (tf-eval), which OpenBLAS's kernels, that
- * pick their path by shape, do not promise.  Tiles of up to 4 rows and 16
- * columns stay in registers while k runs; the last columns of a row (n
- * not a multiple of 8) are summed by fmaf() in the same order.  op(B) =
- * B^T is transposed once into a scratch buffer.
+ * pick their path by shape, do not promise.  Tiles of up to 6 rows and 16
+ * columns stay in registers while k runs (gemm_avx512.c's layout with
+ * vectors of 8), the last columns masked.  Beyond one tile of rows the
+ * product is blocked for the caches, as GotoBLAS blocks it: k by blocks of
+ * KC, the columns by groups of panels of op(B) (B or B^T) packed into the
+ * thread's scratch, each tile of rows run over a whole group; a narrow
+ * weight gradient X^T dY is computed as its transpose.  The blocks change
+ * no sum: a row's product is the same alone and in a batch of any size.
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,72 +39,313 @@ gemm_avx2_usable(void)
 	return usable;
 }
 
-/* Rows i0..i0+mr of C, columns j..j+8v (v vectors of 8). */
-static AVX2 void
-tile(int64_t k, const float *a, int64_t sam, int64_t sak, const float *b,
-     int64_t ldb, float *c, int64_t ldc, int mr, int v, float alpha, float beta)
+/* Columns 0..cols-1 of a vector of 8 (a mask for maskload/maskstore). */
+static AVX2 inline __m256i
+edge(int64_t cols)
 {
-	__m256 acc[4][2];
-	for (int i = 0; i < 4; i++) {
-		acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+	__m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+	int c = cols > 8 ? 8 : cols < 0 ? 0 : (int)cols;
+	return _mm256_cmpgt_epi32(_mm256_set1_epi32(c), lane);
+}
+
+/*
+ * One tile: MR rows of C from row a of A (a(i, kk) = a[i * sam + kk *
+ * sak]), NV vectors of 8 columns, the last masked to nr columns in all,
+ * over kc steps of k.  6 rows by 2 vectors is 12 accumulators, two rows of
+ * B and a broadcast: 15 of the 16 vector registers.  The accumulators are
+ * named variables (an array of them would live in memory) and MR, NV and
+ * E are constants, so each instance keeps only its own.
+ *
+ * k in blocks: a block after the first starts from the sums so far, kept
+ * as they are in w (ldw a row), and a block before the last leaves them
+ * there; only the last scales them into C.  A float kept and read back is
+ * the same float, so each element of C is still one chain of fused
+ * multiply-adds over k in order.
+ */
+#define ROW(I)                                                                 \
+	do {                                                                   \
+		if (mr_ > I) {                                                 \
+			__m256 av =                                            \
+			    _mm256_broadcast_ss(a + I * sam + kk * sak);       \
+			c##I##0 = _mm256_fmadd_ps(av, b0, c##I##0);            \
+			if (nv_ > 1)                                           \
+				c##I##1 = _mm256_fmadd_ps(av, b1, c##I##1);    \
+		}                                                              \
+	} while (0)
+/* Vector J of a row at p (the edge's masked). */
+#define LOAD(p, J)                                                             \
+	(e_ && J == nv_ - 1 ? _mm256_maskload_ps(p, edge(nr - 8 * J))          \
+	                    : _mm256_loadu_ps(p))
+#define STORE(p, J, v)                                                         \
+	do {                                                                   \
+		if (e_ && J == nv_ - 1)                                        \
+			_mm256_maskstore_ps(p, edge(nr - 8 * J), v);           \
+		else                                                           \
+			_mm256_storeu_ps(p, v);                                \
+	} while (0)
+#define START(I, J)                                                            \
+	do {                                                                   \
+		if (mr_ > I && nv_ > J && !first)                              \
+			c##I##J = LOAD(w + I * ldw + 8 * J, J);                \
+	} while (0)
+#define PUT(I, J)                                                              \
+	do {                                                                   \
+		if (mr_ > I && nv_ > J) {                                      \
+			if (!last) {                                           \
+				STORE(w + I * ldw + 8 * J, J, c##I##J);        \
+				break;                                         \
+			}                                                      \
+			float *cp = c + I * ldc + 8 * J;                       \
+			__m256 v = _mm256_mul_ps(va, c##I##J);                 \
+			if (beta != 0.0f) {                                    \
+				v = _mm256_fmadd_ps(vb, LOAD(cp, J), v);       \
+			}                                                      \
+			STORE(cp, J, v);                                       \
+		}                                                              \
+	} while (0)
+#define EACH(F)                                                                \
+	F(0, 0);                                                               \
+	F(0, 1);                                                               \
+	F(1, 0);                                                               \
+	F(1, 1);                                                               \
+	F(2, 0);                                                               \
+	F(2, 1);                                                               \
+	F(3, 0);                                                               \
+	F(3, 1);                                                               \
+	F(4, 0);                                                               \
+	F(4, 1);                                                               \
+	F(5, 0);                                                               \
+	F(5, 1)
+
+struct tile_args {
+	int64_t kc, sam, sak, ldb, ldc, ldw, nr;
+	float alpha, beta;
+	int first, last;
+};
+
+#define TILE(MR, NV, E)                                                        \
+	static AVX2 void tile_##MR##_##NV##_##E(                               \
+	    const struct tile_args *t, const float *a, const float *b,         \
+	    float *c, float *w)                                                \
+	{                                                                      \
+		enum { mr_ = MR, nv_ = NV, e_ = E };                           \
+		const int64_t kc = t->kc, sam = t->sam, sak = t->sak;          \
+		const int64_t ldb = t->ldb, ldc = t->ldc, ldw = t->ldw;        \
+		const int64_t nr = t->nr;                                      \
+		const float alpha = t->alpha, beta = t->beta;                  \
+		const int first = t->first, last = t->last;                    \
+		__m256 z = _mm256_setzero_ps();                                \
+		__m256 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z;   \
+		__m256 c30 = z, c31 = z, c40 = z, c41 = z, c50 = z, c51 = z;   \
+		EACH(START);                                                   \
+		for (int64_t kk = 0; kk < kc; kk++) {                          \
+			const float *br = b + kk * ldb;                        \
+			__m256 b0 = LOAD(br, 0);                               \
+			__m256 b1 = NV > 1 ? LOAD(br + 8, 1) : z;              \
+			ROW(0);                                                \
+			ROW(1);                                                \
+			ROW(2);                                                \
+			ROW(3);                                                \
+			ROW(4);                                                \
+			ROW(5);                                                \
+		}                                                              \
+		__m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);  \
+		(void)va, (void)vb, (void)ldc, (void)ldw, (void)nr;            \
+		EACH(PUT);                                                     \
 	}
-	for (int64_t kk = 0; kk < k; kk++) {
-		const float *br = b + kk * ldb;
-		__m256 b0 = _mm256_loadu_ps(br);
-		__m256 b1 = v > 1 ? _mm256_loadu_ps(br + 8) : b0;
-		for (int i = 0; i < mr; i++) {
-			__m256 av = _mm256_set1_ps(a[i * sam + kk * sak]);
-			acc[i][0] = _mm256_fmadd_ps(av, b0, acc[i][0]);
-			if (v > 1) {
-				acc[i][1] = _mm256_fmadd_ps(av, b1, acc[i][1]);
+
+#define TILES(MR) TILE(MR, 1, 0) TILE(MR, 2, 0) TILE(MR, 1, 1) TILE(MR, 2, 1)
+TILES(1)
+TILES(2)
+TILES(3)
+TILES(4)
+TILES(5)
+TILES(6)
+
+typedef void (*tile_fn)(const struct tile_args *, const float *, const float *,
+                        float *, float *);
+#define MR_MAX 6
+/* [rows - 1][vectors - 1][whether the last is masked] */
+#define TILE_FNS(MR)                                                           \
+	{                                                                      \
+		{tile_##MR##_1_0, tile_##MR##_1_1},                            \
+		    {tile_##MR##_2_0, tile_##MR##_2_1},                        \
+	}
+static const tile_fn tiles[MR_MAX][2][2] = {TILE_FNS(1), TILE_FNS(2),
+                                            TILE_FNS(3), TILE_FNS(4),
+                                            TILE_FNS(5), TILE_FNS(6)};
+
+/* The blocks: KC steps of k at a time (longer k is split), and as many
+ * packed panels of B (KC x 16 each) at a time as fill PACK_BYTES, which
+ * the second-level cache keeps while every tile of rows runs over them
+ * (a tile of A, up to 6 x KC, stays in the first level meanwhile). */
+#define KC         256
+#define PACK_BYTES (192 * 1024)
+
+/* Panels j0/16 .. of rows k0..k0+kc of op(B) into d, panel after panel
+ * (kc x 16 each, the edge's columns zero): B (k x n) read by blocks of 8
+ * rows, in order, each written 512 bytes at a time; B^T (B n x k) a row of
+ * B (a column of the panel) at a time. */
+static AVX2 void
+pack(float *d, const float *b, int tb, int64_t n, int64_t k, int64_t k0,
+     int64_t kc, int64_t j0, int64_t j1)
+{
+	if (tb) {
+		for (int64_t j = j0; j < j1; j += 16) {
+			float *dp = d + (j - j0) * kc;
+			for (int64_t jj = 0; jj < 16; jj++) {
+				if (j + jj >= n) {
+					for (int64_t kk = 0; kk < kc; kk++) {
+						dp[kk * 16 + jj] = 0.0f;
+					}
+					continue;
+				}
+				const float *br = b + (j + jj) * k + k0;
+				for (int64_t kk = 0; kk < kc; kk++) {
+					dp[kk * 16 + jj] = br[kk];
+				}
+			}
+		}
+		return;
+	}
+	for (int64_t q0 = 0; q0 < kc; q0 += 8) {
+		int64_t q1 = kc - q0 < 8 ? kc : q0 + 8;
+		for (int64_t j = j0; j < j1; j += 16) {
+			float *dp = d + (j - j0) * kc;
+			__m256i m0 = edge(n - j), m1 = edge(n - j - 8);
+			for (int64_t q = q0; q < q1; q++) {
+				const float *br = b + (k0 + q) * n + j;
+				__m256 v0 = n - j >= 16
+				                ? _mm256_loadu_ps(br)
+				                : _mm256_maskload_ps(br, m0);
+				__m256 v1 =
+				    n - j >= 16
+				        ? _mm256_loadu_ps(br + 8)
+				        : _mm256_maskload_ps(br + 8, m1);
+				_mm256_storeu_ps(dp + q * 16, v0);
+				_mm256_storeu_ps(dp + q * 16 + 8, v1);
 			}
 		}
 	}
-	__m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
-	for (int i = 0; i < mr; i++) {
-		for (int j = 0; j < v; j++) {
-			float *cp = c + i * ldc + 8 * j;
-			__m256 r = _mm256_mul_ps(va, acc[i][j]);
-			if (beta != 0.0f) {
-				r = _mm256_fmadd_ps(vb, _mm256_loadu_ps(cp), r);
+}
+
+/* Tiles of MR_MAX rows over panels j0..j1 (16 columns each) of B as
+ * laid out at bp (panel p at bp + p * pstride, row kk at + kk * ldb). */
+static void
+run(const struct tile_args *t0, int64_t m, int64_t n, const float *a,
+    const float *bp, int64_t pstride, float *c, float *w, int64_t j0,
+    int64_t j1)
+{
+	struct tile_args t = *t0;
+	/* A read transposed, a block of k at a time, over 8 panels or
+	 * more: each tile's rows copied side by side first (its steps are
+	 * a row of A apart; over fewer panels the copy costs more than it
+	 * saves) */
+	float ap[MR_MAX * KC];
+	int copy = t.sak != 1 && t.kc <= KC && j1 - j0 >= 128;
+	for (int64_t i0 = 0; i0 < m; i0 += MR_MAX) {
+		int mr = m - i0 < MR_MAX ? (int)(m - i0) : MR_MAX;
+		const float *ai = a + i0 * t0->sam;
+		if (copy) {
+			for (int64_t kk = 0; kk < t.kc; kk++) {
+				for (int i = 0; i < mr; i++) {
+					ap[kk * MR_MAX + i] =
+					    ai[i * t0->sam + kk * t0->sak];
+				}
 			}
-			_mm256_storeu_ps(cp, r);
+			ai = ap, t.sam = 1, t.sak = MR_MAX;
+		}
+		for (int64_t j = j0; j < j1; j += 16) {
+			t.nr = n - j < 16 ? n - j : 16;
+			int nv = (int)((t.nr + 7) / 8);
+			tiles[mr - 1][nv - 1][t.nr % 8 != 0](
+			    &t, ai, bp + (j - j0) / 16 * pstride,
+			    c + i0 * t.ldc + j, w + i0 * t.ldw + j);
 		}
 	}
+}
+
+/*
+ * C = alpha op(A) op(B) + beta C, A read as a(i, kk) = a[i * sam + kk *
+ * sak].  A few rows (one tile: a request served alone) read B in place
+ * (B^T transposed first); more are blocked as above, over packed panels.
+ */
+static int
+blocked(int64_t m, int64_t n, int64_t k, const float *a, int64_t sam,
+        int64_t sak, const float *b, int tb, float *c, float alpha, float beta)
+{
+	struct tile_args t = {.sam = sam,
+	                      .sak = sak,
+	                      .ldc = n,
+	                      .ldw = n,
+	                      .alpha = alpha,
+	                      .beta = beta};
+	if (m <= MR_MAX) {
+		if (tb && (b = transposed_cpu(b, n, k)) == NULL) {
+			return -1; /* B^T: (n x k) into k x n, slot 0 */
+		}
+		t.kc = k, t.ldb = n, t.first = t.last = 1;
+		run(&t, m, n, a, b, 16, c, c, 0, n);
+		return 0;
+	}
+	int64_t np = (n + 15) / 16;
+	int64_t kc0 = k < KC ? k : KC;
+	int64_t group = PACK_BYTES / (kc0 * 16 * (int64_t)sizeof(float));
+	group = group < 1 ? 1 : group > np ? np : group;
+	float *p = scratch_cpu(1, (size_t)(group * kc0 * 16));
+	/* the sums between blocks of k: in C, unless C's own values are
+	 * still to be scaled by beta */
+	float *w = c;
+	if (k > KC && beta != 0.0f &&
+	    (w = scratch_cpu(2, (size_t)(m * n))) == NULL) {
+		return -1;
+	}
+	if (p == NULL) {
+		return -1;
+	}
+	for (int64_t k0 = 0; k0 < k; k0 += KC) {
+		t.kc = k - k0 < KC ? k - k0 : KC;
+		t.first = k0 == 0, t.last = k0 + t.kc == k, t.ldb = 16;
+		for (int64_t j0 = 0; j0 < n; j0 += group * 16) {
+			int64_t j1 = j0 + group * 16 < n ? j0 + group * 16 : n;
+			pack(p, b, tb, n, k, k0, t.kc, j0, j1);
+			run(&t, m, n, a + k0 * sak, p, t.kc * 16, c, w, j0, j1);
+		}
+	}
+	return 0;
 }
 
 int
 gemm_avx2(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
           const float *a, const float *b, float beta, float *c)
 {
-	if (tb && (b = transposed_cpu(b, n, k)) == NULL) {
-		return -1; /* B^T: (n x k) into k x n, the thread's scratch */
-	}
-	/* a(i, kk) = a[i * sam + kk * sak] */
-	int64_t sam = ta ? 1 : k, sak = ta ? m : 1;
-	int64_t nv = n / 8 * 8;
-	for (int64_t i0 = 0; i0 < m; i0 += 4) {
-		int mr = m - i0 < 4 ? (int)(m - i0) : 4;
-		const float *ai = a + i0 * sam;
-		for (int64_t j = 0; j < nv; j += 16) {
-			int v = nv - j >= 16 ? 2 : 1;
-			tile(k, ai, sam, sak, b + j, n, c + i0 * n + j, n, mr,
-			     v, alpha, beta);
+	/*
+	 * A weight gradient X^T dY with few columns (n < 16) and more rows:
+	 * computed as its transpose dY^T X, whose rows are long, so each
+	 * broadcast feeds more FMAs; then transposed into C.
+	 */
+	if (ta && !tb && n < 16 && m > n) {
+		float *t = scratch_cpu(0, (size_t)(n * m));
+		if (t == NULL) {
+			return -1;
 		}
-		for (int i = 0; i < mr; i++) {
-			for (int64_t j = nv; j < n; j++) {
-				float s = 0.0f;
-				for (int64_t kk = 0; kk < k; kk++) {
-					s = fmaf(ai[i * sam + kk * sak],
-					         b[kk * n + j], s);
-				}
-				float *cp = c + (i0 + i) * n + j;
-				*cp = beta != 0.0f ? fmaf(beta, *cp, alpha * s)
-				                   : alpha * s;
+		/* T (n x m) = B^T A: a'(i, kk) = B[kk][i], rows of A. */
+		if (blocked(n, m, k, b, 1, n, a, 0, t, 1.0f, 0.0f) != 0) {
+			return -1;
+		}
+		for (int64_t i = 0; i < m; i++) {
+			for (int64_t j = 0; j < n; j++) {
+				float v = alpha * t[j * m + i];
+				c[i * n + j] =
+				    beta != 0.0f ? v + beta * c[i * n + j] : v;
 			}
 		}
+		return 0;
 	}
-	return 0;
+	/* a(i, kk) = a[i * sam + kk * sak]: A is m x k, or k x m read
+	 * transposed */
+	return blocked(m, n, k, a, ta ? 1 : k, ta ? m : 1, b, tb, c, alpha,
+	               beta);
 }
 
 #else

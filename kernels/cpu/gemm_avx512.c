@@ -150,7 +150,7 @@ gemm_avx512(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
 	 * broadcast feeds more FMAs; then transposed into C.
 	 */
 	if (ta && !tb && n < 48 && m > n) {
-		float *t = scratch_cpu((size_t)(n * m));
+		float *t = scratch_cpu(0, (size_t)(n * m));
 		if (t == NULL) {
 			return -1;
 		}

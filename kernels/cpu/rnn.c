@@ -23,7 +23,9 @@
 /* e^x in float, as Cephes' expf (2^k by the exponent's bits times a
  * polynomial of the rest, within 2 ulp), written so that the compiler
  * vectorizes the loops calling it: the cells' sigmoids and tanh are most
- * of a step's time with libm's scalar expf and tanhf. */
+ * of a step's time with libm's scalar expf and tanhf.  Its clamp is a
+ * select only under -fno-trapping-math (the Makefile's, for kernels/):
+ * without it AVX2 (no AVX-512 masks) leaves the cells' loops scalar. */
 static inline float
 fexp(float x)
 {

@@ -1,7 +1,8 @@
 /*
  * scratch.c - scratch memory of each thread for the CPU's matrix
  * products (gemm_avx512.c, gemm_avx2.c): a transposed operand or a
- * product, kept between calls (a training step calls them many times
+ * product in slot 0, packed panels of B in slot 1, partial sums in slot
+ * 2, kept between calls (a training step calls them many times
  * with the same shapes) and freed when the thread ends (training's
  * towers are threads).
  */
@@ -11,8 +12,8 @@
 #include "kernels/kernels.h"
 
 struct scratch {
-	float *buf;
-	size_t cap;
+	float *buf[SCRATCH_SLOTS];
+	size_t cap[SCRATCH_SLOTS];
 };
 
 static pthread_key_t scratch_key;
@@ -22,7 +23,9 @@ static void
 scratch_free(void *p)
 {
 	struct scratch *s = p;
-	free(s->buf);
+	for (int i = 0; i < SCRATCH_SLOTS; i++) {
+		free(s->buf[i]);
+	}
 	free(s);
 }
 
@@ -35,7 +38,7 @@ scratch_init(void)
 }
 
 float *
-scratch_cpu(size_t floats)
+scratch_cpu(int slot, size_t floats)
 {
 	pthread_once(&scratch_once, scratch_init);
 	if (scratch_key == (pthread_key_t)-1) {
@@ -49,21 +52,21 @@ scratch_cpu(size_t floats)
 			return NULL;
 		}
 	}
-	if (floats > s->cap) {
-		float *p = realloc(s->buf, floats * sizeof *p);
+	if (floats > s->cap[slot]) {
+		float *p = realloc(s->buf[slot], floats * sizeof *p);
 		if (p == NULL) {
 			return NULL;
 		}
-		s->buf = p;
-		s->cap = floats;
+		s->buf[slot] = p;
+		s->cap[slot] = floats;
 	}
-	return s->buf;
+	return s->buf[slot];
 }
 
 const float *
 transposed_cpu(const float *b, int64_t n, int64_t k)
 {
-	float *buf = scratch_cpu((size_t)(n * k));
+	float *buf = scratch_cpu(0, (size_t)(n * k));
 	if (buf == NULL) {
 		return NULL;
 	}

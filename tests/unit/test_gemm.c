@@ -3,6 +3,7 @@
  * double-precision reference: every transposition, alpha and beta, ragged
  * edges, and C not read when beta is 0 (each where this CPU has them);
  * the AVX2 products' rows the same bit for bit alone and in a batch;
+ * long products, blocked or not, each element one chain over k in order;
  * bias gradients' column sums, short and long.
  */
 #include "kernels/kernels.h"
@@ -100,6 +101,108 @@ TEST(avx2_products_match_the_reference)
 	against_reference(gemm_avx2);
 }
 
+/*
+ * Longer products, as a convolution's weight gradient (k a batch's places,
+ * thousands) and a recurrent layer's steps make, through every path (a
+ * row or two read in place, tiles over packed panels of B, k in blocks,
+ * A read transposed and copied, the narrow transposed product): with
+ * alpha 1 and beta 0 each element is the one chain of fused multiply-adds
+ * over k in order, bit for bit (blocks of k keep the sums between them as
+ * they are); with beta, within rounding of the double sums.
+ */
+static void
+one_chain_each(gemm_fn gemm)
+{
+	static const int64_t shapes[][3] = {
+	    {1, 40, 700},  {5, 17, 300},  {64, 512, 128}, {64, 128, 512},
+	    {37, 33, 257}, {130, 7, 600}, {9, 200, 1000}, {288, 64, 513},
+	    {7, 150, 256}, {20, 3, 2000},
+	};
+	srand(11);
+	for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+		int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+		float *a = malloc(sizeof(float) * (size_t)(m * k));
+		float *b = malloc(sizeof(float) * (size_t)(k * n));
+		float *c = malloc(sizeof(float) * (size_t)(m * n));
+		float *r = malloc(sizeof(float) * (size_t)(m * n));
+		REQUIRE(a != NULL && b != NULL && c != NULL && r != NULL);
+		for (int64_t i = 0; i < m * k; i++) {
+			a[i] = frand();
+		}
+		for (int64_t i = 0; i < k * n; i++) {
+			b[i] = frand();
+		}
+		for (int t = 0; t < 4; t++) {
+			int ta = t & 1, tb = t >> 1, bad = 0;
+			CHECK(gemm(ta, tb, m, n, k, 1.0f, a, b, 0.0f, c) == 0);
+			for (int64_t i = 0; i < m && !bad; i++) {
+				for (int64_t j = 0; j < n && !bad; j++) {
+					float acc = 0.0f;
+					for (int64_t q = 0; q < k; q++) {
+						acc = fmaf(ta ? a[q * m + i]
+						              : a[i * k + q],
+						           tb ? b[j * k + q]
+						              : b[q * n + j],
+						           acc);
+					}
+					if (memcmp(&acc, &c[i * n + j],
+					           sizeof acc) != 0) {
+						FAILF(
+						    "ta=%d tb=%d "
+						    "%lldx%lldx%lld: "
+						    "C[%lld][%lld] %a, the "
+						    "chain %a",
+						    ta, tb, (long long)m,
+						    (long long)n, (long long)k,
+						    (long long)i, (long long)j,
+						    c[i * n + j], acc);
+						bad = 1;
+					}
+				}
+			}
+			for (int64_t i = 0; i < m * n; i++) {
+				c[i] = r[i] = frand();
+			}
+			reference(ta, tb, m, n, k, 0.5f, a, b, 0.3f, r);
+			CHECK(gemm(ta, tb, m, n, k, 0.5f, a, b, 0.3f, c) == 0);
+			for (int64_t i = 0; i < m * n; i++) {
+				if (!(fabsf(r[i] - c[i]) <=
+				      1e-4f * (1 + fabsf(r[i])))) {
+					FAILF("ta=%d tb=%d %lldx%lldx%lld, "
+					      "beta 0.3: C[%lld] %g, expected "
+					      "%g",
+					      ta, tb, (long long)m,
+					      (long long)n, (long long)k,
+					      (long long)i, c[i], r[i]);
+					break;
+				}
+			}
+		}
+		free(a);
+		free(b);
+		free(c);
+		free(r);
+	}
+}
+
+TEST(avx2_long_products_one_chain_each)
+{
+	if (!gemm_avx2_usable()) {
+		printf("# no AVX2 and FMA here\n");
+		return;
+	}
+	one_chain_each(gemm_avx2);
+}
+
+TEST(avx512_long_products_one_chain_each)
+{
+	if (!gemm_avx512_usable()) {
+		printf("# no AVX-512 here\n");
+		return;
+	}
+	one_chain_each(gemm_avx512);
+}
+
 /* X W^T (a dense layer's forward with W stored n x k, as tb reads it):
  * each row of a batch of 37 is the row computed alone, bit for bit. */
 TEST(avx2_rows_alone_as_in_a_batch)
@@ -166,6 +269,8 @@ main(void)
 	RUN(avx512_products_match_the_reference);
 	RUN(avx2_products_match_the_reference);
 	RUN(avx2_rows_alone_as_in_a_batch);
+	RUN(avx2_long_products_one_chain_each);
+	RUN(avx512_long_products_one_chain_each);
 	RUN(bias_grad_short_and_long_columns);
 	DONE();
 }
