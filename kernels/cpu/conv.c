@@ -10,17 +10,25 @@
 #include "kernels/kernels.h"
 #include "tf/device.h"
 
-/* n floats from s to d: a loop for the short runs of small images and
- * kernels (a call of memcpy costs more than such a copy). */
-static void
-copy_run(float *d, const float *s, int64_t n)
+/* n floats from s to d.  The short runs of small images and kernels (5
+ * floats: a 5x5 kernel over one channel) as two copies of a fixed size
+ * that overlap, each a vector move: a call of memcpy, or a loop, costs
+ * more than such a copy. */
+static inline void
+copy_run(float *restrict d, const float *restrict s, int64_t n)
 {
 	if (n >= 16) {
 		memcpy(d, s, (size_t)n * sizeof *d);
-		return;
-	}
-	for (int64_t k = 0; k < n; k++) {
-		d[k] = s[k];
+	} else if (n >= 8) {
+		memcpy(d, s, 8 * sizeof *d);
+		memcpy(d + n - 8, s + n - 8, 8 * sizeof *d);
+	} else if (n >= 4) {
+		memcpy(d, s, 4 * sizeof *d);
+		memcpy(d + n - 4, s + n - 4, 4 * sizeof *d);
+	} else {
+		for (int64_t k = 0; k < n; k++) {
+			d[k] = s[k];
+		}
 	}
 }
 
