@@ -74,6 +74,10 @@ int gemm_avx512(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
 #define SCRATCH_SLOTS 3
 float *scratch_cpu(int slot, size_t floats);
 const float *transposed_cpu(const float *b, int64_t n, int64_t k);
+/* C (m x n) = alpha T^T + beta C from T (n x m): the narrow weight
+ * gradients both gemm_avx*.c compute as their transpose. */
+void untransposed_cpu(const float *t, int64_t m, int64_t n, float alpha,
+                      float beta, float *c);
 /* The same with AVX2 and FMA (gemm_avx2.c), where AVX-512 is not:
  * each element's sum over k in order, whatever the rows. */
 int gemm_avx2_usable(void);

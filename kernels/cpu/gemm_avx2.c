@@ -333,13 +333,7 @@ gemm_avx2(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
 		if (blocked(n, m, k, b, 1, n, a, 0, t, 1.0f, 0.0f) != 0) {
 			return -1;
 		}
-		for (int64_t i = 0; i < m; i++) {
-			for (int64_t j = 0; j < n; j++) {
-				float v = alpha * t[j * m + i];
-				c[i * n + j] =
-				    beta != 0.0f ? v + beta * c[i * n + j] : v;
-			}
-		}
+		untransposed_cpu(t, m, n, alpha, beta, c);
 		return 0;
 	}
 	/* a(i, kk) = a[i * sam + kk * sak]: A is m x k, or k x m read

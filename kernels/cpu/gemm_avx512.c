@@ -166,13 +166,7 @@ gemm_avx512(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
 				                      1.0f, 0.0f);
 			}
 		}
-		for (int64_t i = 0; i < m; i++) {
-			for (int64_t j = 0; j < n; j++) {
-				float v = alpha * t[j * m + i];
-				c[i * n + j] =
-				    beta != 0.0f ? v + beta * c[i * n + j] : v;
-			}
-		}
+		untransposed_cpu(t, m, n, alpha, beta, c);
 		return 0;
 	}
 	if (tb) {

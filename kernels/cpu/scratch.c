@@ -77,3 +77,16 @@ transposed_cpu(const float *b, int64_t n, int64_t k)
 	}
 	return buf;
 }
+
+void
+untransposed_cpu(const float *t, int64_t m, int64_t n, float alpha, float beta,
+                 float *c)
+{
+	for (int64_t i = 0; i < m; i++) {
+		for (int64_t j = 0; j < n; j++) {
+			float v = alpha * t[j * m + i];
+			c[i * n + j] =
+			    beta != 0.0f ? v + beta * c[i * n + j] : v;
+		}
+	}
+}
