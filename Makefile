@@ -190,11 +190,14 @@ $(B)/lib/%.pb-c.o: $(B)/gen/%.pb-c.c
 
 # Kernels: loops the compiler should vectorize.  -fno-trapping-math lets
 # it turn a comparison into a select without AVX-512's masks (the cells'
-# clamped exp in rnn.c stayed scalar on AVX2 CPUs); no result changes, as
-# nothing here reads the floating-point exception flags.
+# clamped exp in rnn.c stayed scalar on AVX2 CPUs); -fno-math-errno lets
+# sqrt and sqrtf be the vector square root (the optimizers' updates were
+# scalar loops around a libm call).  No result changes: nothing here
+# reads the floating-point exception flags or errno, and the square root
+# is correctly rounded either way.
 $(B)/lib/kernels/%.o: kernels/cpu/%.c | deps
 	@mkdir -p $(@D)
-	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(LIBCFLAGS) -O3 -fno-trapping-math -c -o $@ $<
+	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(LIBCFLAGS) -O3 -fno-trapping-math -fno-math-errno -c -o $@ $<
 
 $(B)/lib/%.o: libtfcore/%.c $(patsubst %,$(B)/gen/%.pb-c.h,$(PROTOS)) | deps
 	@mkdir -p $(@D)

@@ -701,16 +701,27 @@ parse_list(struct tf_example *ex, struct feat *f, int kind, struct cur *c)
 				if (get_len(ex, c, &sub) != TF_OK) {
 					return TF_EFORMAT;
 				}
+				/* Room for every value at once: each ends in
+				 * the one byte of its varint below 0x80. */
+				size_t most = 0;
+				for (const uint8_t *q = sub.p; q < sub.end;
+				     q++) {
+					most += *q < 0x80;
+				}
+				if (tfi_buf_reserve(&ex->ints, most * 8) !=
+				    TF_OK) {
+					return tfi_set_error(ex, TF_ENOMEM,
+					                     "out of memory");
+				}
 				while (sub.p < sub.end) {
 					if (get_varint(&sub, &v) != 0) {
 						return bad(ex, &sub,
 						           "truncated packed "
 						           "varint");
 					}
-					int64_t s = (int64_t)v;
-					if (tfi_buf_append(&ex->ints, &s, 8)) {
-						return TF_ENOMEM;
-					}
+					memcpy(ex->ints.data + ex->ints.len, &v,
+					       8);
+					ex->ints.len += 8;
 					f->count++;
 				}
 			} else if (wire == 0) {

@@ -318,7 +318,8 @@ tfi_optim_row_exact(const struct tf_optim *o, int lr_decays, int tables_zero)
 	       (u.kind == TF_UPDATE_FTRL && !lr_decays && tables_zero);
 }
 
-#define PACK_MAX 256
+#define PACK_MAX   256
+#define PACK_AHEAD 16
 
 /* The ranges shorter than PACK_MAX (packed floats in all) through one
  * update on the CPU: gathered (their gradient zeroed), updated, put
@@ -343,6 +344,15 @@ pack_rows(struct tf_optim *o, const struct tf_update *u, float *w, float *g,
 	size_t at = 0;
 	for (size_t i = 0; i < r->n; i += 2) {
 		uint64_t from = r->v[i], len = r->v[i + 1];
+		/* The rows are scattered over the tables: their values
+		 * and slots asked for some ranges ahead. */
+		if (i + 2 * PACK_AHEAD < r->n) {
+			uint64_t ahead = r->v[i + 2 * PACK_AHEAD];
+			__builtin_prefetch(&w[ahead]);
+			for (unsigned k = 0; k < ns; k++) {
+				__builtin_prefetch(&o->slots[k][ahead]);
+			}
+		}
 		for (uint64_t j = 0; len < PACK_MAX && j < len; j++) {
 			pw[at + j] = w[from + j];
 			pg[at + j] = g[from + j];

@@ -229,7 +229,6 @@ restore(struct run *r, const char *name, float *dst, size_t n)
 struct table {
 	uint64_t off;                    /* its first value in the parameters */
 	int64_t vocab, dim, begin, size; /* the ids' columns it reads */
-	uint32_t *stamp; /* per row: the last pass that took it */
 };
 
 struct sparse {
@@ -238,6 +237,13 @@ struct sparse {
 	struct tfi_ranges dense; /* the parameters outside the tables */
 	struct tfi_ranges grad, want;
 	struct tfi_ranges rows; /* a pass's ranges before sorting */
+	/* The rows a pass took: an open-addressed set of their first
+	 * values' offsets, sized for a batch's ids, so it stays in the
+	 * cache (a mark per table row, megabytes, did not). */
+	uint64_t *seen_key;
+	uint32_t *seen_pass; /* a slot is taken when it holds pass */
+	size_t seen_cap;     /* a power of two */
+	int seen_bits;
 	uint32_t pass;
 	int64_t idw; /* ids a row */
 };
@@ -249,10 +255,9 @@ sparse_free(struct sparse *sp)
 	if (sp == NULL) {
 		return;
 	}
-	for (size_t i = 0; i < sp->nt; i++) {
-		free(sp->t[i].stamp);
-	}
 	free(sp->t);
+	free(sp->seen_key);
+	free(sp->seen_pass);
 	free(sp->dense.v);
 	free(sp->grad.v);
 	free(sp->want.v);
@@ -294,12 +299,7 @@ sparse_plan(struct tf_graph *g)
 		t->dim = cols;
 		t->begin = b ? strtoll(b, NULL, 10) : 0;
 		t->size = z ? strtoll(z, NULL, 10) : sp->idw - t->begin;
-		t->stamp = calloc((size_t)rows, sizeof *t->stamp);
 		sp->nt++;
-		if (t->stamp == NULL) {
-			sparse_free(sp);
-			return NULL;
-		}
 	}
 	if (sp->nt == 0) {
 		sparse_free(sp);
@@ -336,6 +336,59 @@ by_start(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Room in the set of a pass's rows for n of them (a pass starts again
+ * empty); -1 out of memory. */
+static int
+seen_room(struct sparse *sp, size_t n)
+{
+	size_t cap = 1024;
+	int bits = 10;
+	while (cap < 2 * n) {
+		cap *= 2;
+		bits++;
+	}
+	if (cap > sp->seen_cap) {
+		uint64_t *k = malloc(cap * sizeof *k);
+		uint32_t *p = calloc(cap, sizeof *p);
+		if (k == NULL || p == NULL) {
+			free(k);
+			free(p);
+			return -1;
+		}
+		free(sp->seen_key);
+		free(sp->seen_pass);
+		sp->seen_key = k;
+		sp->seen_pass = p;
+		sp->seen_cap = cap;
+		sp->seen_bits = bits;
+		sp->pass = 0;
+	}
+	if (++sp->pass == 0) {
+		memset(sp->seen_pass, 0, sp->seen_cap * sizeof *sp->seen_pass);
+		sp->pass = 1;
+	}
+	return 0;
+}
+
+/* Whether this pass took the row at offset key already; it has now. */
+static int
+seen(struct sparse *sp, uint64_t key)
+{
+	size_t mask = sp->seen_cap - 1;
+	size_t h = (size_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >>
+	                    (64 - sp->seen_bits));
+	for (;; h = (h + 1) & mask) {
+		if (sp->seen_pass[h] != sp->pass) {
+			sp->seen_pass[h] = sp->pass;
+			sp->seen_key[h] = key;
+			return 0;
+		}
+		if (sp->seen_key[h] == key) {
+			return 1;
+		}
+	}
+}
+
 /* The ranges of a batch: the dense parameters and the rows its ids
  * name, ascending, adjoining ones joined (when sorted is set: in the
  * order met otherwise, for the optimizer here). */
@@ -343,12 +396,11 @@ static int
 sparse_ranges(struct sparse *sp, const struct tf_batch *b,
               struct tfi_ranges *out, int sorted)
 {
-	if (++sp->pass == 0) {
-		for (size_t k = 0; k < sp->nt; k++) {
-			memset(sp->t[k].stamp, 0,
-			       (size_t)sp->t[k].vocab * sizeof(uint32_t));
-		}
-		sp->pass = 1;
+	size_t ids = b != NULL && b->ids != NULL
+	                 ? b->rows * (size_t)b->id_width * sp->nt
+	                 : 0;
+	if (seen_room(sp, ids) != 0) {
+		return TF_ENOMEM;
 	}
 	sp->rows.n = 0;
 	for (size_t k = 0; k < sp->nt; k++) {
@@ -356,18 +408,18 @@ sparse_ranges(struct sparse *sp, const struct tf_batch *b,
 		int64_t end = t->begin + t->size;
 		for (size_t r = 0; b != NULL && b->ids != NULL && r < b->rows;
 		     r++) {
-			const int64_t *ids = b->ids + r * (size_t)b->id_width;
+			const int64_t *row = b->ids + r * (size_t)b->id_width;
 			for (int64_t c = t->begin; c < end && c < b->id_width;
 			     c++) {
-				int64_t id = ids[c];
-				if (id < 0 || id >= t->vocab ||
-				    t->stamp[id] == sp->pass) {
+				int64_t id = row[c];
+				if (id < 0 || id >= t->vocab) {
 					continue;
 				}
-				t->stamp[id] = sp->pass;
-				if (tfi_ranges_add(&sp->rows,
-				                   t->off +
-				                       (uint64_t)(id * t->dim),
+				uint64_t at = t->off + (uint64_t)(id * t->dim);
+				if (seen(sp, at)) {
+					continue;
+				}
+				if (tfi_ranges_add(&sp->rows, at,
 				                   (uint64_t)t->dim) != 0) {
 					return TF_ENOMEM;
 				}

@@ -38,6 +38,26 @@ id_at(const int64_t *ids, int64_t i, int64_t vocab)
 	return v >= 0 && v < vocab ? v : -1;
 }
 
+/* Rows AHEAD rows on of a lookup: their table rows asked for now, as
+ * ids scattered over a large table miss the cache one by one. */
+#define AHEAD 2
+
+static void
+ask_ahead(const float *table, int64_t vocab, int64_t dim, const int64_t *ids,
+          int64_t stride, int64_t r, int64_t rows, int64_t width)
+{
+	if (r + AHEAD >= rows || vocab * dim < 65536) {
+		return;
+	}
+	const int64_t *row = ids + (r + AHEAD) * stride;
+	for (int64_t k = 0; k < width; k++) {
+		int64_t id = id_at(row, k, vocab);
+		if (id >= 0) {
+			__builtin_prefetch(table + id * dim);
+		}
+	}
+}
+
 /* Ids of a row present, for the mean. */
 static int64_t
 present(const int64_t *ids, int64_t width, int64_t vocab)
@@ -58,6 +78,7 @@ gather_cpu(const float *table, int64_t vocab, int64_t dim, const int64_t *ids,
 	for (int64_t r = 0; r < rows; r++) {
 		const int64_t *row = ids + r * stride;
 		float *yr = y + r * out;
+		ask_ahead(table, vocab, dim, ids, stride, r, rows, width);
 		for (int64_t k = 0; k < width; k++) {
 			int64_t id = id_at(row, k, vocab);
 			if (id < 0) {
@@ -92,6 +113,7 @@ scatter_cpu(const float *dy, int64_t vocab, int64_t dim, const int64_t *ids,
 		                ? present(row, width, vocab)
 		                : 1;
 		float s = n > 1 ? 1.0f / (float)n : 1.0f;
+		ask_ahead(dtable, vocab, dim, ids, stride, r, rows, width);
 		for (int64_t k = 0; k < width; k++) {
 			int64_t id = id_at(row, k, vocab);
 			if (id < 0) {
@@ -133,6 +155,7 @@ gather_w_cpu(const float *table, int64_t vocab, int64_t dim, const int64_t *ids,
 		const int64_t *row = ids + r * stride;
 		const float *wr = w + r * wstride;
 		float *yr = y + r * dim;
+		ask_ahead(table, vocab, dim, ids, stride, r, rows, width);
 		for (int64_t k = 0; k < width; k++) {
 			int64_t id = id_at(row, k, vocab);
 			if (id < 0) {
@@ -166,6 +189,7 @@ scatter_w_cpu(const float *dy, int64_t vocab, int64_t dim, const int64_t *ids,
 		              ? weight_sum(row, wr, width, vocab)
 		              : 1.0f;
 		float inv = s != 0.0f ? 1.0f / s : 0.0f;
+		ask_ahead(dtable, vocab, dim, ids, stride, r, rows, width);
 		for (int64_t k = 0; k < width; k++) {
 			int64_t id = id_at(row, k, vocab);
 			if (id < 0) {

@@ -17,7 +17,7 @@ sgd(float *restrict w, const float *restrict g, size_t n, float lr)
 	}
 }
 
-static void
+static TF_VECTOR_CLONES void
 momentum(const struct tf_update *u, float *restrict w, const float *restrict g,
          float *restrict a, size_t n)
 {
@@ -28,7 +28,7 @@ momentum(const struct tf_update *u, float *restrict w, const float *restrict g,
 	}
 }
 
-static void
+static TF_VECTOR_CLONES void
 adagrad(float *restrict w, const float *restrict g, float *restrict acc,
         size_t n, float lr)
 {
@@ -38,7 +38,7 @@ adagrad(float *restrict w, const float *restrict g, float *restrict acc,
 	}
 }
 
-static void
+static TF_VECTOR_CLONES void
 rmsprop(const struct tf_update *u, float *restrict w, const float *restrict g,
         float *const *slots, size_t n)
 {
@@ -57,7 +57,7 @@ rmsprop(const struct tf_update *u, float *restrict w, const float *restrict g,
 	}
 }
 
-static void
+static TF_VECTOR_CLONES void
 adadelta(const struct tf_update *u, float *restrict w, const float *restrict g,
          float *const *slots, size_t n)
 {
@@ -99,6 +99,26 @@ lazy_adam(float *restrict w, const float *restrict g, float *restrict m,
 	}
 }
 
+/* FTRL-proximal with the usual power, -0.5: the powers are square roots,
+ * a loop the vector units take (the same operations, element by
+ * element, as the general one below). */
+static TF_VECTOR_CLONES void
+ftrl_sqrt(float *restrict w, const float *restrict g, float *restrict acc,
+          float *restrict lin, size_t n, float lr, double l1, double l2)
+{
+	for (size_t i = 0; i < n; i++) {
+		double a0 = acc[i], a1 = a0 + (double)g[i] * g[i];
+		double p0 = sqrt(a0), p1 = sqrt(a1);
+		lin[i] += g[i] - (float)((p1 - p0) / lr * w[i]);
+		double quad = p1 / lr + 2.0 * l2;
+		double l = lin[i];
+		w[i] = fabs(l) > l1
+		           ? (float)(((l > 0 ? 1 : -1) * l1 - l) / quad)
+		           : 0.0f;
+		acc[i] = (float)a1;
+	}
+}
+
 static void
 ftrl(const struct tf_update *u, float *restrict w, const float *restrict g,
      float *const *slots, size_t n)
@@ -106,11 +126,13 @@ ftrl(const struct tf_update *u, float *restrict w, const float *restrict g,
 	float *restrict acc = slots[0], *restrict lin = slots[1];
 	double power = u->d0, l1 = u->f0, l2 = u->f1;
 	float lr = u->lr;
+	if (power == -0.5) {
+		ftrl_sqrt(w, g, acc, lin, n, lr, l1, l2);
+		return;
+	}
 	for (size_t i = 0; i < n; i++) {
 		double a0 = acc[i], a1 = a0 + (double)g[i] * g[i];
-		/* the usual power, -0.5, is a square root */
-		double p0 = power == -0.5 ? sqrt(a0) : pow(a0, -power);
-		double p1 = power == -0.5 ? sqrt(a1) : pow(a1, -power);
+		double p0 = pow(a0, -power), p1 = pow(a1, -power);
 		lin[i] += g[i] - (float)((p1 - p0) / lr * w[i]);
 		double quad = p1 / lr + 2.0 * l2;
 		double l = lin[i];

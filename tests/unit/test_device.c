@@ -128,6 +128,79 @@ TEST(updates_against_formulas)
 	CHECK(tf_device_fallbacks(d)[0] == '\0');
 }
 
+/* An update over a block (the vector loop and its tail) gives each
+ * value bit for bit what an update of that value alone gives (the
+ * scalar code): every optimizer, FTRL with its usual power (square
+ * roots) and another (pow). */
+TEST(block_updates_equal_one_at_a_time)
+{
+	struct tf_device *d = tf_device_cpu();
+	const struct tf_update us[] = {
+	    {.kind = TF_UPDATE_SGD, .lr = 0.1f},
+	    {.kind = TF_UPDATE_MOMENTUM, .flag = 1, .lr = 0.1f, .f0 = 0.9f},
+	    {.kind = TF_UPDATE_ADAGRAD, .lr = 0.1f},
+	    {.kind = TF_UPDATE_RMSPROP,
+	     .flag = 1,
+	     .lr = 0.01f,
+	     .f0 = 0.9f,
+	     .f1 = 0.5f,
+	     .f2 = 1e-7f},
+	    {.kind = TF_UPDATE_ADADELTA, .lr = 1, .f0 = 0.95f, .f1 = 1e-6f},
+	    {.kind = TF_UPDATE_ADAM,
+	     .lr = 0.01f,
+	     .f0 = 0.9f,
+	     .f1 = 0.999f,
+	     .f2 = 1e-7f},
+	    {.kind = TF_UPDATE_ADAM,
+	     .flag = 1,
+	     .lr = 0.01f,
+	     .f0 = 0.9f,
+	     .f1 = 0.999f,
+	     .f2 = 1e-7f},
+	    {.kind = TF_UPDATE_FTRL,
+	     .lr = 0.5f,
+	     .f0 = 0.01f,
+	     .f1 = 0.1f,
+	     .d0 = -0.5},
+	    {.kind = TF_UPDATE_FTRL,
+	     .lr = 0.5f,
+	     .f0 = 0.0f,
+	     .f1 = 0.0f,
+	     .d0 = -0.25},
+	};
+	enum { N = 37 };
+	for (size_t k = 0; k < sizeof us / sizeof us[0]; k++) {
+		float w[2][N], g[N], s[2][3][N], *sa[3], *sb[3];
+		for (int i = 0; i < N; i++) {
+			w[0][i] = w[1][i] = 0.37f * (float)(i % 7) - 1;
+			g[i] =
+			    i % 5 == 3 ? 0.0f : 0.29f * (float)(i % 11) - 1.4f;
+			for (int j = 0; j < 3; j++) {
+				s[0][j][i] = s[1][j][i] =
+				    0.013f * (float)((i * (j + 3)) % 17);
+			}
+		}
+		for (int j = 0; j < 3; j++) {
+			sa[j] = s[0][j];
+		}
+		for (int step = 0; step < 3; step++) {
+			tf_update(d, &us[k], w[0], g, sa, N);
+			for (int i = 0; i < N; i++) {
+				for (int j = 0; j < 3; j++) {
+					sb[j] = s[1][j] + i;
+				}
+				tf_update(d, &us[k], w[1] + i, g + i, sb, 1);
+			}
+		}
+		if (memcmp(w[0], w[1], sizeof w[0]) != 0 ||
+		    memcmp(s[0], s[1], sizeof s[0]) != 0) {
+			FAILF("update kind %d (flag %d): a block differs from "
+			      "one value at a time",
+			      us[k].kind, us[k].flag);
+		}
+	}
+}
+
 int
 main(void)
 {
@@ -135,5 +208,6 @@ main(void)
 	RUN(gemm_against_loops);
 	RUN(devices_by_name);
 	RUN(updates_against_formulas);
+	RUN(block_updates_equal_one_at_a_time);
 	DONE();
 }

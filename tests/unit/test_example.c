@@ -176,6 +176,33 @@ TEST(decoder_edge_cases)
 			FAILF("protobuf-c accepted bad input %zu", i);
 		}
 	}
+	/* Packed int64 lists: varints of 1, 2, 6 and 10 bytes (1, 300,
+	 * 2^35, -1); two packed runs in one list joined; a packed run
+	 * ending in a varint cut short refused.  Both decoders agree. */
+	const char *packed[] = {
+	    "0a 1e 0a 1c 0a 01 6b 12 17 1a 15 0a 13 01 ac 02 80 80 80 80 80 "
+	    "01 ff ff ff ff ff ff ff ff ff 01",
+	    "0a 10 0a 0e 0a 01 6b 12 09 1a 07 0a 01 07 0a 02 ac 02"};
+	const int64_t want_packed[2][4] = {{1, 300, INT64_C(1) << 35, -1},
+	                                   {7, 300}};
+	for (int i = 0; i < 2; i++) {
+		for (int pb = 0; pb < 2; pb++) {
+			n = unhex(packed[i], b);
+			CHECK_STATUS(pb ? tf_example_parse_pb(ex, b, n)
+			                : tf_example_parse(ex, b, n),
+			             TF_OK, ex);
+			CHECK_STATUS(tf_example_find(ex, "k", &f), TF_OK, ex);
+			CHECK(f.kind == TF_KIND_INT64 &&
+			      f.count == (i == 0 ? 4u : 2u));
+			for (size_t j = 0; j < f.count; j++) {
+				CHECK(f.ints[j] == want_packed[i][j]);
+			}
+		}
+	}
+	n = unhex("0a 0e 0a 0c 0a 01 6b 12 07 1a 05 0a 03 05 86 80", b);
+	CHECK_STATUS(tf_example_parse(ex, b, n), TF_EFORMAT, ex);
+	CHECK_CONTAINS(tf_errmsg(ex), "truncated packed varint");
+	CHECK_STATUS(tf_example_parse_pb(ex, b, n), TF_EFORMAT, ex);
 	/* Found by fuzz_example's cross-check: a tenth varint byte above 1
 	 * (its bits past 64 dropped, as protobuf-c and C++ drop them), and
 	 * a tag read as protobuf-c reads one (a 6-byte tag refused, field
