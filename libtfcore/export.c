@@ -609,7 +609,9 @@ enum {
 	L_GLOBAL_POOL,
 	L_FLATTEN,
 	L_CONCAT,
-	L_RNN /* lstm, gru (ONNX) */
+	L_RNN,     /* lstm, gru (ONNX) */
+	L_COLUMNS, /* columns: a block of a row's columns (ONNX) */
+	L_EMBED    /* embedding, combiner=concat: each id's row (ONNX) */
 };
 #define MAX_JOIN 8 /* inputs of a concat */
 
@@ -632,6 +634,11 @@ struct layer {
 	int gates, seq, reverse;
 	int64_t steps;
 	double forget_bias;
+	/* lstm, gru of varying length: the ids column of each row's steps
+	 * (-1: every row all of them); columns and embedding: the block
+	 * read, begin and size (embedding: kernel its table of in rows of
+	 * units values, bias added to each) */
+	int64_t length, begin, size;
 	int src[MAX_JOIN]; /* the graph nodes it reads (ONNX) */
 	int nsrc;
 };
@@ -766,10 +773,59 @@ rnn_layer(struct tf_model *m, int i, const char *op, struct layer *L,
 	L->reverse = a != NULL && strtoll(a, NULL, 10) != 0;
 	a = tf_graph_node_attr(g, i, "forget_bias");
 	L->forget_bias = a != NULL ? strtod(a, NULL) : 1.0;
+	a = tf_graph_node_attr(g, i, "length");
+	L->length = a != NULL ? strtoll(a, NULL, 10) : -1;
+	if ((L->length >= 0) != (tf_graph_node_ninputs(g, i) == 2)) {
+		return tfi_set_error(m, TF_EFORMAT,
+		                     "%s export: node '%s' reads its lengths "
+		                     "without length=K, or length=K without "
+		                     "the ids",
+		                     format, name);
+	}
 	return L->kernel != NULL && L->rkernel != NULL
 	           ? TF_OK
 	           : tfi_set_error(m, TF_EINTERNAL,
 	                           "%s export: node '%s' lacks its kernels",
+	                           format, name);
+}
+
+/* A columns node (a block of the row: begin, size), or an embedding of
+ * a sequence's ids (combiner=concat: each id its table row, in order),
+ * as a layer; ONNX only. */
+static int
+block_layer(struct tf_model *m, int i, const char *op, struct layer *L,
+            const char *format)
+{
+	struct tf_graph *g = tf_model_graph(m);
+	const char *name = tf_graph_node_name(g, i);
+	int embed = strcmp(op, "embedding") == 0;
+	*L = (struct layer){.node = i, .dense = embed ? L_EMBED : L_COLUMNS};
+	const char *a = tf_graph_node_attr(g, i, "begin");
+	L->begin = a != NULL ? strtoll(a, NULL, 10) : 0;
+	a = tf_graph_node_attr(g, i, "size");
+	L->size = a != NULL ? strtoll(a, NULL, 10)
+	                    : tf_graph_width(g, tf_graph_node_input(g, i, 0)) -
+	                          L->begin;
+	if (!embed) {
+		return TF_OK;
+	}
+	a = tf_graph_node_attr(g, i, "combiner");
+	if (a == NULL || strcmp(a, "concat") != 0 ||
+	    tf_graph_node_ninputs(g, i) != 1) {
+		return tfi_set_error(m, TF_EFORMAT,
+		                     "%s export: node '%s' sums or averages "
+		                     "its ids (a bag): only a sequence's "
+		                     "embedding (combiner=concat) is exported "
+		                     "yet",
+		                     format, name);
+	}
+	int64_t r, cols;
+	L->kernel = tf_graph_param_by_name(g, name, "table", &L->in, &L->units);
+	L->bias = tf_graph_param_by_name(g, name, "bias", &r, &cols);
+	return L->kernel != NULL
+	           ? TF_OK
+	           : tfi_set_error(m, TF_EINTERNAL,
+	                           "%s export: node '%s' lacks its table",
 	                           format, name);
 }
 
@@ -783,12 +839,16 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 	struct tf_graph *g = tf_model_graph(m);
 	struct tf_sequence_view sv;
 	memset(c, 0, sizeof *c); /* chain_free() on every return */
-	if (tf_columns_sequence(tf_model_columns(m), &sv)) {
+	/* ONNX takes the ids (tokens, lengths) as a second input */
+	int seqs = tf_columns_sequence(tf_model_columns(m), &sv);
+	if (seqs && !graph) {
 		return tfi_set_error(m, TF_EFORMAT,
 		                     "%s export: the model reads sequences of "
 		                     "varying length ('%s', each row's steps "
-		                     "an input of their own), not exported "
-		                     "yet; the tfkit format serves it",
+		                     "an input of their own), which a layers "
+		                     "model of one input cannot take; ONNX "
+		                     "(--format onnx) and the tfkit format "
+		                     "take it",
 		                     format, sv.name);
 	}
 	int64_t bw, bv;
@@ -810,7 +870,8 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 		const char *op = tf_graph_node_op(g, i);
 		const char *name = tf_graph_node_name(g, i);
 		if (op == NULL) {
-			if (strcmp(name, "x") != 0) {
+			if (strcmp(name, "x") != 0 &&
+			    !(seqs && strcmp(name, "ids") == 0)) {
 				return tfi_set_error(
 				    m, TF_EFORMAT,
 				    "%s export: the model has an input '%s' "
@@ -829,7 +890,22 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 			    g, tf_graph_node_input(g, i, k))];
 		}
 		const char *in = nin > 0 ? tf_graph_node_name(g, src[0]) : "";
-		if (nin > MAX_JOIN || (!join && nin != 1) ||
+		/* the ids: an embedding's, or a recurrent layer's lengths */
+		int rnn = strcmp(op, "lstm") == 0 || strcmp(op, "gru") == 0,
+		    embed = strcmp(op, "embedding") == 0;
+		for (int k = 0; k < nin && k < MAX_JOIN; k++) {
+			int ids =
+			    strcmp(tf_graph_node_name(g, src[k]), "ids") == 0;
+			if (ids != ((embed && k == 0) || (rnn && k == 1))) {
+				return tfi_set_error(
+				    m, TF_EFORMAT,
+				    "%s export: node '%s' reads '%s' %s",
+				    format, name, tf_graph_node_name(g, src[k]),
+				    ids ? "as numbers" : "as its ids");
+			}
+		}
+		if (nin > MAX_JOIN ||
+		    (!join && nin != 1 && !(rnn && nin == 2)) ||
 		    (!graph && strcmp(in, prev) != 0)) {
 			return tfi_set_error(m, TF_EFORMAT,
 			                     "%s export: node '%s' is not a "
@@ -887,8 +963,12 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 			    g, name, "moving_variance", &r, &cols);
 			const char *eps = tf_graph_node_attr(g, i, "epsilon");
 			L->epsilon = eps ? strtod(eps, NULL) : 0.001;
-		} else if (graph && (strcmp(op, "lstm") == 0 ||
-		                     strcmp(op, "gru") == 0)) {
+		} else if (graph && (strcmp(op, "columns") == 0 || embed)) {
+			rc = block_layer(m, i, op, L, format);
+			if (rc != TF_OK) {
+				return rc;
+			}
+		} else if (graph && rnn) {
 			rc = rnn_layer(m, i, op, L, format);
 			if (rc != TF_OK) {
 				return rc;
@@ -1480,10 +1560,14 @@ node_attr_str(struct onnx *o, Onnx__NodeProto *n, const char *name,
  * c, o; GRU z, r, h as Keras'), the biases as B [1, 2*G*H] (lstm's
  * forget_bias folded into the forget gate's; gru's linear_before_reset,
  * Keras' reset_after); its last h (Y_h) or every step's (Y) made flat
- * rows again.
+ * rows again.  lens (int32 [N], or NULL): each row's steps, as ONNX's
+ * sequence_lens: a row's last h is that of its last step, its padded
+ * steps' outputs zero, and reverse reads each row from its own last
+ * step, as tfkit's length=K.
  */
 static int
-rnn_node(struct onnx *o, const struct layer *L, const char *out, const char *in)
+rnn_node(struct onnx *o, const struct layer *L, const char *out, const char *in,
+         const char *lens)
 {
 	static const int lstm_from[] = {0, 3, 1, 2}; /* ONNX gate <- Keras' */
 	int64_t G = L->gates, H = L->units, F = L->in, T = L->steps;
@@ -1546,7 +1630,7 @@ rnn_node(struct onnx *o, const struct layer *L, const char *out, const char *in)
 	if (n != NULL) {
 		node_attrs(o, n, "perm", 0, 0, tnf, 3);
 		n = add_node(o, G == 4 ? "LSTM" : "GRU", yh, tnf_name, wn, rn,
-		             bn, NULL);
+		             bn, lens);
 	}
 	char **outs = n ? calloc(2, sizeof *outs) : NULL;
 	if (outs == NULL) {
@@ -1593,6 +1677,108 @@ rnn_node(struct onnx *o, const struct layer *L, const char *out, const char *in)
 		n = add_node(o, "Reshape", out, b, s2, NULL, NULL, NULL);
 	}
 	return n != NULL ? 0 : -1;
+}
+
+/* Columns begin to begin + size of a flat [N, W] value in, named out:
+ * ONNX's Slice along axis 1. */
+static const char *
+slice_cols(struct onnx *o, const char *out, const char *in, int64_t begin,
+           int64_t size)
+{
+	const int64_t one = 1, b = begin, e = begin + size, axis = 1;
+	const char *bn = add_init_nd(o, keep_str(o, "%s%s", out, "/begin"),
+	                             NULL, &b, &one, 1);
+	const char *en = bn ? add_init_nd(o, keep_str(o, "%s%s", out, "/end"),
+	                                  NULL, &e, &one, 1)
+	                    : NULL;
+	const char *an = en ? add_init_nd(o, keep_str(o, "%s%s", out, "/axis"),
+	                                  NULL, &axis, &one, 1)
+	                    : NULL;
+	return an && add_node(o, "Slice", out, in, bn, en, an, NULL) ? out
+	                                                             : NULL;
+}
+
+/* Each row's steps for recurrent layer out: column col of the ids, as
+ * int32 [N] (ONNX's sequence_lens). */
+static const char *
+lengths_node(struct onnx *o, const char *out, int64_t col)
+{
+	const int64_t one = 1, flat = -1;
+	const char *c = keep_str(o, "%s%s", out, "/length_col");
+	const char *r = keep_str(o, "%s%s", out, "/length_n");
+	const char *l = keep_str(o, "%s%s", out, "/lengths");
+	const char *sh =
+	    c && r && l
+	        ? add_init_nd(o, keep_str(o, "%s%s", out, "/length_shape"),
+	                      NULL, &flat, &one, 1)
+	        : NULL;
+	Onnx__NodeProto *n =
+	    sh && slice_cols(o, c, "ids", col, 1)
+	        ? add_node(o, "Reshape", r, c, sh, NULL, NULL, NULL)
+	        : NULL;
+	n = n ? add_node(o, "Cast", l, r, NULL, NULL, NULL, NULL) : NULL;
+	if (n != NULL) {
+		node_attr(o, n, "to", 0, ONNX__TENSOR_PROTO__DATA_TYPE__INT32);
+	}
+	return n != NULL ? l : NULL;
+}
+
+/*
+ * An embedding of a sequence's ids (combiner=concat), named out: ids
+ * columns begin to begin + size, each id's row of the table in order as
+ * [N, size * dim]; an id outside the table reads a row of zeros, as
+ * tfkit's lookup gives it (Where picks the zero row appended to the
+ * table), then the bias, if any, is added to every row.
+ */
+static int
+embed_node(struct onnx *o, const struct layer *L, const char *out)
+{
+	int64_t V = L->in, D = L->units;
+	float *tab = calloc((size_t)((V + 1) * D), sizeof *tab);
+	if (tab != NULL) {
+		memcpy(tab, L->kernel, (size_t)(V * D) * sizeof *tab);
+	}
+	const int64_t td[] = {V + 1, D}, one = 1, zero = 0,
+	              shape[] = {-1, L->size * D}, two = 2;
+	const char *tn =
+	    tab ? add_init_nd(o, keep_str(o, "%s%s", out, "/table"), tab, NULL,
+	                      td, 2)
+	        : NULL;
+	free(tab);
+	const char *zn = tn ? add_init_nd(o, keep_str(o, "%s%s", out, "/zero"),
+	                                  NULL, &zero, &one, 1)
+	                    : NULL;
+	const char *vn = zn ? add_init_nd(o, keep_str(o, "%s%s", out, "/vocab"),
+	                                  NULL, &V, &one, 1)
+	                    : NULL;
+	const char *sn = vn ? add_init_nd(o, keep_str(o, "%s%s", out, "/shape"),
+	                                  NULL, shape, &two, 1)
+	                    : NULL;
+	const char *bn =
+	    sn && L->bias
+	        ? add_init(o, keep_str(o, "%s%s", out, "/bias"), L->bias, 0, D)
+	        : NULL;
+	const char *ids = keep_str(o, "%s%s", out, "/ids");
+	const char *ge = keep_str(o, "%s%s", out, "/ids_ge0");
+	const char *lt = keep_str(o, "%s%s", out, "/ids_lt");
+	const char *in = keep_str(o, "%s%s", out, "/ids_in");
+	const char *at = keep_str(o, "%s%s", out, "/rows");
+	const char *g = keep_str(o, "%s%s", out, "/gathered");
+	const char *gb = keep_str(o, "%s%s", out, "/biased");
+	if (sn == NULL || (L->bias && bn == NULL) || !ids || !ge || !lt ||
+	    !in || !at || !g || !gb ||
+	    slice_cols(o, ids, "ids", L->begin, L->size) == NULL ||
+	    !add_node(o, "GreaterOrEqual", ge, ids, zn, NULL, NULL, NULL) ||
+	    !add_node(o, "Less", lt, ids, vn, NULL, NULL, NULL) ||
+	    !add_node(o, "And", in, ge, lt, NULL, NULL, NULL) ||
+	    !add_node(o, "Where", at, in, ids, vn, NULL, NULL) ||
+	    !add_node(o, "Gather", g, tn, at, NULL, NULL, NULL) ||
+	    (bn && !add_node(o, "Add", gb, g, bn, NULL, NULL, NULL))) {
+		return -1;
+	}
+	return add_node(o, "Reshape", out, bn ? gb : g, sn, NULL, NULL, NULL)
+	           ? 0
+	           : -1;
 }
 
 /* Everything add_node(), add_init_nd() and keep_str() allocated. */
@@ -1781,7 +1967,10 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 	int64_t w = tf_columns_width(cols);
 	const char *cur = "x";
 	int ok = 1;
-	if (tf_model_normalizes(m)) {
+	/* a model of tokens alone has no x; one of sequences has ids */
+	int has_x = tf_graph_find(g, "x") >= 0,
+	    has_ids = tf_graph_find(g, "ids") >= 0;
+	if (has_x && tf_model_normalizes(m)) {
 		/* Standardisation as Sub and Mul nodes, exactly as served. */
 		float *mean = malloc((size_t)w * sizeof *mean);
 		float *inv = malloc((size_t)w * sizeof *inv);
@@ -1811,7 +2000,9 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 	memset(&t, 0, sizeof t);
 	t.o = o;
 	t.g = g;
-	t.flat[tf_graph_find(g, "x")] = cur;
+	if (has_x) {
+		t.flat[tf_graph_find(g, "x")] = cur;
+	}
 	for (int i = 0; ok && i < c.n; i++) {
 		const struct layer *L = &c.l[i];
 		const char *name = tf_graph_node_name(g, L->node);
@@ -1832,7 +2023,11 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 			break;
 		case L_FLATTEN:
 		case L_RNN:
+		case L_COLUMNS:
 			in = as_flat(&t, L->src[0]);
+			break;
+		case L_EMBED:
+			in = "ids";
 			break;
 		case L_CONCAT:
 			image_out = tf_graph_shape(g, name, &shape) == 3;
@@ -1881,7 +2076,19 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 				node_attr(o, n, "axis", 0, 1);
 			}
 		} else if (L->dense == L_RNN) {
-			ok = rnn_node(o, L, name, in) == 0;
+			const char *lens =
+			    L->length >= 0 ? lengths_node(o, name, L->length)
+			                   : NULL;
+			ok = (L->length < 0 || lens != NULL) &&
+			     rnn_node(o, L, name, in, lens) == 0;
+			t.flat[L->node] = name;
+			continue;
+		} else if (L->dense == L_COLUMNS) {
+			ok = slice_cols(o, name, in, L->begin, L->size) != NULL;
+			t.flat[L->node] = name;
+			continue;
+		} else if (L->dense == L_EMBED) {
+			ok = embed_node(o, L, name) == 0;
 			t.flat[L->node] = name;
 			continue;
 		} else if (L->dense >= L_CONV) {
@@ -1942,10 +2149,19 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 	ok = ok && cur != NULL && !o->full;
 	cur = cur ? cur : "";
 	chain_free(&c);
-	struct vinfo vin, vout;
+	struct vinfo vin, vids, vout;
 	vinfo_init(&vin, "x", w);
+	vinfo_init(&vids, "ids", tf_graph_ids_width(g));
+	vids.tt.elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
 	vinfo_init(&vout, cur, tf_graph_width(g, tf_model_prediction(m)));
-	Onnx__ValueInfoProto *vinp = &vin.v, *voutp = &vout.v;
+	Onnx__ValueInfoProto *vinp[2], *voutp = &vout.v;
+	size_t nin = 0;
+	if (has_x) {
+		vinp[nin++] = &vin.v;
+	}
+	if (has_ids) {
+		vinp[nin++] = &vids.v;
+	}
 	Onnx__GraphProto graph;
 	onnx__graph_proto__init(&graph);
 	graph.name = "tfkit";
@@ -1953,8 +2169,8 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 	graph.node = o->nodes;
 	graph.n_initializer = o->ninits;
 	graph.initializer = o->inits;
-	graph.n_input = 1;
-	graph.input = &vinp;
+	graph.n_input = nin;
+	graph.input = vinp;
 	graph.n_output = 1;
 	graph.output = &voutp;
 	Onnx__OperatorSetIdProto opset;
@@ -1972,10 +2188,19 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 	model.graph = &graph;
 	model.n_opset_import = 1;
 	model.opset_import = &opsetp;
-	char doc[128];
-	snprintf(doc, sizeof doc,
-	         "input x: %lld features in schema column order; output %s",
-	         (long long)w, cur);
+	char doc[256];
+	if (has_ids) {
+		snprintf(doc, sizeof doc,
+		         "input x: %lld features in schema column order; "
+		         "ids: %lld int64 (a sequence's token ids, then its "
+		         "length); output %s",
+		         (long long)w, (long long)tf_graph_ids_width(g), cur);
+	} else {
+		snprintf(doc, sizeof doc,
+		         "input x: %lld features in schema column order; "
+		         "output %s",
+		         (long long)w, cur);
+	}
 	model.doc_string = doc;
 	uint8_t *buf = NULL;
 	size_t len = 0;

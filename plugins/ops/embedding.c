@@ -102,6 +102,14 @@ build(struct tf_node *n)
 	return TF_OK;
 }
 
+/* The vectors of D values a row of the output holds: concat's one an id
+ * slot, the others' one. */
+static int64_t
+slots(struct tf_node *n, int64_t size)
+{
+	return combiner(n) == TF_COMBINE_CONCAT ? size : 1;
+}
+
 static int
 forward(struct tf_node *n, int training)
 {
@@ -124,8 +132,9 @@ forward(struct tf_node *n, int training)
 		          size, combiner(n), y);
 	}
 	if (tf_node_nparams(n) == 2) {
-		tf_add_bias(d, y, tf_tensor_f32(tf_node_param(n, 1)), ids->rows,
-		            t->cols);
+		/* to every id slot's D values: concat's N of them a row */
+		tf_add_bias(d, y, tf_tensor_f32(tf_node_param(n, 1)),
+		            ids->rows * slots(n, size), t->cols);
 	}
 	return TF_OK;
 }
@@ -158,7 +167,7 @@ backward(struct tf_node *n)
 	}
 	if (tf_node_nparams(n) == 2) {
 		tf_bias_grad(d, dy, tf_tensor_f32(tf_node_param_grad(n, 1)),
-		             ids->rows, t->cols);
+		             ids->rows * slots(n, size), t->cols);
 	}
 	return TF_OK;
 }

@@ -2,7 +2,9 @@
 // predictions for rows of raw features, one JSON array per row:
 //   node exportcheck.js tfjs DIR ROWS.json
 //   node exportcheck.js onnx FILE ROWS.json
-// ROWS.json is a JSON array of rows (arrays of numbers).  The modules
+// ROWS.json is a JSON array of rows (arrays of numbers), or for ONNX
+// models of two inputs objects {"x": [numbers], "ids": [int64 ids]}
+// (a model of tokens alone: {"ids": [...]}).  The modules
 // (@tensorflow/tfjs-core, -layers, -backend-cpu; onnxruntime-node) are
 // found through NODE_PATH.
 'use strict';
@@ -12,8 +14,9 @@ const path = require('path');
 async function main() {
   const [kind, where, rowsFile] = process.argv.slice(2);
   const rows = JSON.parse(fs.readFileSync(rowsFile, 'utf8'));
-  const width = rows[0].length;
-  const flat = Float32Array.from(rows.flat());
+  const named = !Array.isArray(rows[0]);
+  const width = named ? 0 : rows[0].length;
+  const flat = named ? null : Float32Array.from(rows.flat());
   let out, cols;
   if (kind === 'tfjs') {
     const tf = require('@tensorflow/tfjs-core');
@@ -38,7 +41,19 @@ async function main() {
   } else if (kind === 'onnx') {
     const ort = require('onnxruntime-node');
     const s = await ort.InferenceSession.create(where);
-    const res = await s.run({ [s.inputNames[0]]: new ort.Tensor('float32', flat, [rows.length, width]) });
+    const feeds = {};
+    if (named) {
+      for (const name of s.inputNames) {
+        const w = rows[0][name].length;
+        const v = rows.flatMap((r) => r[name]);
+        feeds[name] = name === 'ids'
+          ? new ort.Tensor('int64', BigInt64Array.from(v.map(BigInt)), [rows.length, w])
+          : new ort.Tensor('float32', Float32Array.from(v), [rows.length, w]);
+      }
+    } else {
+      feeds[s.inputNames[0]] = new ort.Tensor('float32', flat, [rows.length, width]);
+    }
+    const res = await s.run(feeds);
     const t = res[s.outputNames[0]];
     out = t.data;
     cols = t.dims[1];

@@ -369,6 +369,98 @@ print(json.dumps([[float(v) for v in row[:-1]] for row in r]))' "$DATA/digits.cs
 	[ "$stderr" = "tf-export: TensorFlow.js export: node 'a' reads the steps backwards and gives every step's output: not exported yet" ]
 }
 
+# ONNX feeds of a sessions CSV (sessions_csv): x the user column (none
+# with nouser), ids each page's index in SCHEMA's vocabulary (one past
+# its end for a page outside it), zeros to 20 steps, then the length.
+session_feeds() {
+	/usr/bin/python3 -c '
+import csv, json, sys
+vocab = json.load(open(sys.argv[2]))["vocabularies"]["pages"]
+out = []
+for r in csv.DictReader(open(sys.argv[1])):
+    p = [vocab.index(t) if t in vocab else len(vocab) for t in r["pages"].split()]
+    row = {"ids": p + [0] * (20 - len(p)) + [len(p)]}
+    if sys.argv[3:] != ["nouser"]:
+        row["x"] = [float(r["user"])]
+    out.append(row)
+print(json.dumps(out))' "$@"
+}
+
+# Every prediction of OUT (exportcheck.js) is tf-eval's (WANT) within
+# 1e-5, N of them.
+agree_within() {
+	/usr/bin/python3 -c '
+import json, sys
+a = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("[")]
+c = [json.loads(l)["probabilities"] for l in open(sys.argv[2])]
+assert len(a) == len(c) == int(sys.argv[3]), (len(a), len(c))
+for x, z in zip(a, c):
+    z = z[1:] if len(x) == 1 else z
+    assert max(abs(p - q) for p, q in zip(x, z)) < 1e-5, (sys.argv[1], x, z)' "$@"
+}
+
+@test "ONNX: sequences of varying length (tokens through an embedding, numbers; lstm, gru, bidirectional, every step, reversed, stacked) take the lengths as ONNX's sequence_lens and predict as tf-eval" {
+	node_libs onnxruntime-node
+	sessions_csv s.csv 1 600 20 user
+	sessions_csv held.csv 2 100 20 user
+	# a page the vocabulary lacks, and an empty session
+	printf '3,checkout login help buy,1\n4,,0\n' >> held.csv
+	tf-csv2record -q --sequence pages s.csv -o s.tfrecord
+	tf-csv2record -q --sequence pages held.csv -o held.tfrecord
+	session_feeds held.csv s.tfrecord.schema.json > rows.json
+	session_feeds held.csv s.tfrecord.schema.json nouser > tokens.json
+	# tokens alone (no x): the embedding with a bias, every step of a
+	# gru into a reversed lstm
+	printf 'input ids 21 int64\nnode e embedding ids vocab=8 dim=6 combiner=concat sequence=1 size=20 bias=1\nnode r gru e,ids units=8 length=20 sequences=1\nnode r2 lstm r,ids units=5 length=20 reverse=1\nnode logits dense r2 units=outputs\n' > tok.spec
+	tf-train -q --model bidirectional_lstm --rnn-units 8 --hidden 8 --epochs 2 --batch-size 32 --checkpoint-dir bi s.tfrecord > /dev/null
+	tf-train -q --model gru --rnn-units 8 --hidden 8 --epochs 2 --batch-size 32 --checkpoint-dir g s.tfrecord > /dev/null
+	tf-train -q --model-file tok.spec --exclude user --epochs 2 --batch-size 32 --checkpoint-dir tok s.tfrecord > /dev/null
+	for ck in bi g tok; do
+		run -0 tf-export -d $ck --format onnx -o $ck.onnx
+		feeds=rows.json
+		[ $ck = tok ] && feeds=tokens.json
+		node "$TOP/tests/cli/exportcheck.js" onnx $ck.onnx $feeds > $ck.out
+		tf-eval -d $ck --predict held.tfrecord > $ck.want
+		agree_within $ck.out $ck.want 102
+	done
+	# the embedding's bias goes to every step (not to the first rows'):
+	# the same predictions whatever the batch
+	tf-eval -d tok -b 7 --predict held.tfrecord | cmp - tok.want
+	# numbers of 1 to 12 steps (one of none) between two columns
+	/usr/bin/python3 -c '
+import csv, json, random
+rng = random.Random(3)
+w = csv.writer(open("nums.csv", "w"))
+w.writerow(["a", "xs", "b", "label"])
+feeds = []
+for i in range(300):
+    k = rng.randint(1, 12) if i else 0
+    xs = [round(rng.uniform(-2, 3), 3) for _ in range(k)]
+    a, b = round(rng.uniform(0, 9), 2), rng.randint(0, 4)
+    w.writerow([a, " ".join(map(str, xs)), b, int(sum(xs) > k / 2)])
+    feeds.append({"x": [a] + xs + [0.0] * (12 - k) + [float(b)], "ids": [k]})
+json.dump(feeds, open("nums.json", "w"))'
+	tf-csv2record -q --sequence xs nums.csv -o nums.tfrecord
+	printf 'input x 14\ninput ids 1 int64\nnode s columns x begin=1 size=12 steps=12\nnode r lstm s,ids units=6 length=0 sequences=1 reverse=1\nnode r2 gru r,ids units=4 length=0\nnode logits dense r2 units=outputs\n' > num.spec
+	tf-train -q --model lstm --rnn-units 6 --hidden 4 --epochs 3 --batch-size 16 --checkpoint-dir nl nums.tfrecord > /dev/null
+	tf-train -q --model-file num.spec --epochs 3 --batch-size 16 --checkpoint-dir ns nums.tfrecord > /dev/null
+	for ck in nl ns; do
+		tf-export -d $ck --format onnx -o $ck.onnx > /dev/null
+		node "$TOP/tests/cli/exportcheck.js" onnx $ck.onnx nums.json > $ck.out
+		tf-eval -d $ck --predict nums.tfrecord > $ck.want
+		agree_within $ck.out $ck.want 300
+	done
+	# a bag of the ids (their rows summed) beside the steps: said
+	printf 'input ids 21 int64\nnode e embedding ids vocab=8 dim=6 combiner=concat sequence=1 size=20\nnode r gru e,ids units=4 length=20\nnode bag embedding ids vocab=8 dim=3 size=20\nnode j concat r,bag\nnode logits dense j units=outputs\n' > bag.spec
+	tf-train -q --model-file bag.spec --exclude user --epochs 1 --checkpoint-dir bag s.tfrecord > /dev/null
+	run -65 --separate-stderr tf-export -d bag --format onnx -o bag.onnx
+	[ "$stderr" = "tf-export: ONNX export: node 'bag' sums or averages its ids (a bag): only a sequence's embedding (combiner=concat) is exported yet" ]
+	[ ! -e bag.onnx ]
+	run -65 --separate-stderr tf-export -d bi --format tfjs -o bi-js
+	[[ "$stderr" == *"sequences of varying length ('pages', each row's steps an input of their own), which a layers model of one input cannot take; ONNX (--format onnx) and the tfkit format take it" ]]
+	[ ! -e bi-js ]
+}
+
 @test "bad input: usage (64), missing (66) and damaged (65) checkpoints" {
 	run -64 --separate-stderr tf-export --export-base models
 	[[ "$stderr" == *"--checkpoint-dir"* ]]
