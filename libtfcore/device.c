@@ -505,6 +505,35 @@ stage_ok(const struct stage *s)
 #undef OUT
 #undef IDS
 
+/* B packed ahead: the CPU's products only (kernels/cpu/matmul.c). */
+size_t
+tf_gemm_pack_floats(struct tf_device *d, int64_t n, int64_t k)
+{
+	return d->kind == TF_DEVICE_CPU ? gemm_pack_floats_cpu(n, k) : 0;
+}
+
+void
+tf_gemm_pack(struct tf_device *d, int trans_b, int64_t n, int64_t k,
+             const float *b, float *p)
+{
+	if (d->kind == TF_DEVICE_CPU && gemm_pack_floats_cpu(n, k) > 0) {
+		gemm_avx2_pack(trans_b, n, k, b, p);
+	}
+}
+
+void
+tf_gemm_packed(struct tf_device *d, int trans_a, int trans_b, int64_t m,
+               int64_t n, int64_t k, float alpha, const float *a,
+               const float *b, const float *p, float beta, float *c)
+{
+	if (p != NULL && d->kind == TF_DEVICE_CPU) {
+		gemm_packed_cpu(trans_a, trans_b, m, n, k, alpha, a, b, p, beta,
+		                c);
+		return;
+	}
+	tf_gemm(d, trans_a, trans_b, m, n, k, alpha, a, b, beta, c);
+}
+
 void
 tf_update(struct tf_device *d, const struct tf_update *u, float *w,
           const float *g, float *const *slots, size_t n)

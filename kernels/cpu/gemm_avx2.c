@@ -246,7 +246,15 @@ run(const struct tile_args *t0, int64_t m, int64_t n, const float *a,
 	for (int64_t i0 = 0; i0 < m; i0 += MR_MAX) {
 		int mr = m - i0 < MR_MAX ? (int)(m - i0) : MR_MAX;
 		const float *ai = a + i0 * t0->sam;
-		if (copy) {
+		if (copy && mr == MR_MAX && t0->sam == 1) {
+			/* A^T: a whole tile's rows are side by side at each
+			 * step, one fixed-size copy (inlined, not a call) */
+			for (int64_t kk = 0; kk < t.kc; kk++) {
+				memcpy(ap + kk * MR_MAX, ai + kk * t0->sak,
+				       MR_MAX * sizeof *ap);
+			}
+			ai = ap, t.sam = 1, t.sak = MR_MAX;
+		} else if (copy) {
 			for (int64_t kk = 0; kk < t.kc; kk++) {
 				for (int i = 0; i < mr; i++) {
 					ap[kk * MR_MAX + i] =
@@ -315,6 +323,62 @@ blocked(int64_t m, int64_t n, int64_t k, const float *a, int64_t sam,
 	return 0;
 }
 
+/*
+ * op(B) packed whole, for products by the same B again and again (a
+ * recurrent layer's kernel, step after step): the panels of each block
+ * of KC rows of k in turn, block k0's panel j/16 at (k0 * np + j / 16 *
+ * kc) * 16, as blocked() packs them one block and group at a time.
+ */
+int64_t
+gemm_avx2_packed_floats(int64_t n, int64_t k)
+{
+	return (n + 15) / 16 * 16 * k;
+}
+
+void
+gemm_avx2_pack(int tb, int64_t n, int64_t k, const float *b, float *p)
+{
+	int64_t np = (n + 15) / 16;
+	for (int64_t k0 = 0; k0 < k; k0 += KC) {
+		int64_t kc = k - k0 < KC ? k - k0 : KC;
+		pack(p + k0 * np * 16, b, tb, n, k, k0, kc, 0, np * 16);
+	}
+}
+
+/* blocked()'s product over B packed by gemm_avx2_pack(): its blocks of
+ * k and groups of panels, the same chain for each element of C. */
+int
+gemm_avx2_packed(int ta, int64_t m, int64_t n, int64_t k, float alpha,
+                 const float *a, const float *p, float beta, float *c)
+{
+	struct tile_args t = {.sam = ta ? 1 : k,
+	                      .sak = ta ? m : 1,
+	                      .ldc = n,
+	                      .ldw = n,
+	                      .alpha = alpha,
+	                      .beta = beta};
+	int64_t np = (n + 15) / 16;
+	int64_t kc0 = k < KC ? k : KC;
+	int64_t group = PACK_BYTES / (kc0 * 16 * (int64_t)sizeof(float));
+	group = group < 1 ? 1 : group > np ? np : group;
+	float *w = c;
+	if (k > KC && beta != 0.0f &&
+	    (w = scratch_cpu(2, (size_t)(m * n))) == NULL) {
+		return -1;
+	}
+	for (int64_t k0 = 0; k0 < k; k0 += KC) {
+		t.kc = k - k0 < KC ? k - k0 : KC;
+		t.first = k0 == 0, t.last = k0 + t.kc == k, t.ldb = 16;
+		const float *blk = p + k0 * np * 16;
+		for (int64_t j0 = 0; j0 < n; j0 += group * 16) {
+			int64_t j1 = j0 + group * 16 < n ? j0 + group * 16 : n;
+			run(&t, m, n, a + k0 * t.sak, blk + j0 * t.kc,
+			    t.kc * 16, c, w, j0, j1);
+		}
+	}
+	return 0;
+}
+
 int
 gemm_avx2(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
           const float *a, const float *b, float beta, float *c)
@@ -348,6 +412,28 @@ int
 gemm_avx2_usable(void)
 {
 	return 0;
+}
+
+int64_t
+gemm_avx2_packed_floats(int64_t n, int64_t k)
+{
+	(void)n, (void)k;
+	return 0;
+}
+
+void
+gemm_avx2_pack(int tb, int64_t n, int64_t k, const float *b, float *p)
+{
+	(void)tb, (void)n, (void)k, (void)b, (void)p;
+}
+
+int
+gemm_avx2_packed(int ta, int64_t m, int64_t n, int64_t k, float alpha,
+                 const float *a, const float *p, float beta, float *c)
+{
+	(void)ta, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)p;
+	(void)beta, (void)c;
+	return -1;
 }
 
 int

@@ -50,6 +50,30 @@ gemm_cpu(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
 	            (blasint)(tb ? k : n), beta, c, (blasint)n);
 }
 
+/* B packed once for many products: where gemm_cpu() would call
+ * gemm_avx2() (one thread, AVX2 and no AVX-512), and not for the narrow
+ * transposed product it computes another way. */
+size_t
+gemm_pack_floats_cpu(int64_t n, int64_t k)
+{
+	return threads == 1 && !gemm_avx512_usable() && gemm_avx2_usable()
+	           ? (size_t)gemm_avx2_packed_floats(n, k)
+	           : 0;
+}
+
+void
+gemm_packed_cpu(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
+                const float *a, const float *b, const float *p, float beta,
+                float *c)
+{
+	if (p != NULL && gemm_pack_floats_cpu(n, k) > 0 &&
+	    !(ta && !tb && n < 16 && m > n) &&
+	    gemm_avx2_packed(ta, m, n, k, alpha, a, p, beta, c) == 0) {
+		return;
+	}
+	gemm_cpu(ta, tb, m, n, k, alpha, a, b, beta, c);
+}
+
 /* y: (rows, cols) += b: (cols) */
 TF_VECTOR_CLONES void
 add_bias_cpu(float *restrict y, const float *restrict b, int64_t rows,

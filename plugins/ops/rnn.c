@@ -197,6 +197,13 @@ forward(struct tf_node *n, int gates)
 		tf_reverse_steps(dev, d.len, d.lstride, xw, xr, B, T, GU);
 	}
 	tf_zero(dev, hs, bu);
+	/* the recurrent kernel packed once for every step's product, where
+	 * the device packs (the same floats as packing it each step) */
+	size_t pn = tf_gemm_pack_floats(dev, GU, U);
+	float *upk = pn > 0 ? tf_node_scratch(n, pn) : NULL;
+	if (upk != NULL) {
+		tf_gemm_pack(dev, 0, GU, U, uk, upk);
+	}
 	int64_t run = steps_run(&d, dev, B);
 	if (run < T) {
 		/* the steps skipped: h zero (a product of zero gradients
@@ -213,13 +220,15 @@ forward(struct tf_node *n, int gates)
 		float *h = hs + (size_t)(s + 1) * bu;
 		float *act = acts + (size_t)(s * B * GU);
 		if (gates == 4) {
-			tf_gemm(dev, 0, 0, B, GU, U, 1.0f, hp, uk, 0.0f, step);
+			tf_gemm_packed(dev, 0, 0, B, GU, U, 1.0f, hp, uk, upk,
+			               0.0f, step);
 			tf_add_cols(dev, xr + t * GU, T * GU, step, GU, B, GU);
 			tf_lstm_cell(dev, step, cell + (size_t)s * bu, act,
 			             cell + (size_t)(s + 1) * bu, h, B, U);
 		} else {
 			float *gh = cell + (size_t)(s * B * GU);
-			tf_gemm(dev, 0, 0, B, GU, U, 1.0f, hp, uk, 0.0f, gh);
+			tf_gemm_packed(dev, 0, 0, B, GU, U, 1.0f, hp, uk, upk,
+			               0.0f, gh);
 			if (b != NULL) {
 				tf_add_bias(dev, gh, b + GU, B, GU);
 			}
@@ -321,12 +330,17 @@ backward(struct tf_node *n, int gates)
 	if (flip && d.seq) {
 		tf_reverse_steps(dev, d.len, d.lstride, dy, dys, B, T, U);
 	}
-	/* each step's product by the recurrent kernel transposed: on the
-	 * CPU transposed once here, not by every step's product (the same
-	 * products, in the same order) */
+	/* each step's product by the recurrent kernel transposed: packed
+	 * once where the device packs, else on the CPU transposed once
+	 * here, not by every step's product (the same products, in the
+	 * same order) */
 	const float *ukt = uk;
 	int tb = 1;
-	if (tf_device_kind(dev) == TF_DEVICE_CPU) {
+	size_t pn = tf_gemm_pack_floats(dev, U, GU);
+	float *upk = pn > 0 ? tf_node_scratch(n, pn) : NULL;
+	if (upk != NULL) {
+		tf_gemm_pack(dev, 1, U, GU, uk, upk);
+	} else if (tf_device_kind(dev) == TF_DEVICE_CPU) {
 		float *t = tf_node_scratch(n, (size_t)(U * GU));
 		if (t == NULL) {
 			return tf_node_error(n, "out of memory");
@@ -371,7 +385,8 @@ backward(struct tf_node *n, int gates)
 			tf_lstm_cell_grad(dev, act, cell + (size_t)s * bu,
 			                  cell + (size_t)(s + 1) * bu, dh, dc,
 			                  dgr, B, U);
-			tf_gemm(dev, 0, tb, B, U, GU, 1.0f, dgr, ukt, 0.0f, dh);
+			tf_gemm_packed(dev, 0, tb, B, U, GU, 1.0f, dgr, ukt,
+			               upk, 0.0f, dh);
 			if (d.len != NULL) {
 				tf_mask_steps(dev, d.len, d.lstride, s, dgr, GU,
 				              dgr, GU, B, GU, 1);
@@ -384,7 +399,8 @@ backward(struct tf_node *n, int gates)
 			/* dh_prev: the share past the gates, plus the
 			 * recurrent product's */
 			tf_copy(dev, dc, dh, bu);
-			tf_gemm(dev, 0, tb, B, U, GU, 1.0f, dgr, ukt, 1.0f, dh);
+			tf_gemm_packed(dev, 0, tb, B, U, GU, 1.0f, dgr, ukt,
+			               upk, 1.0f, dh);
 			if (d.len != NULL) {
 				tf_mask_steps(dev, d.len, d.lstride, s, dgr, GU,
 				              dgr, GU, B, GU, 1);

@@ -4,10 +4,12 @@
  * edges, and C not read when beta is 0 (each where this CPU has them);
  * the AVX2 products' rows the same bit for bit alone and in a batch;
  * long products, blocked or not, each element one chain over k in order;
+ * B packed once for many products giving the same floats;
  * bias gradients' column sums, short and long.
  */
 #include "kernels/kernels.h"
 #include "test.h"
+#include "tf/device.h"
 
 static void
 reference(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
@@ -228,6 +230,63 @@ TEST(avx2_rows_alone_as_in_a_batch)
 	}
 }
 
+/* B packed once (a recurrent layer's kernel, step after step): every
+ * product over the packed panels gives gemm_avx2()'s floats, bit for bit:
+ * one tile of rows and more, k within one block and past it, ragged
+ * columns, both transpositions of each, beta 0 and not; and the device's
+ * tf_gemm_packed() gives tf_gemm()'s, packed or not. */
+TEST(avx2_packed_b_as_unpacked)
+{
+	if (!gemm_avx2_usable()) {
+		printf("# no AVX2 and FMA here\n");
+		return;
+	}
+	static const int64_t shapes[][3] = {{64, 512, 128}, {64, 128, 512},
+	                                    {5, 37, 300},   {1, 16, 16},
+	                                    {13, 9, 1},     {7, 100, 600}};
+	enum { MAX = 128 * 600 }; /* the most of A, B, C and B packed */
+	static float a[MAX], b[MAX], c0[MAX], c1[MAX], p[MAX];
+	srand(11);
+	for (int i = 0; i < MAX; i++) {
+		a[i] = frand();
+		b[i] = frand();
+	}
+	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+		int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+		REQUIRE(gemm_avx2_packed_floats(n, k) <= MAX);
+		for (int t = 0; t < 8; t++) {
+			int ta = t & 1, tb = (t >> 1) & 1;
+			float beta = t & 4 ? 0.3f : 0.0f;
+			for (int64_t i = 0; i < m * n; i++) {
+				c0[i] = c1[i] = frand();
+			}
+			gemm_avx2_pack(tb, n, k, b, p);
+			REQUIRE(gemm_avx2(ta, tb, m, n, k, 0.7f, a, b, beta,
+			                  c0) == 0);
+			/* a narrow weight gradient: gemm_avx2() computes its
+			 * transpose, and gemm_packed_cpu() leaves it to it */
+			if (ta && !tb && n < 16 && m > n) {
+				gemm_packed_cpu(ta, tb, m, n, k, 0.7f, a, b, p,
+				                beta, c1);
+			} else {
+				REQUIRE(gemm_avx2_packed(ta, m, n, k, 0.7f, a,
+				                         p, beta, c1) == 0);
+			}
+			CHECK(memcmp(c0, c1, (size_t)(m * n) * sizeof *c0) ==
+			      0);
+		}
+	}
+	/* through the device: packed where it packs, tf_gemm() else */
+	struct tf_device *d = tf_device_cpu();
+	size_t pn = tf_gemm_pack_floats(d, 512, 128);
+	CHECK(pn == 0 || pn == 512 * 128);
+	tf_gemm_pack(d, 1, 512, 128, b, p);
+	tf_gemm(d, 0, 1, 64, 512, 128, 1.0f, a, b, 0.0f, c0);
+	tf_gemm_packed(d, 0, 1, 64, 512, 128, 1.0f, a, b, pn ? p : NULL, 0.0f,
+	               c1);
+	CHECK(memcmp(c0, c1, 64 * 512 * sizeof *c0) == 0);
+}
+
 /* bias_grad_cpu: short columns added in order into db (the floats of a
  * plain loop); long ones (a convolution's rows) by chunks, within float
  * rounding of the exact sums. */
@@ -270,6 +329,7 @@ main(void)
 	RUN(avx2_products_match_the_reference);
 	RUN(avx2_rows_alone_as_in_a_batch);
 	RUN(avx2_long_products_one_chain_each);
+	RUN(avx2_packed_b_as_unpacked);
 	RUN(avx512_long_products_one_chain_each);
 	RUN(bias_grad_short_and_long_columns);
 	DONE();

@@ -97,6 +97,23 @@ TF_API void tf_gemm(struct tf_device *d, int trans_a, int trans_b, int64_t m,
                     int64_t n, int64_t k, float alpha, const float *a,
                     const float *b, float beta, float *c);
 
+/*
+ * The same products by one B again and again (a recurrent layer's
+ * kernel, step after step), B packed once as the device's products read
+ * it: tf_gemm_pack_floats() says how many floats op(B) (k x n) takes
+ * packed (0: the device packs nothing ahead, as a GPU); tf_gemm_pack()
+ * packs op(B) into p; tf_gemm_packed() is tf_gemm(), reading B from p
+ * (b as packed, both unchanged since; p NULL: from b).  The floats are
+ * tf_gemm()'s.
+ */
+TF_API size_t tf_gemm_pack_floats(struct tf_device *d, int64_t n, int64_t k);
+TF_API void tf_gemm_pack(struct tf_device *d, int trans_b, int64_t n, int64_t k,
+                         const float *b, float *p);
+TF_API void tf_gemm_packed(struct tf_device *d, int trans_a, int trans_b,
+                           int64_t m, int64_t n, int64_t k, float alpha,
+                           const float *a, const float *b, const float *p,
+                           float beta, float *c);
+
 /* y[r][c] += b[c] for every row. */
 TF_API void tf_add_bias(struct tf_device *d, float *y, const float *b,
                         int64_t rows, int64_t cols);
