@@ -68,10 +68,10 @@ int gemm_avx512(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
  * gets the CPU's floats. */
 #define BIAS_GRAD_DIRECT 4096
 #define BIAS_GRAD_CHUNK  256
-/* This thread's scratch buffer number slot (0 to 2) of at least floats
+/* This thread's scratch buffer number slot (0 to 3) of at least floats
  * floats (scratch.c; kept for the next call, freed with the thread; NULL:
  * no memory), and B^T of an n x k matrix into slot 0 (k x n). */
-#define SCRATCH_SLOTS 3
+#define SCRATCH_SLOTS 4
 float *scratch_cpu(int slot, size_t floats);
 const float *transposed_cpu(const float *b, int64_t n, int64_t k);
 /* C (m x n) = alpha T^T + beta C from T (n x m): the narrow weight

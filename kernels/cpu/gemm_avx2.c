@@ -230,39 +230,21 @@ pack(float *d, const float *b, int tb, int64_t n, int64_t k, int64_t k0,
 }
 
 /* Tiles of MR_MAX rows over panels j0..j1 (16 columns each) of B as
- * laid out at bp (panel p at bp + p * pstride, row kk at + kk * ldb). */
+ * laid out at bp (panel p at bp + p * pstride, row kk at + kk * ldb);
+ * A as a(i, kk) = a[i * sam + kk * sak], or when ac is not NULL as
+ * copied by copy_a(). */
 static void
 run(const struct tile_args *t0, int64_t m, int64_t n, const float *a,
-    const float *bp, int64_t pstride, float *c, float *w, int64_t j0,
-    int64_t j1)
+    const float *ac, const float *bp, int64_t pstride, float *c, float *w,
+    int64_t j0, int64_t j1)
 {
 	struct tile_args t = *t0;
-	/* A read transposed, a block of k at a time, over 8 panels or
-	 * more: each tile's rows copied side by side first (its steps are
-	 * a row of A apart; over fewer panels the copy costs more than it
-	 * saves) */
-	float ap[MR_MAX * KC];
-	int copy = t.sak != 1 && t.kc <= KC && j1 - j0 >= 128;
+	if (ac != NULL) {
+		t.sam = 1, t.sak = MR_MAX;
+	}
 	for (int64_t i0 = 0; i0 < m; i0 += MR_MAX) {
 		int mr = m - i0 < MR_MAX ? (int)(m - i0) : MR_MAX;
-		const float *ai = a + i0 * t0->sam;
-		if (copy && mr == MR_MAX && t0->sam == 1) {
-			/* A^T: a whole tile's rows are side by side at each
-			 * step, one fixed-size copy (inlined, not a call) */
-			for (int64_t kk = 0; kk < t.kc; kk++) {
-				memcpy(ap + kk * MR_MAX, ai + kk * t0->sak,
-				       MR_MAX * sizeof *ap);
-			}
-			ai = ap, t.sam = 1, t.sak = MR_MAX;
-		} else if (copy) {
-			for (int64_t kk = 0; kk < t.kc; kk++) {
-				for (int i = 0; i < mr; i++) {
-					ap[kk * MR_MAX + i] =
-					    ai[i * t0->sam + kk * t0->sak];
-				}
-			}
-			ai = ap, t.sam = 1, t.sak = MR_MAX;
-		}
+		const float *ai = ac ? ac + i0 * t.kc : a + i0 * t0->sam;
 		for (int64_t j = j0; j < j1; j += 16) {
 			t.nr = n - j < 16 ? n - j : 16;
 			int nv = (int)((t.nr + 7) / 8);
@@ -271,6 +253,42 @@ run(const struct tile_args *t0, int64_t m, int64_t n, const float *a,
 			    c + i0 * t.ldc + j, w + i0 * t.ldw + j);
 		}
 	}
+}
+
+/* A read transposed (its steps a row of A apart), a block of kc steps,
+ * over 8 panels or more: each tile's rows side by side first, once for
+ * every panel (tile i0 at ac + i0 * kc, step kk's rows at + kk * MR_MAX)
+ * in slot 3; NULL where that is not worth it (A in place then) or no
+ * memory. */
+static const float *
+copy_a(const float *a, int64_t m, int64_t n, int64_t sam, int64_t sak,
+       int64_t kc)
+{
+	if (sak == 1 || n < 128) {
+		return NULL;
+	}
+	float *ac =
+	    scratch_cpu(3, (size_t)(((m + MR_MAX - 1) / MR_MAX) * MR_MAX * kc));
+	for (int64_t i0 = 0; ac != NULL && i0 < m; i0 += MR_MAX) {
+		int mr = m - i0 < MR_MAX ? (int)(m - i0) : MR_MAX;
+		const float *ai = a + i0 * sam;
+		float *ap = ac + i0 * kc;
+		if (mr == MR_MAX && sam == 1) {
+			/* A^T: a whole tile's rows are side by side at each
+			 * step, one fixed-size copy (inlined, not a call) */
+			for (int64_t kk = 0; kk < kc; kk++) {
+				memcpy(ap + kk * MR_MAX, ai + kk * sak,
+				       MR_MAX * sizeof *ap);
+			}
+			continue;
+		}
+		for (int64_t kk = 0; kk < kc; kk++) {
+			for (int i = 0; i < mr; i++) {
+				ap[kk * MR_MAX + i] = ai[i * sam + kk * sak];
+			}
+		}
+	}
+	return ac;
 }
 
 /*
@@ -293,7 +311,7 @@ blocked(int64_t m, int64_t n, int64_t k, const float *a, int64_t sam,
 			return -1; /* B^T: (n x k) into k x n, slot 0 */
 		}
 		t.kc = k, t.ldb = n, t.first = t.last = 1;
-		run(&t, m, n, a, b, 16, c, c, 0, n);
+		run(&t, m, n, a, NULL, b, 16, c, c, 0, n);
 		return 0;
 	}
 	int64_t np = (n + 15) / 16;
@@ -314,10 +332,12 @@ blocked(int64_t m, int64_t n, int64_t k, const float *a, int64_t sam,
 	for (int64_t k0 = 0; k0 < k; k0 += KC) {
 		t.kc = k - k0 < KC ? k - k0 : KC;
 		t.first = k0 == 0, t.last = k0 + t.kc == k, t.ldb = 16;
+		const float *ac = copy_a(a + k0 * sak, m, n, sam, sak, t.kc);
 		for (int64_t j0 = 0; j0 < n; j0 += group * 16) {
 			int64_t j1 = j0 + group * 16 < n ? j0 + group * 16 : n;
 			pack(p, b, tb, n, k, k0, t.kc, j0, j1);
-			run(&t, m, n, a + k0 * sak, p, t.kc * 16, c, w, j0, j1);
+			run(&t, m, n, a + k0 * sak, ac, p, t.kc * 16, c, w, j0,
+			    j1);
 		}
 	}
 	return 0;
@@ -370,9 +390,11 @@ gemm_avx2_packed(int ta, int64_t m, int64_t n, int64_t k, float alpha,
 		t.kc = k - k0 < KC ? k - k0 : KC;
 		t.first = k0 == 0, t.last = k0 + t.kc == k, t.ldb = 16;
 		const float *blk = p + k0 * np * 16;
+		const float *ac =
+		    copy_a(a + k0 * t.sak, m, n, t.sam, t.sak, t.kc);
 		for (int64_t j0 = 0; j0 < n; j0 += group * 16) {
 			int64_t j1 = j0 + group * 16 < n ? j0 + group * 16 : n;
-			run(&t, m, n, a + k0 * t.sak, blk + j0 * t.kc,
+			run(&t, m, n, a + k0 * t.sak, ac, blk + j0 * t.kc,
 			    t.kc * 16, c, w, j0, j1);
 		}
 	}

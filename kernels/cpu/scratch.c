@@ -2,9 +2,9 @@
  * scratch.c - scratch memory of each thread for the CPU's matrix
  * products (gemm_avx512.c, gemm_avx2.c): a transposed operand or a
  * product in slot 0, packed panels of B in slot 1, partial sums in slot
- * 2, kept between calls (a training step calls them many times
- * with the same shapes) and freed when the thread ends (training's
- * towers are threads).
+ * 2, a block of A^T's tiles in slot 3 (gemm_avx2.c), kept between calls (a
+ * training step calls them many times with the same shapes) and freed when the
+ * thread ends (training's towers are threads).
  */
 #include <pthread.h>
 #include <stdlib.h>

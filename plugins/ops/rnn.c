@@ -117,9 +117,10 @@ build_gru(struct tf_node *n)
 }
 
 /* Saved from forward to backward: every step's h (h[0] zeros), the
- * activated gates, and lstm's cell states (c[0] zeros) or gru's
- * recurrent preactivations, all in the order the steps were read. */
-enum { SAVED_H, SAVED_ACT, SAVED_CELL };
+ * activated gates, lstm's cell states (c[0] zeros) or gru's recurrent
+ * preactivations, and the input (T x B x F), all in the order the steps
+ * were read. */
+enum { SAVED_H, SAVED_ACT, SAVED_CELL, SAVED_X };
 
 /* Where processing step s of a row is in the input: reverse=1 without
  * lengths reads T-1..0; with lengths the input was reversed row by row
@@ -161,28 +162,38 @@ forward(struct tf_node *n, int gates)
 	const float *uk = tf_tensor_f32(tf_node_param(n, 1));
 	const float *b =
 	    tf_node_nparams(n) > 2 ? tf_tensor_f32(tf_node_param(n, 2)) : NULL;
-	int64_t B = x->rows, T = d.t, U = d.u, GU = gates * d.u;
+	int64_t B = x->rows, T = d.t, F = d.f, U = d.u, GU = gates * d.u;
 	size_t bu = (size_t)(B * U);
-	int flip = d.rev && d.len != NULL; /* rows reversed in place */
-	/* every step's input product at once: x as (B*T) x F */
-	float *xw = tf_node_scratch(n, (size_t)(B * T * GU));
+	int flip = d.rev && d.len != NULL; /* rows reversed first */
+	/* the input in step order, a block of every row's step at a time
+	 * (T x B x F): every step's input product at once, each step's a
+	 * block of rows that its recurrent product adds to in place */
+	float *xs = tf_node_scratch(n, (size_t)(T * B * F));
+	float *xf = flip ? tf_node_scratch(n, (size_t)(B * T * F)) : NULL;
+	float *xw = tf_node_scratch(n, (size_t)(T * B * GU));
 	float *hs = tf_node_scratch(n, (size_t)(T + 1) * bu);
 	float *acts = tf_node_scratch(n, (size_t)(T * B * GU));
 	float *cell = tf_node_scratch(n, gates == 4 ? (size_t)(T + 1) * bu
 	                                            : (size_t)(T * B * GU));
-	float *step = tf_node_scratch(n, (size_t)(B * GU));
-	float *xr = flip ? tf_node_scratch(n, (size_t)(B * T * GU)) : xw;
 	float *ys = flip && d.seq ? tf_node_scratch(n, (size_t)(B * T * U))
 	                          : tf_tensor_f32(y);
-	if (xw == NULL || hs == NULL || acts == NULL || cell == NULL ||
-	    step == NULL || xr == NULL || ys == NULL) {
+	if (xs == NULL || (flip && xf == NULL) || xw == NULL || hs == NULL ||
+	    acts == NULL || cell == NULL || ys == NULL) {
 		return tf_node_error(n, "out of memory");
 	}
-	tf_gemm(dev, 0, 0, B * T, GU, d.f, 1.0f, tf_tensor_f32(x), w, 0.0f, xw);
-	if (b != NULL) {
-		tf_add_bias(dev, xw, b, B * T, GU);
+	const float *src = tf_tensor_f32(x);
+	if (flip) {
+		tf_reverse_steps(dev, d.len, d.lstride, src, xf, B, T, F);
+		src = xf;
 	}
+	for (int64_t s = 0; s < T; s++) {
+		tf_copy_cols(dev, src + at(&d, s) * F, T * F,
+		             xs + (size_t)(s * B * F), F, B, F);
+	}
+	tf_gemm(dev, 0, 0, T * B, GU, F, 1.0f, xs, w, 0.0f, xw);
 	if (gates == 4) {
+		/* the bias with the forget bias added to its forget gate's,
+		 * as ONNX's export folds it: one pass over the products */
 		float fb = (float)tf_node_attr_float(n, "forget_bias", 1.0);
 		float *v = tf_node_scratch(n, (size_t)GU);
 		if (v == NULL) {
@@ -190,11 +201,13 @@ forward(struct tf_node *n, int gates)
 		}
 		tf_zero(dev, v, (size_t)GU);
 		tf_fill(dev, v + U, (size_t)U, fb);
-		tf_add_bias(dev, xw, v, B * T, GU);
+		if (b != NULL) {
+			tf_add(dev, b, v, (size_t)GU);
+		}
+		tf_add_bias(dev, xw, v, T * B, GU);
 		tf_zero(dev, cell, bu);
-	}
-	if (flip) {
-		tf_reverse_steps(dev, d.len, d.lstride, xw, xr, B, T, GU);
+	} else if (b != NULL) {
+		tf_add_bias(dev, xw, b, T * B, GU);
 	}
 	tf_zero(dev, hs, bu);
 	/* the recurrent kernel packed once for every step's product, where
@@ -219,11 +232,12 @@ forward(struct tf_node *n, int gates)
 		const float *hp = hs + (size_t)s * bu;
 		float *h = hs + (size_t)(s + 1) * bu;
 		float *act = acts + (size_t)(s * B * GU);
+		float *g = xw + (size_t)(s * B * GU); /* the step's input's */
 		if (gates == 4) {
+			/* its preactivations: the input's plus h's, in place */
 			tf_gemm_packed(dev, 0, 0, B, GU, U, 1.0f, hp, uk, upk,
-			               0.0f, step);
-			tf_add_cols(dev, xr + t * GU, T * GU, step, GU, B, GU);
-			tf_lstm_cell(dev, step, cell + (size_t)s * bu, act,
+			               1.0f, g);
+			tf_lstm_cell(dev, g, cell + (size_t)s * bu, act,
 			             cell + (size_t)(s + 1) * bu, h, B, U);
 		} else {
 			float *gh = cell + (size_t)(s * B * GU);
@@ -232,8 +246,7 @@ forward(struct tf_node *n, int gates)
 			if (b != NULL) {
 				tf_add_bias(dev, gh, b + GU, B, GU);
 			}
-			tf_copy_cols(dev, xr + t * GU, T * GU, step, GU, B, GU);
-			tf_gru_cell(dev, step, gh, hp, act, h, B, U);
+			tf_gru_cell(dev, g, gh, hp, act, h, B, U);
 		}
 		if (d.len != NULL) {
 			/* rows past their length keep their state */
@@ -263,6 +276,7 @@ forward(struct tf_node *n, int gates)
 	tf_node_set_saved(n, SAVED_H, hs);
 	tf_node_set_saved(n, SAVED_ACT, acts);
 	tf_node_set_saved(n, SAVED_CELL, cell);
+	tf_node_set_saved(n, SAVED_X, xs);
 	return TF_OK;
 }
 
@@ -283,8 +297,8 @@ forward_gru(struct tf_node *n, int training)
 /* Back through time: each step's gradient reaching h (its output's and
  * the next step's through the recurrent kernel), the cell's gradient,
  * the recurrent kernel's; then the input's products for every step at
- * once.  A row's padded steps pass the gradient through untouched and
- * add nothing to the kernels'. */
+ * once, in step order as the input was saved.  A row's padded steps
+ * pass the gradient through untouched and add nothing to the kernels'. */
 static int
 backward(struct tf_node *n, int gates)
 {
@@ -305,26 +319,27 @@ backward(struct tf_node *n, int gates)
 	const float *hs = tf_node_saved(n, SAVED_H);
 	const float *acts = tf_node_saved(n, SAVED_ACT);
 	const float *cell = tf_node_saved(n, SAVED_CELL);
-	int64_t B = x->rows, T = d.t, U = d.u, GU = gates * d.u;
+	const float *xs = tf_node_saved(n, SAVED_X);
+	int64_t B = x->rows, T = d.t, F = d.f, U = d.u, GU = gates * d.u;
 	size_t bu = (size_t)(B * U);
 	int flip = d.rev && d.len != NULL;
-	float *dxw = tf_node_scratch(n, (size_t)(B * T * GU));
 	float *dh = tf_node_scratch(n, bu), *dc = tf_node_scratch(n, bu);
-	float *dg = tf_node_scratch(n, (size_t)(B * GU));
 	/* every step's gradient of the recurrent product, in step order as
 	 * the h before each is: one matrix product for the recurrent
 	 * kernel's gradient after the loop, not one a step */
 	float *dgs = tf_node_scratch(n, (size_t)(T * B * GU));
+	/* and of the input's product, in step order as xs: lstm's are the
+	 * same, gru's its own */
+	float *dxs =
+	    gates == 4 ? dgs : tf_node_scratch(n, (size_t)(T * B * GU));
 	/* with lengths: dh and dc before a step, for the rows it skips;
-	 * reversed rows: dy in the order read, dxw back in the input's */
+	 * reversed rows: dy in the order read */
 	float *dhk = d.len ? tf_node_scratch(n, bu) : dh;
 	float *dck = d.len ? tf_node_scratch(n, bu) : dc;
 	float *dys = flip && d.seq ? tf_node_scratch(n, (size_t)(B * T * U))
 	                           : (float *)dy;
-	float *dxr = flip ? tf_node_scratch(n, (size_t)(B * T * GU)) : dxw;
-	if (dxw == NULL || dh == NULL || dc == NULL || dg == NULL ||
-	    dgs == NULL || dhk == NULL || dck == NULL || dys == NULL ||
-	    dxr == NULL) {
+	if (dh == NULL || dc == NULL || dgs == NULL || dxs == NULL ||
+	    dhk == NULL || dck == NULL || dys == NULL) {
 		return tf_node_error(n, "out of memory");
 	}
 	if (flip && d.seq) {
@@ -358,9 +373,11 @@ backward(struct tf_node *n, int gates)
 	int64_t run = steps_run(&d, dev, B);
 	if (run < T) {
 		/* the steps not run add nothing */
-		tf_zero(dev, dgs + (size_t)(run * B * GU),
-		        (size_t)((T - run) * B * GU));
-		tf_zero(dev, dxr, (size_t)(B * T * GU));
+		size_t rest = (size_t)((T - run) * B * GU);
+		tf_zero(dev, dgs + (size_t)(run * B * GU), rest);
+		if (dxs != dgs) {
+			tf_zero(dev, dxs + (size_t)(run * B * GU), rest);
+		}
 	}
 	for (int64_t s = run - 1; s >= 0; s--) {
 		int64_t t = at(&d, s);
@@ -391,9 +408,9 @@ backward(struct tf_node *n, int gates)
 				tf_mask_steps(dev, d.len, d.lstride, s, dgr, GU,
 				              dgr, GU, B, GU, 1);
 			}
-			tf_copy_cols(dev, dgr, GU, dxr + t * GU, T * GU, B, GU);
 		} else {
 			const float *gh = cell + (size_t)(s * B * GU);
+			float *dg = dxs + (size_t)(s * B * GU);
 			tf_gru_cell_grad(dev, act, gh, hp, dh, dg, dgr, dc, B,
 			                 U);
 			/* dh_prev: the share past the gates, plus the
@@ -407,7 +424,6 @@ backward(struct tf_node *n, int gates)
 				tf_mask_steps(dev, d.len, d.lstride, s, dg, GU,
 				              dg, GU, B, GU, 1);
 			}
-			tf_copy_cols(dev, dg, GU, dxr + t * GU, T * GU, B, GU);
 		}
 		if (d.len != NULL) {
 			tf_mask_steps(dev, d.len, d.lstride, s, dhk, U, dh, U,
@@ -416,24 +432,52 @@ backward(struct tf_node *n, int gates)
 			              B, U, 0);
 		}
 	}
-	if (flip) {
-		tf_reverse_steps(dev, d.len, d.lstride, dxr, dxw, B, T, GU);
-	}
 	/* the recurrent kernel's gradient: each step's h before it by the
-	 * step's gradient, (T*B x U)^T (T*B x GU) */
-	tf_gemm(dev, 1, 0, U, GU, T * B, 1.0f, hs, dgs, 1.0f, du);
+	 * step's gradient, (T*B x U)^T (T*B x GU); the kernel's, the
+	 * input's by its gradient (lstm's the same gradients: packed once
+	 * for both products where the device packs) */
+	size_t gn = gates == 4 ? tf_gemm_pack_floats(dev, GU, T * B) : 0;
+	float *gpk = gn > 0 ? tf_node_scratch(n, gn) : NULL;
+	if (gpk != NULL) {
+		tf_gemm_pack(dev, 0, GU, T * B, dgs, gpk);
+	}
+	tf_gemm_packed(dev, 1, 0, U, GU, T * B, 1.0f, hs, dgs, gpk, 1.0f, du);
 	if (gates == 3 && db != NULL) {
 		tf_bias_grad(dev, dgs, db + GU, T * B, GU);
 	}
-	tf_gemm(dev, 1, 0, d.f, GU, B * T, 1.0f, tf_tensor_f32(x), dxw, 1.0f,
-	        dw);
+	tf_gemm_packed(dev, 1, 0, F, GU, T * B, 1.0f, xs, dxs, gpk, 1.0f, dw);
 	if (db != NULL) {
-		tf_bias_grad(dev, dxw, db, B * T, GU);
+		tf_bias_grad(dev, dxs, db, T * B, GU);
 	}
 	struct tf_tensor *dx = tf_node_input_grad(n, 0);
 	if (dx != NULL) {
-		tf_gemm(dev, 0, 1, B * T, d.f, GU, 1.0f, dxw, w, 1.0f,
-		        tf_tensor_f32(dx));
+		/* in step order, then each step's block back to its columns
+		 * (and reversed rows back) */
+		float *dxt = tf_node_scratch(n, (size_t)(T * B * F));
+		float *dxr =
+		    flip ? tf_node_scratch(n, (size_t)(2 * B * T * F)) : NULL;
+		if (dxt == NULL || (flip && dxr == NULL)) {
+			return tf_node_error(n, "out of memory");
+		}
+		tf_gemm(dev, 0, 1, T * B, F, GU, 1.0f, dxs, w, 0.0f, dxt);
+		float *to = flip ? dxr : tf_tensor_f32(dx);
+		for (int64_t s = 0; s < T; s++) {
+			const float *blk = dxt + (size_t)(s * B * F);
+			if (flip) {
+				tf_copy_cols(dev, blk, F, to + s * F, T * F, B,
+				             F);
+			} else {
+				tf_add_cols(dev, blk, F, to + at(&d, s) * F,
+				            T * F, B, F);
+			}
+		}
+		if (flip) {
+			float *back = dxr + (size_t)(B * T * F);
+			tf_reverse_steps(dev, d.len, d.lstride, dxr, back, B, T,
+			                 F);
+			tf_add(dev, back, tf_tensor_f32(dx),
+			       (size_t)(B * T * F));
+		}
 	}
 	return TF_OK;
 }
