@@ -229,7 +229,20 @@ pack(float *d, const float *b, int tb, int64_t n, int64_t k, int64_t k0,
 	}
 }
 
-/* Tiles of MR_MAX rows over panels j0..j1 (16 columns each) of B as
+/* The rows of tile q of m rows cut into as few tiles of at most MR_MAX
+ * rows as can be, of sizes that differ by one at most (32 rows are
+ * 6, 6, 5, 5, 5, 5, not five of 6 and one of 2: a tile of fewer rows
+ * has too few sums in flight to keep the FMA units busy); its first
+ * row in *i0. */
+static int
+tile_rows(int64_t m, int64_t q, int64_t *i0)
+{
+	int64_t nt = (m + MR_MAX - 1) / MR_MAX, base = m / nt, more = m % nt;
+	*i0 = q * base + (q < more ? q : more);
+	return (int)(base + (q < more));
+}
+
+/* Tiles of up to MR_MAX rows over panels j0..j1 (16 columns each) of B as
  * laid out at bp (panel p at bp + p * pstride, row kk at + kk * ldb);
  * A as a(i, kk) = a[i * sam + kk * sak], or when ac is not NULL as
  * copied by copy_a(). */
@@ -242,9 +255,12 @@ run(const struct tile_args *t0, int64_t m, int64_t n, const float *a,
 	if (ac != NULL) {
 		t.sam = 1, t.sak = MR_MAX;
 	}
-	for (int64_t i0 = 0; i0 < m; i0 += MR_MAX) {
-		int mr = m - i0 < MR_MAX ? (int)(m - i0) : MR_MAX;
-		const float *ai = ac ? ac + i0 * t.kc : a + i0 * t0->sam;
+	int64_t nt = (m + MR_MAX - 1) / MR_MAX;
+	for (int64_t q = 0; q < nt; q++) {
+		int64_t i0;
+		int mr = tile_rows(m, q, &i0);
+		const float *ai =
+		    ac ? ac + q * MR_MAX * t.kc : a + i0 * t0->sam;
 		for (int64_t j = j0; j < j1; j += 16) {
 			t.nr = n - j < 16 ? n - j : 16;
 			int nv = (int)((t.nr + 7) / 8);
@@ -257,7 +273,8 @@ run(const struct tile_args *t0, int64_t m, int64_t n, const float *a,
 
 /* A read transposed (its steps a row of A apart), a block of kc steps,
  * over 8 panels or more: each tile's rows side by side first, once for
- * every panel (tile i0 at ac + i0 * kc, step kk's rows at + kk * MR_MAX)
+ * every panel (tile q at ac + q * MR_MAX * kc, step kk's rows at + kk *
+ * MR_MAX)
  * in slot 3; NULL where that is not worth it (A in place then) or no
  * memory. */
 static const float *
@@ -267,12 +284,13 @@ copy_a(const float *a, int64_t m, int64_t n, int64_t sam, int64_t sak,
 	if (sak == 1 || n < 128) {
 		return NULL;
 	}
-	float *ac =
-	    scratch_cpu(3, (size_t)(((m + MR_MAX - 1) / MR_MAX) * MR_MAX * kc));
-	for (int64_t i0 = 0; ac != NULL && i0 < m; i0 += MR_MAX) {
-		int mr = m - i0 < MR_MAX ? (int)(m - i0) : MR_MAX;
+	int64_t nt = (m + MR_MAX - 1) / MR_MAX;
+	float *ac = scratch_cpu(3, (size_t)(nt * MR_MAX * kc));
+	for (int64_t q = 0; ac != NULL && q < nt; q++) {
+		int64_t i0;
+		int mr = tile_rows(m, q, &i0);
 		const float *ai = a + i0 * sam;
-		float *ap = ac + i0 * kc;
+		float *ap = ac + q * MR_MAX * kc;
 		if (mr == MR_MAX && sam == 1) {
 			/* A^T: a whole tile's rows are side by side at each
 			 * step, one fixed-size copy (inlined, not a call) */
