@@ -1679,21 +1679,27 @@ rnn_node(struct onnx *o, const struct layer *L, const char *out, const char *in,
 	return n != NULL ? 0 : -1;
 }
 
+/* The int64 initializer out + suffix of the n values v (a shape, an
+ * index), made when ok (what it follows was made), else NULL. */
+static const char *
+add_ints(struct onnx *o, int ok, const char *out, const char *suffix,
+         const int64_t *v, int64_t n)
+{
+	return ok ? add_init_nd(o, keep_str(o, "%s%s", out, suffix), NULL, v,
+	                        &n, 1)
+	          : NULL;
+}
+
 /* Columns begin to begin + size of a flat [N, W] value in, named out:
  * ONNX's Slice along axis 1. */
 static const char *
 slice_cols(struct onnx *o, const char *out, const char *in, int64_t begin,
            int64_t size)
 {
-	const int64_t one = 1, b = begin, e = begin + size, axis = 1;
-	const char *bn = add_init_nd(o, keep_str(o, "%s%s", out, "/begin"),
-	                             NULL, &b, &one, 1);
-	const char *en = bn ? add_init_nd(o, keep_str(o, "%s%s", out, "/end"),
-	                                  NULL, &e, &one, 1)
-	                    : NULL;
-	const char *an = en ? add_init_nd(o, keep_str(o, "%s%s", out, "/axis"),
-	                                  NULL, &axis, &one, 1)
-	                    : NULL;
+	const int64_t b = begin, e = begin + size, axis = 1;
+	const char *bn = add_ints(o, 1, out, "/begin", &b, 1);
+	const char *en = add_ints(o, bn != NULL, out, "/end", &e, 1);
+	const char *an = add_ints(o, en != NULL, out, "/axis", &axis, 1);
 	return an && add_node(o, "Slice", out, in, bn, en, an, NULL) ? out
 	                                                             : NULL;
 }
@@ -1703,15 +1709,12 @@ slice_cols(struct onnx *o, const char *out, const char *in, int64_t begin,
 static const char *
 lengths_node(struct onnx *o, const char *out, int64_t col)
 {
-	const int64_t one = 1, flat = -1;
+	const int64_t flat = -1;
 	const char *c = keep_str(o, "%s%s", out, "/length_col");
 	const char *r = keep_str(o, "%s%s", out, "/length_n");
 	const char *l = keep_str(o, "%s%s", out, "/lengths");
 	const char *sh =
-	    c && r && l
-	        ? add_init_nd(o, keep_str(o, "%s%s", out, "/length_shape"),
-	                      NULL, &flat, &one, 1)
-	        : NULL;
+	    add_ints(o, c && r && l, out, "/length_shape", &flat, 1);
 	Onnx__NodeProto *n =
 	    sh && slice_cols(o, c, "ids", col, 1)
 	        ? add_node(o, "Reshape", r, c, sh, NULL, NULL, NULL)
@@ -1738,22 +1741,15 @@ embed_node(struct onnx *o, const struct layer *L, const char *out)
 	if (tab != NULL) {
 		memcpy(tab, L->kernel, (size_t)(V * D) * sizeof *tab);
 	}
-	const int64_t td[] = {V + 1, D}, one = 1, zero = 0,
-	              shape[] = {-1, L->size * D}, two = 2;
+	const int64_t td[] = {V + 1, D}, zero = 0, shape[] = {-1, L->size * D};
 	const char *tn =
 	    tab ? add_init_nd(o, keep_str(o, "%s%s", out, "/table"), tab, NULL,
 	                      td, 2)
 	        : NULL;
 	free(tab);
-	const char *zn = tn ? add_init_nd(o, keep_str(o, "%s%s", out, "/zero"),
-	                                  NULL, &zero, &one, 1)
-	                    : NULL;
-	const char *vn = zn ? add_init_nd(o, keep_str(o, "%s%s", out, "/vocab"),
-	                                  NULL, &V, &one, 1)
-	                    : NULL;
-	const char *sn = vn ? add_init_nd(o, keep_str(o, "%s%s", out, "/shape"),
-	                                  NULL, shape, &two, 1)
-	                    : NULL;
+	const char *zn = add_ints(o, tn != NULL, out, "/zero", &zero, 1);
+	const char *vn = add_ints(o, zn != NULL, out, "/vocab", &V, 1);
+	const char *sn = add_ints(o, vn != NULL, out, "/shape", shape, 2);
 	const char *bn =
 	    sn && L->bias
 	        ? add_init(o, keep_str(o, "%s%s", out, "/bias"), L->bias, 0, D)
