@@ -639,6 +639,12 @@ struct layer {
 	 * read, begin and size (embedding: kernel its table of in rows of
 	 * units values, bias added to each) */
 	int64_t length, begin, size;
+	/* TensorFlow.js: an lstm and its reverse twin over the same input
+	 * joined by a concat, as one Bidirectional layer: the twin's
+	 * kernels and forget bias */
+	int bidi;
+	float *bkernel, *brkernel, *bbias;
+	double bforget_bias;
 	int src[MAX_JOIN]; /* the graph nodes it reads (ONNX) */
 	int nsrc;
 };
@@ -787,6 +793,44 @@ rnn_layer(struct tf_model *m, int i, const char *op, struct layer *L,
 	           : tfi_set_error(m, TF_EINTERNAL,
 	                           "%s export: node '%s' lacks its kernels",
 	                           format, name);
+}
+
+/* Whether graph nodes i, i2 and i3 of the inference are an lstm, its
+ * reverse twin (the same input and units) and a concat of the two in
+ * that order, each giving its last output: a bidirectional layer.  (Of
+ * every step's outputs, tfkit's concat joins the two sequences whole,
+ * Keras' Bidirectional step by step: not the same row.) */
+static int
+is_bidirectional(struct tf_graph *g, const struct infer *inf, int i, int i2,
+                 int i3)
+{
+	const char *op2 = tf_graph_node_op(g, i2),
+	           *op3 = tf_graph_node_op(g, i3);
+	if (op2 == NULL || op3 == NULL || strcmp(op2, "lstm") != 0 ||
+	    strcmp(op3, "concat") != 0 || tf_graph_node_ninputs(g, i) != 1 ||
+	    tf_graph_node_ninputs(g, i2) != 1 ||
+	    tf_graph_node_ninputs(g, i3) != 2) {
+		return 0;
+	}
+	int in1 = inf->source[tf_graph_find(g, tf_graph_node_input(g, i, 0))];
+	int in2 = inf->source[tf_graph_find(g, tf_graph_node_input(g, i2, 0))];
+	int j0 = inf->source[tf_graph_find(g, tf_graph_node_input(g, i3, 0))];
+	int j1 = inf->source[tf_graph_find(g, tf_graph_node_input(g, i3, 1))];
+	const char *u1 = tf_graph_node_attr(g, i, "units");
+	const char *u2 = tf_graph_node_attr(g, i2, "units");
+	const char *s1 = tf_graph_node_attr(g, i, "sequences");
+	const char *s2 = tf_graph_node_attr(g, i2, "sequences");
+	if (u1 == NULL || u2 == NULL ||
+	    strtoll(u1, NULL, 10) != strtoll(u2, NULL, 10) ||
+	    (s1 != NULL && strtoll(s1, NULL, 10) != 0) ||
+	    (s2 != NULL && strtoll(s2, NULL, 10) != 0)) {
+		return 0;
+	}
+	const char *r1 = tf_graph_node_attr(g, i, "reverse");
+	const char *r2 = tf_graph_node_attr(g, i2, "reverse");
+	return in1 == in2 && j0 == i && j1 == i2 &&
+	       (r1 == NULL || strtoll(r1, NULL, 10) == 0) && r2 != NULL &&
+	       strtoll(r2, NULL, 10) != 0;
 }
 
 /* A columns node (a block of the row: begin, size), or an embedding of
@@ -973,6 +1017,32 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 			if (rc != TF_OK) {
 				return rc;
 			}
+		} else if (strcmp(op, "lstm") == 0 && j + 2 < inf.n &&
+		           is_bidirectional(g, &inf, i, inf.node[j + 1],
+		                            inf.node[j + 2])) {
+			/* TensorFlow.js's Bidirectional LSTM: its backward
+			 * layer reads the steps backwards and gives each
+			 * step's output in the step's place, as the twin */
+			struct layer twin;
+			rc = rnn_layer(m, i, op, L, format);
+			rc = rc ? rc
+			        : rnn_layer(m, inf.node[j + 1], op, &twin,
+			                    format);
+			if (rc != TF_OK) {
+				return rc;
+			}
+			L->bidi = 1;
+			L->bkernel = twin.kernel;
+			L->brkernel = twin.rkernel;
+			L->bbias = twin.bias;
+			L->bforget_bias = twin.forget_bias;
+			j += 2;
+			prev = tf_graph_node_name(g, inf.node[j]);
+			L->out = inf.node[j];
+			L->nsrc = nin;
+			memcpy(L->src, src, (size_t)nin * sizeof *src);
+			c->n++;
+			continue;
 		} else if (strcmp(op, "lstm") == 0) {
 			/* TensorFlow.js's LSTM: Keras' gates, as tfkit's */
 			rc = rnn_layer(m, i, op, L, format);
@@ -1158,37 +1228,65 @@ tfjs_image_layer(const struct layer *L, const char *name, const char **cls,
  * order), the bias with tfkit's forget_bias added to the forget gate's
  * (Keras adds none when it runs), sigmoid gates as Keras' (TensorFlow.js
  * defaults to hard sigmoid). */
-static json_t *
-tfjs_lstm_layer(const struct layer *L, const char *name, const char **cls,
-                struct tfi_buf *bin, json_t *weights, int *rc)
+static int
+tfjs_lstm_weights(const struct layer *L, const char *prefix,
+                  const float *kernel, const float *rkernel, const float *b,
+                  double forget_bias, struct tfi_buf *bin, json_t *weights)
 {
 	int64_t u = L->units, gu = 4 * u;
-	*cls = "LSTM";
+	float *bias = calloc((size_t)gu, sizeof *bias);
+	if (bias == NULL) {
+		return TF_ENOMEM;
+	}
+	for (int64_t k = 0; k < gu; k++) {
+		bias[k] = (b ? b[k] : 0.0f) +
+		          (k >= u && k < 2 * u ? (float)forget_bias : 0.0f);
+	}
+	int rc = put_weights(bin, weights, prefix, "kernel", kernel, L->in, gu);
+	if (rc == TF_OK) {
+		rc = put_weights(bin, weights, prefix, "recurrent_kernel",
+		                 rkernel, u, gu);
+	}
+	if (rc == TF_OK) {
+		rc = put_weights(bin, weights, prefix, "bias", bias, 0, gu);
+	}
+	free(bias);
+	return rc;
+}
+
+/* ... and of a bidirectional layer (L->bidi), named name (the concat's):
+ * a Bidirectional wrapper (merge_mode concat, the forward outputs first,
+ * as tfkit's concat) of the lstm, whose weights are NAME/forward_LSTM/
+ * and NAME/backward_LSTM/ (the twin's). */
+static json_t *
+tfjs_lstm_layer(const struct layer *L, const char *lstm, const char *name,
+                const char **cls, struct tfi_buf *bin, json_t *weights, int *rc)
+{
+	*cls = L->bidi ? "Bidirectional" : "LSTM";
 	json_t *cfg = json_pack(
-	    "{s:s,s:I,s:s,s:s,s:b,s:b,s:b,s:b,s:b,s:s}", "name", name, "units",
-	    (json_int_t)u, "activation", "tanh", "recurrent_activation",
+	    "{s:s,s:I,s:s,s:s,s:b,s:b,s:b,s:b,s:b,s:s}", "name", lstm, "units",
+	    (json_int_t)L->units, "activation", "tanh", "recurrent_activation",
 	    "sigmoid", "use_bias", 1, "return_sequences", L->seq,
 	    "return_state", 0, "go_backwards", L->reverse, "unit_forget_bias",
 	    0, "dtype", "float32");
-	float *bias = calloc((size_t)gu, sizeof *bias);
-	if (bias == NULL) {
-		*rc = TF_ENOMEM;
+	if (!L->bidi) {
+		*rc = tfjs_lstm_weights(L, lstm, L->kernel, L->rkernel, L->bias,
+		                        L->forget_bias, bin, weights);
 		return cfg;
 	}
-	for (int64_t k = 0; k < gu; k++) {
-		bias[k] = (L->bias ? L->bias[k] : 0.0f) +
-		          (k >= u && k < 2 * u ? (float)L->forget_bias : 0.0f);
-	}
-	*rc = put_weights(bin, weights, name, "kernel", L->kernel, L->in, gu);
+	char fw[300], bw[300];
+	snprintf(fw, sizeof fw, "%s/forward_%s", name, lstm);
+	snprintf(bw, sizeof bw, "%s/backward_%s", name, lstm);
+	*rc = tfjs_lstm_weights(L, fw, L->kernel, L->rkernel, L->bias,
+	                        L->forget_bias, bin, weights);
 	if (*rc == TF_OK) {
-		*rc = put_weights(bin, weights, name, "recurrent_kernel",
-		                  L->rkernel, u, gu);
+		*rc =
+		    tfjs_lstm_weights(L, bw, L->bkernel, L->brkernel, L->bbias,
+		                      L->bforget_bias, bin, weights);
 	}
-	if (*rc == TF_OK) {
-		*rc = put_weights(bin, weights, name, "bias", bias, 0, gu);
-	}
-	free(bias);
-	return cfg;
+	return json_pack("{s:s,s:s,s:{s:s,s:o},s:s}", "name", name,
+	                 "merge_mode", "concat", "layer", "class_name", "LSTM",
+	                 "config", cfg, "dtype", "float32");
 }
 
 int
@@ -1237,6 +1335,8 @@ tf_model_export_tfjs(struct tf_model *m, const char *dir)
 		const char *name = tf_graph_node_name(g, L->node);
 		json_t *cfg;
 		const char *cls;
+		/* a bidirectional layer is named as the concat it is */
+		const char *outn = tf_graph_node_name(g, L->out);
 		if (image && (L->dense == 1 || L->act == ACT_SOFTMAX)) {
 			/* tfkit's dense takes an image as its row; Keras's
 			 * would take its last axis */
@@ -1254,8 +1354,8 @@ tf_model_export_tfjs(struct tf_model *m, const char *dir)
 			    L->dense != L_FLATTEN && L->dense != L_GLOBAL_POOL;
 		}
 		if (L->dense == L_RNN) {
-			cfg =
-			    tfjs_lstm_layer(L, name, &cls, &bin, weights, &rc);
+			cfg = tfjs_lstm_layer(L, name, L->bidi ? outn : name,
+			                      &cls, &bin, weights, &rc);
 		} else if (L->dense == 1) {
 			cls = "Dense";
 			cfg = json_pack("{s:s,s:I,s:s,s:b,s:s}", "name", name,

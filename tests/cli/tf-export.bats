@@ -329,7 +329,7 @@ assert len(a) == len(c) == 20
 assert max(abs(x - y) / max(1, abs(y)) for x, y in zip(a, c)) < 1e-5, (a, c)' a.out c.out
 }
 
-@test "ONNX: lstm and gru (forward, reversed, every step, stacked, bidirectional) as ONNX's LSTM and GRU, predicting as tf-eval; TensorFlow.js: lstm" {
+@test "ONNX: lstm and gru (forward, reversed, every step, stacked, bidirectional) as ONNX's LSTM and GRU, predicting as tf-eval; TensorFlow.js: lstm, and bidirectional_lstm as its Bidirectional LSTM" {
 	node_libs onnxruntime-node
 	tf-csv2record "$DATA/digits.csv" -o dg.tfrecord
 	tf-records head -n 40 --raw dg.tfrecord > some.tfrecord
@@ -356,7 +356,7 @@ print(json.dumps([[float(v) for v in row[:-1]] for row in r]))' "$DATA/digits.cs
 	node_libs @tensorflow/tfjs-layers
 	printf 'input x 8x8\nnode a lstm x units=6 sequences=1\nnode b lstm a units=5 reverse=1 forget_bias=0.5\nnode logits dense b units=outputs\n' > lstack.spec
 	tf-train -q --model-file lstack.spec --epochs 2 --checkpoint-dir lst dg.tfrecord > /dev/null
-	for ck in l lst; do
+	for ck in l lst bi; do
 		tf-export -d $ck --format tfjs -o $ck-js > /dev/null
 		node "$TOP/tests/cli/exportcheck.js" tfjs $ck-js rows.json | grep '^\[' > $ck.js.out
 		tf-eval -d $ck --predict some.tfrecord > $ck.want
