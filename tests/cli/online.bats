@@ -66,7 +66,7 @@ json.dump({"examples": inst[:1]}, open("no-label.json", "w"))'
 	stop_server
 }
 
-@test ":train: a full queue is 503 with Retry-After, the examples not queued; a server without a queue says how to get one" {
+@test ":train: a full queue is 503 with Retry-After, the examples not queued; so is a model with no version loaded yet; a server without a queue says how to get one" {
 	model
 	start_server --model-base models --train-queue q --train-queue-max 6000
 	/usr/bin/python3 -c '
@@ -80,6 +80,19 @@ json.dump({"examples": ex[:5]}, open("b5.json", "w"))'
 	grep -q 'the training queue is full' resp.json
 	[ "$(tf-records count q/00000000000000000000.tfrecord)" = 5 ]
 	curl -s "$URL/monitoring/prometheus/metrics" | grep -q 'tfkit_train_examples_total{result="refused"} 5'
+	stop_server
+	# no version yet (a base still empty, as a server just started
+	# before it loads one): wait and retry, nothing queued
+	mkdir empty
+	start_server --model-base empty --model-name model --train-queue q2 --poll-interval 0.1
+	run curl -s -D hdr.txt -o resp.json -w '%{http_code}' -X POST --data-binary @b5.json "$URL/v1/models/model:train"
+	[ "$output" = 503 ]
+	grep -qi '^retry-after: 1' hdr.txt
+	grep -q "model 'model' has no version loaded yet: retry later" resp.json
+	[ "$(cat q2/*.tfrecord 2> /dev/null | wc -c)" = 0 ]
+	cp -r models/1 empty/.incoming && mv empty/.incoming empty/1
+	for _ in $(seq 50); do [ "$(post @b5.json)" = 200 ] && break; sleep 0.1; done
+	grep -q '"accepted": 5' resp.json
 	stop_server
 	start_server --model-base models
 	[ "$(post @b5.json)" = 404 ]

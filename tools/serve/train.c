@@ -64,10 +64,14 @@ serve_train(struct serve *sv, struct reply *r, struct served *s,
 	}
 	struct version *v = serve_acquire(s, -1);
 	if (v == NULL) {
-		char msg[512];
-		tf_serving_not_found(msg, sizeof msg, s->name, strlen(s->name),
-		                     -1);
-		reply_error(r, 404, "%s", msg);
+		/* a model served but with no version loaded yet (the server
+		 * just started, or its base is still empty): the examples
+		 * need its schema, so the client waits, as for a full queue */
+		r->retry_after = 1;
+		reply_error(r, 503,
+		            "model '%s' has no version loaded yet: retry "
+		            "later",
+		            s->name);
 		return;
 	}
 	struct tf_request *q = serve_thread_request();
