@@ -85,15 +85,18 @@ int gemm_avx2(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
               const float *a, const float *b, float beta, float *c);
 /* Its B packed once for many products (a recurrent layer's kernel): the
  * floats op(B) (k x n) takes packed, the packing, and the product over
- * it (0 done, -1 not: out of memory); the floats gemm_avx2() gives. */
+ * it (0 done, -1 not: out of memory, or the narrow transposed product
+ * gemm_avx2() computes another way); the floats gemm_avx2() gives. */
 int64_t gemm_avx2_packed_floats(int64_t n, int64_t k);
 void gemm_avx2_pack(int tb, int64_t n, int64_t k, const float *b, float *p);
-int gemm_avx2_packed(int ta, int64_t m, int64_t n, int64_t k, float alpha,
-                     const float *a, const float *p, float beta, float *c);
+int gemm_avx2_packed(int ta, int tb, int64_t m, int64_t n, int64_t k,
+                     float alpha, const float *a, const float *p, float beta,
+                     float *c);
 /* The same for the CPU device (matmul.c): 0 floats where its products
- * are not gemm_avx2()'s (AVX-512, OpenBLAS); gemm_packed_cpu() is
- * gemm_cpu() reading B from p when p is not NULL. */
+ * are not gemm_avx2()'s (AVX-512, OpenBLAS), and then no packing;
+ * gemm_packed_cpu() is gemm_cpu() reading B from p when p is not NULL. */
 size_t gemm_pack_floats_cpu(int64_t n, int64_t k);
+void gemm_pack_cpu(int tb, int64_t n, int64_t k, const float *b, float *p);
 void gemm_packed_cpu(int ta, int tb, int64_t m, int64_t n, int64_t k,
                      float alpha, const float *a, const float *b,
                      const float *p, float beta, float *c);

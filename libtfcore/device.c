@@ -516,8 +516,8 @@ void
 tf_gemm_pack(struct tf_device *d, int trans_b, int64_t n, int64_t k,
              const float *b, float *p)
 {
-	if (d->kind == TF_DEVICE_CPU && gemm_pack_floats_cpu(n, k) > 0) {
-		gemm_avx2_pack(trans_b, n, k, b, p);
+	if (d->kind == TF_DEVICE_CPU) {
+		gemm_pack_cpu(trans_b, n, k, b, p);
 	}
 }
 

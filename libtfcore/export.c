@@ -957,6 +957,7 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 			                     format, name);
 		}
 		prev = name;
+		int out = i; /* the node whose output the layer's is */
 		enum act a;
 		int64_t r, cols;
 		struct layer *L = &c->l[c->n];
@@ -1036,13 +1037,9 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 			L->brkernel = twin.rkernel;
 			L->bbias = twin.bias;
 			L->bforget_bias = twin.forget_bias;
-			j += 2;
-			prev = tf_graph_node_name(g, inf.node[j]);
-			L->out = inf.node[j];
-			L->nsrc = nin;
-			memcpy(L->src, src, (size_t)nin * sizeof *src);
-			c->n++;
-			continue;
+			j += 2; /* the layer's output is the concat's */
+			out = inf.node[j];
+			prev = tf_graph_node_name(g, out);
 		} else if (strcmp(op, "lstm") == 0) {
 			/* TensorFlow.js's LSTM: Keras' gates, as tfkit's */
 			rc = rnn_layer(m, i, op, L, format);
@@ -1073,7 +1070,7 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 			    "no %s counterpart",
 			    format, op, name, format);
 		}
-		L->out = i;
+		L->out = out;
 		L->nsrc = nin;
 		memcpy(L->src, src, (size_t)nin * sizeof *src);
 		c->n++;

@@ -273,10 +273,9 @@ run(const struct tile_args *t0, int64_t m, int64_t n, const float *a,
 
 /* A read transposed (its steps a row of A apart), a block of kc steps,
  * over 8 panels or more: each tile's rows side by side first, once for
- * every panel (tile q at ac + q * MR_MAX * kc, step kk's rows at + kk *
- * MR_MAX)
- * in slot 3; NULL where that is not worth it (A in place then) or no
- * memory. */
+ * every panel, in slot 3 (tile q at ac + q * MR_MAX * kc, step kk's rows
+ * at + kk * MR_MAX); NULL where that is not worth it (A in place then)
+ * or no memory. */
 static const float *
 copy_a(const float *a, int64_t m, int64_t n, int64_t sam, int64_t sak,
        int64_t kc)
@@ -316,7 +315,8 @@ copy_a(const float *a, int64_t m, int64_t n, int64_t sam, int64_t sak,
  */
 static int
 blocked(int64_t m, int64_t n, int64_t k, const float *a, int64_t sam,
-        int64_t sak, const float *b, int tb, float *c, float alpha, float beta)
+        int64_t sak, const float *b, int tb, const float *held, float *c,
+        float alpha, float beta)
 {
 	struct tile_args t = {.sam = sam,
 	                      .sak = sak,
@@ -324,7 +324,7 @@ blocked(int64_t m, int64_t n, int64_t k, const float *a, int64_t sam,
 	                      .ldw = n,
 	                      .alpha = alpha,
 	                      .beta = beta};
-	if (m <= MR_MAX) {
+	if (m <= MR_MAX && held == NULL) {
 		if (tb && (b = transposed_cpu(b, n, k)) == NULL) {
 			return -1; /* B^T: (n x k) into k x n, slot 0 */
 		}
@@ -336,7 +336,7 @@ blocked(int64_t m, int64_t n, int64_t k, const float *a, int64_t sam,
 	int64_t kc0 = k < KC ? k : KC;
 	int64_t group = PACK_BYTES / (kc0 * 16 * (int64_t)sizeof(float));
 	group = group < 1 ? 1 : group > np ? np : group;
-	float *p = scratch_cpu(1, (size_t)(group * kc0 * 16));
+	float *p = held ? NULL : scratch_cpu(1, (size_t)(group * kc0 * 16));
 	/* the sums between blocks of k: in C, unless C's own values are
 	 * still to be scaled by beta */
 	float *w = c;
@@ -344,7 +344,7 @@ blocked(int64_t m, int64_t n, int64_t k, const float *a, int64_t sam,
 	    (w = scratch_cpu(2, (size_t)(m * n))) == NULL) {
 		return -1;
 	}
-	if (p == NULL) {
+	if (held == NULL && p == NULL) {
 		return -1;
 	}
 	for (int64_t k0 = 0; k0 < k; k0 += KC) {
@@ -353,12 +353,26 @@ blocked(int64_t m, int64_t n, int64_t k, const float *a, int64_t sam,
 		const float *ac = copy_a(a + k0 * sak, m, n, sam, sak, t.kc);
 		for (int64_t j0 = 0; j0 < n; j0 += group * 16) {
 			int64_t j1 = j0 + group * 16 < n ? j0 + group * 16 : n;
-			pack(p, b, tb, n, k, k0, t.kc, j0, j1);
-			run(&t, m, n, a + k0 * sak, ac, p, t.kc * 16, c, w, j0,
+			/* the group's panels: packed ahead, or now */
+			const float *bp =
+			    held ? held + k0 * np * 16 + j0 * t.kc : p;
+			if (held == NULL) {
+				pack(p, b, tb, n, k, k0, t.kc, j0, j1);
+			}
+			run(&t, m, n, a + k0 * sak, ac, bp, t.kc * 16, c, w, j0,
 			    j1);
 		}
 	}
 	return 0;
+}
+
+/* A weight gradient X^T dY with few columns (n < 16) and more rows:
+ * gemm_avx2() computes it as its transpose dY^T X, whose rows are long,
+ * so each broadcast feeds more FMAs, then transposes it into C. */
+static int
+narrow_transposed(int ta, int tb, int64_t m, int64_t n)
+{
+	return ta && !tb && n < 16 && m > n;
 }
 
 /*
@@ -383,58 +397,32 @@ gemm_avx2_pack(int tb, int64_t n, int64_t k, const float *b, float *p)
 	}
 }
 
-/* blocked()'s product over B packed by gemm_avx2_pack(): its blocks of
- * k and groups of panels, the same chain for each element of C. */
+/* blocked()'s product over B packed by gemm_avx2_pack() (tb: as b was
+ * packed): the same blocks, groups and chain for each element of C; -1
+ * also for the narrow transposed product, which gemm_avx2() computes
+ * another way. */
 int
-gemm_avx2_packed(int ta, int64_t m, int64_t n, int64_t k, float alpha,
+gemm_avx2_packed(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
                  const float *a, const float *p, float beta, float *c)
 {
-	struct tile_args t = {.sam = ta ? 1 : k,
-	                      .sak = ta ? m : 1,
-	                      .ldc = n,
-	                      .ldw = n,
-	                      .alpha = alpha,
-	                      .beta = beta};
-	int64_t np = (n + 15) / 16;
-	int64_t kc0 = k < KC ? k : KC;
-	int64_t group = PACK_BYTES / (kc0 * 16 * (int64_t)sizeof(float));
-	group = group < 1 ? 1 : group > np ? np : group;
-	float *w = c;
-	if (k > KC && beta != 0.0f &&
-	    (w = scratch_cpu(2, (size_t)(m * n))) == NULL) {
+	if (narrow_transposed(ta, tb, m, n)) {
 		return -1;
 	}
-	for (int64_t k0 = 0; k0 < k; k0 += KC) {
-		t.kc = k - k0 < KC ? k - k0 : KC;
-		t.first = k0 == 0, t.last = k0 + t.kc == k, t.ldb = 16;
-		const float *blk = p + k0 * np * 16;
-		const float *ac =
-		    copy_a(a + k0 * t.sak, m, n, t.sam, t.sak, t.kc);
-		for (int64_t j0 = 0; j0 < n; j0 += group * 16) {
-			int64_t j1 = j0 + group * 16 < n ? j0 + group * 16 : n;
-			run(&t, m, n, a + k0 * t.sak, ac, blk + j0 * t.kc,
-			    t.kc * 16, c, w, j0, j1);
-		}
-	}
-	return 0;
+	return blocked(m, n, k, a, ta ? 1 : k, ta ? m : 1, NULL, 0, p, c, alpha,
+	               beta);
 }
 
 int
 gemm_avx2(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
           const float *a, const float *b, float beta, float *c)
 {
-	/*
-	 * A weight gradient X^T dY with few columns (n < 16) and more rows:
-	 * computed as its transpose dY^T X, whose rows are long, so each
-	 * broadcast feeds more FMAs; then transposed into C.
-	 */
-	if (ta && !tb && n < 16 && m > n) {
+	if (narrow_transposed(ta, tb, m, n)) {
 		float *t = scratch_cpu(0, (size_t)(n * m));
 		if (t == NULL) {
 			return -1;
 		}
 		/* T (n x m) = B^T A: a'(i, kk) = B[kk][i], rows of A. */
-		if (blocked(n, m, k, b, 1, n, a, 0, t, 1.0f, 0.0f) != 0) {
+		if (blocked(n, m, k, b, 1, n, a, 0, NULL, t, 1.0f, 0.0f) != 0) {
 			return -1;
 		}
 		untransposed_cpu(t, m, n, alpha, beta, c);
@@ -442,8 +430,8 @@ gemm_avx2(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
 	}
 	/* a(i, kk) = a[i * sam + kk * sak]: A is m x k, or k x m read
 	 * transposed */
-	return blocked(m, n, k, a, ta ? 1 : k, ta ? m : 1, b, tb, c, alpha,
-	               beta);
+	return blocked(m, n, k, a, ta ? 1 : k, ta ? m : 1, b, tb, NULL, c,
+	               alpha, beta);
 }
 
 #else
@@ -468,11 +456,11 @@ gemm_avx2_pack(int tb, int64_t n, int64_t k, const float *b, float *p)
 }
 
 int
-gemm_avx2_packed(int ta, int64_t m, int64_t n, int64_t k, float alpha,
+gemm_avx2_packed(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
                  const float *a, const float *p, float beta, float *c)
 {
-	(void)ta, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)p;
-	(void)beta, (void)c;
+	(void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha, (void)a;
+	(void)p, (void)beta, (void)c;
 	return -1;
 }
 

@@ -51,8 +51,8 @@ gemm_cpu(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
 }
 
 /* B packed once for many products: where gemm_cpu() would call
- * gemm_avx2() (one thread, AVX2 and no AVX-512), and not for the narrow
- * transposed product it computes another way. */
+ * gemm_avx2() (one thread, AVX2 and no AVX-512); elsewhere nothing is
+ * packed and the products are gemm_cpu()'s. */
 size_t
 gemm_pack_floats_cpu(int64_t n, int64_t k)
 {
@@ -62,13 +62,20 @@ gemm_pack_floats_cpu(int64_t n, int64_t k)
 }
 
 void
+gemm_pack_cpu(int tb, int64_t n, int64_t k, const float *b, float *p)
+{
+	if (gemm_pack_floats_cpu(n, k) > 0) {
+		gemm_avx2_pack(tb, n, k, b, p);
+	}
+}
+
+void
 gemm_packed_cpu(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
                 const float *a, const float *b, const float *p, float beta,
                 float *c)
 {
 	if (p != NULL && gemm_pack_floats_cpu(n, k) > 0 &&
-	    !(ta && !tb && n < 16 && m > n) &&
-	    gemm_avx2_packed(ta, m, n, k, alpha, a, p, beta, c) == 0) {
+	    gemm_avx2_packed(ta, tb, m, n, k, alpha, a, p, beta, c) == 0) {
 		return;
 	}
 	gemm_cpu(ta, tb, m, n, k, alpha, a, b, beta, c);

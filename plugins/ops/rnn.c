@@ -148,6 +148,21 @@ steps_run(const struct dims *d, struct tf_device *dev, int64_t rows)
 	return most < d->t ? most : d->t;
 }
 
+/* op(B) (k x cols) packed once in scratch for the products that follow,
+ * where the device packs ahead: NULL where it does not (or no memory),
+ * and tf_gemm_packed() then reads b itself, to the same floats. */
+static float *
+pack_ahead(struct tf_node *n, int tb, int64_t cols, int64_t k, const float *b)
+{
+	struct tf_device *dev = tf_node_device(n);
+	size_t floats = tf_gemm_pack_floats(dev, cols, k);
+	float *p = floats > 0 ? tf_node_scratch(n, floats) : NULL;
+	if (p != NULL) {
+		tf_gemm_pack(dev, tb, cols, k, b, p);
+	}
+	return p;
+}
+
 static int
 forward(struct tf_node *n, int gates)
 {
@@ -210,13 +225,8 @@ forward(struct tf_node *n, int gates)
 		tf_add_bias(dev, xw, b, T * B, GU);
 	}
 	tf_zero(dev, hs, bu);
-	/* the recurrent kernel packed once for every step's product, where
-	 * the device packs (the same floats as packing it each step) */
-	size_t pn = tf_gemm_pack_floats(dev, GU, U);
-	float *upk = pn > 0 ? tf_node_scratch(n, pn) : NULL;
-	if (upk != NULL) {
-		tf_gemm_pack(dev, 0, GU, U, uk, upk);
-	}
+	/* the recurrent kernel packed once for every step's product */
+	const float *upk = pack_ahead(n, 0, GU, U, uk);
 	int64_t run = steps_run(&d, dev, B);
 	if (run < T) {
 		/* the steps skipped: h zero (a product of zero gradients
@@ -351,11 +361,8 @@ backward(struct tf_node *n, int gates)
 	 * same order) */
 	const float *ukt = uk;
 	int tb = 1;
-	size_t pn = tf_gemm_pack_floats(dev, U, GU);
-	float *upk = pn > 0 ? tf_node_scratch(n, pn) : NULL;
-	if (upk != NULL) {
-		tf_gemm_pack(dev, 1, U, GU, uk, upk);
-	} else if (tf_device_kind(dev) == TF_DEVICE_CPU) {
+	const float *upk = pack_ahead(n, 1, U, GU, uk);
+	if (upk == NULL && tf_device_kind(dev) == TF_DEVICE_CPU) {
 		float *t = tf_node_scratch(n, (size_t)(U * GU));
 		if (t == NULL) {
 			return tf_node_error(n, "out of memory");
@@ -436,11 +443,7 @@ backward(struct tf_node *n, int gates)
 	 * step's gradient, (T*B x U)^T (T*B x GU); the kernel's, the
 	 * input's by its gradient (lstm's the same gradients: packed once
 	 * for both products where the device packs) */
-	size_t gn = gates == 4 ? tf_gemm_pack_floats(dev, GU, T * B) : 0;
-	float *gpk = gn > 0 ? tf_node_scratch(n, gn) : NULL;
-	if (gpk != NULL) {
-		tf_gemm_pack(dev, 0, GU, T * B, dgs, gpk);
-	}
+	const float *gpk = gates == 4 ? pack_ahead(n, 0, GU, T * B, dgs) : NULL;
 	tf_gemm_packed(dev, 1, 0, U, GU, T * B, 1.0f, hs, dgs, gpk, 1.0f, du);
 	if (gates == 3 && db != NULL) {
 		tf_bias_grad(dev, dgs, db + GU, T * B, GU);

@@ -269,8 +269,8 @@ TEST(avx2_packed_b_as_unpacked)
 				gemm_packed_cpu(ta, tb, m, n, k, 0.7f, a, b, p,
 				                beta, c1);
 			} else {
-				REQUIRE(gemm_avx2_packed(ta, m, n, k, 0.7f, a,
-				                         p, beta, c1) == 0);
+				REQUIRE(gemm_avx2_packed(ta, tb, m, n, k, 0.7f,
+				                         a, p, beta, c1) == 0);
 			}
 			CHECK(memcmp(c0, c1, (size_t)(m * n) * sizeof *c0) ==
 			      0);
