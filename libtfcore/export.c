@@ -873,6 +873,34 @@ block_layer(struct tf_model *m, int i, const char *op, struct layer *L,
 	                           format, name);
 }
 
+/* The rnn checks of TensorFlow.js's LSTM: no GRU (no reset_after), no
+ * backwards reading with every step's output. */
+static int
+tfjs_rnn_check(struct tf_model *m, const char *op, const char *name,
+               int reverse, int seq)
+{
+	if (strcmp(op, "gru") == 0) {
+		return tfi_set_error(
+		    m, TF_EFORMAT,
+		    "TensorFlow.js export: op 'gru' (node '%s'): "
+		    "TensorFlow.js's GRU has no reset_after "
+		    "(tfkit's and Keras' default), so it cannot "
+		    "compute this one",
+		    name);
+	}
+	if (reverse && seq) {
+		/* go_backwards gives every step's output in reversed order;
+		 * tfkit's keep their places */
+		return tfi_set_error(
+		    m, TF_EFORMAT,
+		    "TensorFlow.js export: node '%s' reads the "
+		    "steps backwards and gives every step's "
+		    "output: not exported yet",
+		    name);
+	}
+	return TF_OK;
+}
+
 static int
 chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
       const char *format)
@@ -883,18 +911,9 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 	struct tf_graph *g = tf_model_graph(m);
 	struct tf_sequence_view sv;
 	memset(c, 0, sizeof *c); /* chain_free() on every return */
-	/* ONNX takes the ids (tokens, lengths) as a second input */
+	/* a graph (ONNX, TensorFlow.js's functional model) takes the ids
+	 * (tokens, lengths) as a second input */
 	int seqs = tf_columns_sequence(tf_model_columns(m), &sv);
-	if (seqs && !graph) {
-		return tfi_set_error(m, TF_EFORMAT,
-		                     "%s export: the model reads sequences of "
-		                     "varying length ('%s', each row's steps "
-		                     "an input of their own), which a layers "
-		                     "model of one input cannot take; ONNX "
-		                     "(--format onnx) and the tfkit format "
-		                     "take it",
-		                     format, sv.name);
-	}
 	int64_t bw, bv;
 	if (tf_columns_bag(tf_model_columns(m), &bw, &bv)) {
 		return tfi_set_error(m, TF_EFORMAT,
@@ -1046,23 +1065,12 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 			if (rc != TF_OK) {
 				return rc;
 			}
-			if (L->reverse && L->seq) {
-				/* go_backwards gives every step's output in
-				 * reversed order; tfkit's keep their places */
-				return tfi_set_error(
-				    m, TF_EFORMAT,
-				    "%s export: node '%s' reads the steps "
-				    "backwards and gives every step's output: "
-				    "not exported yet",
-				    format, name);
+			rc = tfjs_rnn_check(m, op, name, L->reverse, L->seq);
+			if (rc != TF_OK) {
+				return rc;
 			}
 		} else if (strcmp(op, "gru") == 0) {
-			return tfi_set_error(
-			    m, TF_EFORMAT,
-			    "%s export: op 'gru' (node '%s'): TensorFlow.js's "
-			    "GRU has no reset_after (tfkit's and Keras' "
-			    "default), so it cannot compute this one",
-			    format, name);
+			return tfjs_rnn_check(m, op, name, 0, 0);
 		} else {
 			return tfi_set_error(
 			    m, TF_EFORMAT,
@@ -1286,8 +1294,508 @@ tfjs_lstm_layer(const struct layer *L, const char *lstm, const char *name,
 	                 "config", cfg, "dtype", "float32");
 }
 
-int
-tf_model_export_tfjs(struct tf_model *m, const char *dir)
+/* ---- TensorFlow.js: a functional model for sequences of varying length -- */
+
+/*
+ * A model of sequences of varying length takes two inputs, x and ids, as
+ * its ONNX export (ids as float32 here) and is a Keras functional model
+ * of standard layers alone:
+ * - a block of an input's columns is a Cropping2D of the row seen as a
+ *   1 x W x 1 image;
+ * - a recurrent layer's steps are masked by their row's length: a Dense
+ *   of the length column gives length - t for step t, a ReLU capped at
+ *   1 makes that 1 for each step and 0 after the last; the steps are
+ *   multiplied by it, and it is joined to them as one more feature (its
+ *   kernel row zeros), so a Masking layer masks exactly the padded
+ *   steps (all of a step's values 0), whatever the step's own values;
+ *   an lstm reading every step of one before it of the same lengths
+ *   takes that layer's mask as Keras passes it on;
+ * - a sequence's embedding is an Embedding of the table with a row of
+ *   zeros before and after it and the bias added to every row: a Dense
+ *   adds 1 to each id and a ReLU capped at vocab + 1 sends an id below
+ *   the table to the first row and one past it to the last, the rows
+ *   of zeros tfkit's lookup reads for them.
+ */
+struct fn {
+	struct tf_model *m;
+	json_t *layers, *weights;
+	struct tfi_buf *bin;
+	int rc;
+	const char *val[MAX_NODES]; /* each graph node's Keras layer */
+	int form[MAX_NODES];    /* 0 a row, 1 steps (T x F), 2 masked steps */
+	int64_t len[MAX_NODES]; /* masked steps: their ids length column */
+	int64_t flag_col[MAX_NODES];
+	const char *flag[MAX_NODES]; /* each length column's step flags */
+	int nflags;
+};
+
+/* Keras layer NAME of class CLS and config CFG (its name set) reading
+ * the layers named in IN, appended; its name as the model keeps it, or
+ * NULL (f->rc set) when something failed. */
+static const char *
+fn_add(struct fn *f, const char *cls, const char *name, json_t *cfg,
+       const char *const *in, int nin)
+{
+	json_t *inbound = json_array(), *node = json_array();
+	for (int k = 0; k < nin && node != NULL; k++) {
+		json_array_append_new(node,
+		                      json_pack("[s,i,i,{}]", in[k], 0, 0));
+	}
+	if (nin > 0) {
+		json_array_append_new(inbound, node);
+	} else {
+		json_decref(node);
+	}
+	if (cfg != NULL) {
+		json_object_set_new(cfg, "name", json_string(name));
+	}
+	json_t *l =
+	    cfg && inbound
+	        ? json_pack("{s:s,s:o,s:s,s:o}", "class_name", cls, "config",
+	                    cfg, "name", name, "inbound_nodes", inbound)
+	        : NULL;
+	if (l == NULL || json_array_append_new(f->layers, l) != 0) {
+		if (l == NULL) {
+			json_decref(cfg);
+			json_decref(inbound);
+		}
+		f->rc = f->rc ? f->rc : TF_ENOMEM;
+		return NULL;
+	}
+	return json_string_value(json_object_get(l, "name"));
+}
+
+/* A layer of one input (NULL when in is NULL: an earlier step failed). */
+static const char *
+fn_add1(struct fn *f, const char *cls, const char *name, json_t *cfg,
+        const char *in)
+{
+	if (in == NULL || f->rc != TF_OK) {
+		json_decref(cfg);
+		return NULL;
+	}
+	return fn_add(f, cls, name, cfg, &in, 1);
+}
+
+static const char *
+fn_reshape(struct fn *f, const char *name, const char *in, json_t *shape)
+{
+	return fn_add1(f, "Reshape", name,
+	               json_pack("{s:o}", "target_shape", shape), in);
+}
+
+/* A Dense of fixed weights: kernel rows x cols and bias cols. */
+static const char *
+fn_dense(struct fn *f, const char *name, const char *in, const float *kernel,
+         const float *bias, int64_t rows, int64_t cols, const char *act)
+{
+	const char *l =
+	    fn_add1(f, "Dense", name,
+	            json_pack("{s:I,s:s,s:b,s:s}", "units", (json_int_t)cols,
+	                      "activation", act, "use_bias", bias != NULL,
+	                      "dtype", "float32"),
+	            in);
+	int rc = l ? put_weights(f->bin, f->weights, name, "kernel", kernel,
+	                         rows, cols)
+	           : TF_OK;
+	if (l && rc == TF_OK && bias != NULL) {
+		rc = put_weights(f->bin, f->weights, name, "bias", bias, 0,
+		                 cols);
+	}
+	f->rc = f->rc ? f->rc : rc;
+	return rc == TF_OK ? l : NULL;
+}
+
+/* ReLU capped at max (values clipped to [0, max]). */
+static const char *
+fn_clip(struct fn *f, const char *name, const char *in, double max)
+{
+	return fn_add1(f, "ReLU", name, json_pack("{s:f}", "max_value", max),
+	               in);
+}
+
+/* Columns begin to begin + size of the row of layer in (width wide) as
+ * a 1 x size x 1 image, named NAME/crop. */
+static const char *
+fn_crop(struct fn *f, const char *name, const char *in, int64_t width,
+        int64_t begin, int64_t size)
+{
+	char rn[300], cn[300];
+	snprintf(rn, sizeof rn, "%s/row", name);
+	snprintf(cn, sizeof cn, "%s/crop", name);
+	const char *r = fn_reshape(
+	    f, rn, in, json_pack("[i,I,i]", 1, (json_int_t)width, 1));
+	return fn_add1(f, "Cropping2D", cn,
+	               json_pack("{s:[[i,i],[I,I]],s:s}", "cropping", 0, 0,
+	                         (json_int_t)begin,
+	                         (json_int_t)(width - begin - size),
+	                         "data_format", "channels_last"),
+	               r);
+}
+
+/* Each step's flag (T x 1: 1 for the row's steps, 0 after its last) of
+ * the lengths in ids column col, made once a column. */
+static const char *
+fn_flags(struct fn *f, int64_t col, int64_t T, int64_t ids_width)
+{
+	for (int k = 0; k < f->nflags; k++) {
+		if (f->flag_col[k] == col) {
+			return f->flag[k];
+		}
+	}
+	char base[64], n1[96], n2[96], n3[96];
+	snprintf(base, sizeof base, "ids/length_%lld", (long long)col);
+	snprintf(n1, sizeof n1, "%s/steps", base);
+	snprintf(n2, sizeof n2, "%s/flags", base);
+	snprintf(n3, sizeof n3, "%s/flag_steps", base);
+	float *k = malloc((size_t)T * sizeof *k),
+	      *b = malloc((size_t)T * sizeof *b);
+	for (int64_t t = 0; k && b && t < T; t++) {
+		k[t] = 1.0f;
+		b[t] = (float)-t;
+	}
+	const char *c = fn_crop(f, base, "ids", ids_width, col, 1);
+	const char *l = fn_reshape(f, base, c, json_pack("[i]", 1));
+	l = k && b ? fn_dense(f, n1, l, k, b, 1, T, "linear") : NULL;
+	free(k);
+	free(b);
+	l = fn_clip(f, n2, l, 1.0);
+	l = fn_reshape(f, n3, l, json_pack("[I,i]", (json_int_t)T, 1));
+	if (l != NULL && f->nflags < MAX_NODES) {
+		f->flag_col[f->nflags] = col;
+		f->flag[f->nflags++] = l;
+	}
+	if (l == NULL && f->rc == TF_OK) {
+		f->rc = TF_ENOMEM;
+	}
+	return l;
+}
+
+/* Node src's value as a row (a flattened sequence of embeddings), or
+ * NULL with the error set for the output of every step of a recurrent
+ * layer (padded steps that tfkit gives as zeros, TensorFlow.js as the
+ * last step's output). */
+static const char *
+fn_row(struct fn *f, int src, const char *reader)
+{
+	struct tf_graph *g = tf_model_graph(f->m);
+	if (f->form[src] == 2) {
+		f->rc = tfi_set_error(f->m, TF_EFORMAT,
+		                      "TensorFlow.js export: node '%s' reads "
+		                      "every step of '%s' of varying length: "
+		                      "not exported yet",
+		                      reader, tf_graph_node_name(g, src));
+		return NULL;
+	}
+	if (f->form[src] == 0) {
+		return f->val[src];
+	}
+	char n[300];
+	snprintf(n, sizeof n, "%s/flat", tf_graph_node_name(g, src));
+	const char *l = fn_add1(f, "Flatten", n, json_object(), f->val[src]);
+	f->val[src] = l;
+	f->form[src] = 0;
+	return l;
+}
+
+/* A sequence's embedding (block_layer()'s) as described above. */
+static const char *
+fn_embedding(struct fn *f, const struct layer *L, const char *name,
+             int64_t ids_width)
+{
+	int64_t V = L->in, D = L->units;
+	char n1[300], n2[300], n3[300], n4[300];
+	snprintf(n1, sizeof n1, "%s/ids", name);
+	snprintf(n2, sizeof n2, "%s/shift", name);
+	snprintf(n3, sizeof n3, "%s/rows", name);
+	snprintf(n4, sizeof n4, "%s/index", name);
+	const float one = 1.0f;
+	const char *l = fn_crop(f, name, "ids", ids_width, L->begin, L->size);
+	l = fn_reshape(f, n1, l, json_pack("[I,i]", (json_int_t)L->size, 1));
+	l = fn_dense(f, n2, l, &one, &one, 1, 1, "linear");
+	l = fn_clip(f, n3, l, (double)(V + 1));
+	l = fn_reshape(f, n4, l, json_pack("[I]", (json_int_t)L->size));
+	l = fn_add1(f, "Embedding", name,
+	            json_pack("{s:I,s:I,s:b,s:s}", "input_dim",
+	                      (json_int_t)(V + 2), "output_dim", (json_int_t)D,
+	                      "mask_zero", 0, "dtype", "float32"),
+	            l);
+	float *tab = l ? calloc((size_t)((V + 2) * D), sizeof *tab) : NULL;
+	if (l != NULL && tab == NULL) {
+		f->rc = TF_ENOMEM;
+		return NULL;
+	}
+	for (int64_t r = 0; tab && r < V + 2; r++) {
+		for (int64_t d = 0; d < D; d++) {
+			float v = r >= 1 && r <= V ? L->kernel[(r - 1) * D + d]
+			                           : 0.0f;
+			tab[r * D + d] = v + (L->bias ? L->bias[d] : 0.0f);
+		}
+	}
+	int rc = tab ? put_weights(f->bin, f->weights, name, "embeddings", tab,
+	                           V + 2, D)
+	             : TF_OK;
+	free(tab);
+	f->rc = f->rc ? f->rc : rc;
+	return rc == TF_OK ? l : NULL;
+}
+
+/* An lstm (L, named name) over node src's steps, masked by its lengths
+ * (the flags joined as a last feature: the kernel gains a row of zeros)
+ * or by the lstm before it. */
+static const char *
+fn_lstm(struct fn *f, const struct layer *L, const char *name,
+        int64_t ids_width)
+{
+	struct tf_graph *g = tf_model_graph(f->m);
+	int src = L->src[0];
+	const char *in = f->val[src];
+	struct layer K = *L;
+	float *padded = NULL;
+	if (f->form[src] == 2 && f->len[src] != L->length) {
+		f->rc = tfi_set_error(f->m, TF_EFORMAT,
+		                      "TensorFlow.js export: node '%s' reads "
+		                      "every step of '%s' by other lengths: "
+		                      "not exported yet",
+		                      name, tf_graph_node_name(g, src));
+		return NULL;
+	}
+	/* steps masked already (every step of the lstm before it, whose
+	 * mask Keras passes on) go in as they are */
+	if (f->form[src] != 2) {
+		char n[300];
+		if (f->form[src] == 0) {
+			snprintf(n, sizeof n, "%s/steps", name);
+			in = fn_reshape(f, n, in,
+			                json_pack("[I,I]", (json_int_t)L->steps,
+			                          (json_int_t)L->in));
+		}
+		if (L->length >= 0) {
+			const char *flags =
+			    fn_flags(f, L->length, L->steps, ids_width);
+			const char *two[2] = {in, flags};
+			snprintf(n, sizeof n, "%s/zeroed", name);
+			in = in && flags && f->rc == TF_OK
+			         ? fn_add(f, "Multiply", n, json_object(), two,
+			                  2)
+			         : NULL;
+			two[0] = in;
+			snprintf(n, sizeof n, "%s/flagged", name);
+			in = in ? fn_add(f, "Concatenate", n,
+			                 json_pack("{s:i}", "axis", -1), two, 2)
+			        : NULL;
+			snprintf(n, sizeof n, "%s/masked", name);
+			in = fn_add1(f, "Masking", n,
+			             json_pack("{s:f}", "mask_value", 0.0), in);
+			/* the flag's kernel row: zeros */
+			int64_t gu = 4 * L->units;
+			padded =
+			    calloc((size_t)((L->in + 1) * gu), sizeof *padded);
+			if (padded == NULL) {
+				f->rc = TF_ENOMEM;
+				return NULL;
+			}
+			memcpy(padded, L->kernel,
+			       (size_t)(L->in * gu) * sizeof *padded);
+			K.kernel = padded;
+			K.in = L->in + 1;
+		}
+	}
+	const char *cls;
+	int rc = TF_OK;
+	json_t *cfg =
+	    in ? tfjs_lstm_layer(&K, name, name, &cls, f->bin, f->weights, &rc)
+	       : NULL;
+	free(padded);
+	f->rc = f->rc ? f->rc : rc;
+	return cfg && rc == TF_OK ? fn_add1(f, cls, name, cfg, in) : NULL;
+}
+
+/* The functional model (its layers, inputs and output) of a model of
+ * sequences of varying length, its weights appended to bin and
+ * weights. */
+static int
+tfjs_functional(struct tf_model *m, struct tfi_buf *bin, json_t *weights,
+                json_t **topology)
+{
+	struct chain c;
+	struct fn *f = calloc(1, sizeof *f);
+	int rc = f ? chain(m, &c, 0, 0, 1, "TensorFlow.js") : TF_ENOMEM;
+	if (rc != TF_OK) {
+		chain_free(&c);
+		free(f);
+		return rc == TF_ENOMEM ? tfi_set_error(m, rc, "out of memory")
+		                       : rc;
+	}
+	struct tf_graph *g = tf_model_graph(m);
+	struct tf_columns *cols = tf_model_columns(m);
+	int64_t w = tf_columns_width(cols), iw = tf_graph_ids_width(g);
+	int xi = tf_graph_find(g, "x"), ii = tf_graph_find(g, "ids");
+	f->m = m;
+	f->layers = json_array();
+	f->weights = weights;
+	f->bin = bin;
+	json_t *inputs = json_array();
+	if (xi >= 0) {
+		f->val[xi] = fn_add(
+		    f, "InputLayer", "x",
+		    json_pack("{s:[n,I],s:s,s:b}", "batch_input_shape",
+		              (json_int_t)w, "dtype", "float32", "sparse", 0),
+		    NULL, 0);
+		json_array_append_new(inputs, json_pack("[s,i,i]", "x", 0, 0));
+	}
+	if (ii >= 0) {
+		f->val[ii] = fn_add(
+		    f, "InputLayer", "ids",
+		    json_pack("{s:[n,I],s:s,s:b}", "batch_input_shape",
+		              (json_int_t)iw, "dtype", "float32", "sparse", 0),
+		    NULL, 0);
+		json_array_append_new(inputs,
+		                      json_pack("[s,i,i]", "ids", 0, 0));
+	}
+	if (xi >= 0 && tf_model_normalizes(m)) {
+		/* (x - mean) / sqrt(var + 0): the schema's standardisation */
+		float *mean = malloc((size_t)w * sizeof *mean);
+		float *var = malloc((size_t)w * sizeof *var);
+		float *one = malloc((size_t)w * sizeof *one);
+		float *zero = calloc((size_t)w, sizeof *zero);
+		for (int64_t i = 0; mean && var && one && i < w; i++) {
+			int is_int;
+			float inv;
+			tf_columns_column(cols, i, &is_int, &mean[i], &inv);
+			var[i] = (float)(1.0 / ((double)inv * inv));
+			one[i] = 1.0f;
+		}
+		f->rc = mean && var && one && zero ? TF_OK : TF_ENOMEM;
+		const char *wn[] = {"gamma", "beta", "moving_mean",
+		                    "moving_variance"};
+		const float *wp[] = {one, zero, mean, var};
+		for (int k = 0; k < 4 && f->rc == TF_OK; k++) {
+			f->rc = put_weights(bin, weights, "x_standardize",
+			                    wn[k], wp[k], 0, w);
+		}
+		free(mean);
+		free(var);
+		free(one);
+		free(zero);
+		f->val[xi] = fn_add1(f, "BatchNormalization", "x_standardize",
+		                     json_pack("{s:i,s:f,s:f,s:b,s:b}", "axis",
+		                               -1, "epsilon", 0.0, "momentum",
+		                               0.99, "center", 1, "scale", 1),
+		                     f->val[xi]);
+	}
+	for (int i = 0; i < c.n && f->rc == TF_OK; i++) {
+		const struct layer *L = &c.l[i];
+		const char *name = tf_graph_node_name(g, L->node);
+		const char *op = tf_graph_node_op(g, L->node);
+		const char *l = NULL, *in[MAX_JOIN];
+		int form = 0;
+		switch (L->dense) {
+		case L_COLUMNS:
+			l = fn_crop(
+			    f, name, f->val[L->src[0]],
+			    tf_graph_width(g, tf_graph_node_name(g, L->src[0])),
+			    L->begin, L->size);
+			l = fn_reshape(f, name, l,
+			               json_pack("[I]", (json_int_t)L->size));
+			break;
+		case L_EMBED:
+			l = fn_embedding(f, L, name, iw);
+			form = 1;
+			break;
+		case L_RNN:
+			f->rc = tfjs_rnn_check(m, op, name, L->reverse, L->seq);
+			l = f->rc == TF_OK ? fn_lstm(f, L, name, iw) : NULL;
+			form = L->seq ? 2 : 0;
+			f->len[L->node] = L->length;
+			break;
+		case L_CONCAT:
+			for (int k = 0; k < L->nsrc; k++) {
+				in[k] = fn_row(f, L->src[k], name);
+			}
+			l = f->rc == TF_OK
+			        ? fn_add(f, "Concatenate", name,
+			                 json_pack("{s:i}", "axis", -1), in,
+			                 L->nsrc)
+			        : NULL;
+			break;
+		case 1:
+			l = fn_row(f, L->src[0], name);
+			l = l ? fn_dense(f, name, l, L->kernel, L->bias, L->in,
+			                 L->units, act_name[L->act])
+			      : NULL;
+			break;
+		case 0: {
+			l = fn_add1(f, "BatchNormalization", name,
+			            json_pack("{s:i,s:f,s:f,s:b,s:b}", "axis",
+			                      -1, "epsilon", L->epsilon,
+			                      "momentum", 0.99, "center", 1,
+			                      "scale", 1),
+			            fn_row(f, L->src[0], name));
+			const char *wn[] = {"gamma", "beta", "moving_mean",
+			                    "moving_variance"};
+			const float *wp[] = {L->gamma, L->beta, L->mean,
+			                     L->var};
+			for (int k = 0; l && k < 4 && f->rc == TF_OK; k++) {
+				f->rc = put_weights(bin, weights, name, wn[k],
+				                    wp[k], 0, L->units);
+			}
+			break;
+		}
+		case -1:
+			l = fn_add1(
+			    f, "Activation", name,
+			    json_pack("{s:s}", "activation", act_name[L->act]),
+			    fn_row(f, L->src[0], name));
+			break;
+		default:
+			f->rc =
+			    tfi_set_error(m, TF_EFORMAT,
+			                  "TensorFlow.js export: node '%s' "
+			                  "has no counterpart in a model of "
+			                  "sequences of varying length",
+			                  name);
+		}
+		if (l == NULL) {
+			f->rc = f->rc ? f->rc : TF_ENOMEM;
+			break;
+		}
+		/* the layer's value is its output node's (an activation
+		 * merged into a dense) */
+		f->val[L->node] = f->val[L->out] = l;
+		f->form[L->node] = f->form[L->out] = form;
+	}
+	int p = tf_graph_find(g, tf_model_prediction(m));
+	const char *out = f->rc == TF_OK && p >= 0
+	                      ? fn_row(f, p, tf_model_prediction(m))
+	                      : NULL;
+	rc = f->rc != TF_OK ? f->rc : out == NULL ? TF_EINTERNAL : TF_OK;
+	if (rc == TF_OK) {
+		*topology = json_pack(
+		    "{s:s,s:{s:s,s:o,s:o,s:[[s,i,i]]}}", "class_name", "Model",
+		    "config", "name", "tfkit", "layers", f->layers,
+		    "input_layers", inputs, "output_layers", out, 0, 0);
+		rc = *topology ? TF_OK : TF_ENOMEM;
+	} else {
+		json_decref(f->layers);
+		json_decref(inputs);
+	}
+	if (rc == TF_ENOMEM || rc == TF_EINTERNAL) {
+		rc = tfi_set_error(m, rc,
+		                   rc == TF_ENOMEM ? "out of memory"
+		                                   : "TensorFlow.js export: no "
+		                                     "prediction");
+	}
+	chain_free(&c);
+	free(f);
+	return rc;
+}
+
+/* The Sequential model of a chain of layers (every other model), its
+ * weights appended to bin and weights. */
+static int
+tfjs_sequential(struct tf_model *m, struct tfi_buf *bin, json_t *weights,
+                json_t **topology)
 {
 	struct chain c;
 	int rc = chain(m, &c, 1, 1, 0, "TensorFlow.js");
@@ -1296,8 +1804,7 @@ tf_model_export_tfjs(struct tf_model *m, const char *dir)
 		return rc;
 	}
 	struct tf_graph *g = tf_model_graph(m);
-	json_t *layers = json_array(), *weights = json_array();
-	struct tfi_buf bin = {0};
+	json_t *layers = json_array();
 	int64_t width = tf_columns_width(tf_model_columns(m));
 	int image = 0; /* the layer before gave an image, not a row */
 	if (c.stdz_mean != NULL) {
@@ -1313,7 +1820,7 @@ tf_model_export_tfjs(struct tf_model *m, const char *dir)
 		                    "moving_variance"};
 		const float *wp[] = {one, zero, c.stdz_mean, c.stdz_var};
 		for (int k = 0; k < 4 && rc == TF_OK; k++) {
-			rc = put_weights(&bin, weights, sn, wn[k], wp[k], 0,
+			rc = put_weights(bin, weights, sn, wn[k], wp[k], 0,
 			                 width);
 		}
 		free(one);
@@ -1352,7 +1859,7 @@ tf_model_export_tfjs(struct tf_model *m, const char *dir)
 		}
 		if (L->dense == L_RNN) {
 			cfg = tfjs_lstm_layer(L, name, L->bidi ? outn : name,
-			                      &cls, &bin, weights, &rc);
+			                      &cls, bin, weights, &rc);
 		} else if (L->dense == 1) {
 			cls = "Dense";
 			cfg = json_pack("{s:s,s:I,s:s,s:b,s:s}", "name", name,
@@ -1360,10 +1867,10 @@ tf_model_export_tfjs(struct tf_model *m, const char *dir)
 			                "activation", act_name[L->act],
 			                "use_bias", L->bias != NULL, "dtype",
 			                "float32");
-			rc = put_weights(&bin, weights, name, "kernel",
+			rc = put_weights(bin, weights, name, "kernel",
 			                 L->kernel, L->in, L->units);
 			if (rc == TF_OK && L->bias != NULL) {
-				rc = put_weights(&bin, weights, name, "bias",
+				rc = put_weights(bin, weights, name, "bias",
 				                 L->bias, 0, L->units);
 			}
 		} else if (L->dense == 0) {
@@ -1377,12 +1884,12 @@ tf_model_export_tfjs(struct tf_model *m, const char *dir)
 			const float *wp[] = {L->gamma, L->beta, L->mean,
 			                     L->var};
 			for (int k = 0; k < 4 && rc == TF_OK; k++) {
-				rc = put_weights(&bin, weights, name, wn[k],
+				rc = put_weights(bin, weights, name, wn[k],
 				                 wp[k], 0, L->units);
 			}
 		} else if (L->dense >= L_CONV) {
 			cfg =
-			    tfjs_image_layer(L, name, &cls, &bin, weights, &rc);
+			    tfjs_image_layer(L, name, &cls, bin, weights, &rc);
 		} else {
 			cls = "Activation";
 			cfg = json_pack("{s:s,s:s}", "name", name, "activation",
@@ -1421,15 +1928,40 @@ tf_model_export_tfjs(struct tf_model *m, const char *dir)
 		    json_pack("{s:s,s:o}", "class_name", cls, "config", cfg));
 	}
 	chain_free(&c);
+	*topology = json_pack("{s:s,s:{s:s,s:o}}", "class_name", "Sequential",
+	                      "config", "name", "tfkit", "layers", layers);
+	return rc == TF_OK && *topology == NULL
+	           ? tfi_set_error(m, TF_ENOMEM, "out of memory")
+	           : rc;
+}
+
+int
+tf_model_export_tfjs(struct tf_model *m, const char *dir)
+{
+	struct tf_sequence_view sv;
+	json_t *weights = json_array(), *topology = NULL;
+	struct tfi_buf bin = {0};
+	int rc = tf_columns_sequence(tf_model_columns(m), &sv)
+	             ? tfjs_functional(m, &bin, weights, &topology)
+	             : tfjs_sequential(m, &bin, weights, &topology);
 	char gen[64];
 	snprintf(gen, sizeof gen, "tf-export %s", tf_version());
-	json_t *o = json_pack(
-	    "{s:s,s:s,s:n,s:{s:s,s:{s:s,s:o},s:s,s:s},s:[{s:[s],s:o}]}",
-	    "format", "layers-model", "generatedBy", gen, "convertedBy",
-	    "modelTopology", "class_name", "Sequential", "config", "name",
-	    "tfkit", "layers", layers, "keras_version", "tfjs-layers 4.22.0",
-	    "backend", "tensor_flow.js", "weightsManifest", "paths",
-	    "weights.bin", "weights", weights);
+	if (topology != NULL) {
+		json_object_set_new(topology, "keras_version",
+		                    json_string("tfjs-layers 4.22.0"));
+		json_object_set_new(topology, "backend",
+		                    json_string("tensor_flow.js"));
+	}
+	json_t *o =
+	    topology
+	        ? json_pack("{s:s,s:s,s:n,s:o,s:[{s:[s],s:o}]}", "format",
+	                    "layers-model", "generatedBy", gen, "convertedBy",
+	                    "modelTopology", topology, "weightsManifest",
+	                    "paths", "weights.bin", "weights", weights)
+	        : NULL;
+	if (topology == NULL) {
+		json_decref(weights); /* (json_pack() took it otherwise) */
+	}
 	char *text = o && rc == TF_OK
 	                 ? json_dumps(o, JSON_INDENT(1) | JSON_PRESERVE_ORDER)
 	                 : NULL;

@@ -2,9 +2,10 @@
 // predictions for rows of raw features, one JSON array per row:
 //   node exportcheck.js tfjs DIR ROWS.json
 //   node exportcheck.js onnx FILE ROWS.json
-// ROWS.json is a JSON array of rows (arrays of numbers), or for ONNX
-// models of two inputs objects {"x": [numbers], "ids": [int64 ids]}
-// (a model of tokens alone: {"ids": [...]}).  The modules
+// ROWS.json is a JSON array of rows (arrays of numbers), or for models
+// of two inputs objects {"x": [numbers], "ids": [ids]} (a model of
+// tokens alone: {"ids": [...]}): int64 for ONNX, float32 for
+// TensorFlow.js.  The modules
 // (@tensorflow/tfjs-core, -layers, -backend-cpu; onnxruntime-node) are
 // found through NODE_PATH.
 'use strict';
@@ -35,7 +36,13 @@ async function main() {
     const weightData = all.buffer.slice(all.byteOffset, all.byteOffset + all.length);
     const model = await layers.loadLayersModel(tf.io.fromMemory({
       modelTopology: json.modelTopology, weightSpecs: specs, weightData }));
-    const y = model.predict(tf.tensor2d(flat, [rows.length, width]));
+    // a model of two inputs (x, ids: sequences of varying length)
+    // takes them by name, the ids as float32
+    const y = model.predict(named
+      ? model.inputNames.map((name) => tf.tensor2d(
+        Float32Array.from(rows.flatMap((r) => r[name])),
+        [rows.length, rows[0][name].length]))
+      : tf.tensor2d(flat, [rows.length, width]));
     out = await y.data();
     cols = y.shape[1];
   } else if (kind === 'onnx') {

@@ -399,6 +399,27 @@ for x, z in zip(a, c):
     assert max(abs(p - q) for p, q in zip(x, z)) < 1e-5, (sys.argv[1], x, z)' "$@"
 }
 
+# nums.csv: 300 rows of a number, a sequence of 1 to 12 numbers (the
+# first row's of none) and a number, label 1 iff the sequence's mean is
+# over 1/2; nums.tfrecord of it; nums.json the exports' feeds (x the
+# row, the sequence padded with zeros to 12 steps; ids its length).
+numeric_sequences() {
+	/usr/bin/python3 -c '
+import csv, json, random
+rng = random.Random(3)
+w = csv.writer(open("nums.csv", "w"))
+w.writerow(["a", "xs", "b", "label"])
+feeds = []
+for i in range(300):
+    k = rng.randint(1, 12) if i else 0
+    xs = [round(rng.uniform(-2, 3), 3) for _ in range(k)]
+    a, b = round(rng.uniform(0, 9), 2), rng.randint(0, 4)
+    w.writerow([a, " ".join(map(str, xs)), b, int(sum(xs) > k / 2)])
+    feeds.append({"x": [a] + xs + [0.0] * (12 - k) + [float(b)], "ids": [k]})
+json.dump(feeds, open("nums.json", "w"))'
+	tf-csv2record -q --sequence xs nums.csv -o nums.tfrecord
+}
+
 @test "ONNX: sequences of varying length (tokens through an embedding, numbers; lstm, gru, bidirectional, every step, reversed, stacked) take the lengths as ONNX's sequence_lens and predict as tf-eval" {
 	node_libs onnxruntime-node
 	sessions_csv s.csv 1 600 20 user
@@ -427,20 +448,7 @@ for x, z in zip(a, c):
 	# the same predictions whatever the batch
 	tf-eval -d tok -b 7 --predict held.tfrecord | cmp - tok.want
 	# numbers of 1 to 12 steps (one of none) between two columns
-	/usr/bin/python3 -c '
-import csv, json, random
-rng = random.Random(3)
-w = csv.writer(open("nums.csv", "w"))
-w.writerow(["a", "xs", "b", "label"])
-feeds = []
-for i in range(300):
-    k = rng.randint(1, 12) if i else 0
-    xs = [round(rng.uniform(-2, 3), 3) for _ in range(k)]
-    a, b = round(rng.uniform(0, 9), 2), rng.randint(0, 4)
-    w.writerow([a, " ".join(map(str, xs)), b, int(sum(xs) > k / 2)])
-    feeds.append({"x": [a] + xs + [0.0] * (12 - k) + [float(b)], "ids": [k]})
-json.dump(feeds, open("nums.json", "w"))'
-	tf-csv2record -q --sequence xs nums.csv -o nums.tfrecord
+	numeric_sequences
 	printf 'input x 14\ninput ids 1 int64\nnode s columns x begin=1 size=12 steps=12\nnode r lstm s,ids units=6 length=0 sequences=1 reverse=1\nnode r2 gru r,ids units=4 length=0\nnode logits dense r2 units=outputs\n' > num.spec
 	tf-train -q --model lstm --rnn-units 6 --hidden 4 --epochs 3 --batch-size 16 --checkpoint-dir nl nums.tfrecord > /dev/null
 	tf-train -q --model-file num.spec --epochs 3 --batch-size 16 --checkpoint-dir ns nums.tfrecord > /dev/null
@@ -456,9 +464,78 @@ json.dump(feeds, open("nums.json", "w"))'
 	run -65 --separate-stderr tf-export -d bag --format onnx -o bag.onnx
 	[ "$stderr" = "tf-export: ONNX export: node 'bag' sums or averages its ids (a bag): only a sequence's embedding (combiner=concat) is exported yet" ]
 	[ ! -e bag.onnx ]
-	run -65 --separate-stderr tf-export -d bi --format tfjs -o bi-js
-	[[ "$stderr" == *"sequences of varying length ('pages', each row's steps an input of their own), which a layers model of one input cannot take; ONNX (--format onnx) and the tfkit format take it" ]]
-	[ ! -e bi-js ]
+}
+
+@test "TensorFlow.js: sequences of varying length (tokens through an embedding, numbers; lstm, bidirectional, every step into a reversed lstm) as a functional model of x and ids masked by the lengths, predicting as tf-eval; ids outside the table read zeros as in ONNX; gru and a dense over every step said" {
+	node_libs @tensorflow/tfjs-layers
+	sessions_csv s.csv 1 600 20 user
+	sessions_csv held.csv 2 100 20 user
+	printf '3,checkout login help buy,1\n4,,0\n' >> held.csv
+	tf-csv2record -q --sequence pages s.csv -o s.tfrecord
+	tf-csv2record -q --sequence pages held.csv -o held.tfrecord
+	session_feeds held.csv s.tfrecord.schema.json > rows.json
+	session_feeds held.csv s.tfrecord.schema.json nouser > tokens.json
+	# tokens alone: the embedding with a bias, every step of an lstm
+	# into a reversed one
+	printf 'input ids 21 int64\nnode e embedding ids vocab=8 dim=6 combiner=concat sequence=1 size=20 bias=1\nnode r lstm e,ids units=8 length=20 sequences=1\nnode r2 lstm r,ids units=5 length=20 reverse=1\nnode logits dense r2 units=outputs\n' > tok.spec
+	tf-train -q --model bidirectional_lstm --rnn-units 8 --hidden 8 --epochs 2 --batch-size 32 --checkpoint-dir bi s.tfrecord > /dev/null
+	tf-train -q --model lstm --rnn-units 8 --hidden 8 --epochs 2 --batch-size 32 --checkpoint-dir l s.tfrecord > /dev/null
+	tf-train -q --model-file tok.spec --exclude user --epochs 2 --batch-size 32 --checkpoint-dir tok s.tfrecord > /dev/null
+	for ck in bi l tok; do
+		run -0 tf-export -d $ck --format tfjs -o $ck-js
+		feeds=rows.json
+		[ $ck = tok ] && feeds=tokens.json
+		node "$TOP/tests/cli/exportcheck.js" tfjs $ck-js $feeds > $ck.out
+		tf-eval -d $ck --predict held.tfrecord > $ck.want
+		agree_within $ck.out $ck.want 102
+	done
+	# two inputs, x and ids, as ONNX's (tokens alone: ids)
+	/usr/bin/python3 -c '
+import json, sys
+for d, want in (("bi-js", [["x", 0, 0], ["ids", 0, 0]]), ("tok-js", [["ids", 0, 0]])):
+    t = json.load(open(d + "/model.json"))["modelTopology"]
+    assert t["class_name"] == "Model", t["class_name"]
+    assert t["config"]["input_layers"] == want, t["config"]["input_layers"]'
+	# numbers, standardised: every step of an lstm into a reversed one
+	# joined to a column, and the built-in models
+	numeric_sequences
+	printf 'input x 14\ninput ids 1 int64\nnode s columns x begin=1 size=12 steps=12\nnode r lstm s,ids units=6 length=0 sequences=1\nnode r2 lstm r,ids units=4 length=0 reverse=1\nnode c columns x begin=0 size=1\nnode j concat r2,c\nnode logits dense j units=outputs\n' > num.spec
+	tf-train -q --model lstm --rnn-units 6 --hidden 4 --epochs 3 --batch-size 16 --checkpoint-dir nl nums.tfrecord > /dev/null
+	tf-train -q --model bidirectional_lstm --rnn-units 6 --hidden 4 --epochs 3 --batch-size 16 --checkpoint-dir nb nums.tfrecord > /dev/null
+	tf-train -q --model-file num.spec --epochs 3 --batch-size 16 --checkpoint-dir ns nums.tfrecord > /dev/null
+	for ck in nl nb ns; do
+		tf-export -d $ck --format tfjs -o $ck-js > /dev/null
+		node "$TOP/tests/cli/exportcheck.js" tfjs $ck-js nums.json > $ck.out
+		tf-eval -d $ck --predict nums.tfrecord > $ck.want
+		agree_within $ck.out $ck.want 300
+	done
+	# ids past the table and below it read its rows of zeros, as the
+	# ONNX export's (and tfkit's lookup)
+	/usr/bin/python3 -c '
+import json
+r = json.load(open("tokens.json"))[:4]
+r[0]["ids"][0], r[1]["ids"][1], r[2]["ids"][2], r[3]["ids"][3] = 50, -3, 8, 7
+json.dump(r, open("outside.json", "w"))'
+	if [ -d "$NODE_PATH/onnxruntime-node" ]; then
+		tf-export -d tok --format onnx -o tok.onnx > /dev/null
+		node "$TOP/tests/cli/exportcheck.js" onnx tok.onnx outside.json > onnx.out
+		node "$TOP/tests/cli/exportcheck.js" tfjs tok-js outside.json > js.out
+		/usr/bin/python3 -c '
+import json, sys
+a, b = ([json.loads(l) for l in open(f)] for f in sys.argv[1:])
+assert len(a) == len(b) == 4 and len(set(map(tuple, a))) == 4, (a, b)
+assert max(abs(p[0] - q[0]) for p, q in zip(a, b)) < 1e-5, (a, b)' onnx.out js.out
+	fi
+	# what TensorFlow.js cannot compute is said
+	tf-train -q --model gru --rnn-units 8 --hidden 8 --epochs 1 --checkpoint-dir g s.tfrecord > /dev/null
+	run -65 --separate-stderr tf-export -d g --format tfjs -o g-js
+	[ "$stderr" = "tf-export: TensorFlow.js export: op 'gru' (node 'rnn'): TensorFlow.js's GRU has no reset_after (tfkit's and Keras' default), so it cannot compute this one" ]
+	[ ! -e g-js ]
+	printf 'input ids 21 int64\nnode e embedding ids vocab=8 dim=6 combiner=concat sequence=1 size=20\nnode r lstm e,ids units=4 length=20 sequences=1\nnode logits dense r units=outputs\n' > every.spec
+	tf-train -q --model-file every.spec --exclude user --epochs 1 --checkpoint-dir ev s.tfrecord > /dev/null
+	run -65 --separate-stderr tf-export -d ev --format tfjs -o ev-js
+	[ "$stderr" = "tf-export: TensorFlow.js export: node 'logits' reads every step of 'r' of varying length: not exported yet" ]
+	[ ! -e ev-js ]
 }
 
 @test "bad input: usage (64), missing (66) and damaged (65) checkpoints" {
