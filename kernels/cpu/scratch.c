@@ -63,6 +63,17 @@ scratch_cpu(int slot, size_t floats)
 	return s->buf[slot];
 }
 
+/* Transposes go by blocks of TILE x TILE, so that each block's reads
+ * and writes stay in as many cache lines (a row-by-row transpose of a
+ * wide matrix misses the cache at every write). */
+#define TILE 16
+
+static int64_t
+tile_end(int64_t i0, int64_t n)
+{
+	return i0 + TILE < n ? i0 + TILE : n;
+}
+
 const float *
 transposed_cpu(const float *b, int64_t n, int64_t k)
 {
@@ -70,9 +81,13 @@ transposed_cpu(const float *b, int64_t n, int64_t k)
 	if (buf == NULL) {
 		return NULL;
 	}
-	for (int64_t i = 0; i < n; i++) {
-		for (int64_t j = 0; j < k; j++) {
-			buf[j * n + i] = b[i * k + j];
+	for (int64_t i0 = 0; i0 < n; i0 += TILE) {
+		for (int64_t j0 = 0; j0 < k; j0 += TILE) {
+			for (int64_t j = j0; j < tile_end(j0, k); j++) {
+				for (int64_t i = i0; i < tile_end(i0, n); i++) {
+					buf[j * n + i] = b[i * k + j];
+				}
+			}
 		}
 	}
 	return buf;
@@ -82,11 +97,17 @@ void
 untransposed_cpu(const float *t, int64_t m, int64_t n, float alpha, float beta,
                  float *c)
 {
-	for (int64_t i = 0; i < m; i++) {
-		for (int64_t j = 0; j < n; j++) {
-			float v = alpha * t[j * m + i];
-			c[i * n + j] =
-			    beta != 0.0f ? v + beta * c[i * n + j] : v;
+	for (int64_t i0 = 0; i0 < m; i0 += TILE) {
+		for (int64_t j0 = 0; j0 < n; j0 += TILE) {
+			for (int64_t i = i0; i < tile_end(i0, m); i++) {
+				for (int64_t j = j0; j < tile_end(j0, n); j++) {
+					float v = alpha * t[j * m + i];
+					c[i * n + j] =
+					    beta != 0.0f
+					        ? v + beta * c[i * n + j]
+					        : v;
+				}
+			}
 		}
 	}
 }
