@@ -243,16 +243,23 @@ forward(struct tf_node *n, int gates)
 		float *h = hs + (size_t)(s + 1) * bu;
 		float *act = acts + (size_t)(s * B * GU);
 		float *g = xw + (size_t)(s * B * GU); /* the step's input's */
+		/* (the first step's h before it is zeros: no product) */
 		if (gates == 4) {
 			/* its preactivations: the input's plus h's, in place */
-			tf_gemm_packed(dev, 0, 0, B, GU, U, 1.0f, hp, uk, upk,
-			               1.0f, g);
+			if (s > 0) {
+				tf_gemm_packed(dev, 0, 0, B, GU, U, 1.0f, hp,
+				               uk, upk, 1.0f, g);
+			}
 			tf_lstm_cell(dev, g, cell + (size_t)s * bu, act,
 			             cell + (size_t)(s + 1) * bu, h, B, U);
 		} else {
 			float *gh = cell + (size_t)(s * B * GU);
-			tf_gemm_packed(dev, 0, 0, B, GU, U, 1.0f, hp, uk, upk,
-			               0.0f, gh);
+			if (s > 0) {
+				tf_gemm_packed(dev, 0, 0, B, GU, U, 1.0f, hp,
+				               uk, upk, 0.0f, gh);
+			} else {
+				tf_zero(dev, gh, (size_t)(B * GU));
+			}
 			if (b != NULL) {
 				tf_add_bias(dev, gh, b + GU, B, GU);
 			}
@@ -409,8 +416,10 @@ backward(struct tf_node *n, int gates)
 			tf_lstm_cell_grad(dev, act, cell + (size_t)s * bu,
 			                  cell + (size_t)(s + 1) * bu, dh, dc,
 			                  dgr, B, U);
-			tf_gemm_packed(dev, 0, tb, B, U, GU, 1.0f, dgr, ukt,
-			               upk, 0.0f, dh);
+			if (s > 0) { /* (the first step's goes nowhere) */
+				tf_gemm_packed(dev, 0, tb, B, U, GU, 1.0f, dgr,
+				               ukt, upk, 0.0f, dh);
+			}
 			if (d.len != NULL) {
 				tf_mask_steps(dev, d.len, d.lstride, s, dgr, GU,
 				              dgr, GU, B, GU, 1);
@@ -422,9 +431,11 @@ backward(struct tf_node *n, int gates)
 			                 U);
 			/* dh_prev: the share past the gates, plus the
 			 * recurrent product's */
-			tf_copy(dev, dc, dh, bu);
-			tf_gemm_packed(dev, 0, tb, B, U, GU, 1.0f, dgr, ukt,
-			               upk, 1.0f, dh);
+			if (s > 0) { /* (the first step's goes nowhere) */
+				tf_copy(dev, dc, dh, bu);
+				tf_gemm_packed(dev, 0, tb, B, U, GU, 1.0f, dgr,
+				               ukt, upk, 1.0f, dh);
+			}
 			if (d.len != NULL) {
 				tf_mask_steps(dev, d.len, d.lstride, s, dgr, GU,
 				              dgr, GU, B, GU, 1);
