@@ -1471,6 +1471,19 @@ fn_flags(struct fn *f, int64_t col, int64_t T, int64_t ids_width)
 	return l;
 }
 
+/* The error of node reader taking every step of node src's output
+ * (how: what TensorFlow.js's model cannot give as tfkit's): NULL. */
+static const char *
+every_step(struct fn *f, const char *reader, int src, const char *how)
+{
+	f->rc = tfi_set_error(
+	    f->m, TF_EFORMAT,
+	    "TensorFlow.js export: node '%s' reads every step of '%s' %s: "
+	    "not exported yet",
+	    reader, tf_graph_node_name(tf_model_graph(f->m), src), how);
+	return NULL;
+}
+
 /* Node src's value as a row (a flattened sequence of embeddings), or
  * NULL with the error set for the output of every step of a recurrent
  * layer (padded steps that tfkit gives as zeros, TensorFlow.js as the
@@ -1480,12 +1493,7 @@ fn_row(struct fn *f, int src, const char *reader)
 {
 	struct tf_graph *g = tf_model_graph(f->m);
 	if (f->form[src] == 2) {
-		f->rc = tfi_set_error(f->m, TF_EFORMAT,
-		                      "TensorFlow.js export: node '%s' reads "
-		                      "every step of '%s' of varying length: "
-		                      "not exported yet",
-		                      reader, tf_graph_node_name(g, src));
-		return NULL;
+		return every_step(f, reader, src, "of varying length");
 	}
 	if (f->form[src] == 0) {
 		return f->val[src];
@@ -1547,18 +1555,12 @@ static const char *
 fn_lstm(struct fn *f, const struct layer *L, const char *name,
         int64_t ids_width)
 {
-	struct tf_graph *g = tf_model_graph(f->m);
 	int src = L->src[0];
 	const char *in = f->val[src];
 	struct layer K = *L;
 	float *padded = NULL;
 	if (f->form[src] == 2 && f->len[src] != L->length) {
-		f->rc = tfi_set_error(f->m, TF_EFORMAT,
-		                      "TensorFlow.js export: node '%s' reads "
-		                      "every step of '%s' by other lengths: "
-		                      "not exported yet",
-		                      name, tf_graph_node_name(g, src));
-		return NULL;
+		return every_step(f, name, src, "by other lengths");
 	}
 	/* steps masked already (every step of the lstm before it, whose
 	 * mask Keras passes on) go in as they are */
@@ -1611,6 +1613,18 @@ fn_lstm(struct fn *f, const struct layer *L, const char *name,
 	return cfg && rc == TF_OK ? fn_add1(f, cls, name, cfg, in) : NULL;
 }
 
+/* Input NAME of width floats a row, listed in inputs. */
+static const char *
+fn_input(struct fn *f, json_t *inputs, const char *name, int64_t width)
+{
+	json_array_append_new(inputs, json_pack("[s,i,i]", name, 0, 0));
+	return fn_add(f, "InputLayer", name,
+	              json_pack("{s:[n,I],s:s,s:b}", "batch_input_shape",
+	                        (json_int_t)width, "dtype", "float32", "sparse",
+	                        0),
+	              NULL, 0);
+}
+
 /* The functional model (its layers, inputs and output) of a model of
  * sequences of varying length, its weights appended to bin and
  * weights. */
@@ -1637,21 +1651,10 @@ tfjs_functional(struct tf_model *m, struct tfi_buf *bin, json_t *weights,
 	f->bin = bin;
 	json_t *inputs = json_array();
 	if (xi >= 0) {
-		f->val[xi] = fn_add(
-		    f, "InputLayer", "x",
-		    json_pack("{s:[n,I],s:s,s:b}", "batch_input_shape",
-		              (json_int_t)w, "dtype", "float32", "sparse", 0),
-		    NULL, 0);
-		json_array_append_new(inputs, json_pack("[s,i,i]", "x", 0, 0));
+		f->val[xi] = fn_input(f, inputs, "x", w);
 	}
 	if (ii >= 0) {
-		f->val[ii] = fn_add(
-		    f, "InputLayer", "ids",
-		    json_pack("{s:[n,I],s:s,s:b}", "batch_input_shape",
-		              (json_int_t)iw, "dtype", "float32", "sparse", 0),
-		    NULL, 0);
-		json_array_append_new(inputs,
-		                      json_pack("[s,i,i]", "ids", 0, 0));
+		f->val[ii] = fn_input(f, inputs, "ids", iw);
 	}
 	if (xi >= 0 && tf_model_normalizes(m)) {
 		/* (x - mean) / sqrt(var + 0): the schema's standardisation */

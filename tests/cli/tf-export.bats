@@ -399,6 +399,19 @@ for x, z in zip(a, c):
     assert max(abs(p - q) for p, q in zip(x, z)) < 1e-5, (sys.argv[1], x, z)' "$@"
 }
 
+# s.tfrecord (600 sessions with a user column) and held.tfrecord (100
+# more, a page the vocabulary lacks and an empty session), and the
+# exports' feeds of held: rows.json (x and ids), tokens.json (ids).
+session_records() {
+	sessions_csv s.csv 1 600 20 user
+	sessions_csv held.csv 2 100 20 user
+	printf '3,checkout login help buy,1\n4,,0\n' >> held.csv
+	tf-csv2record -q --sequence pages s.csv -o s.tfrecord
+	tf-csv2record -q --sequence pages held.csv -o held.tfrecord
+	session_feeds held.csv s.tfrecord.schema.json > rows.json
+	session_feeds held.csv s.tfrecord.schema.json nouser > tokens.json
+}
+
 # nums.csv: 300 rows of a number, a sequence of 1 to 12 numbers (the
 # first row's of none) and a number, label 1 iff the sequence's mean is
 # over 1/2; nums.tfrecord of it; nums.json the exports' feeds (x the
@@ -422,14 +435,7 @@ json.dump(feeds, open("nums.json", "w"))'
 
 @test "ONNX: sequences of varying length (tokens through an embedding, numbers; lstm, gru, bidirectional, every step, reversed, stacked) take the lengths as ONNX's sequence_lens and predict as tf-eval" {
 	node_libs onnxruntime-node
-	sessions_csv s.csv 1 600 20 user
-	sessions_csv held.csv 2 100 20 user
-	# a page the vocabulary lacks, and an empty session
-	printf '3,checkout login help buy,1\n4,,0\n' >> held.csv
-	tf-csv2record -q --sequence pages s.csv -o s.tfrecord
-	tf-csv2record -q --sequence pages held.csv -o held.tfrecord
-	session_feeds held.csv s.tfrecord.schema.json > rows.json
-	session_feeds held.csv s.tfrecord.schema.json nouser > tokens.json
+	session_records
 	# tokens alone (no x): the embedding with a bias, every step of a
 	# gru into a reversed lstm
 	printf 'input ids 21 int64\nnode e embedding ids vocab=8 dim=6 combiner=concat sequence=1 size=20 bias=1\nnode r gru e,ids units=8 length=20 sequences=1\nnode r2 lstm r,ids units=5 length=20 reverse=1\nnode logits dense r2 units=outputs\n' > tok.spec
@@ -468,13 +474,7 @@ json.dump(feeds, open("nums.json", "w"))'
 
 @test "TensorFlow.js: sequences of varying length (tokens through an embedding, numbers; lstm, bidirectional, every step into a reversed lstm) as a functional model of x and ids masked by the lengths, predicting as tf-eval; ids outside the table read zeros as in ONNX; gru and a dense over every step said" {
 	node_libs @tensorflow/tfjs-layers
-	sessions_csv s.csv 1 600 20 user
-	sessions_csv held.csv 2 100 20 user
-	printf '3,checkout login help buy,1\n4,,0\n' >> held.csv
-	tf-csv2record -q --sequence pages s.csv -o s.tfrecord
-	tf-csv2record -q --sequence pages held.csv -o held.tfrecord
-	session_feeds held.csv s.tfrecord.schema.json > rows.json
-	session_feeds held.csv s.tfrecord.schema.json nouser > tokens.json
+	session_records
 	# tokens alone: the embedding with a bias, every step of an lstm
 	# into a reversed one
 	printf 'input ids 21 int64\nnode e embedding ids vocab=8 dim=6 combiner=concat sequence=1 size=20 bias=1\nnode r lstm e,ids units=8 length=20 sequences=1\nnode r2 lstm r,ids units=5 length=20 reverse=1\nnode logits dense r2 units=outputs\n' > tok.spec
