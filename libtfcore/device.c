@@ -232,19 +232,15 @@ tf_device_alloc(struct tf_device *d, size_t n)
 /* 2 MiB: x86-64's huge page */
 #define HUGE_STEP ((size_t)2 << 20)
 
-float *
-tfi_device_alloc_step(struct tf_device *d, size_t n)
+void *
+tfi_alloc_large(size_t bytes)
 {
-	if (d->m != NULL) {
-		return d->m->alloc(n, 0);
-	}
-	size_t bytes = ((n * sizeof(float)) + 63) & ~(size_t)63;
 	if (bytes < HUGE_STEP) {
-		return aligned_alloc(64, bytes ? bytes : 64);
+		return aligned_alloc(64,
+		                     bytes ? (bytes + 63) & ~(size_t)63 : 64);
 	}
-	/* a step's large block (activations, gradients: written each
-	 * step) in huge pages where the kernel has them to give: its
-	 * first touch is a fault each 2 MiB, not each 4 KiB */
+	/* in huge pages where the kernel has them to give: the first
+	 * touch is a fault each 2 MiB, not each 4 KiB */
 	bytes = (bytes + HUGE_STEP - 1) & ~(HUGE_STEP - 1);
 	void *p = aligned_alloc(HUGE_STEP, bytes);
 #ifdef MADV_HUGEPAGE
@@ -253,6 +249,16 @@ tfi_device_alloc_step(struct tf_device *d, size_t n)
 	}
 #endif
 	return p;
+}
+
+float *
+tfi_device_alloc_step(struct tf_device *d, size_t n)
+{
+	if (d->m != NULL) {
+		return d->m->alloc(n, 0);
+	}
+	/* a step's blocks: activations, gradients, written each step */
+	return tfi_alloc_large(n * sizeof(float));
 }
 
 void
