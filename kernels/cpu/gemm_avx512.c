@@ -54,6 +54,11 @@ edge(int64_t cols)
 	do {                                                                   \
 		if (mr_ > I && nv_ > J) {                                      \
 			float *cp = c + I * ldc + 16 * J;                      \
+			if (!last) {                                           \
+				_mm512_mask_storeu_ps(w + I * ldc + 16 * J,    \
+				                      m##J, c##I##J);          \
+				break;                                         \
+			}                                                      \
 			__m512 v = _mm512_mul_ps(va, c##I##J);                 \
 			if (beta != 0.0f) {                                    \
 				v = _mm512_fmadd_ps(                           \
@@ -61,6 +66,22 @@ edge(int64_t cols)
 			}                                                      \
 			_mm512_mask_storeu_ps(cp, m##J, v);                    \
 		}                                                              \
+	} while (0)
+/* a block of k after the first goes on from the sums the one before
+ * left in w: the same chain of FMAs, so the same floats, as one block */
+#define GET(I, J)                                                              \
+	do {                                                                   \
+		if (mr_ > I && nv_ > J && !first) {                            \
+			c##I##J =                                              \
+			    _mm512_maskz_loadu_ps(m##J, w + I * ldc + 16 * J); \
+		}                                                              \
+	} while (0)
+#define GETROW(I)                                                              \
+	do {                                                                   \
+		GET(I, 0);                                                     \
+		GET(I, 1);                                                     \
+		GET(I, 2);                                                     \
+		GET(I, 3);                                                     \
 	} while (0)
 #define PUTROW(I)                                                              \
 	do {                                                                   \
@@ -72,8 +93,8 @@ edge(int64_t cols)
 #define TILE(MR, NV)                                                           \
 	static AVX512 void tile_##MR##_##NV(                                   \
 	    int64_t k, const float *a, int64_t sam, int64_t sak,               \
-	    const float *b, int64_t ldb, float *c, int64_t ldc, int64_t nr,    \
-	    float alpha, float beta)                                           \
+	    const float *b, int64_t ldb, float *c, float *w, int64_t ldc,      \
+	    int64_t nr, float alpha, float beta, int first, int last)          \
 	{                                                                      \
 		enum { mr_ = MR, nv_ = NV };                                   \
 		__m512 z = _mm512_setzero_ps();                                \
@@ -83,6 +104,12 @@ edge(int64_t cols)
 		__m512 c42 = z, c43 = z, c50 = z, c51 = z, c52 = z, c53 = z;   \
 		__mmask16 m0 = edge(nr), m1 = edge(nr - 16);                   \
 		__mmask16 m2 = edge(nr - 32), m3 = edge(nr - 48);              \
+		GETROW(0);                                                     \
+		GETROW(1);                                                     \
+		GETROW(2);                                                     \
+		GETROW(3);                                                     \
+		GETROW(4);                                                     \
+		GETROW(5);                                                     \
 		for (int64_t kk = 0; kk < k; kk++) {                           \
 			const float *br = b + kk * ldb;                        \
 			__m512 b0 = _mm512_maskz_loadu_ps(m0, br);             \
@@ -117,7 +144,8 @@ TILES(5)
 TILES(6)
 
 typedef void (*tile_fn)(int64_t, const float *, int64_t, int64_t, const float *,
-                        int64_t, float *, int64_t, int64_t, float, float);
+                        int64_t, float *, float *, int64_t, int64_t, float,
+                        float, int, int);
 #define MR_MAX 6
 static const tile_fn tiles[MR_MAX][4] = {
     {tile_1_1, tile_1_2, tile_1_3, tile_1_4},
@@ -140,6 +168,49 @@ gemm_avx512_usable(void)
 	return usable;
 }
 
+/*
+ * C (m x n) = alpha op(A) B + beta C, A read as a(i, kk) = a[i * sam +
+ * kk * sak], B k x n in place: blocks of KC steps of k, and in each,
+ * blocks of 64 columns, over which every tile of rows runs (the block of
+ * B, KC x 64, stays in the first-level cache meanwhile, the block of A
+ * in the second: a long k read whole for each tile would stream both
+ * from farther).  Between blocks of k the sums wait in C, or where C's
+ * own values are still to be scaled by beta, in slot 2.  The rows are
+ * cut into tiles of sizes that differ by one at most (64 rows are
+ * 6 x 9 and 5 x 2, not 6 x 10 and 4).
+ */
+#define KC 256
+
+static int
+blocked(int64_t m, int64_t n, int64_t k, const float *a, int64_t sam,
+        int64_t sak, const float *b, float *c, float alpha, float beta)
+{
+	float *w = c;
+	if (k > KC && beta != 0.0f &&
+	    (w = scratch_cpu(2, (size_t)(m * n))) == NULL) {
+		return -1;
+	}
+	int64_t nt = (m + MR_MAX - 1) / MR_MAX, base = m / nt, more = m % nt;
+	for (int64_t k0 = 0; k0 < k; k0 += KC) {
+		int64_t kc = k - k0 < KC ? k - k0 : KC;
+		int first = k0 == 0, last = k0 + kc == k;
+		for (int64_t j0 = 0; j0 < n; j0 += 64) {
+			int64_t nr = n - j0 < 64 ? n - j0 : 64;
+			int nv = (int)((nr + 15) / 16);
+			for (int64_t q = 0; q < nt; q++) {
+				int64_t i0 = q * base + (q < more ? q : more);
+				int mr = (int)(base + (q < more));
+				tiles[mr - 1][nv - 1](
+				    kc, a + i0 * sam + k0 * sak, sam, sak,
+				    b + k0 * n + j0, n, c + i0 * n + j0,
+				    w + i0 * n + j0, n, nr, alpha, beta, first,
+				    last);
+			}
+		}
+	}
+	return 0;
+}
+
 int
 gemm_avx512(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
             const float *a, const float *b, float beta, float *c)
@@ -151,20 +222,10 @@ gemm_avx512(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
 	 */
 	if (ta && !tb && n < 48 && m > n) {
 		float *t = scratch_cpu(0, (size_t)(n * m));
-		if (t == NULL) {
-			return -1;
-		}
 		/* T (n x m) = B^T A: a'(i, kk) = B[kk][i], rows of A. */
-		for (int64_t j0 = 0; j0 < m; j0 += 64) {
-			int64_t nr = m - j0 < 64 ? m - j0 : 64;
-			int nv = (int)((nr + 15) / 16);
-			for (int64_t i0 = 0; i0 < n; i0 += MR_MAX) {
-				int mr =
-				    n - i0 < MR_MAX ? (int)(n - i0) : MR_MAX;
-				tiles[mr - 1][nv - 1](k, b + i0, 1, n, a + j0,
-				                      m, t + i0 * m + j0, m, nr,
-				                      1.0f, 0.0f);
-			}
+		if (t == NULL ||
+		    blocked(n, m, k, b, 1, n, a, t, 1.0f, 0.0f) != 0) {
+			return -1;
 		}
 		untransposed_cpu(t, m, n, alpha, beta, c);
 		return 0;
@@ -175,18 +236,7 @@ gemm_avx512(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
 		}
 	}
 	/* a(i, kk): A is m x k, or k x m read transposed. */
-	int64_t sam = ta ? 1 : k, sak = ta ? m : 1;
-	for (int64_t j0 = 0; j0 < n; j0 += 64) {
-		int64_t nr = n - j0 < 64 ? n - j0 : 64;
-		int nv = (int)((nr + 15) / 16);
-		for (int64_t i0 = 0; i0 < m; i0 += MR_MAX) {
-			int mr = m - i0 < MR_MAX ? (int)(m - i0) : MR_MAX;
-			tiles[mr - 1][nv - 1](k, a + i0 * sam, sam, sak, b + j0,
-			                      n, c + i0 * n + j0, n, nr, alpha,
-			                      beta);
-		}
-	}
-	return 0;
+	return blocked(m, n, k, a, ta ? 1 : k, ta ? m : 1, b, c, alpha, beta);
 }
 
 #else
