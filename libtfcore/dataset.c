@@ -240,8 +240,8 @@ tf_dataset_open(struct tf_dataset *ds, const char *const *files, size_t nfiles,
 	free(ds->by_name);
 	free(ds->buf);
 	ds->by_name = malloc((ds->cols->nin + 1) * sizeof *ds->by_name);
-	ds->buf = tfi_alloc_large(ds->shuffle * (size_t)(ds->cols->width + 1) *
-	                          sizeof(float));
+	ds->buf =
+	    malloc(ds->shuffle * (size_t)(ds->cols->width + 1) * sizeof(float));
 	free(ds->ibuf);
 	ds->ibuf =
 	    malloc(ds->shuffle * (size_t)ds->cols->nids * sizeof(int64_t) + 1);

@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -229,36 +228,14 @@ tf_device_alloc(struct tf_device *d, size_t n)
 	return calloc(n ? n : 1, sizeof(float)); /* zero pages, untouched */
 }
 
-/* 2 MiB: x86-64's huge page */
-#define HUGE_STEP ((size_t)2 << 20)
-
-void *
-tfi_alloc_large(size_t bytes)
-{
-	if (bytes < HUGE_STEP) {
-		return aligned_alloc(64,
-		                     bytes ? (bytes + 63) & ~(size_t)63 : 64);
-	}
-	/* in huge pages where the kernel has them to give: the first
-	 * touch is a fault each 2 MiB, not each 4 KiB */
-	bytes = (bytes + HUGE_STEP - 1) & ~(HUGE_STEP - 1);
-	void *p = aligned_alloc(HUGE_STEP, bytes);
-#ifdef MADV_HUGEPAGE
-	if (p != NULL) {
-		(void)madvise(p, bytes, MADV_HUGEPAGE);
-	}
-#endif
-	return p;
-}
-
 float *
 tfi_device_alloc_step(struct tf_device *d, size_t n)
 {
 	if (d->m != NULL) {
 		return d->m->alloc(n, 0);
 	}
-	/* a step's blocks: activations, gradients, written each step */
-	return tfi_alloc_large(n * sizeof(float));
+	size_t bytes = ((n * sizeof(float)) + 63) & ~(size_t)63;
+	return aligned_alloc(64, bytes ? bytes : 64);
 }
 
 void

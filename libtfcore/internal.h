@@ -316,10 +316,6 @@ void tfi_device_fallback(struct tf_device *d, const char *what);
  * 64-byte aligned, not zeroed, so pages are touched only where used;
  * freed with tf_device_free(). */
 float *tfi_device_alloc_step(struct tf_device *d, size_t n);
-/* bytes of host memory aligned to 64 (free() frees it); from 2 MiB up,
- * in transparent huge pages where the kernel gives them (a large
- * buffer written once through: far fewer page faults). */
-void *tfi_alloc_large(size_t bytes);
 struct tf_batch;
 struct tf_metrics;
 int tfi_evaluate(struct tf_graph *g, const char *prediction,
