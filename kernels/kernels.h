@@ -68,6 +68,18 @@ int gemm_avx512(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
  * gets the CPU's floats. */
 #define BIAS_GRAD_DIRECT 4096
 #define BIAS_GRAD_CHUNK  256
+/* The rows of tile q of m rows cut into as few tiles of at most mr_max
+ * rows as can be, of sizes that differ by one at most (32 rows are
+ * 6, 6, 5, 5, 5, 5, not five of 6 and one of 2: a tile of fewer rows
+ * has too few sums in flight to keep the FMA units busy); its first
+ * row in *i0 (gemm_avx2.c, gemm_avx512.c). */
+static inline int
+gemm_tile_rows(int64_t m, int mr_max, int64_t q, int64_t *i0)
+{
+	int64_t nt = (m + mr_max - 1) / mr_max, base = m / nt, more = m % nt;
+	*i0 = q * base + (q < more ? q : more);
+	return (int)(base + (q < more));
+}
 /* This thread's scratch buffer number slot (0 to 3) of at least floats
  * floats (scratch.c; kept for the next call, freed with the thread; NULL:
  * no memory), and B^T of an n x k matrix into slot 0 (k x n). */

@@ -882,10 +882,10 @@ tfjs_rnn_check(struct tf_model *m, const char *op, const char *name,
 	if (strcmp(op, "gru") == 0) {
 		return tfi_set_error(
 		    m, TF_EFORMAT,
-		    "TensorFlow.js export: op 'gru' (node '%s'): "
-		    "TensorFlow.js's GRU has no reset_after "
-		    "(tfkit's and Keras' default), so it cannot "
-		    "compute this one",
+		    "TensorFlow.js export: op 'gru' (node "
+		    "'%s'): TensorFlow.js's GRU has no "
+		    "reset_after (tfkit's and Keras' default), "
+		    "so it cannot compute this one",
 		    name);
 	}
 	if (reverse && seq) {
@@ -897,6 +897,26 @@ tfjs_rnn_check(struct tf_model *m, const char *op, const char *name,
 		    "steps backwards and gives every step's "
 		    "output: not exported yet",
 		    name);
+	}
+	return TF_OK;
+}
+
+static int
+stdz_stats(struct tf_model *m, struct chain *c)
+{
+	int64_t w = tf_columns_width(tf_model_columns(m));
+	c->stdz_n = w;
+	c->stdz_mean = c->owned[2] = malloc((size_t)w * sizeof(float));
+	c->stdz_var = c->owned[3] = malloc((size_t)w * sizeof(float));
+	if (c->stdz_mean == NULL || c->stdz_var == NULL) {
+		return tfi_set_error(m, TF_ENOMEM, "out of memory");
+	}
+	for (int64_t i = 0; i < w; i++) {
+		int is_int;
+		float inv;
+		tf_columns_column(tf_model_columns(m), i, &is_int,
+		                  &c->stdz_mean[i], &inv);
+		c->stdz_var[i] = (float)(1.0 / ((double)inv * inv));
 	}
 	return TF_OK;
 }
@@ -1098,21 +1118,7 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 		 * by columns of different statistics, so the standardisation
 		 * stays a layer (a batch normalisation of the row: gamma 1,
 		 * beta 0, the mean and the variance of the schema) */
-		int64_t w = tf_columns_width(tf_model_columns(m));
-		c->stdz_n = w;
-		c->stdz_mean = c->owned[2] = malloc((size_t)w * sizeof(float));
-		c->stdz_var = c->owned[3] = malloc((size_t)w * sizeof(float));
-		if (c->stdz_mean == NULL || c->stdz_var == NULL) {
-			return tfi_set_error(m, TF_ENOMEM, "out of memory");
-		}
-		for (int64_t i = 0; i < w; i++) {
-			int is_int;
-			float inv;
-			tf_columns_column(tf_model_columns(m), i, &is_int,
-			                  &c->stdz_mean[i], &inv);
-			c->stdz_var[i] = (float)(1.0 / ((double)inv * inv));
-		}
-		return TF_OK;
+		return stdz_stats(m, c);
 	}
 	float *k = malloc((size_t)(L->in * L->units) * sizeof *k);
 	float *b = calloc((size_t)L->units, sizeof *b);
@@ -1179,6 +1185,30 @@ put_weights(struct tfi_buf *bin, json_t *manifest, const char *layer,
 {
 	return put_weights_shape(bin, manifest, layer, name, p, rows, cols,
 	                         NULL);
+}
+
+/* A BatchNormalization layer's four weights, n each, named LAYER/...;
+ * gamma and beta NULL: 1 and 0 (the schema's standardisation). */
+static int
+put_batchnorm(struct tfi_buf *bin, json_t *manifest, const char *layer,
+              const float *gamma, const float *beta, const float *mean,
+              const float *var, int64_t n)
+{
+	float *one = gamma ? NULL : malloc((size_t)n * sizeof *one);
+	float *zero = beta ? NULL : calloc((size_t)n, sizeof *zero);
+	for (int64_t k = 0; one != NULL && k < n; k++) {
+		one[k] = 1.0f;
+	}
+	const char *wn[] = {"gamma", "beta", "moving_mean", "moving_variance"};
+	const float *wp[] = {gamma ? gamma : one, beta ? beta : zero, mean,
+	                     var};
+	int rc = wp[0] && wp[1] ? TF_OK : TF_ENOMEM;
+	for (int k = 0; k < 4 && rc == TF_OK; k++) {
+		rc = put_weights(bin, manifest, layer, wn[k], wp[k], 0, n);
+	}
+	free(one);
+	free(zero);
+	return rc;
 }
 
 /* A Keras layer of images: Conv2D (its kernel HWIO, as tfkit's rows
@@ -1658,29 +1688,11 @@ tfjs_functional(struct tf_model *m, struct tfi_buf *bin, json_t *weights,
 	}
 	if (xi >= 0 && tf_model_normalizes(m)) {
 		/* (x - mean) / sqrt(var + 0): the schema's standardisation */
-		float *mean = malloc((size_t)w * sizeof *mean);
-		float *var = malloc((size_t)w * sizeof *var);
-		float *one = malloc((size_t)w * sizeof *one);
-		float *zero = calloc((size_t)w, sizeof *zero);
-		for (int64_t i = 0; mean && var && one && i < w; i++) {
-			int is_int;
-			float inv;
-			tf_columns_column(cols, i, &is_int, &mean[i], &inv);
-			var[i] = (float)(1.0 / ((double)inv * inv));
-			one[i] = 1.0f;
-		}
-		f->rc = mean && var && one && zero ? TF_OK : TF_ENOMEM;
-		const char *wn[] = {"gamma", "beta", "moving_mean",
-		                    "moving_variance"};
-		const float *wp[] = {one, zero, mean, var};
-		for (int k = 0; k < 4 && f->rc == TF_OK; k++) {
-			f->rc = put_weights(bin, weights, "x_standardize",
-			                    wn[k], wp[k], 0, w);
-		}
-		free(mean);
-		free(var);
-		free(one);
-		free(zero);
+		f->rc = stdz_stats(m, &c);
+		f->rc = f->rc
+		            ? f->rc
+		            : put_batchnorm(bin, weights, "x_standardize", NULL,
+		                            NULL, c.stdz_mean, c.stdz_var, w);
 		f->val[xi] = fn_add1(f, "BatchNormalization", "x_standardize",
 		                     json_pack("{s:i,s:f,s:f,s:b,s:b}", "axis",
 		                               -1, "epsilon", 0.0, "momentum",
@@ -1735,14 +1747,10 @@ tfjs_functional(struct tf_model *m, struct tfi_buf *bin, json_t *weights,
 			                      "momentum", 0.99, "center", 1,
 			                      "scale", 1),
 			            fn_row(f, L->src[0], name));
-			const char *wn[] = {"gamma", "beta", "moving_mean",
-			                    "moving_variance"};
-			const float *wp[] = {L->gamma, L->beta, L->mean,
-			                     L->var};
-			for (int k = 0; l && k < 4 && f->rc == TF_OK; k++) {
-				f->rc = put_weights(bin, weights, name, wn[k],
-				                    wp[k], 0, L->units);
-			}
+			f->rc = l ? put_batchnorm(bin, weights, name, L->gamma,
+			                          L->beta, L->mean, L->var,
+			                          L->units)
+			          : f->rc;
 			break;
 		}
 		case -1:
@@ -1813,21 +1821,8 @@ tfjs_sequential(struct tf_model *m, struct tfi_buf *bin, json_t *weights,
 	if (c.stdz_mean != NULL) {
 		/* (x - mean) / sqrt(var + 0): the schema's standardisation */
 		const char *sn = "x_standardize";
-		float *one = malloc((size_t)width * sizeof *one);
-		float *zero = calloc((size_t)width, sizeof *zero);
-		for (int64_t k = 0; one != NULL && k < width; k++) {
-			one[k] = 1.0f;
-		}
-		rc = one && zero ? TF_OK : TF_ENOMEM;
-		const char *wn[] = {"gamma", "beta", "moving_mean",
-		                    "moving_variance"};
-		const float *wp[] = {one, zero, c.stdz_mean, c.stdz_var};
-		for (int k = 0; k < 4 && rc == TF_OK; k++) {
-			rc = put_weights(bin, weights, sn, wn[k], wp[k], 0,
-			                 width);
-		}
-		free(one);
-		free(zero);
+		rc = put_batchnorm(bin, weights, sn, NULL, NULL, c.stdz_mean,
+		                   c.stdz_var, width);
 		json_array_append_new(
 		    layers,
 		    json_pack("{s:s,s:{s:s,s:[n,I],s:i,s:f,s:f,s:b,s:b,s:s}}",
@@ -1882,14 +1877,8 @@ tfjs_sequential(struct tf_model *m, struct tfi_buf *bin, json_t *weights,
 			                name, "axis", -1, "epsilon", L->epsilon,
 			                "momentum", 0.99, "center", 1, "scale",
 			                1);
-			const char *wn[] = {"gamma", "beta", "moving_mean",
-			                    "moving_variance"};
-			const float *wp[] = {L->gamma, L->beta, L->mean,
-			                     L->var};
-			for (int k = 0; k < 4 && rc == TF_OK; k++) {
-				rc = put_weights(bin, weights, name, wn[k],
-				                 wp[k], 0, L->units);
-			}
+			rc = put_batchnorm(bin, weights, name, L->gamma,
+			                   L->beta, L->mean, L->var, L->units);
 		} else if (L->dense >= L_CONV) {
 			cfg =
 			    tfjs_image_layer(L, name, &cls, bin, weights, &rc);

@@ -229,19 +229,6 @@ pack(float *d, const float *b, int tb, int64_t n, int64_t k, int64_t k0,
 	}
 }
 
-/* The rows of tile q of m rows cut into as few tiles of at most MR_MAX
- * rows as can be, of sizes that differ by one at most (32 rows are
- * 6, 6, 5, 5, 5, 5, not five of 6 and one of 2: a tile of fewer rows
- * has too few sums in flight to keep the FMA units busy); its first
- * row in *i0. */
-static int
-tile_rows(int64_t m, int64_t q, int64_t *i0)
-{
-	int64_t nt = (m + MR_MAX - 1) / MR_MAX, base = m / nt, more = m % nt;
-	*i0 = q * base + (q < more ? q : more);
-	return (int)(base + (q < more));
-}
-
 /* Tiles of up to MR_MAX rows over panels j0..j1 (16 columns each) of B as
  * laid out at bp (panel p at bp + p * pstride, row kk at + kk * ldb);
  * A as a(i, kk) = a[i * sam + kk * sak], or when ac is not NULL as
@@ -258,7 +245,7 @@ run(const struct tile_args *t0, int64_t m, int64_t n, const float *a,
 	int64_t nt = (m + MR_MAX - 1) / MR_MAX;
 	for (int64_t q = 0; q < nt; q++) {
 		int64_t i0;
-		int mr = tile_rows(m, q, &i0);
+		int mr = gemm_tile_rows(m, MR_MAX, q, &i0);
 		const float *ai =
 		    ac ? ac + q * MR_MAX * t.kc : a + i0 * t0->sam;
 		for (int64_t j = j0; j < j1; j += 16) {
@@ -287,7 +274,7 @@ copy_a(const float *a, int64_t m, int64_t n, int64_t sam, int64_t sak,
 	float *ac = scratch_cpu(3, (size_t)(nt * MR_MAX * kc));
 	for (int64_t q = 0; ac != NULL && q < nt; q++) {
 		int64_t i0;
-		int mr = tile_rows(m, q, &i0);
+		int mr = gemm_tile_rows(m, MR_MAX, q, &i0);
 		const float *ai = a + i0 * sam;
 		float *ap = ac + q * MR_MAX * kc;
 		if (mr == MR_MAX && sam == 1) {

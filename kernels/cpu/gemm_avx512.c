@@ -176,8 +176,8 @@ gemm_avx512_usable(void)
  * in the second: a long k read whole for each tile would stream both
  * from farther).  Between blocks of k the sums wait in C, or where C's
  * own values are still to be scaled by beta, in slot 2.  The rows are
- * cut into tiles of sizes that differ by one at most (64 rows are
- * 6 x 9 and 5 x 2, not 6 x 10 and 4).
+ * cut by gemm_tile_rows() (64 rows are 6 x 9 and 5 x 2, not 6 x 10
+ * and 4).
  */
 #define KC 256
 
@@ -190,7 +190,7 @@ blocked(int64_t m, int64_t n, int64_t k, const float *a, int64_t sam,
 	    (w = scratch_cpu(2, (size_t)(m * n))) == NULL) {
 		return -1;
 	}
-	int64_t nt = (m + MR_MAX - 1) / MR_MAX, base = m / nt, more = m % nt;
+	int64_t nt = (m + MR_MAX - 1) / MR_MAX;
 	for (int64_t k0 = 0; k0 < k; k0 += KC) {
 		int64_t kc = k - k0 < KC ? k - k0 : KC;
 		int first = k0 == 0, last = k0 + kc == k;
@@ -198,8 +198,8 @@ blocked(int64_t m, int64_t n, int64_t k, const float *a, int64_t sam,
 			int64_t nr = n - j0 < 64 ? n - j0 : 64;
 			int nv = (int)((nr + 15) / 16);
 			for (int64_t q = 0; q < nt; q++) {
-				int64_t i0 = q * base + (q < more ? q : more);
-				int mr = (int)(base + (q < more));
+				int64_t i0;
+				int mr = gemm_tile_rows(m, MR_MAX, q, &i0);
 				tiles[mr - 1][nv - 1](
 				    kc, a + i0 * sam + k0 * sak, sam, sak,
 				    b + k0 * n + j0, n, c + i0 * n + j0,
