@@ -77,6 +77,7 @@ struct tf_dataset {
 	float *buf;    /* shuffle buffer: shuffle rows of width + 1 floats */
 	int64_t *ibuf; /* and their nids ids each */
 	size_t nbuf;
+	size_t prefaulted; /* bytes of buf made present (prefault()) */
 	int stdin_used;
 	/* fast_record(): whether it may be used, the label's and each
 	 * input's name length, the record that last saw each input and the
@@ -90,6 +91,7 @@ struct tf_dataset {
 	 * before its value (one int64 under 128; one float) */
 	uint8_t *ftpl;
 	size_t *ftoff, *ftlen;
+	size_t *itoff; /* ... of one int64 of 1, then 2 varint bytes */
 	size_t ytoff[2], ytlen[2];
 	/* ... and the whole of the last record it read entry by entry
 	 * through those templates (whole_record()): its bytes, a mask of

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -228,6 +229,27 @@ tf_device_alloc(struct tf_device *d, size_t n)
 	return calloc(n ? n : 1, sizeof(float)); /* zero pages, untouched */
 }
 
+void
+tfi_populate(void *a, size_t from, size_t to)
+{
+#ifdef MADV_POPULATE_WRITE
+	static size_t page;
+	if (page == 0) {
+		long v = sysconf(_SC_PAGESIZE);
+		page = v > 0 ? (size_t)v : 4096;
+	}
+	uintptr_t s = ((uintptr_t)a + from) & ~(uintptr_t)(page - 1);
+	uintptr_t e = ((uintptr_t)a + to + page - 1) & ~(uintptr_t)(page - 1);
+	/* advice only: where the kernel has none, the pages fault in */
+	(void)madvise((void *)s, (size_t)(e - s), MADV_POPULATE_WRITE);
+#else
+	(void)a, (void)from, (void)to;
+#endif
+}
+
+/* From this size up, a step's block is made present when allocated. */
+#define POPULATE_STEP ((size_t)256 << 10)
+
 float *
 tfi_device_alloc_step(struct tf_device *d, size_t n)
 {
@@ -235,7 +257,12 @@ tfi_device_alloc_step(struct tf_device *d, size_t n)
 		return d->m->alloc(n, 0);
 	}
 	size_t bytes = ((n * sizeof(float)) + 63) & ~(size_t)63;
-	return aligned_alloc(64, bytes ? bytes : 64);
+	float *p = aligned_alloc(64, bytes ? bytes : 64);
+	/* written through each step: its pages at once, not a fault each */
+	if (p != NULL && bytes >= POPULATE_STEP) {
+		tfi_populate(p, 0, bytes);
+	}
+	return p;
 }
 
 void

@@ -24,6 +24,10 @@
 
 #include "dataset_private.h"
 
+/* Names of inputs whose int64 entries int64_entry() reads are shorter:
+ * their entries' lengths are then one varint byte each. */
+#define INT64_TPL_KEY 110
+
 /*
  * Size of one map entry of Features (tag, length and body) for a column
  * holding one value of n payload bytes.  Mirrors the layout of
@@ -257,11 +261,12 @@ tfi_ds_templates(struct tf_dataset *ds)
 {
 	size_t room = 2 * (ds->ylen + 32);
 	for (size_t i = 0; i < ds->cols->nin; i++) {
-		room += ds->fnlen[i] + 32;
+		room += 3 * (ds->fnlen[i] + 32);
 	}
 	free(ds->ftpl);
 	free(ds->ftoff);
 	free(ds->ftlen);
+	free(ds->itoff);
 	free(ds->roff);
 	free(ds->rcol);
 	free(ds->rmu);
@@ -273,10 +278,12 @@ tfi_ds_templates(struct tf_dataset *ds)
 	ds->ftpl = malloc(room);
 	ds->ftoff = malloc((ds->cols->nin + 1) * sizeof *ds->ftoff);
 	ds->ftlen = malloc((ds->cols->nin + 1) * sizeof *ds->ftlen);
+	ds->itoff = malloc((ds->cols->nin + 1) * sizeof *ds->itoff);
 	ds->rmu = malloc(w * sizeof *ds->rmu);
 	ds->ris = malloc(w * sizeof *ds->ris);
-	if (!ds->ftpl || !ds->ftoff || !ds->ftlen || !ds->rmu || !ds->ris ||
-	    !ds->roff || !ds->rcol || ds->cols->width > UINT32_MAX) {
+	if (!ds->ftpl || !ds->ftoff || !ds->ftlen || !ds->itoff || !ds->rmu ||
+	    !ds->ris || !ds->roff || !ds->rcol ||
+	    ds->cols->width > UINT32_MAX) {
 		return TF_ENOMEM;
 	}
 	for (size_t c = 0; c < w; c++) {
@@ -299,6 +306,15 @@ tfi_ds_templates(struct tf_dataset *ds)
 		                            4 * (size_t)ds->cols->in[i].width) -
 		             (ds->ftpl + at));
 		at += ds->ftlen[i];
+		/* one int64 of 1 and 2 varint bytes (int64_entry()) */
+		ds->itoff[i] = at;
+		for (size_t p = 1; p <= 2 && ds->fnlen[i] < INT64_TPL_KEY;
+		     p++) {
+			at += (size_t)(tfi_entry_head(
+			                   ds->ftpl + at, ds->cols->in[i].name,
+			                   ds->fnlen[i], TF_COL_INT64, p) -
+			               (ds->ftpl + at));
+		}
 	}
 	for (int k = 0; k < 2; k++) {
 		ds->ytoff[k] = at;
@@ -326,10 +342,69 @@ same_bytes(const uint8_t *p, const uint8_t *t, size_t n)
 		memcpy(&b, t + i, 8);
 		x |= a ^ b;
 	}
+	if (i < n && n >= 8) { /* the last 8, overlapping those compared */
+		memcpy(&a, p + n - 8, 8);
+		memcpy(&b, t + n - 8, 8);
+		return (x | (a ^ b)) == 0;
+	}
 	for (; i < n; i++) {
 		x |= (uint64_t)(p[i] ^ t[i]);
 	}
 	return x == 0;
+}
+
+/*
+ * One entry of input g holding one int64 (tf-csv2record's integer
+ * columns): its bytes before the varint depend on the varint's size p
+ * (1 to 10), which the entry's length tells.  Those of p 1 and 2 (values
+ * under 16384) are the input's int64 templates; for the others the
+ * lengths are checked one by one around the bytes from the key's tag to
+ * the Feature's tag, which the float template has too.  The value goes
+ * into *dst as fast_values() puts it.  Returns the entry's size, or 0
+ * when the entry is not laid out so.
+ */
+static inline __attribute__((always_inline)) size_t
+int64_entry(const struct tf_dataset *ds, int64_t g, const uint8_t *fs,
+            size_t left, float *dst)
+{
+	size_t kl = ds->fnlen[g], h = 10 + kl;
+	if (kl >= INT64_TPL_KEY || left <= h || fs[1] <= 8 + kl ||
+	    fs[1] > 18 + kl) {
+		return 0;
+	}
+	size_t p = (size_t)fs[1] - 8 - kl, n = h + p;
+	const uint8_t *v = fs + h;
+	uint64_t u;
+	if (n > left) {
+		return 0;
+	}
+	if (p <= 2) {
+		if (!same_bytes(fs, ds->ftpl + ds->itoff[g] + (p - 1) * h, h)) {
+			return 0;
+		}
+		if (p == 1 && v[0] < 0x80) {
+			u = v[0];
+		} else if (p == 2 && v[0] >= 0x80 && v[1] < 0x80) {
+			u = (uint64_t)(v[0] & 0x7f) | (uint64_t)v[1] << 7;
+		} else {
+			return 0;
+		}
+	} else {
+		const uint8_t *t = ds->ftpl + ds->ftoff[g];
+		if (fs[0] != 0x0a || !same_bytes(fs + 2, t + 2, 3 + kl) ||
+		    fs[5 + kl] != 4 + p || fs[6 + kl] != 0x1a ||
+		    fs[7 + kl] != 2 + p || fs[8 + kl] != 0x0a ||
+		    fs[9 + kl] != p || !fast_varint(&v, fs + n, &u) ||
+		    v != fs + n) {
+			return 0;
+		}
+	}
+	float x = (float)(int64_t)u;
+	const struct input *in = &ds->cols->in[g];
+	*dst = ds->cols->normalize && in->mean != NULL
+	           ? (x - in->mean[0]) * in->inv_std[0]
+	           : x;
+	return n;
 }
 
 /*
@@ -531,6 +606,18 @@ tfi_ds_fast_record(struct tf_dataset *ds, const uint8_t *d, size_t n,
 				found++;
 				place++;
 				fs += tl + vl;
+				continue;
+			}
+			size_t il =
+			    in->width == 1
+			        ? int64_entry(ds, g, fs, left, row + in->col)
+			        : 0;
+			if (il > 0) { /* (varints: no whole-record template) */
+				whole = 0;
+				ds->fseen[g] = gen;
+				found++;
+				place++;
+				fs += il;
 				continue;
 			}
 		} else if (g == -1 && !have_y) {

@@ -316,6 +316,11 @@ void tfi_device_fallback(struct tf_device *d, const char *what);
  * 64-byte aligned, not zeroed, so pages are touched only where used;
  * freed with tf_device_free(). */
 float *tfi_device_alloc_step(struct tf_device *d, size_t n);
+/* The pages of host memory [a + from, a + to) made present and writable
+ * at once (madvise MADV_POPULATE_WRITE where the kernel has it): one
+ * system call instead of a page fault each 4 KiB, several times dearer
+ * in a virtual machine.  Values are unchanged; advice only. */
+void tfi_populate(void *a, size_t from, size_t to);
 struct tf_batch;
 struct tf_metrics;
 int tfi_evaluate(struct tf_graph *g, const char *prediction,

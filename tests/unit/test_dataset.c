@@ -342,6 +342,72 @@ TEST(fast_path_reads_columns_as_the_parser_does)
 	tf_writer_free(w);
 }
 
+/* Integer columns (int64 features, as tf-csv2record writes integer
+ * columns) of every varint size, under a short name and under one of
+ * 120 bytes, read fast as the general parser reads them. */
+TEST(fast_path_reads_int64_columns)
+{
+	char name[121];
+	memset(name, 'n', 120);
+	name[120] = '\0';
+	char sch[1024];
+	snprintf(sch, sizeof sch,
+	         "{\"format\":\"tfkit-schema\",\"version\":1,"
+	         "\"layout\":\"columns\",\"label\":{\"name\":\"y\","
+	         "\"type\":\"int64\",\"classes\":[0,1]},\"features\":["
+	         "{\"name\":\"p7\",\"type\":\"int64\",\"mean\":3,"
+	         "\"std\":2},{\"name\":\"%s\",\"type\":\"int64\"},"
+	         "{\"name\":\"q\",\"type\":\"int64\",\"mean\":-1,"
+	         "\"std\":0.5}]}",
+	         name);
+	static const int64_t vals[] = {0,
+	                               1,
+	                               127,
+	                               128,
+	                               255,
+	                               16383,
+	                               16384,
+	                               (int64_t)1 << 21,
+	                               (int64_t)1 << 40,
+	                               -1,
+	                               INT64_MIN,
+	                               INT64_MAX};
+	size_t nv = sizeof vals / sizeof *vals;
+	char path[] = "/tmp/tfkit-test-dataset-XXXXXX";
+	struct tf_writer *w = temp_writer(path);
+	struct tf_example *ex = tf_example_new();
+	REQUIRE(w != NULL && ex != NULL);
+	for (size_t i = 0; i < 3 * nv; i++) {
+		int64_t p = vals[i % nv], n = vals[(i / 3) % nv],
+		        q = vals[(i * 7) % nv], y = (int64_t)(i % 2);
+		tf_example_clear(ex);
+		tf_example_add_int64s(ex, name, &n, 1);
+		tf_example_add_int64s(ex, "p7", &p, 1);
+		tf_example_add_int64s(ex, "q", &q, 1);
+		tf_example_add_int64s(ex, "y", &y, 1);
+		put(w, ex);
+	}
+	REQUIRE(tf_writer_close(w) == TF_OK);
+	float xa[256], ya[64], xb[256], yb[64];
+	size_t ra, rb;
+	char ma[512], mb[512];
+	int ka = read_with(sch, path, 1, xa, ya, &ra, ma, sizeof ma);
+	CHECK_EQ_INT(fast_hits, 3 * nv); /* every record */
+	int kb = read_with(sch, path, 0, xb, yb, &rb, mb, sizeof mb);
+	CHECK_EQ_INT(ka, TF_EOF);
+	CHECK_EQ_INT(kb, TF_EOF);
+	CHECK_EQ_INT(ra, 3 * nv);
+	CHECK_EQ_INT(ra, rb);
+	CHECK_MEM(xa, xb, ra * 3 * sizeof(float));
+	CHECK_MEM(ya, yb, ra * sizeof(float));
+	/* record 4: p7 255, standardised (255 - 3) / 2; q vals[28 % 12] */
+	CHECK(xa[4 * 3 + 0] == 126.0f);
+	CHECK(xa[4 * 3 + 2] == (float)(((double)vals[28 % nv] + 1) * 2));
+	unlink(path);
+	tf_example_free(ex);
+	tf_writer_free(w);
+}
+
 /* Damaged records (bytes changed, cut or repeated at random) read the
  * same through the fast path and the general parser: the same rows and
  * labels, or the same error. */
@@ -350,11 +416,13 @@ TEST(fast_path_agrees_on_damaged_records)
 	struct tf_example *ex = tf_example_new();
 	REQUIRE(ex != NULL);
 	float a = 0.25f, c = -3.0f, f3[3] = {1, 2, 3};
-	int64_t bb = 5, y = 1;
+	/* int64s of 1, 2, 3 and 10 varint bytes */
+	int64_t bbs[4] = {5, 300, 20000, -2}, bb, y = 1;
 	srand(11);
 	int fast = 0;
-	for (int i = 0; i < 600; i++) {
+	for (int i = 0; i < 800; i++) {
 		int packed = i % 2;
+		bb = bbs[(i / 2) % 4];
 		tf_example_clear(ex);
 		if (packed) {
 			tf_example_add_floats(ex, "features", f3, 3);
@@ -856,6 +924,7 @@ main(void)
 {
 	RUN(fast_path_reads_what_the_parser_reads);
 	RUN(fast_path_reads_columns_as_the_parser_does);
+	RUN(fast_path_reads_int64_columns);
 	RUN(fast_path_agrees_on_damaged_records);
 	RUN(whole_record_template_reads_what_the_parser_reads);
 	RUN(categorical_ids_are_int64);
