@@ -313,7 +313,8 @@ int64_t tfi_graph_x_width(const struct tf_graph *g);
 struct tf_device;
 void tfi_device_fallback(struct tf_device *d, const char *what);
 /* A step's memory (the graph's arena, batches uploaded ahead): n floats,
- * 64-byte aligned, not zeroed, so pages are touched only where used;
+ * 64-byte aligned, not zeroed; on the CPU a block of 256 KiB or more is
+ * made present at once (tfi_populate()), as each step writes it through;
  * freed with tf_device_free(). */
 float *tfi_device_alloc_step(struct tf_device *d, size_t n);
 /* The pages of host memory [a + from, a + to) made present and writable
