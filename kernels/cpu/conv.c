@@ -134,7 +134,7 @@ window(const struct tf_conv *g, int64_t oy, int64_t ox, int64_t *y0,
 #define BLOCK 64
 
 /* Each channel of each window: its largest value or its mean. */
-void
+TF_VECTOR_CLONES void
 pool_cpu(const float *x, int64_t rows, const struct tf_conv *g, int max,
          float *y)
 {
@@ -194,14 +194,64 @@ pool_cpu(const float *x, int64_t rows, const struct tf_conv *g, int max,
 	}
 }
 
+/*
+ * One window's gradient d (its c channels) to its first largest value
+ * in img, dimg the image's gradient: BLOCK channels at a time, the
+ * window's largest found as the forward pass finds it (first place
+ * first, each later one that is larger), then each place in order takes
+ * d where it holds that value and no place before it did.  Where none
+ * does (the first place a NaN), the first place takes it.  No branch
+ * and no scatter: a random image's comparisons are unpredictable, and
+ * the channels' loops are vector code.
+ */
+static TF_VECTOR_CLONES void
+max_window_grad(const float *restrict img, const float *restrict d,
+                const struct tf_conv *g, int64_t y0, int64_t y1, int64_t x0,
+                int64_t x1, float *restrict dimg)
+{
+	float v[BLOCK];
+	int32_t done[BLOCK];
+	for (int64_t c0 = 0; c0 < g->c; c0 += BLOCK) {
+		int64_t nb = g->c - c0 < BLOCK ? g->c - c0 : BLOCK;
+		int64_t first = (y0 * g->w + x0) * g->c + c0;
+		for (int64_t k = 0; k < nb; k++) {
+			v[k] = img[first + k];
+			done[k] = 0;
+		}
+		for (int64_t iy = y0; iy < y1; iy++) {
+			for (int64_t ix = x0; ix < x1; ix++) {
+				const float *u =
+				    img + (iy * g->w + ix) * g->c + c0;
+				for (int64_t k = 0; k < nb; k++) {
+					v[k] = u[k] > v[k] ? u[k] : v[k];
+				}
+			}
+		}
+		for (int64_t iy = y0; iy < y1; iy++) {
+			for (int64_t ix = x0; ix < x1; ix++) {
+				int64_t i = (iy * g->w + ix) * g->c + c0;
+				const float *u = img + i;
+				float *p = dimg + i;
+				for (int64_t k = 0; k < nb; k++) {
+					int32_t hit = (u[k] == v[k]) & !done[k];
+					p[k] = hit ? p[k] + d[c0 + k] : p[k];
+					done[k] |= hit;
+				}
+			}
+		}
+		float *p = dimg + first;
+		for (int64_t k = 0; k < nb; k++) {
+			p[k] = done[k] ? p[k] : p[k] + d[c0 + k];
+		}
+	}
+}
+
 /* Each output's gradient to its window: all of it to the first largest
  * value (max), an equal share to each place (mean). */
-void
+TF_VECTOR_CLONES void
 pool_grad_cpu(const float *x, const float *dy, int64_t rows,
               const struct tf_conv *g, int max, float *dx)
 {
-	float v[BLOCK];
-	int64_t at[BLOCK];
 	for (int64_t r = 0; r < rows; r++) {
 		const float *img = x + r * g->h * g->w * g->c;
 		float *dimg = dx + r * g->h * g->w * g->c;
@@ -215,72 +265,20 @@ pool_grad_cpu(const float *x, const float *dy, int64_t rows,
 				if (y1 <= y0 || x1 <= x0) {
 					continue; /* no place of the image */
 				}
-				for (int64_t c0 = 0; c0 < g->c; c0 += BLOCK) {
-					int64_t nb = g->c - c0 < BLOCK
-					                 ? g->c - c0
-					                 : BLOCK;
-					if (!max) {
-						for (int64_t iy = y0; iy < y1;
-						     iy++) {
-							for (int64_t ix = x0;
-							     ix < x1; ix++) {
-								float *p =
-								    dimg +
-								    (iy * g->w +
-								     ix) *
-								        g->c +
-								    c0;
-								for (int64_t k =
-								         0;
-								     k < nb;
-								     k++) {
-									p[k] +=
-									    d[c0 +
-									      k] /
-									    n;
-								}
-							}
+				if (max) {
+					max_window_grad(img, d, g, y0, y1, x0,
+					                x1, dimg);
+					continue;
+				}
+				for (int64_t iy = y0; iy < y1; iy++) {
+					for (int64_t ix = x0; ix < x1; ix++) {
+						float *p =
+						    dimg +
+						    (iy * g->w + ix) * g->c;
+						for (int64_t k = 0; k < g->c;
+						     k++) {
+							p[k] += d[k] / n;
 						}
-						continue;
-					}
-					/* the window's first place, then
-					 * each later one that is larger
-					 * (no branch: a random image's
-					 * comparisons are unpredictable) */
-					int64_t first =
-					    (y0 * g->w + x0) * g->c + c0;
-					for (int64_t k = 0; k < nb; k++) {
-						at[k] = first + k;
-						v[k] = img[first + k];
-					}
-					for (int64_t iy = y0; iy < y1; iy++) {
-						for (int64_t ix = x0; ix < x1;
-						     ix++) {
-							int64_t i =
-							    (iy * g->w + ix) *
-							        g->c +
-							    c0;
-							for (int64_t k = 0;
-							     k < nb; k++) {
-								float u =
-								    img[i + k];
-								int64_t gt = -(
-								    int64_t)(u >
-								             v[k]);
-								at[k] =
-								    (at[k] &
-								     ~gt) |
-								    ((i + k) &
-								     gt);
-								v[k] =
-								    u > v[k]
-								        ? u
-								        : v[k];
-							}
-						}
-					}
-					for (int64_t k = 0; k < nb; k++) {
-						dimg[at[k]] += d[c0 + k];
 					}
 				}
 			}
