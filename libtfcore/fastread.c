@@ -588,8 +588,11 @@ tfi_ds_fast_record(struct tf_dataset *ds, const uint8_t *d, size_t n,
 		if (g >= 0 && ds->fseen[g] != gen) {
 			const struct input *in = &ds->cols->in[g];
 			size_t tl = ds->ftlen[g], vl = 4 * (size_t)in->width;
-			if (left >= tl + vl &&
-			    same_bytes(fs, ds->ftpl + ds->ftoff[g], tl)) {
+			const uint8_t *ft = ds->ftpl + ds->ftoff[g];
+			/* (byte 1, the entry's length, tells an integer
+			 * column's entry at once) */
+			if (left >= tl + vl && fs[1] == ft[1] &&
+			    same_bytes(fs, ft, tl)) {
 				put_floats(row + in->col, fs + tl, in->width,
 				           ds->cols->normalize ? in->mean
 				                               : NULL,
