@@ -134,7 +134,7 @@ window(const struct tf_conv *g, int64_t oy, int64_t ox, int64_t *y0,
 #define BLOCK 64
 
 /* Each channel of each window: its largest value or its mean. */
-TF_VECTOR_CLONES void
+void
 pool_cpu(const float *x, int64_t rows, const struct tf_conv *g, int max,
          float *y)
 {
@@ -246,6 +246,30 @@ max_window_grad(const float *restrict img, const float *restrict d,
 	}
 }
 
+/* The same for fewer than 16 channels (LeNet's 6 and 16 less one), too
+ * few for vectors: each channel's first largest place, then the
+ * gradient to it. */
+static void
+max_window_grad_narrow(const float *restrict img, const float *restrict d,
+                       const struct tf_conv *g, int64_t y0, int64_t y1,
+                       int64_t x0, int64_t x1, float *restrict dimg)
+{
+	for (int64_t k = 0; k < g->c; k++) {
+		int64_t at = (y0 * g->w + x0) * g->c + k;
+		float v = img[at];
+		for (int64_t iy = y0; iy < y1; iy++) {
+			for (int64_t ix = x0; ix < x1; ix++) {
+				int64_t i = (iy * g->w + ix) * g->c + k;
+				float u = img[i];
+				int gt = u > v;
+				at = gt ? i : at;
+				v = gt ? u : v;
+			}
+		}
+		dimg[at] += d[k];
+	}
+}
+
 /* Each output's gradient to its window: all of it to the first largest
  * value (max), an equal share to each place (mean). */
 TF_VECTOR_CLONES void
@@ -265,9 +289,14 @@ pool_grad_cpu(const float *x, const float *dy, int64_t rows,
 				if (y1 <= y0 || x1 <= x0) {
 					continue; /* no place of the image */
 				}
-				if (max) {
+				if (max && g->c >= 16) {
 					max_window_grad(img, d, g, y0, y1, x0,
 					                x1, dimg);
+					continue;
+				}
+				if (max) {
+					max_window_grad_narrow(
+					    img, d, g, y0, y1, x0, x1, dimg);
 					continue;
 				}
 				for (int64_t iy = y0; iy < y1; iy++) {
