@@ -247,9 +247,6 @@ tfi_populate(void *a, size_t from, size_t to)
 #endif
 }
 
-/* From this size up, a step's block is made present when allocated. */
-#define POPULATE_STEP ((size_t)256 << 10)
-
 float *
 tfi_device_alloc_step(struct tf_device *d, size_t n)
 {
@@ -257,12 +254,15 @@ tfi_device_alloc_step(struct tf_device *d, size_t n)
 		return d->m->alloc(n, 0);
 	}
 	size_t bytes = ((n * sizeof(float)) + 63) & ~(size_t)63;
-	float *p = aligned_alloc(64, bytes ? bytes : 64);
-	/* written through each step: its pages at once, not a fault each */
-	if (p != NULL && bytes >= POPULATE_STEP) {
-		tfi_populate(p, 0, bytes);
+	return aligned_alloc(64, bytes ? bytes : 64);
+}
+
+void
+tfi_device_populate(struct tf_device *d, void *p, size_t from, size_t to)
+{
+	if (d->m == NULL && p != NULL && to > from) {
+		tfi_populate(p, from, to);
 	}
-	return p;
 }
 
 void

@@ -71,7 +71,27 @@ struct tf_node {
 struct block {
 	float *data;
 	size_t cap, used;
+	size_t present; /* floats from the start made present */
 };
+
+/* The arena makes its pages present this many floats (64 KiB) at a
+ * time, ahead of what it hands out: one system call where each page
+ * would fault in, and never more than 64 KiB a block that no step
+ * writes. */
+#define ARENA_PRESENT ((size_t)16 << 10)
+
+static void
+arena_present(struct tf_device *d, struct block *b, size_t to)
+{
+	if (to <= b->present) {
+		return;
+	}
+	to = (to + ARENA_PRESENT - 1) / ARENA_PRESENT * ARENA_PRESENT;
+	to = to < b->cap ? to : b->cap;
+	tfi_device_populate(d, b->data, b->present * sizeof(float),
+	                    to * sizeof(float));
+	b->present = to;
+}
 
 struct tf_graph {
 	struct tfi_handle err;
@@ -698,6 +718,7 @@ arena_alloc(struct tf_graph *g, size_t floats)
 		if (b->cap - b->used >= floats) {
 			float *p = b->data + b->used;
 			b->used += floats;
+			arena_present(g->dev, b, b->used);
 			return p;
 		}
 		g->cur++;
@@ -713,7 +734,8 @@ arena_alloc(struct tf_graph *g, size_t floats)
 	if (data == NULL) {
 		return NULL;
 	}
-	g->blocks[g->nblocks] = (struct block){data, cap, floats};
+	g->blocks[g->nblocks] = (struct block){data, cap, floats, 0};
+	arena_present(g->dev, &g->blocks[g->nblocks], floats);
 	g->cur = g->nblocks++;
 	return data;
 }
@@ -1039,6 +1061,9 @@ stage_input(struct tf_graph *g, const char *input, const void *data,
 			return tfi_set_error(
 			    g, TF_ENOMEM, "out of device memory for a batch");
 		}
+		/* written whole by each upload */
+		tfi_device_populate(g->dev, nd->stage[s], 0,
+		                    floats * sizeof(float));
 	}
 	tf_device_upload_ahead(g->dev, nd->stage[s], data,
 	                       floats * sizeof(float), s);

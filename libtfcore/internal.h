@@ -313,10 +313,16 @@ int64_t tfi_graph_x_width(const struct tf_graph *g);
 struct tf_device;
 void tfi_device_fallback(struct tf_device *d, const char *what);
 /* A step's memory (the graph's arena, batches uploaded ahead): n floats,
- * 64-byte aligned, not zeroed; on the CPU a block of 256 KiB or more is
- * made present at once (tfi_populate()), as each step writes it through;
- * freed with tf_device_free(). */
+ * 64-byte aligned, not zeroed; freed with tf_device_free().  Its pages
+ * are not made present here: a graph that uses a few KiB of a 4 MiB
+ * arena block (a server's, for one instance) keeps only those resident,
+ * and a model reloaded every few seconds leaves no resident block
+ * behind in the allocator.  The user makes present what it will write
+ * (tfi_device_populate()). */
 float *tfi_device_alloc_step(struct tf_device *d, size_t n);
+/* tfi_populate() of [p + from, p + to) bytes where d's memory is the
+ * host's; nothing on a device with its own memory. */
+void tfi_device_populate(struct tf_device *d, void *p, size_t from, size_t to);
 /* The pages of host memory [a + from, a + to) made present and writable
  * at once (madvise MADV_POPULATE_WRITE where the kernel has it): one
  * system call instead of a page fault each 4 KiB, several times dearer
