@@ -324,7 +324,7 @@ $(B)/tests/psreq: tests/cli/psreq.c $(B)/gen/ps.pb-c.c $(B)/gen/ps.pb-c.h
 # A CPU stand-in for the CUDA module (tests/unit/fake_gpu.c): the
 # device path of libtfcore, tested where there is no GPU.
 FAKE_GPU := $(B)/tests/fake-gpu.so
-$(FAKE_GPU): tests/unit/fake_gpu.c kernels/kernels.h $(KERN_OBJ)
+$(FAKE_GPU): tests/unit/fake_gpu.c kernels/kernels.h kernels/slots.h $(KERN_OBJ)
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$<)$(CC) $(CPPFLAGS) $(CFLAGS) -I. -shared -fPIC -fvisibility=hidden -o $@ $< $(KERN_OBJ) -lopenblas -lm $(LDFLAGS)
 

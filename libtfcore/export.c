@@ -632,6 +632,7 @@ struct layer {
 	 * (in: features a step), every step out, reversed, forget bias */
 	float *rkernel;
 	int gates, seq, reverse;
+	int before; /* gru's reset_after=0 */
 	int64_t steps;
 	double forget_bias;
 	/* lstm, gru of varying length: the ids column of each row's steps
@@ -779,6 +780,8 @@ rnn_layer(struct tf_model *m, int i, const char *op, struct layer *L,
 	L->reverse = a != NULL && strtoll(a, NULL, 10) != 0;
 	a = tf_graph_node_attr(g, i, "forget_bias");
 	L->forget_bias = a != NULL ? strtod(a, NULL) : 1.0;
+	a = tf_graph_node_attr(g, i, "reset_after");
+	L->before = L->gates == 3 && a != NULL && strtoll(a, NULL, 10) == 0;
 	a = tf_graph_node_attr(g, i, "length");
 	L->length = a != NULL ? strtoll(a, NULL, 10) : -1;
 	if ((L->length >= 0) != (tf_graph_node_ninputs(g, i) == 2)) {
@@ -804,10 +807,12 @@ static int
 is_bidirectional(struct tf_graph *g, const struct infer *inf, int i, int i2,
                  int i3)
 {
-	const char *op2 = tf_graph_node_op(g, i2),
+	const char *op1 = tf_graph_node_op(g, i),
+	           *op2 = tf_graph_node_op(g, i2),
 	           *op3 = tf_graph_node_op(g, i3);
-	if (op2 == NULL || op3 == NULL || strcmp(op2, "lstm") != 0 ||
-	    strcmp(op3, "concat") != 0 || tf_graph_node_ninputs(g, i) != 1 ||
+	if (op1 == NULL || op2 == NULL || op3 == NULL ||
+	    strcmp(op1, op2) != 0 || strcmp(op3, "concat") != 0 ||
+	    tf_graph_node_ninputs(g, i) != 1 ||
 	    tf_graph_node_ninputs(g, i2) != 1 ||
 	    tf_graph_node_ninputs(g, i3) != 2) {
 		return 0;
@@ -873,19 +878,22 @@ block_layer(struct tf_model *m, int i, const char *op, struct layer *L,
 	                           format, name);
 }
 
-/* The rnn checks of TensorFlow.js's LSTM: no GRU (no reset_after), no
- * backwards reading with every step's output. */
+/* The rnn checks of TensorFlow.js's LSTM and GRU: a GRU with the reset
+ * before (its only one), no backwards reading with every step's
+ * output. */
 static int
 tfjs_rnn_check(struct tf_model *m, const char *op, const char *name,
-               int reverse, int seq)
+               int reverse, int seq, int before)
 {
-	if (strcmp(op, "gru") == 0) {
+	if (strcmp(op, "gru") == 0 && !before) {
 		return tfi_set_error(
 		    m, TF_EFORMAT,
 		    "TensorFlow.js export: op 'gru' (node "
 		    "'%s'): TensorFlow.js's GRU has no "
 		    "reset_after (tfkit's and Keras' default), "
-		    "so it cannot compute this one",
+		    "so it cannot compute this one; a GRU trained with "
+		    "--gru-reset-after false (reset_after=0 in a spec) "
+		    "exports",
 		    name);
 	}
 	if (reverse && seq) {
@@ -1057,17 +1065,25 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 			if (rc != TF_OK) {
 				return rc;
 			}
-		} else if (strcmp(op, "lstm") == 0 && j + 2 < inf.n &&
+		} else if (rnn && j + 2 < inf.n &&
 		           is_bidirectional(g, &inf, i, inf.node[j + 1],
 		                            inf.node[j + 2])) {
-			/* TensorFlow.js's Bidirectional LSTM: its backward
-			 * layer reads the steps backwards and gives each
-			 * step's output in the step's place, as the twin */
+			/* TensorFlow.js's Bidirectional LSTM or GRU: its
+			 * backward layer reads the steps backwards and gives
+			 * each step's output in the step's place, as the
+			 * twin */
 			struct layer twin;
 			rc = rnn_layer(m, i, op, L, format);
 			rc = rc ? rc
 			        : rnn_layer(m, inf.node[j + 1], op, &twin,
 			                    format);
+			rc = rc ? rc
+			        : tfjs_rnn_check(m, op, name, 0, 0, L->before);
+			rc = rc ? rc
+			        : tfjs_rnn_check(
+			              m, op,
+			              tf_graph_node_name(g, inf.node[j + 1]), 0,
+			              0, twin.before);
 			if (rc != TF_OK) {
 				return rc;
 			}
@@ -1079,18 +1095,18 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 			j += 2; /* the layer's output is the concat's */
 			out = inf.node[j];
 			prev = tf_graph_node_name(g, out);
-		} else if (strcmp(op, "lstm") == 0) {
-			/* TensorFlow.js's LSTM: Keras' gates, as tfkit's */
+		} else if (rnn) {
+			/* TensorFlow.js's LSTM and GRU: Keras' gates, as
+			 * tfkit's */
 			rc = rnn_layer(m, i, op, L, format);
 			if (rc != TF_OK) {
 				return rc;
 			}
-			rc = tfjs_rnn_check(m, op, name, L->reverse, L->seq);
+			rc = tfjs_rnn_check(m, op, name, L->reverse, L->seq,
+			                    L->before);
 			if (rc != TF_OK) {
 				return rc;
 			}
-		} else if (strcmp(op, "gru") == 0) {
-			return tfjs_rnn_check(m, op, name, 0, 0);
 		} else {
 			return tfi_set_error(
 			    m, TF_EFORMAT,
@@ -1262,20 +1278,23 @@ tfjs_image_layer(const struct layer *L, const char *name, const char **cls,
 /* TensorFlow.js's LSTM of an lstm node: the same kernels (Keras' gate
  * order), the bias with tfkit's forget_bias added to the forget gate's
  * (Keras adds none when it runs), sigmoid gates as Keras' (TensorFlow.js
- * defaults to hard sigmoid). */
+ * defaults to hard sigmoid).  Its GRU of a gru node with the reset
+ * before: the same kernels and bias (z, r, h), reset_after false. */
 static int
 tfjs_lstm_weights(const struct layer *L, const char *prefix,
                   const float *kernel, const float *rkernel, const float *b,
                   double forget_bias, struct tfi_buf *bin, json_t *weights)
 {
-	int64_t u = L->units, gu = 4 * u;
+	int64_t u = L->units, gu = L->gates * u;
 	float *bias = calloc((size_t)gu, sizeof *bias);
 	if (bias == NULL) {
 		return TF_ENOMEM;
 	}
 	for (int64_t k = 0; k < gu; k++) {
-		bias[k] = (b ? b[k] : 0.0f) +
-		          (k >= u && k < 2 * u ? (float)forget_bias : 0.0f);
+		bias[k] =
+		    (b ? b[k] : 0.0f) + (L->gates == 4 && k >= u && k < 2 * u
+		                             ? (float)forget_bias
+		                             : 0.0f);
 	}
 	int rc = put_weights(bin, weights, prefix, "kernel", kernel, L->in, gu);
 	if (rc == TF_OK) {
@@ -1297,13 +1316,18 @@ static json_t *
 tfjs_lstm_layer(const struct layer *L, const char *lstm, const char *name,
                 const char **cls, struct tfi_buf *bin, json_t *weights, int *rc)
 {
-	*cls = L->bidi ? "Bidirectional" : "LSTM";
+	const char *rnn = L->gates == 4 ? "LSTM" : "GRU";
+	*cls = L->bidi ? "Bidirectional" : rnn;
 	json_t *cfg = json_pack(
-	    "{s:s,s:I,s:s,s:s,s:b,s:b,s:b,s:b,s:b,s:s}", "name", lstm, "units",
+	    "{s:s,s:I,s:s,s:s,s:b,s:b,s:b,s:b,s:s}", "name", lstm, "units",
 	    (json_int_t)L->units, "activation", "tanh", "recurrent_activation",
 	    "sigmoid", "use_bias", 1, "return_sequences", L->seq,
-	    "return_state", 0, "go_backwards", L->reverse, "unit_forget_bias",
-	    0, "dtype", "float32");
+	    "return_state", 0, "go_backwards", L->reverse, "dtype", "float32");
+	if (cfg != NULL) {
+		json_object_set_new(
+		    cfg, L->gates == 4 ? "unit_forget_bias" : "reset_after",
+		    json_false());
+	}
 	if (!L->bidi) {
 		*rc = tfjs_lstm_weights(L, lstm, L->kernel, L->rkernel, L->bias,
 		                        L->forget_bias, bin, weights);
@@ -1320,7 +1344,7 @@ tfjs_lstm_layer(const struct layer *L, const char *lstm, const char *name,
 		                      L->bforget_bias, bin, weights);
 	}
 	return json_pack("{s:s,s:s,s:{s:s,s:o},s:s}", "name", name,
-	                 "merge_mode", "concat", "layer", "class_name", "LSTM",
+	                 "merge_mode", "concat", "layer", "class_name", rnn,
 	                 "config", cfg, "dtype", "float32");
 }
 
@@ -1620,7 +1644,7 @@ fn_lstm(struct fn *f, const struct layer *L, const char *name,
 			in = fn_add1(f, "Masking", n,
 			             json_pack("{s:f}", "mask_value", 0.0), in);
 			/* the flag's kernel row: zeros */
-			int64_t gu = 4 * L->units;
+			int64_t gu = L->gates * L->units;
 			padded =
 			    calloc((size_t)((L->in + 1) * gu), sizeof *padded);
 			if (padded == NULL) {
@@ -1719,7 +1743,8 @@ tfjs_functional(struct tf_model *m, struct tfi_buf *bin, json_t *weights,
 			form = 1;
 			break;
 		case L_RNN:
-			f->rc = tfjs_rnn_check(m, op, name, L->reverse, L->seq);
+			f->rc = tfjs_rnn_check(m, op, name, L->reverse, L->seq,
+			                       L->before);
 			l = f->rc == TF_OK ? fn_lstm(f, L, name, iw) : NULL;
 			form = L->seq ? 2 : 0;
 			f->len[L->node] = L->length;
@@ -2180,7 +2205,8 @@ node_attr_str(struct onnx *o, Onnx__NodeProto *n, const char *name,
  * [1, G*H, H] in ONNX's gate order (LSTM i, o, f, c from Keras' i, f,
  * c, o; GRU z, r, h as Keras'), the biases as B [1, 2*G*H] (lstm's
  * forget_bias folded into the forget gate's; gru's linear_before_reset,
- * Keras' reset_after); its last h (Y_h) or every step's (Y) made flat
+ * Keras' reset_after, or with reset_after=0 linear_before_reset 0 and
+ * the one bias as Wb, Rb zeros); its last h (Y_h) or every step's (Y) made flat
  * rows again.  lens (int32 [N], or NULL): each row's steps, as ONNX's
  * sequence_lens: a row's last h is that of its last step, its padded
  * steps' outputs zero, and reverse reads each row from its own last
@@ -2209,7 +2235,7 @@ rnn_node(struct onnx *o, const struct layer *L, const char *out, const char *in,
 			}
 			if (L->bias != NULL) {
 				B[q * H + u] = L->bias[k * H + u];
-				if (G == 3) {
+				if (G == 3 && !L->before) {
 					B[G * H + q * H + u] =
 					    L->bias[G * H + k * H + u];
 				}
@@ -2266,7 +2292,7 @@ rnn_node(struct onnx *o, const struct layer *L, const char *out, const char *in,
 	if (L->reverse) {
 		node_attr_str(o, n, "direction", "reverse");
 	}
-	if (G == 3) {
+	if (G == 3 && !L->before) {
 		node_attr(o, n, "linear_before_reset", 0, 1);
 	}
 	if (!L->seq) {

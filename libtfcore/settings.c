@@ -31,6 +31,7 @@ enum show {
 	WIDE,   /* only for --model wide_and_deep */
 	CONV,   /* only for --model cnn (and not with a --model-file spec) */
 	RNN,    /* only for --model lstm, bidirectional_lstm and gru */
+	GRU,    /* only for --model gru */
 	SHAPED, /* only for cnn and the recurrent models */
 	LAYERS  /* the built-in models' layers: not for a --model-file spec */
 };
@@ -58,6 +59,7 @@ static const struct def defs[] = {
     {"input-shape", K_STR, MODEL, SHAPED, NULL, NONE},
     {"conv", K_STR, MODEL, CONV, "32 64", NONE},
     {"rnn-units", K_INT, MODEL, RNN, "64", I(1, 65536)},
+    {"gru-reset-after", K_BOOL, MODEL, GRU, "true", NONE},
     {"max-length", K_INT, MODEL, IF_SET, NULL, I(1, 1 << 24)},
     {"enable-bn", K_BOOL, MODEL, LAYERS, "false", NONE},
     {"image-size", K_STR, MODEL, IF_SET, NULL, NONE},
@@ -527,7 +529,8 @@ conflict(struct tf_settings *s, const struct def *d, const char *given,
 	if (strcmp(a, b) == 0) {
 		return TF_OK;
 	}
-	if (d->kind == K_BOOL) {
+	/* a flag that is off unless given: with or without it */
+	if (d->kind == K_BOOL && strcmp(d->dflt, "false") == 0) {
 		return tfi_set_error(
 		    s, TF_EINVAL,
 		    "%s was trained %s --%s (use "
@@ -645,12 +648,13 @@ json_of(const struct tf_settings *s)
 	int wide = strcmp(tf_settings_get(s, "model"), "wide_and_deep") == 0;
 	int cnn = strcmp(tf_settings_get(s, "model"), "cnn") == 0;
 	int rnn = tfi_model_recurrent(tf_settings_get(s, "model"));
+	int gru = strcmp(tf_settings_get(s, "model"), "gru") == 0;
 	int custom = strcmp(tf_settings_get(s, "model"), "custom") == 0;
 	for (size_t i = 0; o != NULL && i < NDEFS; i++) {
 		const struct def *d = &defs[i];
 		const char *t = s->value[i].text;
 		if ((d->show == WIDE && !wide) || (d->show == CONV && !cnn) ||
-		    (d->show == RNN && !rnn) ||
+		    (d->show == RNN && !rnn) || (d->show == GRU && !gru) ||
 		    (d->show == SHAPED && !cnn && !rnn) ||
 		    (d->show == LAYERS && custom) ||
 		    (d->show == IF_SET && d->kind != K_LIST &&
@@ -716,7 +720,8 @@ model_file(struct tf_settings *s)
 	}
 	for (size_t i = 0; i < NDEFS; i++) {
 		if ((defs[i].show == LAYERS || defs[i].show == CONV ||
-		     defs[i].show == RNN || defs[i].show == SHAPED) &&
+		     defs[i].show == RNN || defs[i].show == GRU ||
+		     defs[i].show == SHAPED) &&
 		    s->value[i].text != NULL) {
 			return tfi_set_error(
 			    s, TF_EINVAL,
@@ -763,10 +768,12 @@ tf_settings_resolve(struct tf_settings *s)
 	int known = model != NULL && strcmp(model, "custom") != 0;
 	int cnn = known && strcmp(model, "cnn") == 0;
 	int rnn = known && tfi_model_recurrent(model);
+	int gru = known && strcmp(model, "gru") == 0;
 	for (size_t i = 0; rc == TF_OK && known && i < NDEFS; i++) {
 		const char *with = defs[i].show == CONV && !cnn ? "cnn"
 		                   : defs[i].show == RNN && !rnn
 		                       ? "lstm, bidirectional_lstm or gru"
+		                   : defs[i].show == GRU && !gru ? "gru"
 		                   : defs[i].show == SHAPED && !cnn && !rnn
 		                       ? "cnn, lstm, bidirectional_lstm or gru"
 		                       : NULL;
@@ -907,6 +914,7 @@ fill(const struct tf_settings *s, struct tf_train_config *cfg)
 	cfg->input_shape = text(s, "input-shape");
 	cfg->conv = text(s, "conv");
 	cfg->rnn_units = num(s, "rnn-units");
+	cfg->gru_reset_after = flag(s, "gru-reset-after");
 	cfg->max_length = num(s, "max-length");
 	cfg->enable_bn = flag(s, "enable-bn");
 	cfg->image_size = text(s, "image-size");

@@ -324,9 +324,9 @@ tfi_model_recurrent(const char *model)
 
 int
 tf_model_spec_rnn(const char *model, const char *input_shape, int64_t units,
-                  const char *hidden, int64_t inputs, int task, int64_t classes,
-                  double bn_epsilon, double keep, char **spec, char *err,
-                  size_t errlen)
+                  int reset_after, const char *hidden, int64_t inputs, int task,
+                  int64_t classes, double bn_epsilon, double keep, char **spec,
+                  char *err, size_t errlen)
 {
 	int bi = strcmp(model, "bidirectional_lstm") == 0,
 	    gru = strcmp(model, "gru") == 0;
@@ -369,7 +369,8 @@ tf_model_spec_rnn(const char *model, const char *input_shape, int64_t units,
 	int rc = put_line(&b, "input x %lldx%lld\ninput label 1\n",
 	                  (long long)sh.dim[0], (long long)sh.dim[1]);
 	rc = rc ||
-	     put_line(&b, "node rnn %s x units=%lld\n", op, (long long)units);
+	     put_line(&b, "node rnn %s x units=%lld%s\n", op, (long long)units,
+	              gru && !reset_after ? " reset_after=0" : "");
 	const char *top = "rnn";
 	if (bi) {
 		/* the steps read backwards too, both last outputs joined */
@@ -386,9 +387,10 @@ tf_model_spec_rnn(const char *model, const char *input_shape, int64_t units,
 int
 tf_model_spec_sequence(const char *model, const struct tf_layout *l,
                        const struct tf_sequence_view *v, int64_t units,
-                       int64_t embedding_dim, const char *hidden, int task,
-                       int64_t classes, double bn_epsilon, double keep,
-                       char **spec, char *err, size_t errlen)
+                       int reset_after, int64_t embedding_dim,
+                       const char *hidden, int task, int64_t classes,
+                       double bn_epsilon, double keep, char **spec, char *err,
+                       size_t errlen)
 {
 	if (!tfi_model_recurrent(model)) {
 		snprintf(err, errlen, "'%s' is not a recurrent model", model);
@@ -427,8 +429,10 @@ tf_model_spec_sequence(const char *model, const struct tf_layout *l,
 		                    (long long)v->first, (long long)span,
 		                    (long long)v->steps);
 	}
-	rc = rc || put_line(&b, "node rnn %s seq,ids units=%lld length=%lld\n",
-	                    op, (long long)units, (long long)v->length);
+	rc =
+	    rc || put_line(&b, "node rnn %s seq,ids units=%lld length=%lld%s\n",
+	                   op, (long long)units, (long long)v->length,
+	                   gru && !reset_after ? " reset_after=0" : "");
 	char top[256] = "rnn";
 	if (bi) {
 		rc = rc || put_line(&b,

@@ -1891,14 +1891,16 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 		    : tfi_model_recurrent(cfg->model) && seq
 		        ? tf_model_spec_sequence(
 		              cfg->model, &l, &sv, cfg->rnn_units,
-		              cfg->embedding_dim, cfg->hidden, r->task,
-		              r->classes, cfg->enable_bn ? cfg->bn_epsilon : 0,
+		              cfg->gru_reset_after, cfg->embedding_dim,
+		              cfg->hidden, r->task, r->classes,
+		              cfg->enable_bn ? cfg->bn_epsilon : 0,
 		              cfg->keep_prob, &r->h.model_spec, err, sizeof err)
 		    : tfi_model_recurrent(cfg->model)
 		        ? tf_model_spec_rnn(
 		              cfg->model, cfg->input_shape, cfg->rnn_units,
-		              cfg->hidden, tf_columns_width(r->cols), r->task,
-		              r->classes, cfg->enable_bn ? cfg->bn_epsilon : 0,
+		              cfg->gru_reset_after, cfg->hidden,
+		              tf_columns_width(r->cols), r->task, r->classes,
+		              cfg->enable_bn ? cfg->bn_epsilon : 0,
 		              cfg->keep_prob, &r->h.model_spec, err, sizeof err)
 		    : strcmp(cfg->model, "wide_and_deep") == 0
 		        ? tf_model_spec_wide_deep(

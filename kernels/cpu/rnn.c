@@ -13,6 +13,17 @@
  *   z = sigmoid(gx_z + gh_z), r = sigmoid(gx_r + gh_r),
  *   n = tanh(gx_n + r * gh_n),  h = z * h_prev + (1 - z) * n.
  * act keeps z, r and n.
+ *
+ * GRU with the reset before (reset_after=0, Keras' reset_after=False,
+ * TensorFlow.js's only GRU, ONNX's linear_before_reset=0): the reset
+ * gate scales h_prev before its product by the new gate's kernel,
+ *   z = sigmoid(gx_z + gzr_z), r = sigmoid(gx_r + gzr_r),
+ *   n = tanh(gx_n + (r * h_prev) Wh_n),  h = z * h_prev + (1 - z) * n,
+ * where gzr = h_prev Wh_zr: two products a step, between them the
+ * gates (gru_gates: z, r and rh = r * h_prev) and after them the new
+ * gate (gru_new); the gradient likewise in two halves, the new gate's
+ * (gru_new_grad) and, after the product of dn back through Wh_n, the
+ * gates' (gru_gates_grad).
  */
 #include <math.h>
 #include <stdint.h>
@@ -157,6 +168,94 @@ gru_cell_grad_cpu(const float *restrict act, const float *restrict gh,
 			dhh[units + u] = dr;
 			dhh[2 * units + u] = dn * rr;
 			dh_prev[k] = dh[k] * z;
+		}
+	}
+}
+
+/* gzr: h_prev Wh_zr (rows x 2 units); writes act's z and r and
+ * rh = r * h_prev. */
+TF_VECTOR_CLONES void
+gru_gates_cpu(const float *restrict gx, const float *restrict gzr,
+              const float *restrict h_prev, float *restrict act,
+              float *restrict rh, int64_t rows, int64_t units)
+{
+	for (int64_t r = 0; r < rows; r++) {
+		const float *xr = gx + r * 3 * units, *hr = gzr + r * 2 * units;
+		float *ar = act + r * 3 * units;
+		for (int64_t u = 0; u < units; u++) {
+			float z = sigm(xr[u] + hr[u]);
+			float rr = sigm(xr[units + u] + hr[units + u]);
+			ar[u] = z;
+			ar[units + u] = rr;
+			rh[r * units + u] = rr * h_prev[r * units + u];
+		}
+	}
+}
+
+/* gn: (r * h_prev) Wh_n (rows x units); act's z in, its n out, and h. */
+TF_VECTOR_CLONES void
+gru_new_cpu(const float *restrict gx, const float *restrict gn,
+            const float *restrict h_prev, float *restrict act,
+            float *restrict h, int64_t rows, int64_t units)
+{
+	for (int64_t r = 0; r < rows; r++) {
+		const float *xr = gx + r * 3 * units;
+		float *ar = act + r * 3 * units;
+		for (int64_t u = 0; u < units; u++) {
+			int64_t k = r * units + u;
+			float z = ar[u];
+			float nn = ftanh(xr[2 * units + u] + gn[k]);
+			ar[2 * units + u] = nn;
+			h[k] = z * h_prev[k] + (1.0f - z) * nn;
+		}
+	}
+}
+
+/* From dh: the new gate's gradient dn (into dgx's third block and dn,
+ * rows x units), the update gate's (into dgx's and dzr's first), and
+ * dh_prev = dh * z (written). */
+TF_VECTOR_CLONES void
+gru_new_grad_cpu(const float *restrict act, const float *restrict h_prev,
+                 const float *restrict dh, float *restrict dgx,
+                 float *restrict dzr, float *restrict dn,
+                 float *restrict dh_prev, int64_t rows, int64_t units)
+{
+	for (int64_t r = 0; r < rows; r++) {
+		const float *ar = act + r * 3 * units;
+		float *dx = dgx + r * 3 * units, *dg = dzr + r * 2 * units;
+		for (int64_t u = 0; u < units; u++) {
+			int64_t k = r * units + u;
+			float z = ar[u], nn = ar[2 * units + u];
+			float dz = dh[k] * (h_prev[k] - nn) * z * (1.0f - z);
+			float d = dh[k] * (1.0f - z) * (1.0f - nn * nn);
+			dx[u] = dz;
+			dx[2 * units + u] = d;
+			dg[u] = dz;
+			dn[k] = d;
+			dh_prev[k] = dh[k] * z;
+		}
+	}
+}
+
+/* From drh, the gradient reaching rh = r * h_prev: the reset gate's
+ * (into dgx's and dzr's second block), and rh's share of dh_prev
+ * (added). */
+TF_VECTOR_CLONES void
+gru_gates_grad_cpu(const float *restrict act, const float *restrict h_prev,
+                   const float *restrict drh, float *restrict dgx,
+                   float *restrict dzr, float *restrict dh_prev, int64_t rows,
+                   int64_t units)
+{
+	for (int64_t r = 0; r < rows; r++) {
+		const float *ar = act + r * 3 * units;
+		float *dx = dgx + r * 3 * units, *dg = dzr + r * 2 * units;
+		for (int64_t u = 0; u < units; u++) {
+			int64_t k = r * units + u;
+			float rr = ar[units + u];
+			float d = drh[k] * h_prev[k] * rr * (1.0f - rr);
+			dx[units + u] = d;
+			dg[units + u] = d;
+			dh_prev[k] += drh[k] * rr;
 		}
 	}
 }

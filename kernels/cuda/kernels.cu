@@ -1697,6 +1697,128 @@ gru_cell_grad_cuda(const float *act, const float *gh, const float *h_prev,
 	}
 }
 
+/* The GRU with the reset before (kernels/cpu/rnn.c). */
+__global__ void
+k_gru_gates(const float *gx, const float *gzr, const float *h_prev,
+            float *act, float *rh, size_t n, int64_t units)
+{
+	GRID_STRIDE(k, n)
+	{
+		int64_t r = (int64_t)k / units, u = (int64_t)k % units;
+		const float *xr = gx + r * 3 * units, *hr = gzr + r * 2 * units;
+		float *ar = act + r * 3 * units;
+		float z = d_sigm(xr[u] + hr[u]);
+		float rr = d_sigm(xr[units + u] + hr[units + u]);
+		ar[u] = z;
+		ar[units + u] = rr;
+		rh[k] = rr * h_prev[k];
+	}
+}
+
+extern "C" void
+gru_gates_cuda(const float *gx, const float *gzr, const float *h_prev,
+               float *act, float *rh, int64_t rows, int64_t units,
+               struct tfk_cuda *cx)
+{
+	size_t n = (size_t)(rows * units);
+	if (n > 0) {
+		k_gru_gates<<<blocks(n), THREADS, 0, cx->stream>>>(
+		    gx, gzr, h_prev, act, rh, n, units);
+		check(cx, "gru_gates");
+	}
+}
+
+__global__ void
+k_gru_new(const float *gx, const float *gn, const float *h_prev, float *act,
+          float *h, size_t n, int64_t units)
+{
+	GRID_STRIDE(k, n)
+	{
+		int64_t r = (int64_t)k / units, u = (int64_t)k % units;
+		float *ar = act + r * 3 * units;
+		float z = ar[u];
+		float nn = tanhf(gx[r * 3 * units + 2 * units + u] + gn[k]);
+		ar[2 * units + u] = nn;
+		h[k] = z * h_prev[k] + (1.0f - z) * nn;
+	}
+}
+
+extern "C" void
+gru_new_cuda(const float *gx, const float *gn, const float *h_prev,
+             float *act, float *h, int64_t rows, int64_t units,
+             struct tfk_cuda *cx)
+{
+	size_t n = (size_t)(rows * units);
+	if (n > 0) {
+		k_gru_new<<<blocks(n), THREADS, 0, cx->stream>>>(
+		    gx, gn, h_prev, act, h, n, units);
+		check(cx, "gru_new");
+	}
+}
+
+__global__ void
+k_gru_new_grad(const float *act, const float *h_prev, const float *dh,
+               float *dgx, float *dzr, float *dn, float *dh_prev, size_t n,
+               int64_t units)
+{
+	GRID_STRIDE(k, n)
+	{
+		int64_t r = (int64_t)k / units, u = (int64_t)k % units;
+		const float *ar = act + r * 3 * units;
+		float *dx = dgx + r * 3 * units, *dg = dzr + r * 2 * units;
+		float z = ar[u], nn = ar[2 * units + u];
+		float dz = dh[k] * (h_prev[k] - nn) * z * (1.0f - z);
+		float d = dh[k] * (1.0f - z) * (1.0f - nn * nn);
+		dx[u] = dz;
+		dx[2 * units + u] = d;
+		dg[u] = dz;
+		dn[k] = d;
+		dh_prev[k] = dh[k] * z;
+	}
+}
+
+extern "C" void
+gru_new_grad_cuda(const float *act, const float *h_prev, const float *dh,
+                  float *dgx, float *dzr, float *dn, float *dh_prev,
+                  int64_t rows, int64_t units, struct tfk_cuda *cx)
+{
+	size_t n = (size_t)(rows * units);
+	if (n > 0) {
+		k_gru_new_grad<<<blocks(n), THREADS, 0, cx->stream>>>(
+		    act, h_prev, dh, dgx, dzr, dn, dh_prev, n, units);
+		check(cx, "gru_new_grad");
+	}
+}
+
+__global__ void
+k_gru_gates_grad(const float *act, const float *h_prev, const float *drh,
+                 float *dgx, float *dzr, float *dh_prev, size_t n,
+                 int64_t units)
+{
+	GRID_STRIDE(k, n)
+	{
+		int64_t r = (int64_t)k / units, u = (int64_t)k % units;
+		float rr = act[r * 3 * units + units + u];
+		float d = drh[k] * h_prev[k] * rr * (1.0f - rr);
+		dgx[r * 3 * units + units + u] = d;
+		dzr[r * 2 * units + units + u] = d;
+		dh_prev[k] += drh[k] * rr;
+	}
+}
+
+extern "C" void
+gru_gates_grad_cuda(const float *act, const float *h_prev, const float *drh,
+                    float *dgx, float *dzr, float *dh_prev, int64_t rows,
+                    int64_t units, struct tfk_cuda *cx)
+{
+	size_t n = (size_t)(rows * units);
+	if (n > 0) {
+		k_gru_gates_grad<<<blocks(n), THREADS, 0, cx->stream>>>(
+		    act, h_prev, drh, dgx, dzr, dh_prev, n, units);
+		check(cx, "gru_gates_grad");
+	}
+}
+
 /* ---- sequences of varying length -------------------------------------- */
 
 __global__ void

@@ -5,6 +5,7 @@
  *	node r lstm x[,ids] units=64 [sequences=1] [reverse=1]
  *	                       [forget_bias=1] [length=K]
  *	node r gru x[,ids] units=64 [sequences=1] [reverse=1] [length=K]
+ *	                      [reset_after=0]
  *
  * The output is the last step's h (units values), or with sequences=1
  * every step's (T x units, in step order); reverse=1 reads the steps
@@ -15,8 +16,12 @@
  * lstm's bias 1 x 4 units (i, f, c, o) with forget_bias (default 1)
  * added to the forget gate as TensorFlow's LSTMCell does; gru's bias
  * 2 x 3 units (input's, recurrent's: reset_after, as Keras' and cuDNN's
- * GRU).  Every step is one matrix product of h by the recurrent kernel
- * and a cell kernel; the input's products are one for all the steps.
+ * GRU), or with reset_after=0 (Keras' reset_after=False, the only GRU
+ * of TensorFlow.js) the reset gate applied to h before its product by
+ * the new gate's kernel, and one bias, 1 x 3 units.  Every step is one
+ * matrix product of h by the recurrent kernel and a cell kernel (two
+ * with reset_after=0: the gates' columns, then the new gate's of r * h);
+ * the input's products are one for all the steps.
  *
  * Sequences of varying length: a second input, int64 (the row's ids),
  * holds each row's steps in its column K (length=K); the steps past a
@@ -31,6 +36,7 @@
 struct dims {
 	int64_t t, f, u, g; /* steps, features, units, gates */
 	int seq, rev;
+	int before;         /* gru's reset_after=0 */
 	const int64_t *len; /* each row's steps, or NULL: all T */
 	int64_t lstride;
 };
@@ -52,6 +58,7 @@ dims(struct tf_node *n, int gates, struct dims *d)
 	d->g = gates;
 	d->seq = tf_node_attr_int(n, "sequences", 0) != 0;
 	d->rev = tf_node_attr_int(n, "reverse", 0) != 0;
+	d->before = gates == 3 && tf_node_attr_int(n, "reset_after", 1) == 0;
 	if (d->u < 1) {
 		return tf_node_error(n, "needs units=N with N >= 1");
 	}
@@ -97,8 +104,8 @@ build(struct tf_node *n, int gates)
 	tf_node_add_param(n, "recurrent_kernel", d.u, gates * d.u,
 	                  TF_INIT_GLOROT_UNIFORM);
 	if (tf_node_attr_int(n, "bias", 1)) {
-		tf_node_add_param(n, "bias", gates == 4 ? 1 : 2, gates * d.u,
-		                  TF_INIT_ZEROS);
+		tf_node_add_param(n, "bias", gates == 4 || d.before ? 1 : 2,
+		                  gates * d.u, TF_INIT_ZEROS);
 	}
 	struct tf_shape s = {d.seq ? 2 : 1, {d.seq ? d.t : d.u, d.u}};
 	return tf_node_set_shape(n, &s);
@@ -163,6 +170,24 @@ pack_ahead(struct tf_node *n, int tb, int64_t cols, int64_t k, const float *b)
 	return p;
 }
 
+/* reset_after=0: the recurrent kernel's gates' columns (U x 2U, z and
+ * r) and the new gate's (U x U), each a matrix of its own for the
+ * products; NULL when out of memory. */
+static int
+split_kernel(struct tf_node *n, const float *uk, int64_t U, float **zr,
+             float **nk)
+{
+	struct tf_device *dev = tf_node_device(n);
+	*zr = tf_node_scratch(n, (size_t)(U * 2 * U));
+	*nk = tf_node_scratch(n, (size_t)(U * U));
+	if (*zr == NULL || *nk == NULL) {
+		return tf_node_error(n, "out of memory");
+	}
+	tf_copy_cols(dev, uk, 3 * U, *zr, 2 * U, U, 2 * U);
+	tf_copy_cols(dev, uk + 2 * U, 3 * U, *nk, U, U, U);
+	return TF_OK;
+}
+
 static int
 forward(struct tf_node *n, int gates)
 {
@@ -188,7 +213,10 @@ forward(struct tf_node *n, int gates)
 	float *xw = tf_node_scratch(n, (size_t)(T * B * GU));
 	float *hs = tf_node_scratch(n, (size_t)(T + 1) * bu);
 	float *acts = tf_node_scratch(n, (size_t)(T * B * GU));
+	/* lstm's cell states, gru's recurrent preactivations or, with
+	 * reset_after=0, each step's r * h_prev */
 	float *cell = tf_node_scratch(n, gates == 4 ? (size_t)(T + 1) * bu
+	                                 : d.before ? (size_t)T * bu
 	                                            : (size_t)(T * B * GU));
 	float *ys = flip && d.seq ? tf_node_scratch(n, (size_t)(B * T * U))
 	                          : tf_tensor_f32(y);
@@ -225,14 +253,34 @@ forward(struct tf_node *n, int gates)
 		tf_add_bias(dev, xw, b, T * B, GU);
 	}
 	tf_zero(dev, hs, bu);
+	/* reset_after=0: the kernel's two parts, a step's products of them
+	 * (the gates', rows x 2U; the new gate's, rows x U) */
+	float *zrk = NULL, *nk = NULL, *gzr = NULL, *gn = NULL;
+	const float *zrpk = NULL, *npk = NULL;
+	if (d.before) {
+		if (split_kernel(n, uk, U, &zrk, &nk) != TF_OK) {
+			return TF_ENOMEM;
+		}
+		gzr = tf_node_scratch(n, 2 * bu);
+		gn = tf_node_scratch(n, bu);
+		if (gzr == NULL || gn == NULL) {
+			return tf_node_error(n, "out of memory");
+		}
+		zrpk = pack_ahead(n, 0, 2 * U, U, zrk);
+		npk = pack_ahead(n, 0, U, U, nk);
+	}
 	/* the recurrent kernel packed once for every step's product */
-	const float *upk = pack_ahead(n, 0, GU, U, uk);
+	const float *upk = d.before ? NULL : pack_ahead(n, 0, GU, U, uk);
 	int64_t run = steps_run(&d, dev, B);
 	if (run < T) {
 		/* the steps skipped: h zero (a product of zero gradients
 		 * later), every output zero */
 		tf_zero(dev, hs + (size_t)(run + 1) * bu,
 		        (size_t)(T - run) * bu);
+		if (d.before) {
+			tf_zero(dev, cell + (size_t)run * bu,
+			        (size_t)(T - run) * bu);
+		}
 		if (d.seq) {
 			tf_zero(dev, ys, (size_t)(B * T * U));
 		}
@@ -252,6 +300,23 @@ forward(struct tf_node *n, int gates)
 			}
 			tf_lstm_cell(dev, g, cell + (size_t)s * bu, act,
 			             cell + (size_t)(s + 1) * bu, h, B, U);
+		} else if (d.before) {
+			/* the gates, then the new gate of r * h_prev */
+			float *rh = cell + (size_t)s * bu;
+			if (s > 0) {
+				tf_gemm_packed(dev, 0, 0, B, 2 * U, U, 1.0f, hp,
+				               zrk, zrpk, 0.0f, gzr);
+			} else {
+				tf_zero(dev, gzr, 2 * bu);
+			}
+			tf_gru_gates(dev, g, gzr, hp, act, rh, B, U);
+			if (s > 0) {
+				tf_gemm_packed(dev, 0, 0, B, U, U, 1.0f, rh, nk,
+				               npk, 0.0f, gn);
+			} else {
+				tf_zero(dev, gn, bu);
+			}
+			tf_gru_new(dev, g, gn, hp, act, h, B, U);
 		} else {
 			float *gh = cell + (size_t)(s * B * GU);
 			if (s > 0) {
@@ -349,6 +414,18 @@ backward(struct tf_node *n, int gates)
 	 * same, gru's its own */
 	float *dxs =
 	    gates == 4 ? dgs : tf_node_scratch(n, (size_t)(T * B * GU));
+	/* reset_after=0: dgs holds each step's gradient of the gates'
+	 * product (B x 2U), dns the new gate's (B x U); drh a step's of
+	 * r * h_prev */
+	float *dns = NULL, *drh = NULL, *zrk = NULL, *nk = NULL;
+	if (d.before) {
+		dns = tf_node_scratch(n, (size_t)T * bu);
+		drh = tf_node_scratch(n, bu);
+		if (dns == NULL || drh == NULL ||
+		    split_kernel(n, uk, U, &zrk, &nk) != TF_OK) {
+			return tf_node_error(n, "out of memory");
+		}
+	}
 	/* with lengths: dh and dc before a step, for the rows it skips;
 	 * reversed rows: dy in the order read */
 	float *dhk = d.len ? tf_node_scratch(n, bu) : dh;
@@ -368,8 +445,8 @@ backward(struct tf_node *n, int gates)
 	 * same order) */
 	const float *ukt = uk;
 	int tb = 1;
-	const float *upk = pack_ahead(n, 1, U, GU, uk);
-	if (upk == NULL && tf_device_kind(dev) == TF_DEVICE_CPU) {
+	const float *upk = d.before ? NULL : pack_ahead(n, 1, U, GU, uk);
+	if (!d.before && upk == NULL && tf_device_kind(dev) == TF_DEVICE_CPU) {
 		float *t = tf_node_scratch(n, (size_t)(U * GU));
 		if (t == NULL) {
 			return tf_node_error(n, "out of memory");
@@ -391,6 +468,10 @@ backward(struct tf_node *n, int gates)
 		tf_zero(dev, dgs + (size_t)(run * B * GU), rest);
 		if (dxs != dgs) {
 			tf_zero(dev, dxs + (size_t)(run * B * GU), rest);
+		}
+		if (d.before) {
+			tf_zero(dev, dns + (size_t)run * bu,
+			        (size_t)(T - run) * bu);
 		}
 	}
 	for (int64_t s = run - 1; s >= 0; s--) {
@@ -424,6 +505,29 @@ backward(struct tf_node *n, int gates)
 				tf_mask_steps(dev, d.len, d.lstride, s, dgr, GU,
 				              dgr, GU, B, GU, 1);
 			}
+		} else if (d.before) {
+			float *dg = dxs + (size_t)(s * B * GU);
+			float *dzr = dgs + (size_t)s * 2 * bu;
+			float *dn = dns + (size_t)s * bu;
+			/* the new gate's gradient, back through its product
+			 * to r * h_prev, then the gates' */
+			tf_gru_new_grad(dev, act, hp, dh, dg, dzr, dn, dc, B,
+			                U);
+			tf_gemm(dev, 0, 1, B, U, U, 1.0f, dn, nk, 0.0f, drh);
+			tf_gru_gates_grad(dev, act, hp, drh, dg, dzr, dc, B, U);
+			if (s > 0) { /* (the first step's goes nowhere) */
+				tf_copy(dev, dc, dh, bu);
+				tf_gemm(dev, 0, 1, B, U, 2 * U, 1.0f, dzr, zrk,
+				        1.0f, dh);
+			}
+			if (d.len != NULL) {
+				tf_mask_steps(dev, d.len, d.lstride, s, dzr,
+				              2 * U, dzr, 2 * U, B, 2 * U, 1);
+				tf_mask_steps(dev, d.len, d.lstride, s, dn, U,
+				              dn, U, B, U, 1);
+				tf_mask_steps(dev, d.len, d.lstride, s, dg, GU,
+				              dg, GU, B, GU, 1);
+			}
 		} else {
 			const float *gh = cell + (size_t)(s * B * GU);
 			float *dg = dxs + (size_t)(s * B * GU);
@@ -455,8 +559,22 @@ backward(struct tf_node *n, int gates)
 	 * input's by its gradient (lstm's the same gradients: packed once
 	 * for both products where the device packs) */
 	const float *gpk = gates == 4 ? pack_ahead(n, 0, GU, T * B, dgs) : NULL;
-	tf_gemm_packed(dev, 1, 0, U, GU, T * B, 1.0f, hs, dgs, gpk, 1.0f, du);
-	if (gates == 3 && db != NULL) {
+	if (d.before) {
+		/* the gates' columns of the kernel by h_prev, the new
+		 * gate's by r * h_prev, each into its columns */
+		float *dk = tf_node_scratch(n, (size_t)(U * 2 * U));
+		if (dk == NULL) {
+			return tf_node_error(n, "out of memory");
+		}
+		tf_gemm(dev, 1, 0, U, 2 * U, T * B, 1.0f, hs, dgs, 0.0f, dk);
+		tf_add_cols(dev, dk, 2 * U, du, GU, U, 2 * U);
+		tf_gemm(dev, 1, 0, U, U, T * B, 1.0f, cell, dns, 0.0f, dk);
+		tf_add_cols(dev, dk, U, du + 2 * U, GU, U, U);
+	} else {
+		tf_gemm_packed(dev, 1, 0, U, GU, T * B, 1.0f, hs, dgs, gpk,
+		               1.0f, du);
+	}
+	if (gates == 3 && !d.before && db != NULL) {
 		tf_bias_grad(dev, dgs, db + GU, T * B, GU);
 	}
 	tf_gemm_packed(dev, 1, 0, F, GU, T * B, 1.0f, xs, dxs, gpk, 1.0f, dw);
@@ -515,7 +633,7 @@ static const struct tf_op ops[] = {
      build_lstm, forward_lstm, backward_lstm},
     {"gru",
      "GRU over a T x F sequence, reset after as Keras' (units=N, "
-     "sequences=0|1, reverse=0|1, bias=0|1)",
+     "sequences=0|1, reverse=0|1, bias=0|1, reset_after=0|1)",
      build_gru, forward_gru, backward_gru},
     {0},
 };

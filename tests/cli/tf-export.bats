@@ -329,7 +329,7 @@ assert len(a) == len(c) == 20
 assert max(abs(x - y) / max(1, abs(y)) for x, y in zip(a, c)) < 1e-5, (a, c)' a.out c.out
 }
 
-@test "ONNX: lstm and gru (forward, reversed, every step, stacked, bidirectional) as ONNX's LSTM and GRU, predicting as tf-eval; TensorFlow.js: lstm, and bidirectional_lstm as its Bidirectional LSTM" {
+@test "ONNX: lstm and gru (forward, reversed, every step, stacked, bidirectional, the reset after or before) as ONNX's LSTM and GRU, predicting as tf-eval; TensorFlow.js: lstm, gru with the reset before, and bidirectional ones as its Bidirectional LSTM and GRU" {
 	node_libs onnxruntime-node
 	tf-csv2record "$DATA/digits.csv" -o dg.tfrecord
 	tf-records head -n 40 --raw dg.tfrecord > some.tfrecord
@@ -339,31 +339,44 @@ r = list(csv.reader(open(sys.argv[1])))[1:41]
 print(json.dumps([[float(v) for v in row[:-1]] for row in r]))' "$DATA/digits.csv" > rows.json
 	printf 'input x 8x8\nnode a lstm x units=6 sequences=1 reverse=1\nnode b gru a units=5\nnode logits dense b units=outputs\n' > stack.spec
 	printf 'input x 8x8\nnode a gru x units=4 sequences=1 bias=0\nnode logits dense a units=outputs\n' > steps.spec
+	# the reset before: forward and reversed joined (TensorFlow.js's
+	# Bidirectional GRU), and every step of one into another
+	printf 'input x 8x8\nnode f gru x units=6 reset_after=0\nnode b gru x units=6 reverse=1 reset_after=0\nnode j concat f,b\nnode logits dense j units=outputs\n' > gbi.spec
+	printf 'input x 8x8\nnode a gru x units=5 sequences=1 reset_after=0\nnode b gru a units=4 reverse=1 reset_after=0\nnode logits dense b units=outputs\n' > gst.spec
+	tf-train -q --model gru --gru-reset-after false --input-shape 8x8 --rnn-units 8 --hidden 8 --epochs 2 --checkpoint-dir gb dg.tfrecord > /dev/null
+	tf-train -q --model-file gbi.spec --epochs 2 --checkpoint-dir gbi dg.tfrecord > /dev/null
+	tf-train -q --model-file gst.spec --epochs 2 --checkpoint-dir gst dg.tfrecord > /dev/null
 	tf-train -q --model lstm --input-shape 8x8 --rnn-units 8 --hidden 8 --epochs 2 --checkpoint-dir l dg.tfrecord > /dev/null
 	tf-train -q --model gru --input-shape 8x8 --rnn-units 8 --hidden 8 --epochs 2 --checkpoint-dir g dg.tfrecord > /dev/null
 	tf-train -q --model bidirectional_lstm --input-shape 8x8 --rnn-units 8 --hidden 8 --epochs 2 --checkpoint-dir bi dg.tfrecord > /dev/null
 	tf-train -q --model-file stack.spec --epochs 2 --checkpoint-dir st dg.tfrecord > /dev/null
 	tf-train -q --model-file steps.spec --epochs 2 --checkpoint-dir sp dg.tfrecord > /dev/null
-	for ck in l g bi st sp; do
+	for ck in l g bi st sp gb gbi gst; do
 		tf-export -d $ck --format onnx -o $ck.onnx > /dev/null
 		node "$TOP/tests/cli/exportcheck.js" onnx $ck.onnx rows.json > $ck.out
 		tf-eval -d $ck --predict some.tfrecord > $ck.want
 		classes_agree $ck.out $ck.want 1e-4
 	done
 	# TensorFlow.js: its LSTM (the forget bias folded into the bias,
-	# the standardisation a layer before the steps); its GRU has no
-	# reset_after, said
+	# the standardisation a layer before the steps) and its GRU (the
+	# reset before: it has no reset_after, said)
 	node_libs @tensorflow/tfjs-layers
 	printf 'input x 8x8\nnode a lstm x units=6 sequences=1\nnode b lstm a units=5 reverse=1 forget_bias=0.5\nnode logits dense b units=outputs\n' > lstack.spec
 	tf-train -q --model-file lstack.spec --epochs 2 --checkpoint-dir lst dg.tfrecord > /dev/null
-	for ck in l lst bi; do
+	for ck in l lst bi gb gbi gst; do
 		tf-export -d $ck --format tfjs -o $ck-js > /dev/null
 		node "$TOP/tests/cli/exportcheck.js" tfjs $ck-js rows.json | grep '^\[' > $ck.js.out
 		tf-eval -d $ck --predict some.tfrecord > $ck.want
 		classes_agree $ck.js.out $ck.want 1e-4
 	done
+	/usr/bin/python3 -c '
+import json
+l = json.load(open("gbi-js/model.json"))["modelTopology"]["config"]["layers"]
+b = [x for x in l if x["class_name"] == "Bidirectional"]
+assert len(b) == 1 and b[0]["config"]["layer"]["class_name"] == "GRU", l
+assert b[0]["config"]["layer"]["config"]["reset_after"] is False, b'
 	run -65 --separate-stderr tf-export -d g --format tfjs -o g-js
-	[ "$stderr" = "tf-export: TensorFlow.js export: op 'gru' (node 'rnn'): TensorFlow.js's GRU has no reset_after (tfkit's and Keras' default), so it cannot compute this one" ]
+	[ "$stderr" = "tf-export: TensorFlow.js export: op 'gru' (node 'rnn'): TensorFlow.js's GRU has no reset_after (tfkit's and Keras' default), so it cannot compute this one; a GRU trained with --gru-reset-after false (reset_after=0 in a spec) exports" ]
 	[ ! -e g-js ]
 	run -65 --separate-stderr tf-export -d st --format tfjs -o st-js
 	[ "$stderr" = "tf-export: TensorFlow.js export: node 'a' reads the steps backwards and gives every step's output: not exported yet" ]
@@ -472,7 +485,7 @@ json.dump(feeds, open("nums.json", "w"))'
 	[ ! -e bag.onnx ]
 }
 
-@test "TensorFlow.js: sequences of varying length (tokens through an embedding, numbers; lstm, bidirectional, every step into a reversed lstm) as a functional model of x and ids masked by the lengths, predicting as tf-eval; ids outside the table read zeros as in ONNX; gru and a dense over every step said" {
+@test "TensorFlow.js: sequences of varying length (tokens through an embedding, numbers; lstm, bidirectional, every step into a reversed lstm, gru with the reset before) as a functional model of x and ids masked by the lengths, predicting as tf-eval; ids outside the table read zeros as in ONNX; gru with the reset after and a dense over every step said" {
 	node_libs @tensorflow/tfjs-layers
 	session_records
 	# tokens alone: the embedding with a bias, every step of an lstm
@@ -481,7 +494,8 @@ json.dump(feeds, open("nums.json", "w"))'
 	tf-train -q --model bidirectional_lstm --rnn-units 8 --hidden 8 --epochs 2 --batch-size 32 --checkpoint-dir bi s.tfrecord > /dev/null
 	tf-train -q --model lstm --rnn-units 8 --hidden 8 --epochs 2 --batch-size 32 --checkpoint-dir l s.tfrecord > /dev/null
 	tf-train -q --model-file tok.spec --exclude user --epochs 2 --batch-size 32 --checkpoint-dir tok s.tfrecord > /dev/null
-	for ck in bi l tok; do
+	tf-train -q --model gru --gru-reset-after false --rnn-units 8 --hidden 8 --epochs 2 --batch-size 32 --checkpoint-dir gb s.tfrecord > /dev/null
+	for ck in bi l tok gb; do
 		run -0 tf-export -d $ck --format tfjs -o $ck-js
 		feeds=rows.json
 		[ $ck = tok ] && feeds=tokens.json
@@ -529,7 +543,7 @@ assert max(abs(p[0] - q[0]) for p, q in zip(a, b)) < 1e-5, (a, b)' onnx.out js.o
 	# what TensorFlow.js cannot compute is said
 	tf-train -q --model gru --rnn-units 8 --hidden 8 --epochs 1 --checkpoint-dir g s.tfrecord > /dev/null
 	run -65 --separate-stderr tf-export -d g --format tfjs -o g-js
-	[ "$stderr" = "tf-export: TensorFlow.js export: op 'gru' (node 'rnn'): TensorFlow.js's GRU has no reset_after (tfkit's and Keras' default), so it cannot compute this one" ]
+	[ "$stderr" = "tf-export: TensorFlow.js export: op 'gru' (node 'rnn'): TensorFlow.js's GRU has no reset_after (tfkit's and Keras' default), so it cannot compute this one; a GRU trained with --gru-reset-after false (reset_after=0 in a spec) exports" ]
 	[ ! -e g-js ]
 	printf 'input ids 21 int64\nnode e embedding ids vocab=8 dim=6 combiner=concat sequence=1 size=20\nnode r lstm e,ids units=4 length=20 sequences=1\nnode logits dense r units=outputs\n' > every.spec
 	tf-train -q --model-file every.spec --exclude user --epochs 1 --checkpoint-dir ev s.tfrecord > /dev/null

@@ -1205,6 +1205,47 @@ assert a["accuracy"] >= 0.95, a'
 	[[ "$output" == *"node 'r'"*"needs a sequence input (T x F: steps of features), not one of 1 dimension"* ]]
 }
 
+@test "--model gru --gru-reset-after false: the reset gate before the recurrent product learns the order task (0.95) and the digits (0.95), resumes exactly, the fake GPU bit for bit; the flag checked" {
+	order_task
+	tf-train -q --model gru --gru-reset-after false --input-shape 20x10 --rnn-units 32 --hidden 16 --epochs 15 \
+		--batch-size 32 --learning-rate 0.005 --checkpoint-dir o 'o-0000[0-3]-of-00005' > o.json
+	grep -q '"rnn-units":32,"gru-reset-after":false' o.json
+	tf-eval -d o o-00004-of-00005 > o.eval
+	# the checkpoint's spec: the layer's reset_after=0
+	grep -aqr 'node rnn gru x units=32 reset_after=0' o/
+	split_digits
+	b="-q --schema digits.tfrecord.schema.json --model gru --gru-reset-after false --input-shape 8x8 --batch-size 32"
+	tf-train $b --rnn-units 64 --hidden 32 --epochs 20 --learning-rate 0.005 --checkpoint-dir dg $DTRAIN > /dev/null
+	tf-eval -d dg "$DTEST" > dg.eval
+	/usr/bin/python3 -c '
+import json
+o, d = json.load(open("o.eval")), json.load(open("dg.eval"))
+assert o["examples"] == 600 and o["accuracy"] >= 0.95, o
+assert d["accuracy"] >= 0.95, d'
+	# resumed: the uninterrupted run's state; the device path (the fake
+	# GPU) the CPU's bit for bit, and a half it lacks run on the CPU
+	b="$b --rnn-units 8 --seed 2 --epochs 0"
+	tf-train $b --max-steps 30 --checkpoint-dir a $DTRAIN > /dev/null
+	tf-train $b --max-steps 12 --checkpoint-dir c $DTRAIN > /dev/null
+	tf-train $b --max-steps 30 --checkpoint-dir c $DTRAIN > /dev/null
+	same_state a/model.ckpt-30 c/model.ckpt-30
+	TFKIT_CUDA_MODULE="$TFKIT_BUILD/tests/fake-gpu.so" tf-train $b --max-steps 30 --device cuda --checkpoint-dir g $DTRAIN > /dev/null
+	same_state a/model.ckpt-30 g/model.ckpt-30
+	run -0 --separate-stderr env TFKIT_CUDA_MODULE="$TFKIT_BUILD/tests/fake-gpu.so" FAKE_GPU_NO=gru_new_grad \
+		tf-train $b --max-steps 30 --device cuda --checkpoint-dir nogpu $DTRAIN
+	[[ "${stderr_lines[0]}" == *"from the first step these run on the CPU"*": gru_new_grad" ]]
+	same_state a/model.ckpt-30 nogpu/model.ckpt-30
+	# the model's: another value resuming is a usage error; the flag
+	# goes with gru alone and takes true or false
+	run -64 --separate-stderr tf-train -q --model gru --gru-reset-after true --input-shape 8x8 --rnn-units 8 --max-steps 40 --checkpoint-dir a $DTRAIN
+	[ "$stderr" = "tf-train: a/model.ckpt-30 was trained with --gru-reset-after false, not true (use --from-scratch to start over)" ]
+	run -64 --separate-stderr tf-train -q --model lstm --gru-reset-after false --input-shape 8x8 --checkpoint-dir x $DTRAIN
+	[ "$stderr" = "tf-train: --gru-reset-after goes with --model gru, not lstm" ]
+	run -64 --separate-stderr tf-train -q --model gru --gru-reset-after no --input-shape 8x8 --checkpoint-dir x $DTRAIN
+	[ "${stderr_lines[0]}" = "tf-train: --gru-reset-after takes true or false" ]
+	[ ! -e x ]
+}
+
 # SequenceExamples of the order task, written by Google's protobuf.
 sequence_examples() {
 	protoc -I"$TOP/libtfcore/proto" --python_out=. example.proto

@@ -694,6 +694,49 @@ recurrent_cells(void)
 	    cudaFree(gghh);
 }
 
+/* The GRU with the reset before (reset_after=0): its two halves
+ * forward and back on 5 rows of 7 units, dh_prev added to. */
+static void
+gru_reset_before(void)
+{
+	const int64_t rows = 5, units = 7;
+	size_t n = (size_t)(rows * units), n2 = 2 * n, n3 = 3 * n;
+	float *gx = host(n3), *gzr = host(n2), *gn = host(n), *hp = host(n);
+	float *act = host(n3), *rh = host(n), *h = host(n), *dh = host(n);
+	float *dgx = host(n3), *dzr = host(n2), *dn = host(n), *dhp = host(n),
+	      *drh = host(n);
+	float *ggx = upf(gx, n3), *ggzr = upf(gzr, n2), *ggn = upf(gn, n),
+	      *ghp = upf(hp, n), *gact = upf(act, n3), *grh = upf(rh, n),
+	      *gh = upf(h, n), *gdh = upf(dh, n), *gdgx = upf(dgx, n3),
+	      *gdzr = upf(dzr, n2), *gdn = upf(dn, n), *gdhp = upf(dhp, n),
+	      *gdrh = upf(drh, n);
+	gru_gates_cpu(gx, gzr, hp, act, rh, rows, units);
+	gru_gates_cuda(ggx, ggzr, ghp, gact, grh, rows, units, cx);
+	gru_new_cpu(gx, gn, hp, act, h, rows, units);
+	gru_new_cuda(ggx, ggn, ghp, gact, gh, rows, units, cx);
+	gru_new_grad_cpu(act, hp, dh, dgx, dzr, dn, dhp, rows, units);
+	gru_new_grad_cuda(gact, ghp, gdh, gdgx, gdzr, gdn, gdhp, rows, units,
+	                  cx);
+	gru_gates_grad_cpu(act, hp, drh, dgx, dzr, dhp, rows, units);
+	gru_gates_grad_cuda(gact, ghp, gdrh, gdgx, gdzr, gdhp, rows, units, cx);
+	float *h1 = down(gact, n3), *h2 = down(grh, n), *h3 = down(gh, n),
+	      *h4 = down(gdgx, n3), *h5 = down(gdzr, n2), *h6 = down(gdn, n),
+	      *h7 = down(gdhp, n);
+	same("gru_gates/gru_new act", act, h1, n3, 1e-5, 1e-6);
+	same("gru_gates rh", rh, h2, n, 1e-5, 1e-6);
+	same("gru_new h", h, h3, n, 1e-5, 1e-6);
+	same("gru (reset before) dgx", dgx, h4, n3, 1e-5, 1e-6);
+	same("gru (reset before) dzr", dzr, h5, n2, 1e-5, 1e-6);
+	same("gru_new_grad dn", dn, h6, n, 1e-5, 1e-6);
+	same("gru (reset before) dh_prev", dhp, h7, n, 1e-5, 1e-6);
+	free(h1), free(h2), free(h3), free(h4), free(h5), free(h6), free(h7);
+	free(gx), free(gzr), free(gn), free(hp), free(act), free(rh), free(h),
+	    free(dh), free(dgx), free(dzr), free(dn), free(dhp), free(drh);
+	/* down() freed the rest */
+	cudaFree(ggx), cudaFree(ggzr), cudaFree(ggn), cudaFree(ghp),
+	    cudaFree(gdh), cudaFree(gdrh);
+}
+
 /* Varying lengths: rows past their length kept or zeroed, and each
  * row's steps reversed within its length (lengths 0, short, whole and
  * past the steps, read with a stride as from an ids tensor). */
@@ -767,6 +810,10 @@ sequence_masks(void)
 #define TESTED_lstm_cell_grad recurrent_cells
 #define TESTED_gru_cell       recurrent_cells
 #define TESTED_gru_cell_grad  recurrent_cells
+#define TESTED_gru_gates      gru_reset_before
+#define TESTED_gru_new        gru_reset_before
+#define TESTED_gru_new_grad   gru_reset_before
+#define TESTED_gru_gates_grad gru_reset_before
 #define TESTED_mask_steps     sequence_masks
 #define TESTED_reverse_steps  sequence_masks
 

@@ -318,6 +318,20 @@ TEST(gradients_lstm_and_gru)
 	          "node j concat f,b\nnode k flatten j\n"
 	          "node o dense k units=3\nnode loss mse o,y\n",
 	          3, 0);
+	/* the reset before (reset_after=0): last step, every step,
+	 * reversed, stacked on an lstm, without a bias */
+	gradcheck("input x 4x3\ninput y 2\n"
+	          "node r gru x units=3 reset_after=0\n"
+	          "node o dense r units=2\nnode loss mse o,y\n",
+	          3, 0);
+	gradcheck("input x 5x2\ninput y 3\n"
+	          "node l lstm x units=3 sequences=1\n"
+	          "node f gru l units=3 sequences=1 reset_after=0\n"
+	          "node b gru x units=2 reverse=1 bias=0 sequences=1 "
+	          "reset_after=0\n"
+	          "node j concat f,b\nnode k flatten j\n"
+	          "node o dense k units=3\nnode loss mse o,y\n",
+	          3, 0);
 }
 
 /* Varying lengths (ids column 0: 2, 0, 5 and 3 steps of 4, a row of
@@ -341,6 +355,13 @@ TEST(gradients_recurrent_with_lengths)
 	          "node r lstm x,ids units=3 length=0 sequences=1 reverse=1\n"
 	          "node q gru r,ids units=2 length=0\n"
 	          "node o dense q units=2\nnode loss mse o,y\n",
+	          4, 0);
+	gradcheck("input x 4x2\ninput y 2\ninput ids 2 int64\n"
+	          "node r gru x,ids units=3 length=0 sequences=1 "
+	          "reset_after=0\n"
+	          "node b gru x,ids units=2 length=0 reverse=1 reset_after=0\n"
+	          "node k flatten r\nnode j concat k,b\n"
+	          "node o dense j units=2\nnode loss mse o,y\n",
 	          4, 0);
 }
 
@@ -402,6 +423,9 @@ TEST(recurrent_padding_changes_nothing)
 	    "node o concat f,b\n",
 	    "node f gru x,ids units=4 length=0\n"
 	    "node b gru x,ids units=2 length=0 reverse=1\n"
+	    "node o concat f,b\n",
+	    "node f gru x,ids units=4 length=0 reset_after=0\n"
+	    "node b gru x,ids units=2 length=0 reverse=1 reset_after=0\n"
 	    "node o concat f,b\n",
 	    "node o lstm x,ids units=3 length=0 sequences=1 reverse=1\n",
 	};

@@ -91,6 +91,11 @@ usage(void)
 	    "      --rnn-units=N          lstm, bidirectional_lstm, gru: "
 	    "the recurrent layer's\n"
 	    "                             units (default 64)\n"
+	    "      --gru-reset-after=BOOL gru: the reset gate after the "
+	    "recurrent product\n"
+	    "                             (true, Keras' and cuDNN's default) "
+	    "or before it\n"
+	    "                             (false: TensorFlow.js exports it)\n"
 	    "      --schema=FILE          the data's schema (default: "
 	    "FILE.schema.json;\n"
 	    "                             without one, inferred from the "
@@ -340,6 +345,7 @@ static const struct option options[] = {
     {"random-flip", no_argument, NULL, OPT_SETTING},
     {"replicas-to-aggregate", required_argument, NULL, OPT_SETTING},
     {"rnn-units", required_argument, NULL, OPT_SETTING},
+    {"gru-reset-after", required_argument, NULL, OPT_SETTING},
     {"max-length", required_argument, NULL, OPT_SETTING},
     {"save-every", required_argument, NULL, OPT_SAVE_EVERY},
     {"save-every-secs", required_argument, NULL, OPT_SAVE_SECS},

@@ -299,6 +299,14 @@ TF_API void tf_pool_grad(struct tf_device *d, const float *x, const float *dy,
  * after): from gx = x Wx + bx and gh = h_prev Wh + bh (rows x 3 units:
  * z, r, n), act and h; tf_gru_cell_grad() writes their gradients and
  * dh_prev = dh * z, h_prev's share that skips Wh.
+ *
+ * The GRU with the reset before (reset_after=0) in two halves around
+ * each product: tf_gru_gates() from gx and gzr = h_prev Wh_zr (rows x 2
+ * units: z, r) writes act's z and r and rh = r * h_prev; tf_gru_new()
+ * from gx and gn = rh Wh_n (rows x units) act's n and h.  Back:
+ * tf_gru_new_grad() from dh writes dgx's z and n blocks, dzr's z, dn
+ * and dh_prev = dh * z; tf_gru_gates_grad() from drh (dn Wh_n^T) writes
+ * dgx's and dzr's r and adds drh * r to dh_prev.
  */
 TF_API void tf_lstm_cell(struct tf_device *d, const float *g,
                          const float *c_prev, float *act, float *c, float *h,
@@ -314,6 +322,20 @@ TF_API void tf_gru_cell_grad(struct tf_device *d, const float *act,
                              const float *gh, const float *h_prev,
                              const float *dh, float *dgx, float *dgh,
                              float *dh_prev, int64_t rows, int64_t units);
+TF_API void tf_gru_gates(struct tf_device *d, const float *gx, const float *gzr,
+                         const float *h_prev, float *act, float *rh,
+                         int64_t rows, int64_t units);
+TF_API void tf_gru_new(struct tf_device *d, const float *gx, const float *gn,
+                       const float *h_prev, float *act, float *h, int64_t rows,
+                       int64_t units);
+TF_API void tf_gru_new_grad(struct tf_device *d, const float *act,
+                            const float *h_prev, const float *dh, float *dgx,
+                            float *dzr, float *dn, float *dh_prev, int64_t rows,
+                            int64_t units);
+TF_API void tf_gru_gates_grad(struct tf_device *d, const float *act,
+                              const float *h_prev, const float *drh, float *dgx,
+                              float *dzr, float *dh_prev, int64_t rows,
+                              int64_t units);
 
 /*
  * Sequences of varying length, each row's steps in len[r * lstride]

@@ -38,6 +38,8 @@ struct tf_train_config {
 	const char *input_shape; /* cnn: "28x28x1", or NULL */
 	const char *conv;        /* cnn: "32 64" */
 	int64_t rnn_units;       /* lstm, bidirectional_lstm, gru */
+	int gru_reset_after;     /* gru: 1 Keras' default, 0 the reset before
+	                          * (TensorFlow.js's GRU) */
 	int64_t max_length;      /* a sequence's steps kept (0: the schema's) */
 	int enable_bn; /* dnn, cnn: batch normalisation after each dense (and
 	                * cnn's convolutions) */
@@ -208,13 +210,14 @@ TF_API int tf_model_spec_cnn(const char *input_shape, const char *conv,
  * "gru": each row of inputs values read as a sequence of input_shape
  * ("TxF": T steps of F features), one recurrent layer of units (its
  * last output; bidirectional_lstm joins a forward and a reversed
- * layer's), then the hidden layers of a dnn.
+ * layer's), then the hidden layers of a dnn.  reset_after: gru's (1,
+ * Keras' default; 0, the reset gate before the recurrent product).
  */
 TF_API int tf_model_spec_rnn(const char *model, const char *input_shape,
-                             int64_t units, const char *hidden, int64_t inputs,
-                             int task, int64_t classes, double bn_epsilon,
-                             double keep, char **spec, char *err,
-                             size_t errlen);
+                             int64_t units, int reset_after, const char *hidden,
+                             int64_t inputs, int task, int64_t classes,
+                             double bn_epsilon, double keep, char **spec,
+                             char *err, size_t errlen);
 
 /*
  * The same over the sequence of rows of tf_columns_sequence(): its
@@ -227,10 +230,11 @@ struct tf_layout;
 struct tf_sequence_view;
 TF_API int tf_model_spec_sequence(const char *model, const struct tf_layout *l,
                                   const struct tf_sequence_view *v,
-                                  int64_t units, int64_t embedding_dim,
-                                  const char *hidden, int task, int64_t classes,
-                                  double bn_epsilon, double keep, char **spec,
-                                  char *err, size_t errlen);
+                                  int64_t units, int reset_after,
+                                  int64_t embedding_dim, const char *hidden,
+                                  int task, int64_t classes, double bn_epsilon,
+                                  double keep, char **spec, char *err,
+                                  size_t errlen);
 
 /*
  * The spec of a wide_and_deep model over a row of tf_columns_layout(),
