@@ -220,12 +220,34 @@ tf_device_open(const char *name, const char *math, struct tf_device **out,
 	return rc;
 }
 
+/* From this size up, a host table (parameters, their gradients, an
+ * optimizer's slots) lies on transparent huge pages where the kernel
+ * lends them (madvise MADV_HUGEPAGE): an embedding of a million rows
+ * read and updated at random rows reaches each through the TLB, not a
+ * page walk each (the dnn of bench/sparse: a 64 MB table, its
+ * gradient and its slot). */
+#define HUGE_TABLE ((size_t)2 << 20)
+#define HUGE_PAGE  ((size_t)2 << 20)
+
 float *
 tf_device_alloc(struct tf_device *d, size_t n)
 {
 	if (d->m != NULL) {
 		return d->m->alloc(n, 1);
 	}
+	size_t bytes = n * sizeof(float);
+#ifdef MADV_HUGEPAGE
+	if (n < SIZE_MAX / sizeof(float) - HUGE_PAGE && bytes >= HUGE_TABLE) {
+		bytes = (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+		float *p = aligned_alloc(HUGE_PAGE, bytes);
+		if (p != NULL) {
+			/* advice only: without it the pages are 4 KiB */
+			(void)madvise(p, bytes, MADV_HUGEPAGE);
+			memset(p, 0, bytes);
+			return p;
+		}
+	}
+#endif
 	return calloc(n ? n : 1, sizeof(float)); /* zero pages, untouched */
 }
 

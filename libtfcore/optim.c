@@ -349,6 +349,7 @@ pack_rows(struct tf_optim *o, const struct tf_update *u, float *w, float *g,
 		if (i + 2 * PACK_AHEAD < r->n) {
 			uint64_t ahead = r->v[i + 2 * PACK_AHEAD];
 			__builtin_prefetch(&w[ahead]);
+			__builtin_prefetch(&g[ahead], 1);
 			for (unsigned k = 0; k < ns; k++) {
 				__builtin_prefetch(&o->slots[k][ahead]);
 			}
