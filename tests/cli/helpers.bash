@@ -103,6 +103,19 @@ start_server() {
 	[ -n "$port" ] && [ -n "$GPORT" ] || { cat serve.log; return 1; }
 	URL=http://127.0.0.1:$port
 	export URL GPORT
+	# The port is taken before the models load: with --model-base, on
+	# until its first look at the base is said (a version loaded or
+	# refused, or none there), so the test's first request does not
+	# race the load (under ASan on a loaded machine it takes seconds)
+	case " $* " in
+	*" --model-base "*)
+		for _ in $(seq 600); do
+			grep -q '^tf-serve: model ' serve.log && break
+			kill -0 "$SPID" 2> /dev/null || break
+			sleep 0.05
+		done
+		;;
+	esac
 }
 
 # A teardown's end of background processes (empty arguments are none):
