@@ -446,6 +446,9 @@ backward(struct tf_node *n, int gates)
 	const float *ukt = uk;
 	int tb = 1;
 	const float *upk = d.before ? NULL : pack_ahead(n, 1, U, GU, uk);
+	/* reset_after=0: its two kernels transposed, packed once likewise */
+	const float *npk = d.before ? pack_ahead(n, 1, U, U, nk) : NULL;
+	const float *zrpk = d.before ? pack_ahead(n, 1, U, 2 * U, zrk) : NULL;
 	if (!d.before && upk == NULL && tf_device_kind(dev) == TF_DEVICE_CPU) {
 		float *t = tf_node_scratch(n, (size_t)(U * GU));
 		if (t == NULL) {
@@ -513,12 +516,13 @@ backward(struct tf_node *n, int gates)
 			 * to r * h_prev, then the gates' */
 			tf_gru_new_grad(dev, act, hp, dh, dg, dzr, dn, dc, B,
 			                U);
-			tf_gemm(dev, 0, 1, B, U, U, 1.0f, dn, nk, 0.0f, drh);
+			tf_gemm_packed(dev, 0, 1, B, U, U, 1.0f, dn, nk, npk,
+			               0.0f, drh);
 			tf_gru_gates_grad(dev, act, hp, drh, dg, dzr, dc, B, U);
 			if (s > 0) { /* (the first step's goes nowhere) */
 				tf_copy(dev, dc, dh, bu);
-				tf_gemm(dev, 0, 1, B, U, 2 * U, 1.0f, dzr, zrk,
-				        1.0f, dh);
+				tf_gemm_packed(dev, 0, 1, B, U, 2 * U, 1.0f,
+				               dzr, zrk, zrpk, 1.0f, dh);
 			}
 			if (d.len != NULL) {
 				tf_mask_steps(dev, d.len, d.lstride, s, dzr,
