@@ -1280,7 +1280,10 @@ tf_columns_bag_id(const struct tf_columns *cols, int64_t id)
 	if (!cols->bag_hash) {
 		return u < (uint64_t)cols->bag_vocab ? (int64_t)u : -1;
 	}
-	return (int64_t)(tfi_mix64(u) % (uint64_t)cols->bag_vocab);
+	uint64_t v = (uint64_t)cols->bag_vocab;
+	/* (a power of two, as --hash-buckets usually is: no division) */
+	return (int64_t)((v & (v - 1)) == 0 ? tfi_mix64(u) & (v - 1)
+	                                    : tfi_mix64(u) % v);
 }
 
 /* A bag's two signature inputs: its ids and their values. */

@@ -200,6 +200,10 @@ tf_dataset_open(struct tf_dataset *ds, const char *const *files, size_t nfiles,
 	           ds->cols->ncat == 0 && ds->cols->seq == NULL &&
 	           ds->key == NULL && ds->cols->lmap == LMAP_NONE &&
 	           covered == ds->cols->width;
+	ds->fast_bag = !ds->no_fast && ds->cols->sparse == TFI_SPARSE_BAG &&
+	               ds->cols->nin == 0 && ds->cols->ncat == 0 &&
+	               ds->cols->seq == NULL && !ds->cols->image &&
+	               ds->key == NULL && ds->cols->lmap == LMAP_NONE;
 	ds->ylen = ds->cols->label ? strlen(ds->cols->label) : 0;
 	free(ds->fnlen);
 	free(ds->fseen);
@@ -565,6 +569,11 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 {
 	if (ds->fast && key == NULL &&
 	    tfi_ds_fast_record(ds, d, n, row, label)) {
+		ds->fast_hits++;
+		return TF_OK;
+	}
+	if (ds->fast_bag && key == NULL &&
+	    tfi_ds_fast_bag(ds, d, n, row, ids, label)) {
 		ds->fast_hits++;
 		return TF_OK;
 	}

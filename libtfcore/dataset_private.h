@@ -82,7 +82,7 @@ struct tf_dataset {
 	/* fast_record(): whether it may be used, the label's and each
 	 * input's name length, the record that last saw each input and the
 	 * input guessed at each entry's place (-1 the label) */
-	int fast;
+	int fast, fast_bag; /* (fast_bag: tfi_ds_fast_bag()) */
 	size_t ylen, *fnlen;
 	uint32_t *fseen, fgen;
 	int64_t *fslot;
@@ -134,6 +134,10 @@ is_class(const struct tf_dataset *ds, float v)
 int tfi_ds_templates(struct tf_dataset *ds);
 int tfi_ds_fast_record(struct tf_dataset *ds, const uint8_t *d, size_t n,
                        float *row, float *label);
+/* ... and a sparse record of the bag layout into row, ids and *label (a
+ * model of the bag alone): 1 read, 0 to decode(). */
+int tfi_ds_fast_bag(struct tf_dataset *ds, const uint8_t *d, size_t n,
+                    float *row, int64_t *ids, float *label);
 
 /* A Features map entry for a key of klen bytes holding payload bytes of
  * one kind (TF_COL_FLOAT, TF_COL_INT64 or TF_COL_BYTES): its whole size,

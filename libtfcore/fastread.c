@@ -709,3 +709,102 @@ tfi_ds_fast_record(struct tf_dataset *ds, const uint8_t *d, size_t n,
 	}
 	return 1;
 }
+
+/*
+ * A sparse record as tf-csv2record -f libsvm writes it (the bag layout:
+ * "ids", the label, "values", in any order): its ids into the bag's
+ * table rows (tf_columns_bag_id(), hashed or checked), their values into
+ * row (1 for each where the record has none), the rest of the row no id
+ * and 0, the label.  Only for a model of the bag alone; anything else,
+ * or anything the general path would refuse (too many ids, an id beyond
+ * the table, ids and values of different counts, a label that is not a
+ * class), returns 0 and decode() reads the record, with the same result
+ * bit for bit.
+ */
+int
+tfi_ds_fast_bag(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
+                int64_t *ids, float *label)
+{
+	const struct tf_columns *cols = ds->cols;
+	const uint8_t *p = d, *end = d + n, *fs, *fe;
+	const uint8_t *is = NULL, *ie = NULL, *vs = NULL, *ve = NULL;
+	int have_y = cols->label == NULL;
+	if (!fast_len(&p, end, 0x0a, &fs, &fe) || p != end) {
+		return 0;
+	}
+	while (fs < fe) {
+		const uint8_t *es, *ee, *ks, *ke, *ls, *le, *xs, *xe;
+		if (!fast_len(&fs, fe, 0x0a, &es, &ee) ||
+		    !fast_len(&es, ee, 0x0a, &ks, &ke) ||
+		    !fast_len(&es, ee, 0x12, &ls, &le) || es != ee) {
+			return 0;
+		}
+		size_t klen = (size_t)(ke - ks);
+		uint8_t kind = ls < le ? *ls : 0;
+		if (!fast_len(&ls, le, kind, &xs, &xe) || ls != le ||
+		    (kind != 0x12 && kind != 0x1a)) {
+			return 0;
+		}
+		if (klen == 3 && memcmp(ks, "ids", 3) == 0 && kind == 0x1a &&
+		    is == NULL) {
+			/* packed, or none at all */
+			if (xs < xe && !fast_len(&xs, xe, 0x0a, &is, &ie)) {
+				return 0;
+			}
+			if (xs != xe) {
+				return 0;
+			}
+			if (is == NULL) {
+				is = ie = xe;
+			}
+		} else if (klen == 6 && memcmp(ks, "values", 6) == 0 &&
+		           kind == 0x12 && vs == NULL) {
+			if (xs < xe && !fast_len(&xs, xe, 0x0a, &vs, &ve)) {
+				return 0;
+			}
+			if (xs != xe || (ve - vs) % 4 != 0) {
+				return 0;
+			}
+			if (vs == NULL) {
+				vs = ve = xe;
+			}
+		} else if (!have_y && klen == ds->ylen &&
+		           memcmp(cols->label, ks, klen) == 0) {
+			if (!fast_label(xs, xe, kind, label)) {
+				return 0;
+			}
+			have_y = 1;
+		} else {
+			return 0; /* another feature: the general path */
+		}
+	}
+	if (!have_y || (cols->label != NULL && !is_class(ds, *label))) {
+		return 0;
+	}
+	int64_t width, vocab, k = 0;
+	tf_columns_bag(cols, &width, &vocab);
+	size_t nv = vs != NULL ? (size_t)(ve - vs) / 4 : 0;
+	while (is != NULL && is < ie) {
+		uint64_t v;
+		if (k == width || !fast_varint(&is, ie, &v)) {
+			return 0;
+		}
+		int64_t id = tf_columns_bag_id(cols, (int64_t)v);
+		if (id < 0) {
+			return 0;
+		}
+		ids[k++] = id;
+	}
+	if (nv > 0 && nv != (size_t)k) {
+		return 0;
+	}
+	for (int64_t j = 0; j < k; j++) {
+		uint32_t u = nv > 0 ? tfi_get_le32(vs + 4 * j) : 0x3f800000u;
+		memcpy(&row[j], &u, 4);
+	}
+	for (int64_t j = k; j < width; j++) {
+		ids[j] = -1;
+		row[j] = 0.0f;
+	}
+	return 1;
+}

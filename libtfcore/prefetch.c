@@ -49,12 +49,18 @@ prefetch_main(void *arg)
 	struct prefetch *p = arg;
 	for (;;) {
 		pthread_mutex_lock(&p->mu);
-		while ((p->b[p->tail].full || p->pause) && !p->stop) {
+		if (p->b[p->tail].full) {
+			p->refill = 1;
+		}
+		while ((p->b[p->tail].full || p->pause ||
+		        (p->refill && p->nfull > p->n / 2)) &&
+		       !p->stop) {
 			p->idle = 1;
 			pthread_cond_broadcast(&p->cv);
 			pthread_cond_wait(&p->cv, &p->mu);
 		}
 		p->idle = 0;
+		p->refill = 0;
 		if (p->stop) {
 			pthread_mutex_unlock(&p->mu);
 			break;
@@ -74,8 +80,11 @@ prefetch_main(void *arg)
 		}
 		pthread_mutex_lock(&p->mu);
 		b->full = 1;
-		p->tail = (p->tail + 1) % AHEAD;
-		pthread_cond_broadcast(&p->cv);
+		p->nfull++;
+		p->tail = (p->tail + 1) % p->n;
+		if (p->waiting) {
+			pthread_cond_broadcast(&p->cv);
+		}
 		pthread_mutex_unlock(&p->mu);
 		if (b->rc != TF_OK && b->rc != TF_EAGAIN) {
 			break; /* the end, or an error: nothing more to read */
@@ -115,13 +124,23 @@ tfi_prefetch_start(struct prefetch *p, struct tf_dataset *ds, size_t bs,
 	p->ds = ds;
 	p->bs = bs;
 	p->dev = dev;
-	for (int i = 0; i < AHEAD; i++) {
+	p->n = AHEAD;
+	for (size_t i = 0; i < p->n; i++) {
 		if (tf_dataset_batch(ds, &p->b[i].b, bs) != TF_OK ||
 		    (p->b[i].log = malloc(bs * sizeof *p->b[i].log)) == NULL) {
 			return TF_ENOMEM;
 		}
 		if (dev != NULL && tf_device_kind(dev) != TF_DEVICE_CPU) {
 			pin_batch(p, i);
+		}
+		if (i == 0) {
+			const struct tf_batch *b = &p->b[0].b;
+			size_t bytes =
+			    b->capacity * ((size_t)b->width + 1) *
+			        sizeof(float) +
+			    b->capacity * (size_t)b->id_width * sizeof(int64_t);
+			size_t fit = AHEAD_BYTES / (bytes ? bytes : 1);
+			p->n = fit < 3 ? 3 : fit > AHEAD ? AHEAD : fit;
 		}
 	}
 	pthread_mutex_init(&p->mu, NULL);
@@ -138,11 +157,13 @@ tfi_prefetch_start(struct prefetch *p, struct tf_dataset *ds, size_t bs,
 struct batch *
 tfi_prefetch_peek(struct prefetch *p)
 {
-	struct batch *b = &p->b[(p->head + 1) % AHEAD];
+	struct batch *b = &p->b[(p->head + 1) % p->n];
 	pthread_mutex_lock(&p->mu);
 	while (!b->full) {
+		p->waiting = 1;
 		pthread_cond_wait(&p->cv, &p->mu);
 	}
+	p->waiting = 0;
 	pthread_mutex_unlock(&p->mu);
 	return b;
 }
@@ -152,7 +173,7 @@ tfi_prefetch_peek(struct prefetch *p)
 struct batch *
 tfi_prefetch_ready(struct prefetch *p)
 {
-	struct batch *b = &p->b[(p->head + 1) % AHEAD];
+	struct batch *b = &p->b[(p->head + 1) % p->n];
 	pthread_mutex_lock(&p->mu);
 	int full = b->full;
 	pthread_mutex_unlock(&p->mu);
@@ -165,8 +186,10 @@ tfi_prefetch_next(struct prefetch *p)
 {
 	pthread_mutex_lock(&p->mu);
 	while (!p->b[p->head].full) {
+		p->waiting = 1;
 		pthread_cond_wait(&p->cv, &p->mu);
 	}
+	p->waiting = 0;
 	struct batch *b = &p->b[p->head];
 	pthread_mutex_unlock(&p->mu);
 	return b;
@@ -177,8 +200,11 @@ tfi_prefetch_release(struct prefetch *p)
 {
 	pthread_mutex_lock(&p->mu);
 	p->b[p->head].full = 0;
-	p->head = (p->head + 1) % AHEAD;
-	pthread_cond_broadcast(&p->cv);
+	p->nfull--;
+	p->head = (p->head + 1) % p->n;
+	if (p->idle && p->nfull <= p->n / 2) {
+		pthread_cond_broadcast(&p->cv);
+	}
 	pthread_mutex_unlock(&p->mu);
 }
 
@@ -228,8 +254,8 @@ tfi_prefetch_state(struct prefetch *p, const struct batch *cur, char **state)
 	size_t nlogs[AHEAD], n = 0;
 	uint64_t epochs[AHEAD];
 	uint64_t before = cur->mark.epoch; /* each batch's rows' epoch */
-	for (size_t k = 1; k < AHEAD; k++) {
-		struct batch *a = &p->b[(p->head + k) % AHEAD];
+	for (size_t k = 1; k < p->n; k++) {
+		struct batch *a = &p->b[(p->head + k) % p->n];
 		if (!a->full) {
 			break;
 		}

@@ -20,8 +20,12 @@
 
 /* ---- the reader thread (prefetch.c) ---- */
 
-/* Batches read ahead of the one training. */
-#define AHEAD 3
+/* Batches read ahead of the one training: at most AHEAD, at least 3,
+ * as many as fit in AHEAD_BYTES (small batches come many a second, and
+ * the reader, woken only once the trainer has taken half of them, does
+ * not sleep and wake for each one). */
+#define AHEAD       16
+#define AHEAD_BYTES (4u << 20)
 
 struct batch {
 	struct tf_batch b;
@@ -45,7 +49,11 @@ struct prefetch {
 	void *pinned[AHEAD][3];
 	size_t bs;
 	struct batch b[AHEAD];
-	size_t head, tail;
+	size_t n;          /* batches in the ring */
+	size_t head, tail; /* the next to train, the next to read into */
+	size_t nfull;      /* batches read and not yet trained */
+	int waiting;       /* the trainer waits for a batch */
+	int refill;        /* the reader, the ring full, waits until half */
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;

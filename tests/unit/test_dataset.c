@@ -919,6 +919,148 @@ TEST(columns_stand_alone_and_are_shared)
 	remove(path);
 }
 
+/* A sparse schema of the bag layout: ids below 1000 (or any, hashed),
+ * four a row at most. */
+static const char *bag_schema =
+    "{\"format\":\"tfkit-schema\",\"version\":1,\"layout\":\"libsvm\","
+    "\"label\":{\"name\":\"label\",\"type\":\"int64\",\"classes\":[0,1]},"
+    "\"features\":[],\"sparse\":{\"ids\":\"ids\",\"values\":\"values\","
+    "\"max_index\":999,\"max_ids\":4}}";
+
+/* Every row of path through the bag (hashed into buckets when not 0):
+ * its ids, values and labels, the status at the end and the message. */
+static int
+read_bag(const char *path, int64_t buckets, int fast, float *x, int64_t *ids,
+         float *y, size_t *rows, char *msg, size_t msglen)
+{
+	struct tf_dataset *ds = tf_dataset_new();
+	struct tf_columns *cols = tf_dataset_columns(ds);
+	int rc = tf_columns_set_sparse(cols, 1, buckets);
+	rc = rc ? rc : tf_columns_parse_schema(cols, bag_schema, "schema");
+	if (!fast) {
+		tfi_dataset_no_fast(ds);
+	}
+	const char *files[] = {path};
+	rc = rc ? rc : tf_dataset_open(ds, files, 1, 1, 1, 0);
+	size_t got;
+	*rows = 0;
+	while (rc == TF_OK &&
+	       (rc = tf_dataset_next(ds, x + *rows * 4, ids + *rows * 4,
+	                             y + *rows, 4, &got)) == TF_OK) {
+		*rows += got;
+	}
+	snprintf(msg, msglen, "%s", tf_errmsg(ds));
+	fast_hits = tfi_dataset_fast_hits(ds);
+	tf_dataset_free(ds);
+	return rc;
+}
+
+/*
+ * Sparse records as tf-csv2record -f libsvm writes them (ids, label,
+ * values) and otherwise (no values, no ids, the features in another
+ * order, unpacked ids, a float label, ids of 9 and 10 varint bytes),
+ * and among them damaged ones (too many ids, an id beyond the table,
+ * counts that differ, a label of 2, a byte changed, cut short): the
+ * fast reader's ids, values and labels are the general parser's, plain,
+ * hashed into 1024 buckets (a mask) and into 1000 (a division), with
+ * the same error where it gives one.
+ */
+TEST(fast_bag_reads_what_the_parser_reads)
+{
+	for (uint64_t u = 1; u < (UINT64_C(1) << 63); u = u * 7 + 3) {
+		struct tf_columns *c = tf_columns_new();
+		REQUIRE(tf_columns_set_sparse(c, 1, 1024) == TF_OK);
+		REQUIRE(tf_columns_parse_schema(c, bag_schema, "s") == TF_OK);
+		CHECK_EQ_INT(tf_columns_bag_id(c, (int64_t)u),
+		             (int64_t)(tfi_mix64(u) % 1024));
+		tf_columns_free(c);
+	}
+	struct tf_example *ex = tf_example_new();
+	REQUIRE(ex != NULL);
+	srand(29);
+	int fast = 0, same = 0;
+	for (int i = 0; i < 1200; i++) {
+		int64_t idv[6], yv = i % 2;
+		float vv[6], yf = 1.0f;
+		int nid = rand() % 5, nv = nid, how = rand() % 12;
+		for (int k = 0; k < 6; k++) {
+			idv[k] = rand() % 1000;
+			vv[k] = (float)(rand() % 100) / 8.0f;
+		}
+		if (how == 1) {
+			nid = 6; /* more than max_ids */
+		} else if (how == 2 && nid > 0) {
+			idv[0] = 1000 + rand() % 5; /* beyond the table */
+		} else if (how == 3) {
+			nv = nid + 1; /* counts differ */
+		} else if (how == 4) {
+			nv = 0; /* no values: each 1 */
+		} else if (how == 5) {
+			yv = 2; /* not a class */
+		} else if (how == 6 && nid > 0) {
+			idv[0] = rand() % 2 ? INT64_C(0x7fffffffffffff01) : -5;
+		}
+		tf_example_clear(ex);
+		if (how == 7) { /* the values first, the label a float */
+			tf_example_add_floats(ex, "values", vv, (size_t)nv);
+			tf_example_add_floats(ex, "label", &yf, 1);
+			tf_example_add_int64s(ex, "ids", idv, (size_t)nid);
+		} else {
+			if (how != 8) { /* (8: no ids at all) */
+				tf_example_add_int64s(ex, "ids", idv,
+				                      (size_t)nid);
+			}
+			tf_example_add_int64s(ex, "label", &yv, 1);
+			if (nv > 0 || how == 9) {
+				tf_example_add_floats(ex, "values", vv,
+				                      (size_t)nv);
+			}
+		}
+		const uint8_t *p;
+		size_t n;
+		REQUIRE(tf_example_serialize(ex, &p, &n) == TF_OK);
+		uint8_t rec[512];
+		REQUIRE(n + 16 < sizeof rec);
+		memcpy(rec, p, n);
+		if (how == 10) { /* a byte changed */
+			rec[rand() % n] ^= (uint8_t)(1 + rand() % 255);
+		} else if (how == 11) { /* cut short */
+			n = (size_t)rand() % n;
+		}
+		char path[] = "/tmp/tfkit-test-dataset-XXXXXX";
+		struct tf_writer *w = temp_writer(path);
+		REQUIRE(w != NULL);
+		REQUIRE(tf_writer_write(w, rec, n) == TF_OK);
+		REQUIRE(tf_writer_close(w) == TF_OK);
+		tf_writer_free(w);
+		int64_t buckets = i % 3 == 0 ? 0 : i % 3 == 1 ? 1024 : 1000;
+		float xa[8], ya[2], xb[8], yb[2];
+		int64_t ia[8], ib[8];
+		size_t ra, rb;
+		char ma[512], mb[512];
+		int ka =
+		    read_bag(path, buckets, 1, xa, ia, ya, &ra, ma, sizeof ma);
+		fast += (int)fast_hits;
+		int kb =
+		    read_bag(path, buckets, 0, xb, ib, yb, &rb, mb, sizeof mb);
+		unlink(path);
+		CHECK_EQ_INT(ka, kb);
+		CHECK_EQ_INT(ra, rb);
+		if (ka != TF_EOF || ra != rb) {
+			CHECK(strcmp(ma, mb) == 0);
+			continue;
+		}
+		same++;
+		CHECK_MEM(xa, xb, ra * 4 * sizeof(float));
+		CHECK_MEM(ia, ib, ra * 4 * sizeof(int64_t));
+		CHECK(ra == 0 || ya[0] == yb[0]);
+	}
+	/* the usual records went the fast way; the parser refused some */
+	CHECK(fast >= 500);
+	CHECK(same < 1200 && same >= fast);
+	tf_example_free(ex);
+}
+
 int
 main(void)
 {
@@ -927,6 +1069,7 @@ main(void)
 	RUN(fast_path_reads_int64_columns);
 	RUN(fast_path_agrees_on_damaged_records);
 	RUN(whole_record_template_reads_what_the_parser_reads);
+	RUN(fast_bag_reads_what_the_parser_reads);
 	RUN(categorical_ids_are_int64);
 	RUN(features_without_vocabulary_are_hashed);
 	RUN(labels_are_classes_in_order);

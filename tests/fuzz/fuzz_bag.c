@@ -1,0 +1,92 @@
+/* Fuzz target: a sparse record of the bag layout (tf-csv2record -f
+ * libsvm's ids, label and values) read by the dataset's fast reader
+ * (fastread.c's tfi_ds_fast_bag()) and by the general parser must give
+ * the same ids, values and label, or the same error.  The first byte
+ * picks the table: ids below 1000 as they are, or hashed into 1024 or
+ * 1000 buckets; the rest is the record, framed as a TFRecord. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz.h"
+
+/* (the library's own: the general parser alone) */
+void tfi_dataset_no_fast(struct tf_dataset *ds);
+
+static const char *schema =
+    "{\"format\":\"tfkit-schema\",\"version\":1,\"layout\":\"libsvm\","
+    "\"label\":{\"name\":\"label\",\"type\":\"int64\",\"classes\":[0,1]},"
+    "\"features\":[],\"sparse\":{\"ids\":\"ids\",\"values\":\"values\","
+    "\"max_index\":999,\"max_ids\":4}}";
+
+struct got {
+	int rc;
+	size_t rows;
+	float x[8], y[2];
+	int64_t ids[8];
+	char msg[512];
+};
+
+static void
+read_bag(const char *path, int64_t buckets, int fast, struct got *g)
+{
+	memset(g, 0, sizeof *g);
+	struct tf_dataset *ds = tf_dataset_new();
+	if (ds == NULL) {
+		abort();
+	}
+	struct tf_columns *cols = tf_dataset_columns(ds);
+	if (tf_columns_set_sparse(cols, 1, buckets) != TF_OK ||
+	    tf_columns_parse_schema(cols, schema, "schema") != TF_OK) {
+		abort();
+	}
+	if (!fast) {
+		tfi_dataset_no_fast(ds);
+	}
+	const char *files[] = {path};
+	int rc = tf_dataset_open(ds, files, 1, 1, 1, 0);
+	size_t n;
+	while (
+	    rc == TF_OK && g->rows < 2 &&
+	    (rc = tf_dataset_next(ds, g->x + g->rows * 4, g->ids + g->rows * 4,
+	                          g->y + g->rows, 1, &n)) == TF_OK) {
+		g->rows += n;
+	}
+	g->rc = rc;
+	snprintf(g->msg, sizeof g->msg, "%s", tf_errmsg(ds));
+	tf_dataset_free(ds);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1 || size > 4096) {
+		return 0;
+	}
+	int64_t buckets = data[0] % 3 == 0 ? 0 : data[0] % 3 == 1 ? 1024 : 1000;
+	size_t n = size - 1;
+	uint8_t *rec = malloc(n + 16);
+	if (rec == NULL) {
+		abort();
+	}
+	uint64_t len = n;
+	uint32_t c;
+	memcpy(rec, &len, 8); /* (little-endian, as the format is) */
+	c = tf_crc32c_mask(tf_crc32c(rec, 8));
+	memcpy(rec + 8, &c, 4);
+	memcpy(rec + 12, data + 1, n);
+	c = tf_crc32c_mask(tf_crc32c(data + 1, n));
+	memcpy(rec + 12 + n, &c, 4);
+	const char *path = fuzz_file(rec, n + 16);
+	free(rec);
+	static struct got a, b;
+	read_bag(path, buckets, 1, &a);
+	read_bag(path, buckets, 0, &b);
+	if (a.rc != b.rc || a.rows != b.rows || strcmp(a.msg, b.msg) != 0 ||
+	    memcmp(a.x, b.x, a.rows * 4 * sizeof(float)) != 0 ||
+	    memcmp(a.ids, b.ids, a.rows * 4 * sizeof(int64_t)) != 0 ||
+	    (a.rows > 0 && memcmp(a.y, b.y, a.rows * sizeof(float)) != 0)) {
+		abort();
+	}
+	return 0;
+}
