@@ -246,6 +246,10 @@ struct sparse {
 	int seen_bits;
 	uint32_t pass;
 	int64_t idw; /* ids a row */
+	/* the optimizer's slots (a one-process step): a new row's are
+	 * asked for as it is met (sparse_ranges()) */
+	float *slots[8];
+	unsigned nslots;
 };
 
 /* The row-sparse exchange's buffers (embedding tables over tf-ps). */
@@ -419,6 +423,9 @@ sparse_ranges(struct sparse *sp, const struct tf_batch *b,
 				if (seen(sp, at)) {
 					continue;
 				}
+				for (unsigned j = 0; j < sp->nslots; j++) {
+					__builtin_prefetch(sp->slots[j] + at);
+				}
 				if (tfi_ranges_add(&sp->rows, at,
 				                   (uint64_t)t->dim) != 0) {
 					return TF_ENOMEM;
@@ -488,16 +495,13 @@ tables_start_zero(struct tf_graph *g)
 }
 
 /* A row-sparse step here: the optimizer over the dense parameters and
- * the rows batch b touched, whose gradient it zeroes again (the graph
- * leaves the rest at zero). */
+ * the rows the batch touched (sparse_ranges() listed them before the
+ * graph ran), whose gradient it zeroes again (the graph leaves the rest
+ * at zero). */
 static int
-row_step(struct run *r, const struct tf_batch *b, float *params, float *grads,
-         double lr)
+row_step(struct run *r, float *params, float *grads, double lr)
 {
 	struct sparse *sp = r->sp;
-	if (sparse_ranges(sp, b, &sp->grad, 0) != TF_OK) {
-		return fail(r, TF_ENOMEM, "out of memory");
-	}
 	if (tfi_optim_step_ranges(r->o, params, grads, (float)lr, &sp->grad) !=
 	    TF_OK) {
 		return fail(r, tf_errcode(r->o), "%s", tf_errmsg(r->o));
@@ -2354,6 +2358,21 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			t_mark = tfi_now();
 			ex_mark = r.h.examples;
 		}
+		/* A row-sparse step here lists the batch's rows first, their
+		 * optimizer slots asked for as they are met, to come into
+		 * the cache while the graph runs. */
+		if (r.row_steps) {
+			unsigned ns = tf_optim_nslots(r.o);
+			r.sp->nslots = ns < 8 ? ns : 8;
+			for (unsigned k = 0; k < r.sp->nslots; k++) {
+				r.sp->slots[k] = tf_optim_slot(r.o, k);
+			}
+			if (sparse_ranges(r.sp, &b->b, &r.sp->grad, 0) !=
+			    TF_OK) {
+				rc = fail(&r, TF_ENOMEM, "out of memory");
+				goto out;
+			}
+		}
 		if ((rc = tfi_towers_run(&tw, r.g, &b->b, m, &loss)) != TF_OK) {
 			rc = fail(&r, rc, "%s", tw.msg);
 			goto out;
@@ -2404,8 +2423,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			}
 			note_lost(&r);
 		} else if (r.row_steps) {
-			if ((rc = row_step(&r, &b->b, params, grads, lr)) !=
-			    TF_OK) {
+			if ((rc = row_step(&r, params, grads, lr)) != TF_OK) {
 				goto out;
 			}
 			r.h.step++;
