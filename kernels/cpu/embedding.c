@@ -156,7 +156,15 @@ gather_w_cpu(const float *table, int64_t vocab, int64_t dim, const int64_t *ids,
 		const float *wr = w + r * wstride;
 		float *yr = y + r * dim;
 		ask_ahead(table, vocab, dim, ids, stride, r, rows, width);
-		for (int64_t k = 0; k < width; k++) {
+		if (dim == 1) { /* a linear model's weights: one a row */
+			float acc = 0.0f;
+			for (int64_t k = 0; k < width; k++) {
+				int64_t id = id_at(row, k, vocab);
+				acc += id >= 0 ? wr[k] * table[id] : 0.0f;
+			}
+			yr[0] = acc;
+		}
+		for (int64_t k = 0; dim > 1 && k < width; k++) {
 			int64_t id = id_at(row, k, vocab);
 			if (id < 0) {
 				continue;
@@ -190,7 +198,13 @@ scatter_w_cpu(const float *dy, int64_t vocab, int64_t dim, const int64_t *ids,
 		              : 1.0f;
 		float inv = s != 0.0f ? 1.0f / s : 0.0f;
 		ask_ahead(dtable, vocab, dim, ids, stride, r, rows, width);
-		for (int64_t k = 0; k < width; k++) {
+		for (int64_t k = 0; dim == 1 && k < width; k++) {
+			int64_t id = id_at(row, k, vocab);
+			if (id >= 0) {
+				dtable[id] += wr[k] * inv * g[0];
+			}
+		}
+		for (int64_t k = 0; dim > 1 && k < width; k++) {
 			int64_t id = id_at(row, k, vocab);
 			if (id < 0) {
 				continue;
