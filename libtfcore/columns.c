@@ -383,27 +383,75 @@ index_columns(struct tf_columns *cols)
 	return TF_OK;
 }
 
-/* Name each column of a row after the schema feature it holds. */
+/* By name, then by place. */
+static int
+by_name_then_place(const void *a, const void *b)
+{
+	const struct colref *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c != 0 ? c : (x->col > y->col) - (x->col < y->col);
+}
+
+/* The last of the n sorted inputs named name (its place in cols->in),
+ * or -1. */
+static int64_t
+last_named(const struct colref *by, size_t n, const char *name)
+{
+	size_t lo = 0, hi = n; /* the first past every name <= name */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(by[mid].name, name) <= 0) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	return lo > 0 && strcmp(by[lo - 1].name, name) == 0 ? by[lo - 1].col
+	                                                    : -1;
+}
+
+static int name_features(struct tf_columns *cols, const struct colref *by,
+                         size_t nby, const char *origin);
+
+/* Name each column of a row after the schema feature it holds (the
+ * inputs of one value looked up by name in a sorted copy: a schema of
+ * thousands of columns is not matched pair by pair). */
 static int
 name_columns(struct tf_columns *cols, const char *origin)
 {
 	cols->colname = calloc((size_t)cols->width, sizeof *cols->colname);
 	cols->colint = calloc((size_t)cols->width, 1);
-	if (cols->colname == NULL || cols->colint == NULL) {
+	struct colref *by = malloc((cols->nin + 1) * sizeof *by);
+	if (cols->colname == NULL || cols->colint == NULL || by == NULL) {
+		free(by);
 		return tfi_set_error(cols, TF_ENOMEM, "out of memory");
 	}
+	size_t nby = 0;
+	for (size_t k = 0; k < cols->nin; k++) {
+		if (cols->in[k].width == 1) {
+			by[nby++] =
+			    (struct colref){cols->in[k].name, (int64_t)k};
+		}
+	}
+	qsort(by, nby, sizeof *by, by_name_then_place);
+	int rc = name_features(cols, by, nby, origin);
+	free(by);
+	return rc;
+}
+
+/* ... each feature's, through the sorted inputs of one value. */
+static int
+name_features(struct tf_columns *cols, const struct colref *by, size_t nby,
+              const char *origin)
+{
 	for (size_t i = 0; i < cols->schema->nfeatures; i++) {
 		const struct tfi_schema_col *f = &cols->schema->features[i];
 		int64_t col = -1;
 		if (f->packed_index >= 0) {
 			col = cols->in[0].col + f->packed_index;
 		} else {
-			for (size_t k = 0; k < cols->nin; k++) {
-				if (strcmp(cols->in[k].name, f->name) == 0 &&
-				    cols->in[k].width == 1) {
-					col = cols->in[k].col;
-				}
-			}
+			int64_t k = last_named(by, nby, f->name);
+			col = k >= 0 ? cols->in[k].col : -1;
 		}
 		if (col < 0 || col >= cols->width) {
 			continue; /* bytes: not a row column */
