@@ -106,11 +106,20 @@ start_server() {
 	# The port is taken before the models load: with --model-base, on
 	# until its first look at the base is said (a version loaded or
 	# refused, or none there), so the test's first request does not
-	# race the load (under ASan on a loaded machine it takes seconds)
+	# race the load (under ASan on a loaded machine it takes seconds);
+	# with --model-config-file, until every model has a version
+	# (/readyz), or 30 s
 	case " $* " in
 	*" --model-base "*)
 		for _ in $(seq 600); do
 			grep -q '^tf-serve: model ' serve.log && break
+			kill -0 "$SPID" 2> /dev/null || break
+			sleep 0.05
+		done
+		;;
+	*" --model-config-file "*)
+		for _ in $(seq 600); do
+			curl -sf -o /dev/null "$URL/readyz" && break
 			kill -0 "$SPID" 2> /dev/null || break
 			sleep 0.05
 		done
