@@ -150,7 +150,9 @@ kill_records() {
 # moments and started again each time: it takes its shard from the last
 # checkpoint, the workers reconnect and the run ends at its step; the
 # last ps's counters show no gradient of a worker applied twice in a
-# step.
+# step.  Each random moment is counted from the restarted ps's word on
+# its shard: killed before it could read the checkpoint (a start under
+# ASan on a loaded machine takes a while), a ps has nothing to say.
 kill_ps() {
 	tf-csv2record -q "$DATA/breast_cancer.csv" -o bc.tfrecord
 	mapfile -t ports < <(free_ports 3)
@@ -176,6 +178,12 @@ kill_ps() {
 		kills=$((kills + 1))
 		tf-ps $C --task-index 0 $args 2> "ps-$kills.log" 3>&- &
 		ps=$!
+		for _ in $(seq 600); do
+			grep -q 'shard restored\|cannot take its shard' \
+				"ps-$kills.log" && break
+			kill -0 "$ps" 2> /dev/null || break
+			sleep 0.05
+		done
 	done
 	wait "$w0"
 	wait "$w1"
