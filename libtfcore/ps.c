@@ -45,7 +45,7 @@ struct slot {
 	int sending;
 	int parked;    /* PARK_* */
 	uint64_t want; /* PARK_SNAPSHOT: the step; PARK_TAKE: the take */
-	uint32_t wk;   /* PARK_TAKE: the trainer */
+	uint32_t wk;   /* PARK_SNAPSHOT, PARK_TAKE: the trainer */
 	double until;  /* PARK_TAKE: when to answer WAIT */
 	/* the ranges of the shard the reply's values hold (pairs; none:
 	 * all), as the request asked */
@@ -370,13 +370,32 @@ dense_gradient(struct ps *ps, const Tfkit__Ps__Request *q, float *out)
 	}
 }
 
-/* Every snapshot waiting for this step. */
+static uint32_t needed(const struct ps *ps);
+
+/* Whether this shard can still come to a later step while trainer wk
+ * waits for a snapshot (sending no gradient meanwhile): the other live
+ * trainers' gradients must be enough for a step.  A ps started again
+ * from a checkpoint behind the step a trainer last saw cannot, when the
+ * trainer waiting is one a sync step needs: it answers at the step it
+ * is at, not never. */
+static int
+can_step_without(const struct ps *ps, uint32_t wk)
+{
+	uint32_t live = ps->trainers - ps->done;
+	uint32_t others =
+	    live - (wk < ps->trainers && !ps->w[wk].done && live > 0 ? 1 : 0);
+	return others > 0 && (!ps->sync || others >= needed(ps));
+}
+
+/* Every snapshot waiting for this step, or for one this shard cannot
+ * come to while its trainer waits. */
 static void
 answer_snapshots(struct ps *ps)
 {
 	for (size_t i = 0; i < ps->nslots; i++) {
 		struct slot *s = &ps->slots[i];
-		if (s->parked == PARK_SNAPSHOT && s->want <= ps->step) {
+		if (s->parked == PARK_SNAPSHOT &&
+		    (s->want <= ps->step || !can_step_without(ps, s->wk))) {
 			reply_values(ps, s, TFKIT__PS__REPLY__STATUS__OK, 1,
 			             UINT32_MAX);
 		}
@@ -1097,7 +1116,8 @@ handle(struct ps *ps, struct slot *s, const uint8_t *d, size_t len)
 			break;
 		case TFKIT__PS__REQUEST__KIND__SNAPSHOT:
 			s->want = q->step;
-			if (q->step <= ps->step) {
+			s->wk = wk;
+			if (q->step <= ps->step || !can_step_without(ps, wk)) {
 				reply_values(
 				    ps, s, TFKIT__PS__REPLY__STATUS__OK, 1, wk);
 			} else {
@@ -1130,6 +1150,7 @@ handle(struct ps *ps, struct slot *s, const uint8_t *d, size_t len)
 				if (ps->done == ps->trainers) {
 					ps->all_done_at = tfi_now();
 				}
+				answer_snapshots(ps); /* one fewer to step */
 			}
 			reply_status(ps, s, TFKIT__PS__REPLY__STATUS__OK, "",
 			             wk);
@@ -1241,6 +1262,9 @@ lose_silent(struct ps *ps, double t)
 	}
 	if (any && ps->sync && ps->nhave > 0 && ps->nhave >= needed(ps)) {
 		complete_step(ps);
+	}
+	if (any) {
+		answer_snapshots(ps);
 	}
 	return any;
 }

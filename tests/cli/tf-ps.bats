@@ -860,6 +860,40 @@ assert c["step"] == 2 and c["mode"] == "async", c' "$output"
 	grep -q "ps 0: the run is over at step 2: exiting" ps-0.log
 }
 
+@test "a snapshot of a step the ps cannot come to is answered at its own step; one it can come to waits for it" {
+	cluster 1 2
+	start_ps 1 --idle-timeout 20
+	u=tcp://127.0.0.1:${ports[0]}
+	# A sync ps of two trainers at step 100, as one started again from
+	# a checkpoint; the chief asks for step 300, the step it last saw.
+	# Both gradients make a step, and the chief sends none while it
+	# waits: the step never comes, so the answer is step 100 at once.
+	run -0 "$TFKIT_BUILD/tests/psreq" "$u" \
+		"init n=4 values=1,2,3,4 optimizer=sgd total=2 sync=1 step=100" \
+		"snapshot worker=0 n=4 step=300" \
+		"status"
+	[ "${lines[1]}" = "OK 100 - 1 2 3 4" ]
+	[[ "${lines[2]}" == *'"step":100,'* ]]
+	run -0 "$TFKIT_BUILD/tests/psreq" "$u" "done worker=0 n=4" "done worker=1 n=4" "finish worker=0 n=4"
+	wait_all
+	# One gradient a step (a backup trainer): trainer 1 alone steps the
+	# shard, so a snapshot of step 101 waits for it, and has its values.
+	PIDS=
+	start_ps 1 --idle-timeout 20
+	"$TFKIT_BUILD/tests/psreq" "$u" \
+		"init n=4 values=1,2,3,4 optimizer=sgd total=2 sync=1 k=1 step=100" > init.out
+	"$TFKIT_BUILD/tests/psreq" "$u" "snapshot worker=0 n=4 step=101" > snap.out &
+	snap=$!
+	sleep 0.5
+	[ ! -s snap.out ]
+	run -0 "$TFKIT_BUILD/tests/psreq" "$u" "push worker=1 seq=1 n=4 step=100 values=1,1,1,1 lr=0.5"
+	[ "${lines[0]}" = "OK 101 - 0.5 1.5 2.5 3.5" ]
+	wait "$snap"
+	[ "$(cat snap.out)" = "OK 101 - 0.5 1.5 2.5 3.5" ]
+	run -0 "$TFKIT_BUILD/tests/psreq" "$u" "done worker=0 n=4" "done worker=1 n=4" "finish worker=0 n=4"
+	wait_all
+}
+
 @test "embedding tables travel by row: sparse pushes and pulls, the same model as dense" {
 	shapes_csv 3000 > shapes.csv
 	tf-csv2record shapes.csv -o shapes.tfrecord

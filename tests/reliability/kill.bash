@@ -185,10 +185,21 @@ kill_ps() {
 			sleep 0.05
 		done
 	done
-	wait "$w0"
-	wait "$w1"
-	wait "$ps"
+	rc=0
+	wait "$w0" || rc=$?
+	wait "$w1" || rc=$((rc ? rc : $?))
+	wait "$ps" || rc=$((rc ? rc : $?))
 	echo "the ps killed $kills times in a run of $steps steps"
+	if [ "$rc" != 0 ]; then
+		# what the trainers and the last ps tasks said, for the reader
+		# of a failed run
+		tail -n 5 w0.err w1.err
+		for f in $(ls -t ps-*.log | head -n 3); do
+			echo "== $f"
+			tail -n 5 "$f"
+		done
+		return "$rc"
+	fi
 	[ "$kills" -ge "$TRIES" ]
 	last=ps-$kills.log
 	[ "$(grep -c 'shard restored from ck/model.ckpt-' ps-[1-9]*.log | grep -c ':1$')" = "$kills" ]
