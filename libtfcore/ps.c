@@ -370,21 +370,27 @@ dense_gradient(struct ps *ps, const Tfkit__Ps__Request *q, float *out)
 	}
 }
 
-static uint32_t needed(const struct ps *ps);
-
-/* Whether this shard can still come to a later step while trainer wk
- * waits for a snapshot (sending no gradient meanwhile): the other live
- * trainers' gradients must be enough for a step.  A ps started again
- * from a checkpoint behind the step a trainer last saw cannot, when the
- * trainer waiting is one a sync step needs: it answers at the step it
- * is at, not never. */
-static int
-can_step_without(const struct ps *ps, uint32_t wk)
+/* Gradients a sync step waits for: its share, or every live trainer. */
+static uint32_t
+needed(const struct ps *ps)
 {
 	uint32_t live = ps->trainers - ps->done;
-	uint32_t others =
-	    live - (wk < ps->trainers && !ps->w[wk].done && live > 0 ? 1 : 0);
-	return others > 0 && (!ps->sync || others >= needed(ps));
+	return ps->k < live ? ps->k : live;
+}
+
+/* Whether a snapshot of step want, asked by trainer wk (which sends no
+ * gradient while it waits), is answered now: the shard is at the step,
+ * or the other live trainers' gradients cannot make a step.  A ps
+ * started again from a checkpoint behind the step a trainer last saw
+ * answers at the step it is at, not never. */
+static int
+snapshot_due(const struct ps *ps, uint64_t want, uint32_t wk)
+{
+	if (want <= ps->step) {
+		return 1;
+	}
+	uint32_t others = ps->trainers - ps->done - !ps->w[wk].done;
+	return others == 0 || (ps->sync && others < needed(ps));
 }
 
 /* Every snapshot waiting for this step, or for one this shard cannot
@@ -395,7 +401,7 @@ answer_snapshots(struct ps *ps)
 	for (size_t i = 0; i < ps->nslots; i++) {
 		struct slot *s = &ps->slots[i];
 		if (s->parked == PARK_SNAPSHOT &&
-		    (s->want <= ps->step || !can_step_without(ps, s->wk))) {
+		    snapshot_due(ps, s->want, s->wk)) {
 			reply_values(ps, s, TFKIT__PS__REPLY__STATUS__OK, 1,
 			             UINT32_MAX);
 		}
@@ -451,14 +457,6 @@ complete_step(struct ps *ps)
 	if (ps->pool != NULL) {
 		answer_takes(ps, 0); /* the run may be over */
 	}
-}
-
-/* Gradients a sync step waits for: its share, or every live trainer. */
-static uint32_t
-needed(const struct ps *ps)
-{
-	uint32_t live = ps->trainers - ps->done;
-	return ps->k < live ? ps->k : live;
 }
 
 /* ---- requests ------------------------------------------------------------
@@ -1117,7 +1115,7 @@ handle(struct ps *ps, struct slot *s, const uint8_t *d, size_t len)
 		case TFKIT__PS__REQUEST__KIND__SNAPSHOT:
 			s->want = q->step;
 			s->wk = wk;
-			if (q->step <= ps->step || !can_step_without(ps, wk)) {
+			if (snapshot_due(ps, q->step, wk)) {
 				reply_values(
 				    ps, s, TFKIT__PS__REPLY__STATUS__OK, 1, wk);
 			} else {
@@ -1261,9 +1259,8 @@ lose_silent(struct ps *ps, double t)
 		}
 	}
 	if (any && ps->sync && ps->nhave > 0 && ps->nhave >= needed(ps)) {
-		complete_step(ps);
-	}
-	if (any) {
+		complete_step(ps); /* the snapshots answered there too */
+	} else if (any) {
 		answer_snapshots(ps);
 	}
 	return any;
