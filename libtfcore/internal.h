@@ -569,6 +569,30 @@ int tfi_optim_row_exact(const struct tf_optim *o, int lr_decays,
 struct tfi_ranges;
 int tfi_optim_step_ranges(struct tf_optim *o, float *w, float *g, float lr,
                           const struct tfi_ranges *r);
+/* The same over the single values at[0..n-1], their gradient in grad[]
+ * (g is neither read nor zeroed there), and ranges r as above (a sparse
+ * linear model's step, train.c's linear_step()); on the CPU. */
+int tfi_optim_step_values(struct tf_optim *o, float *w, float *g, float lr,
+                          const uint64_t *at, const float *grad, size_t n,
+                          const struct tfi_ranges *r);
+/* A sparse linear model's step without the graph's passes (linear.c):
+ * plan it for a graph of tf_model_spec_sparse()'s binary lr (NULL:
+ * another graph, or no memory); whether it takes a batch (its widths,
+ * labels 0 and 1); a pass: forward, loss, the batch's predictions into
+ * m, the gradient of the bias (in the graph's) and of the rows the ids
+ * name (in a list of its own); then o's update of them (its error on
+ * o's handle), which zeroes the bias's gradient again. */
+struct tfi_linear;
+struct tf_batch;
+struct tf_metrics;
+struct tfi_linear *tfi_linear_plan(struct tf_graph *g);
+int tfi_linear_takes(const struct tfi_linear *l, const struct tf_batch *b);
+int tfi_linear_pass(struct tfi_linear *l, struct tf_graph *g,
+                    struct tf_optim *o, const struct tf_batch *b,
+                    struct tf_metrics *m, double *loss);
+int tfi_linear_apply(struct tfi_linear *l, struct tf_graph *g,
+                     struct tf_optim *o, float lr);
+void tfi_linear_free(struct tfi_linear *l);
 /* Whether tf_graph_backward() zeroes the parameters' gradient first (the
  * default) or leaves that to the caller, who keeps it zero where a
  * row-sparse step does not look (zeroing what it used); the setting it

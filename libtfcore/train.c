@@ -89,11 +89,12 @@ struct run {
 	/* the reader thread and the batch trained last (input_state()) */
 	struct prefetch *pf;
 	struct batch *cur;
-	const char *queue;     /* a stream of a queue directory (tf/queue.h) */
-	struct sparse *sp;     /* row-sparse exchange or steps, or NULL */
-	int row_steps;         /* the optimizer here updates the rows touched */
-	struct tf_device *dev; /* where the model trains (--device) */
-	char *fallbacks_said;  /* the kernels said to run on the CPU */
+	const char *queue; /* a stream of a queue directory (tf/queue.h) */
+	struct sparse *sp; /* row-sparse exchange or steps, or NULL */
+	int row_steps;     /* the optimizer here updates the rows touched */
+	struct tfi_linear *lin; /* a sparse lr's steps without the graph */
+	struct tf_device *dev;  /* where the model trains (--device) */
+	char *fallbacks_said;   /* the kernels said to run on the CPU */
 	/* chunks handed out (--chunk-size): whether, whether this trainer
 	 * has said it waits for one (counted as done meanwhile), and
 	 * whether ps 0 told the reader it went on without this process */
@@ -2259,6 +2260,9 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			}
 			tw.maxparts = 1;
 		}
+		/* a step on one thread of a sparse lr: without the graph */
+		r.lin =
+		    tw.n <= 1 || tw.maxparts <= 1 ? tfi_linear_plan(r.g) : NULL;
 	} else if (r.cl == NULL && leads(&r) && sink->note != NULL &&
 	           tables >= LARGE_TABLES) {
 		char line[400];
@@ -2358,10 +2362,12 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			t_mark = tfi_now();
 			ex_mark = r.h.examples;
 		}
+		/* A sparse linear model's batch in one pass (linear.c) */
+		int fused = r.lin != NULL && tfi_linear_takes(r.lin, &b->b);
 		/* A row-sparse step here lists the batch's rows first, their
 		 * optimizer slots asked for as they are met, to come into
 		 * the cache while the graph runs. */
-		if (r.row_steps) {
+		if (r.row_steps && !fused) {
 			unsigned ns = tf_optim_nslots(r.o);
 			r.sp->nslots = ns < 8 ? ns : 8;
 			for (unsigned k = 0; k < r.sp->nslots; k++) {
@@ -2373,7 +2379,14 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 				goto out;
 			}
 		}
-		if ((rc = tfi_towers_run(&tw, r.g, &b->b, m, &loss)) != TF_OK) {
+		if (fused) {
+			if ((rc = tfi_linear_pass(r.lin, r.g, r.o, &b->b, m,
+			                          &loss)) != TF_OK) {
+				rc = fail(&r, rc, "out of memory");
+				goto out;
+			}
+		} else if ((rc = tfi_towers_run(&tw, r.g, &b->b, m, &loss)) !=
+		           TF_OK) {
 			rc = fail(&r, rc, "%s", tw.msg);
 			goto out;
 		}
@@ -2422,6 +2435,14 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 				goto out;
 			}
 			note_lost(&r);
+		} else if (fused) {
+			if (tfi_linear_apply(r.lin, r.g, r.o, (float)lr) !=
+			    TF_OK) {
+				rc = fail(&r, tf_errcode(r.o), "%s",
+				          tf_errmsg(r.o));
+				goto out;
+			}
+			r.h.step++;
 		} else if (r.row_steps) {
 			if ((rc = row_step(&r, params, grads, lr)) != TF_OK) {
 				goto out;
@@ -2591,6 +2612,7 @@ out:
 	tfi_prefetch_stop(&pf);
 	tfi_towers_stop(&tw);
 	sparse_free(r.sp);
+	tfi_linear_free(r.lin);
 	tf_metrics_free(m);
 	tf_metrics_free(r.vm);
 	tf_dataset_free(r.vd);

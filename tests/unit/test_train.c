@@ -242,6 +242,140 @@ TEST(row_sparse_steps)
 	free(some.v);
 }
 
+/* A sparse lr's step without the graph (linear.c) is the graph's step
+ * bit for bit: forward, loss, predictions, the gradient summed in the
+ * same order, the same update of the same rows; ids repeat within a
+ * row and a batch, and some name no row (-1, past the table). */
+TEST(linear_step_is_the_graphs)
+{
+	enum { W = 6, V = 40, B = 16, STEPS = 25 };
+	struct tf_layout l = {.bag = W, .bag_vocab = V};
+	char *spec = NULL, err[200];
+	REQUIRE(tf_model_spec_sparse("lr", &l, NULL, TF_TASK_BINARY, 2, 0, 1, 1,
+	                             &spec, err, sizeof err) == TF_OK);
+	static float x[B * W], y[B];
+	static int64_t ids[B * W];
+	struct tf_batch b = {x, ids, y, B, B, W, W};
+	const char *names[] = {"sgd", "adagrad", "ftrl"};
+	for (int k = 0; k < 3; k++) {
+		struct tf_graph *g[2];
+		struct tf_optim *o[2];
+		struct tf_metrics *m[2];
+		struct tf_hparams *h = tf_hparams_new();
+		for (int q = 0; q < 2; q++) {
+			g[q] = tf_graph_new();
+			REQUIRE(tf_graph_parse(g[q], spec) == TF_OK);
+			REQUIRE(tf_graph_build(g[q], reg, tf_device_cpu(), 7) ==
+			        TF_OK);
+			o[q] = tf_optim_new();
+			CHECK_STATUS(
+			    tf_optim_place(
+			        o[q], NULL,
+			        tf_registry_optimizer_update(reg, names[k])),
+			    TF_OK, o[q]);
+			CHECK_STATUS(
+			    tf_optim_init(o[q],
+			                  tf_registry_optimizer(reg, names[k]),
+			                  h, tf_graph_nparams(g[q])),
+			    TF_OK, o[q]);
+			m[q] = tf_metrics_new(TF_TASK_BINARY, 2);
+		}
+		tfi_graph_zero_grads(g[0], 0);
+		size_t np = tf_graph_nparams(g[0]);
+		struct tfi_linear *lin = tfi_linear_plan(g[1]);
+		REQUIRE(lin != NULL);
+		struct tfi_ranges rr = {0};
+		for (int step = 0; step < STEPS; step++) {
+			for (int i = 0; i < B * W; i++) {
+				uint64_t r =
+				    (uint64_t)(i * 2654435761u +
+				               (unsigned)step * 40503u);
+				ids[i] = (int64_t)(r % (V + 6)) - 2;
+				x[i] = (float)((r >> 8) % 9) / 4.0f - 0.5f;
+			}
+			for (int i = 0; i < B; i++) {
+				y[i] = (float)((i * 5 + step) % 3 == 0);
+			}
+			/* the graph's way: the rows met, then the bias */
+			float *p0 = tf_graph_params(g[0]);
+			uint64_t off =
+			    (uint64_t)(tf_graph_node_param(
+			                   g[0], tf_graph_find(g[0], "logits"),
+			                   0, &(const char *){0}, &(int64_t){0},
+			                   &(int64_t){0}, &(int){0}) -
+			               p0);
+			rr.n = 0;
+			for (int i = 0; i < B * W; i++) {
+				int met = ids[i] < 0 || ids[i] >= V;
+				for (int j = 0; j < i && !met; j++) {
+					met = ids[j] == ids[i];
+				}
+				if (!met) {
+					REQUIRE(tfi_ranges_add(
+					            &rr, off + (uint64_t)ids[i],
+					            1) == 0);
+				}
+			}
+			REQUIRE(tfi_ranges_add(&rr, np - 1, 1) == 0);
+			REQUIRE(tf_graph_feed_batch(g[0], &b) == TF_OK);
+			REQUIRE(tf_graph_forward(g[0], 1) == TF_OK);
+			REQUIRE(tf_graph_backward(g[0]) == TF_OK);
+			tf_metrics_add(m[0], tf_graph_fetch(g[0], "prob"), y, B,
+			               tf_graph_loss(g[0]));
+			CHECK_STATUS(tfi_optim_step_ranges(o[0], p0,
+			                                   tf_graph_grads(g[0]),
+			                                   0.5f, &rr),
+			             TF_OK, o[0]);
+			/* linear.c's */
+			double loss;
+			REQUIRE(tfi_linear_takes(lin, &b));
+			CHECK_EQ_INT(
+			    tfi_linear_pass(lin, g[1], o[1], &b, m[1], &loss),
+			    TF_OK);
+			CHECK_STATUS(tfi_linear_apply(lin, g[1], o[1], 0.5f),
+			             TF_OK, o[1]);
+			CHECK(loss == tf_graph_loss(g[0]));
+		}
+		CHECK_MEM(tf_graph_params(g[1]), tf_graph_params(g[0]),
+		          np * sizeof(float));
+		for (unsigned j = 0; j < tf_optim_nslots(o[0]); j++) {
+			CHECK_MEM(tf_optim_slot(o[1], j),
+			          tf_optim_slot(o[0], j), np * sizeof(float));
+		}
+		/* nothing left in either gradient */
+		for (size_t i = 0; i < np; i++) {
+			CHECK(tf_graph_grads(g[0])[i] == 0.0f &&
+			      tf_graph_grads(g[1])[i] == 0.0f);
+		}
+		CHECK(tf_metrics_auc(m[0]) == tf_metrics_auc(m[1]) &&
+		      tf_metrics_loss(m[0]) == tf_metrics_loss(m[1]));
+		/* the step has moved the weights of the ids it met */
+		CHECK(tf_graph_params(g[1])[np - 1] != 0.0f);
+		/* a label the loss refuses is left to the graph, which says
+		 * so */
+		y[3] = 2.0f;
+		CHECK(!tfi_linear_takes(lin, &b));
+		free(rr.v);
+		tfi_linear_free(lin);
+		tf_hparams_free(h);
+		for (int q = 0; q < 2; q++) {
+			tf_metrics_free(m[q]);
+			tf_optim_free(o[q]);
+			tf_graph_free(g[q]);
+		}
+	}
+	free(spec);
+	/* a dnn over the bag is not a linear model */
+	REQUIRE(tf_model_spec_sparse("dnn", &l, "4", TF_TASK_BINARY, 2, 0, 1, 2,
+	                             &spec, err, sizeof err) == TF_OK);
+	struct tf_graph *dg = tf_graph_new();
+	REQUIRE(tf_graph_parse(dg, spec) == TF_OK &&
+	        tf_graph_build(dg, reg, tf_device_cpu(), 7) == TF_OK);
+	CHECK(tfi_linear_plan(dg) == NULL);
+	tf_graph_free(dg);
+	free(spec);
+}
+
 int
 main(void)
 {
@@ -259,6 +393,7 @@ main(void)
 	RUN(learns_and_repeats_bit_for_bit);
 	RUN(stopped_and_started_again_ends_as_one_run);
 	RUN(row_sparse_steps);
+	RUN(linear_step_is_the_graphs);
 	tf_registry_free(reg);
 	DONE();
 }
