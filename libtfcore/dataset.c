@@ -1128,6 +1128,49 @@ prefault(struct tf_dataset *ds, size_t i)
 	ds->prefaulted = to;
 }
 
+/* The first n bytes from p on asked for, up to 512 (the hardware's
+ * prefetcher follows a longer row's copy). */
+static void
+ask_bytes(const void *p, size_t n)
+{
+	n = n < 512 ? n : 512;
+	for (size_t o = 0; o < n; o += 64) {
+		__builtin_prefetch((const char *)p + o);
+	}
+	__builtin_prefetch((const char *)p + n - 1);
+}
+
+/* The rows of the shuffle buffer the next picks will take, asked for
+ * PICKS_AHEAD picks ahead: a pick is a random row of megabytes, read
+ * at once.  A copy of the generator runs ahead of it, so its draws stay
+ * the epoch's; the copy starts again from it when they part (a new
+ * epoch, a restore). */
+static void
+ask_picks(struct tf_dataset *ds, size_t w, size_t ni)
+{
+	struct tf_rng *at = &ds->picks_at[ds->picks_head];
+	if (ds->picks_len == PICKS_AHEAD &&
+	    memcmp(at->s, ds->rng.s, sizeof at->s) == 0) {
+		/* this pick was asked for; one more ahead */
+		ds->picks_head = (ds->picks_head + 1) % PICKS_AHEAD;
+		ds->picks_len--;
+	} else {
+		ds->picks_rng = ds->rng;
+		ds->picks_head = 0;
+		ds->picks_len = 0;
+	}
+	while (ds->picks_len < PICKS_AHEAD) {
+		unsigned k = (ds->picks_head + ds->picks_len) % PICKS_AHEAD;
+		ds->picks_at[k] = ds->picks_rng;
+		size_t i = (size_t)tf_rng_below(&ds->picks_rng, ds->nbuf);
+		ask_bytes(ds->buf + i * w, w * sizeof *ds->buf);
+		if (ni > 0) {
+			ask_bytes(ds->ibuf + i * ni, ni * sizeof *ds->ibuf);
+		}
+		ds->picks_len++;
+	}
+}
+
 /* One example of the epoch through the shuffle buffer. */
 static int
 next_example(struct tf_dataset *ds, float *x, int64_t *ids, float *label,
@@ -1148,6 +1191,9 @@ next_example(struct tf_dataset *ds, float *x, int64_t *ids, float *label,
 	}
 	if (ds->nbuf == 0) {
 		return TF_EOF;
+	}
+	if (ds->shuffle > 1 && !ds->at_end && ds->nbuf == ds->shuffle) {
+		ask_picks(ds, w, ni);
 	}
 	size_t i =
 	    ds->shuffle > 1 ? (size_t)tf_rng_below(&ds->rng, ds->nbuf) : 0;

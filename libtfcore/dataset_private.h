@@ -21,6 +21,8 @@
 #include "columns_private.h"
 
 #define KEYLEN 128
+/* the shuffle buffer's picks asked for ahead (dataset.c's ask_picks()) */
+#define PICKS_AHEAD 4
 
 struct tf_dataset {
 	struct tfi_handle err;
@@ -74,6 +76,10 @@ struct tf_dataset {
 	struct tf_reader *r;
 	struct tf_example *ex;
 	struct tf_rng rng;
+	/* the shuffle buffer's next picks, asked for ahead (ask_picks()):
+	 * a copy of rng run on, and the state before each pick made */
+	struct tf_rng picks_rng, picks_at[PICKS_AHEAD];
+	unsigned picks_head, picks_len;
 	float *buf;    /* shuffle buffer: shuffle rows of width + 1 floats */
 	int64_t *ibuf; /* and their nids ids each */
 	size_t nbuf;

@@ -154,15 +154,21 @@ room(struct tfi_linear *l, size_t rows, size_t ids)
 		l->rows_room = rows;
 	}
 	if (ids > l->ids_room) {
-		uint64_t *a = realloc(l->at, ids * sizeof *a);
-		l->at = a ? a : l->at;
-		float *gr = a ? realloc(l->grad, ids * sizeof *gr) : NULL;
-		l->grad = gr ? gr : l->grad;
-		int32_t *o = gr ? realloc(l->of, ids * sizeof *o) : NULL;
-		if (o == NULL) {
+		uint64_t *at = realloc(l->at, ids * sizeof *at);
+		if (at == NULL) {
 			return -1;
 		}
-		l->of = o;
+		l->at = at;
+		float *grad = realloc(l->grad, ids * sizeof *grad);
+		if (grad == NULL) {
+			return -1;
+		}
+		l->grad = grad;
+		int32_t *of = realloc(l->of, ids * sizeof *of);
+		if (of == NULL) {
+			return -1;
+		}
+		l->of = of;
 		l->ids_room = ids;
 	}
 	size_t cap = 1024;
