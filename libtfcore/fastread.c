@@ -88,6 +88,47 @@ fast_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 	return 0;
 }
 
+/* A varint of up to 10 bytes with 10 to read: the 7-bit groups of its
+ * first 8 bytes put together at once, not a byte at a time (ids hashed
+ * over 2^64 are 9 or 10 bytes each); fast_varint() where fewer are
+ * left, and for a 10th byte over 1 (its bits past the 64th dropped, as
+ * fast_varint() drops them). */
+static inline __attribute__((always_inline)) int
+long_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	const uint8_t *s = *p;
+	if (end - s < 10) {
+		return fast_varint(p, end, v);
+	}
+	uint64_t x = tfi_get_le64(s);
+	uint64_t stop = ~x & UINT64_C(0x8080808080808080);
+	int len = stop != 0 ? __builtin_ctzll(stop) / 8 + 1 : 8;
+	if (len < 8) {
+		x &= (UINT64_C(1) << (8 * len)) - 1;
+	}
+	x &= UINT64_C(0x7f7f7f7f7f7f7f7f);
+	x = ((x & UINT64_C(0x7f007f007f007f00)) >> 1) |
+	    (x & UINT64_C(0x007f007f007f007f));
+	x = ((x & UINT64_C(0x3fff00003fff0000)) >> 2) |
+	    (x & UINT64_C(0x00003fff00003fff));
+	x = ((x & UINT64_C(0x0fffffff00000000)) >> 4) |
+	    (x & UINT64_C(0x000000000fffffff));
+	if (stop == 0) {
+		x |= (uint64_t)(s[8] & 0x7f) << 56;
+		len = 9;
+		if (s[8] & 0x80) {
+			if (s[9] > 1) {
+				return fast_varint(p, end, v);
+			}
+			x |= (uint64_t)s[9] << 63;
+			len = 10;
+		}
+	}
+	*p = s + len;
+	*v = x;
+	return 1;
+}
+
 /* A length-delimited field with this one-byte tag: its bytes in
  * [*sub, *subend), *p moved past them.  0 when it is not that. */
 static inline __attribute__((always_inline)) int
@@ -784,16 +825,27 @@ tfi_ds_fast_bag(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 	int64_t width, vocab, k = 0;
 	tf_columns_bag(cols, &width, &vocab);
 	size_t nv = vs != NULL ? (size_t)(ve - vs) / 4 : 0;
+	/* tf_columns_bag_id() in the loop: below the table's rows, or
+	 * hashed into them (by a mask when they are a power of two) */
+	uint64_t rows = (uint64_t)vocab;
+	int hash = cols->bag_hash, pow2 = (rows & (rows - 1)) == 0;
 	while (is != NULL && is < ie) {
 		uint64_t v;
-		if (k == width || !fast_varint(&is, ie, &v)) {
+		if (k == width) {
 			return 0;
 		}
-		int64_t id = tf_columns_bag_id(cols, (int64_t)v);
-		if (id < 0) {
+		if (is[0] < 0x80) { /* an id under 2^7: one byte */
+			v = *is++;
+		} else if (!long_varint(&is, ie, &v)) {
 			return 0;
 		}
-		ids[k++] = id;
+		if (hash) {
+			uint64_t h = tfi_mix64(v);
+			v = pow2 ? h & (rows - 1) : h % rows;
+		} else if (v >= rows) {
+			return 0;
+		}
+		ids[k++] = (int64_t)v;
 	}
 	if (nv > 0 && nv != (size_t)k) {
 		return 0;

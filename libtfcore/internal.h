@@ -569,29 +569,36 @@ int tfi_optim_row_exact(const struct tf_optim *o, int lr_decays,
 struct tfi_ranges;
 int tfi_optim_step_ranges(struct tf_optim *o, float *w, float *g, float lr,
                           const struct tfi_ranges *r);
-/* The same over the single values at[0..n-1], their gradient in grad[]
- * (g is neither read nor zeroed there), and ranges r as above (a sparse
- * linear model's step, train.c's linear_step()); on the CPU. */
-int tfi_optim_step_values(struct tf_optim *o, float *w, float *g, float lr,
-                          const uint64_t *at, const float *grad, size_t n,
-                          const struct tfi_ranges *r);
-/* A sparse linear model's step without the graph's passes (linear.c):
- * plan it for a graph of tf_model_spec_sparse()'s binary lr (NULL:
- * another graph, or no memory); whether it takes a batch (its widths,
- * labels 0 and 1); a pass: forward, loss, the batch's predictions into
- * m, the gradient of the bias (in the graph's) and of the rows the ids
- * name (in a list of its own); then o's update of them (its error on
- * o's handle), which zeroes the bias's gradient again. */
+/* The update of o's next step at rate lr (the step counted), for a
+ * caller that applies it itself (linear.c); TF_EINVAL as above. */
+struct tf_update;
+int tfi_optim_next_update(struct tf_optim *o, float lr, struct tf_update *u);
+/* A sparse linear model's step without the graph's passes (linear.c).
+ * Plan it for a graph of tf_model_spec_sparse()'s binary lr and an
+ * optimizer of at most 2 slots (NULL: another, or no memory); whether
+ * it takes a batch (its widths, labels 0 and 1).  A pass: forward,
+ * loss, the batch's predictions into m, the gradient of the bias (in
+ * the graph's) and of the rows the ids name (in a list of its own);
+ * apply: o's update of them (its error on o's handle), the bias's
+ * gradient zeroed again.  Between steps the table's weights and slots
+ * live in its own rows: flush writes them into the graph's parameters
+ * and o's slots, for anything that reads them (a checkpoint, an
+ * evaluation); drop says the graph's and o's are the model now (a step
+ * the graph took), read again at the next pass. */
 struct tfi_linear;
 struct tf_batch;
 struct tf_metrics;
-struct tfi_linear *tfi_linear_plan(struct tf_graph *g);
+struct tfi_linear *tfi_linear_plan(struct tf_graph *g,
+                                   const struct tf_optim *o);
 int tfi_linear_takes(const struct tfi_linear *l, const struct tf_batch *b);
 int tfi_linear_pass(struct tfi_linear *l, struct tf_graph *g,
                     struct tf_optim *o, const struct tf_batch *b,
                     struct tf_metrics *m, double *loss);
 int tfi_linear_apply(struct tfi_linear *l, struct tf_graph *g,
                      struct tf_optim *o, float lr);
+void tfi_linear_flush(struct tfi_linear *l, struct tf_graph *g,
+                      struct tf_optim *o);
+void tfi_linear_drop(struct tfi_linear *l);
 void tfi_linear_free(struct tfi_linear *l);
 /* Whether tf_graph_backward() zeroes the parameters' gradient first (the
  * default) or leaves that to the caller, who keeps it zero where a

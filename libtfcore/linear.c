@@ -1,20 +1,22 @@
 /*
- * linear.c - a sparse linear model's step in one pass (train.c's
- * linear_step()): tf-train --model lr over sparse ids, binary, on the
+ * linear.c - a sparse linear model's step without the graph's passes
+ * (train.c uses it): tf-train --model lr over sparse ids, binary, on the
  * CPU, in one process, with an optimizer that updates only the rows a
- * batch touched (sgd, adagrad, ftrl).
+ * batch touched (sgd, adagrad, ftrl, lazy_adam).
  *
  * The graph's way: the embedding node's weighted lookup and bias, the
  * loss, the lookup's gradient scattered into the table's gradient (a
  * vector as long as the table), the rows listed as ranges, and the
- * optimizer's packed update over them.  Here the same kernels compute
- * the logits, loss and predictions, but each of the batch's rows gets a
- * place in a short list as its id is first met (an open-addressed map
- * of a batch's ids, which stays in the cache), the gradient is summed
- * there, and the optimizer updates the list's values
- * (tfi_optim_step_values()): the table's gradient is never touched.
- * The sums are the same, in the same order: the same model bit for bit
- * (tests/unit/test_linear.c compares the two).
+ * optimizer's packed update of the weights and of each slot, arrays of
+ * their own: an id's weight, gradient and slots are four cache misses.
+ * Here an id's weight and slots lie together in one row of 16 bytes:
+ * one miss.  Each row the batch touches takes a place in a short list
+ * as it is first met (an open-addressed map of the batch's rows, which
+ * stays in the cache, and the row asked for then);
+ * the gradient is summed there, the list packed for the optimizer's
+ * update and put back.  The same kernels compute the logits, loss and
+ * predictions and the same sums run in the same order: the same model
+ * bit for bit (tests/unit/test_train.c compares the two).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -26,7 +28,13 @@
 #include "tf/metrics.h"
 #include "tf/optim.h"
 
-/* A place in the map: the parameter's offset, the batch it was met in,
+/* A row of the table: its weight and up to 2 optimizer slots, 16 bytes
+ * (a quarter of a cache line). */
+struct lrow {
+	float w, s[2], pad;
+};
+
+/* A place in a batch's map of rows: the row, the batch it was met in,
  * its place in the list. */
 struct place {
 	uint64_t key;
@@ -36,18 +44,22 @@ struct place {
 struct tfi_linear {
 	uint64_t table, bias; /* offsets in the graph's parameters */
 	int64_t vocab, width, begin, size;
-	struct tfi_ranges dense; /* the bias, updated with the rows */
-	struct place *map;       /* a power of two of places */
+	unsigned ns;       /* the optimizer's slots */
+	struct lrow *rows; /* the table's, between steps when live */
+	int live;
+	struct place *map; /* a power of two of places */
 	size_t cap;
 	int bits;
 	uint32_t gen;
-	uint64_t *at; /* the batch's rows, as first met */
+	uint64_t *at; /* the rows the batch touched, as first met */
 	float *grad;  /* ... their gradient */
 	size_t n;     /* ... how many (a pass's) */
 	int32_t *of;  /* each id's place in them, or -1 */
 	size_t ids_room;
 	float *buf; /* logits, predictions, their gradient */
 	size_t rows_room;
+	float *pack; /* the update's packed values, gradient, slots */
+	size_t pack_room;
 };
 
 void
@@ -56,12 +68,13 @@ tfi_linear_free(struct tfi_linear *l)
 	if (l == NULL) {
 		return;
 	}
-	free(l->dense.v);
+	tf_device_free(tf_device_cpu(), (float *)l->rows);
 	free(l->map);
 	free(l->at);
 	free(l->grad);
 	free(l->of);
 	free(l->buf);
+	free(l->pack);
 	free(l);
 }
 
@@ -81,7 +94,7 @@ op_is(struct tf_graph *g, int i, const char *op)
 }
 
 struct tfi_linear *
-tfi_linear_plan(struct tf_graph *g)
+tfi_linear_plan(struct tf_graph *g, const struct tf_optim *o)
 {
 	/* input x W, input ids W int64, input label 1; node logits
 	 * embedding ids,x dim=1 bias=1 (a sum); prob sigmoid logits; loss
@@ -90,7 +103,8 @@ tfi_linear_plan(struct tf_graph *g)
 	int ls = tf_graph_find(g, "loss"), x = tf_graph_find(g, "x");
 	int ids = tf_graph_find(g, "ids"), y = tf_graph_find(g, "label");
 	if (tf_graph_nnodes(g) != 6 || e < 0 || p < 0 || ls < 0 || x < 0 ||
-	    ids < 0 || y < 0 || tf_graph_node_op(g, x) != NULL ||
+	    ids < 0 || y < 0 || tf_optim_nslots(o) > 2 ||
+	    tf_graph_node_op(g, x) != NULL ||
 	    tf_graph_node_op(g, ids) != NULL ||
 	    tf_graph_node_op(g, y) != NULL ||
 	    tf_graph_input_dtype(g, "x") != TF_FLOAT32 ||
@@ -134,10 +148,7 @@ tfi_linear_plan(struct tf_graph *g)
 	l->width = w;
 	l->begin = begin;
 	l->size = size;
-	if (tfi_ranges_add(&l->dense, l->bias, 1) != 0) {
-		tfi_linear_free(l);
-		return NULL;
-	}
+	l->ns = tf_optim_nslots(o);
 	return l;
 }
 
@@ -192,32 +203,93 @@ room(struct tfi_linear *l, size_t rows, size_t ids)
 		memset(l->map, 0, l->cap * sizeof *l->map);
 		l->gen = 1;
 	}
+	size_t pack = (ids + 1) * (l->ns + 2);
+	if (pack > l->pack_room) {
+		float *p = realloc(l->pack, pack * sizeof *p);
+		if (p == NULL) {
+			return -1;
+		}
+		l->pack = p;
+		l->pack_room = pack;
+	}
 	return 0;
 }
 
-/* The place of the row at offset key in the batch's list, made when it
- * is first met (its slots then asked for); *n the list's length. */
+/* The table's weights and slots into rows: -1 out of memory. */
+static int
+load(struct tfi_linear *l, struct tf_graph *g, struct tf_optim *o)
+{
+	if (l->rows == NULL) {
+		l->rows = (struct lrow *)tf_device_alloc(tf_device_cpu(),
+		                                         (size_t)l->vocab * 4);
+		if (l->rows == NULL) {
+			return -1;
+		}
+	}
+	const float *t = tf_graph_params(g) + l->table;
+	const float *sl[2] = {NULL, NULL};
+	for (unsigned k = 0; k < l->ns; k++) {
+		sl[k] = tf_optim_slot(o, k) + l->table;
+	}
+	for (int64_t i = 0; i < l->vocab; i++) {
+		struct lrow *q = &l->rows[i];
+		q->w = t[i];
+		q->s[0] = l->ns > 0 ? sl[0][i] : 0.0f;
+		q->s[1] = l->ns > 1 ? sl[1][i] : 0.0f;
+		q->pad = 0.0f;
+	}
+	l->live = 1;
+	return 0;
+}
+
+void
+tfi_linear_flush(struct tfi_linear *l, struct tf_graph *g, struct tf_optim *o)
+{
+	if (l == NULL || !l->live) {
+		return;
+	}
+	float *t = tf_graph_params(g) + l->table;
+	float *sl[2] = {NULL, NULL};
+	for (unsigned k = 0; k < l->ns; k++) {
+		sl[k] = tf_optim_slot(o, k) + l->table;
+	}
+	for (int64_t i = 0; i < l->vocab; i++) {
+		const struct lrow *q = &l->rows[i];
+		t[i] = q->w;
+		for (unsigned k = 0; k < l->ns; k++) {
+			sl[k][i] = q->s[k];
+		}
+	}
+}
+
+void
+tfi_linear_drop(struct tfi_linear *l)
+{
+	if (l != NULL) {
+		l->live = 0;
+	}
+}
+
+/* The place of table row id in the batch's list, made when it is first
+ * met (the row then asked for); *n the list's length. */
 static int32_t
-place_of(struct tfi_linear *l, uint64_t key, size_t *n, float *const *slots,
-         unsigned ns)
+place_of(struct tfi_linear *l, uint64_t id, size_t *n)
 {
 	size_t mask = l->cap - 1;
 	size_t h =
-	    (size_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> (64 - l->bits));
+	    (size_t)((id * UINT64_C(0x9e3779b97f4a7c15)) >> (64 - l->bits));
 	for (;; h = (h + 1) & mask) {
 		struct place *p = &l->map[h];
 		if (p->gen != l->gen) {
 			p->gen = l->gen;
-			p->key = key;
+			p->key = id;
 			p->j = (uint32_t)*n;
-			l->at[*n] = key;
+			l->at[*n] = id;
 			l->grad[*n] = 0.0f;
-			for (unsigned k = 0; k < ns; k++) {
-				__builtin_prefetch(slots[k] + key);
-			}
+			__builtin_prefetch(&l->rows[id], 1);
 			return (int32_t)(*n)++;
 		}
-		if (p->key == key) {
+		if (p->key == id) {
 			return (int32_t)p->j;
 		}
 	}
@@ -250,33 +322,41 @@ tfi_linear_pass(struct tfi_linear *l, struct tf_graph *g, struct tf_optim *o,
 	if (room(l, rows, rows * per) != 0) {
 		return TF_ENOMEM;
 	}
+	if (!l->live && load(l, g, o) != 0) {
+		return TF_ENOMEM;
+	}
 	struct tf_device *dev = tf_device_cpu();
 	float *params = tf_graph_params(g), *grads = tf_graph_grads(g);
-	unsigned ns = tf_optim_nslots(o);
-	float *slots[8];
-	ns = ns < 8 ? ns : 8;
-	for (unsigned k = 0; k < ns; k++) {
-		slots[k] = tf_optim_slot(o, k);
-	}
-	/* The rows first, so their slots come while the rest runs. */
+	const struct lrow *lr = l->rows;
+	/* Each row the ids name takes a place as it is first met (the map
+	 * stays in the cache), the row then asked for. */
 	size_t n = 0;
 	const int64_t *ids = b->ids + l->begin;
 	const float *x = b->x + l->begin;
+	size_t stride = (size_t)l->width;
 	for (size_t r = 0; r < rows; r++) {
-		const int64_t *row = ids + r * (size_t)l->width;
+		const int64_t *row = ids + r * stride;
 		int32_t *of = l->of + r * per;
 		for (size_t k = 0; k < per; k++) {
 			int64_t id = row[k];
 			of[k] = id >= 0 && id < l->vocab
-			            ? place_of(l, l->table + (uint64_t)id, &n,
-			                       slots, ns)
+			            ? place_of(l, (uint64_t)id, &n)
 			            : -1;
 		}
 	}
+	/* gather_w_cpu's sums, in its order, then the bias */
 	float *logits = l->buf, *prob = logits + rows, *dl = prob + rows;
-	const float *table = params + l->table;
-	tf_gather_weighted(dev, table, l->vocab, 1, ids, l->width, x, l->width,
-	                   (int64_t)rows, l->size, TF_COMBINE_SUM, logits);
+	for (size_t r = 0; r < rows; r++) {
+		const int64_t *row = ids + r * stride;
+		const float *wr = x + r * stride;
+		float acc = 0.0f;
+		for (size_t k = 0; k < per; k++) {
+			int64_t id = row[k];
+			acc +=
+			    id >= 0 && id < l->vocab ? wr[k] * lr[id].w : 0.0f;
+		}
+		logits[r] = acc;
+	}
 	tf_add_bias(dev, logits, params + l->bias, (int64_t)rows, 1);
 	tf_sigmoid(dev, logits, prob, rows);
 	memset(dl, 0, rows * sizeof *dl);
@@ -290,7 +370,7 @@ tfi_linear_pass(struct tfi_linear *l, struct tf_graph *g, struct tf_optim *o,
 	const float inv = 1.0f;
 	for (size_t r = 0; r < rows; r++) {
 		const int32_t *of = l->of + r * per;
-		const float *xr = x + r * (size_t)l->width;
+		const float *xr = x + r * stride;
 		for (size_t k = 0; k < per; k++) {
 			if (of[k] >= 0) {
 				l->grad[of[k]] += xr[k] * inv * dl[r];
@@ -305,8 +385,40 @@ int
 tfi_linear_apply(struct tfi_linear *l, struct tf_graph *g, struct tf_optim *o,
                  float lr)
 {
-	size_t n = l->n;
+	struct tf_update u;
+	if (tfi_optim_next_update(o, lr, &u) != TF_OK) {
+		return TF_EINVAL;
+	}
+	/* the rows' places, then the bias, packed */
+	size_t n = l->n, m = n + 1;
+	float *pw = l->pack, *pg = pw + m, *ps[2] = {pg + m, pg + 2 * m};
+	float *params = tf_graph_params(g), *grads = tf_graph_grads(g);
+	for (size_t j = 0; j < n; j++) {
+		const struct lrow *q = &l->rows[l->at[j]];
+		pw[j] = q->w;
+		pg[j] = l->grad[j];
+		for (unsigned k = 0; k < l->ns; k++) {
+			ps[k][j] = q->s[k];
+		}
+	}
+	pw[n] = params[l->bias];
+	pg[n] = grads[l->bias];
+	grads[l->bias] = 0.0f;
+	for (unsigned k = 0; k < l->ns; k++) {
+		ps[k][n] = tf_optim_slot(o, k)[l->bias];
+	}
+	tf_update(tf_device_cpu(), &u, pw, pg, ps, m);
+	for (size_t j = 0; j < n; j++) {
+		struct lrow *q = &l->rows[l->at[j]];
+		q->w = pw[j];
+		for (unsigned k = 0; k < l->ns; k++) {
+			q->s[k] = ps[k][j];
+		}
+	}
+	params[l->bias] = pw[n];
+	for (unsigned k = 0; k < l->ns; k++) {
+		tf_optim_slot(o, k)[l->bias] = ps[k][n];
+	}
 	l->n = 0;
-	return tfi_optim_step_values(o, tf_graph_params(g), tf_graph_grads(g),
-	                             lr, l->at, l->grad, n, &l->dense);
+	return TF_OK;
 }

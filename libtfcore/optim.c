@@ -321,48 +321,31 @@ tfi_optim_row_exact(const struct tf_optim *o, int lr_decays, int tables_zero)
 #define PACK_MAX   256
 #define PACK_AHEAD 16
 
-/* Single values (at[i], their gradient grad[i], given apart: g is not
- * read for them) and the ranges of r shorter than PACK_MAX (packed
- * floats of them) through one update on the CPU: gathered (the ranges'
- * gradient zeroed), updated, put back. */
+/* The ranges shorter than PACK_MAX (packed floats in all) through one
+ * update on the CPU: gathered (their gradient zeroed), updated, put
+ * back. */
 static int
 pack_rows(struct tf_optim *o, const struct tf_update *u, float *w, float *g,
-          const uint64_t *at, const float *grad, size_t nv,
           const struct tfi_ranges *r, size_t packed)
 {
 	unsigned ns = o->nslots;
-	size_t total = nv + packed;
-	if (total > o->pack_cap) {
-		float *p = realloc(o->pack, total * (ns + 2) * sizeof *p);
+	if (packed > o->pack_cap) {
+		float *p = realloc(o->pack, packed * (ns + 2) * sizeof *p);
 		if (p == NULL) {
 			return tfi_set_error(o, TF_ENOMEM, "out of memory");
 		}
 		o->pack = p;
-		o->pack_cap = total;
+		o->pack_cap = packed;
 	}
-	float *pw = o->pack, *pg = pw + total, *ps[8];
+	float *pw = o->pack, *pg = pw + packed, *ps[8];
 	for (unsigned k = 0; k < ns; k++) {
-		ps[k] = pg + (k + 1) * total;
+		ps[k] = pg + (k + 1) * packed;
 	}
-	/* The values and rows are scattered over the tables: theirs and
-	 * their slots asked for some ahead. */
-	for (size_t i = 0; i < nv; i++) {
-		if (i + PACK_AHEAD < nv) {
-			uint64_t ahead = at[i + PACK_AHEAD];
-			__builtin_prefetch(&w[ahead]);
-			for (unsigned k = 0; k < ns; k++) {
-				__builtin_prefetch(&o->slots[k][ahead]);
-			}
-		}
-		pw[i] = w[at[i]];
-		pg[i] = grad[i];
-		for (unsigned k = 0; k < ns; k++) {
-			ps[k][i] = o->slots[k][at[i]];
-		}
-	}
-	size_t to = nv;
+	size_t at = 0;
 	for (size_t i = 0; i < r->n; i += 2) {
 		uint64_t from = r->v[i], len = r->v[i + 1];
+		/* The rows are scattered over the tables: their values
+		 * and slots asked for some ranges ahead. */
 		if (i + 2 * PACK_AHEAD < r->n) {
 			uint64_t ahead = r->v[i + 2 * PACK_AHEAD];
 			__builtin_prefetch(&w[ahead]);
@@ -372,75 +355,40 @@ pack_rows(struct tf_optim *o, const struct tf_update *u, float *w, float *g,
 			}
 		}
 		for (uint64_t j = 0; len < PACK_MAX && j < len; j++) {
-			pw[to + j] = w[from + j];
-			pg[to + j] = g[from + j];
+			pw[at + j] = w[from + j];
+			pg[at + j] = g[from + j];
 			g[from + j] = 0.0f; /* taken */
 			for (unsigned k = 0; k < ns; k++) {
-				ps[k][to + j] = o->slots[k][from + j];
+				ps[k][at + j] = o->slots[k][from + j];
 			}
 		}
-		to += len < PACK_MAX ? len : 0;
+		at += len < PACK_MAX ? len : 0;
 	}
-	tf_update(o->dev, u, pw, pg, ps, total);
-	for (size_t i = 0; i < nv; i++) {
-		w[at[i]] = pw[i];
-		for (unsigned k = 0; k < ns; k++) {
-			o->slots[k][at[i]] = ps[k][i];
-		}
-	}
-	to = nv;
+	tf_update(o->dev, u, pw, pg, ps, packed);
+	at = 0;
 	for (size_t i = 0; i < r->n; i += 2) {
-		uint64_t dst = r->v[i], len = r->v[i + 1];
+		uint64_t to = r->v[i], len = r->v[i + 1];
 		for (uint64_t j = 0; len < PACK_MAX && j < len; j++) {
-			w[dst + j] = pw[to + j];
+			w[to + j] = pw[at + j];
 			for (unsigned k = 0; k < ns; k++) {
-				o->slots[k][dst + j] = ps[k][to + j];
+				o->slots[k][to + j] = ps[k][at + j];
 			}
 		}
-		to += len < PACK_MAX ? len : 0;
+		at += len < PACK_MAX ? len : 0;
 	}
 	return TF_OK;
 }
 
-/* A row-sparse step: the values at[] (their gradient in grad[]) and the
- * ranges r (theirs in g, zeroed once used). */
-static int
-step_rows(struct tf_optim *o, float *w, float *g, float lr, const uint64_t *at,
-          const float *grad, size_t nv, const struct tfi_ranges *r)
+int
+tfi_optim_next_update(struct tf_optim *o, float lr, struct tf_update *u)
 {
-	struct tf_update u;
 	if (o->opt == NULL || o->update == NULL ||
-	    o->update(o->state, o->steps + 1, lr, &u) != 0) {
+	    o->update(o->state, o->steps + 1, lr, u) != 0) {
 		return tfi_set_error(o, TF_EINVAL,
 		                     "optimizer not set up for row-sparse "
 		                     "steps");
 	}
 	o->steps++;
-	float *slots[8];
-	/* On the CPU, short ranges (an embedding's rows) are packed into one
-	 * update, not one call each. */
-	int pack = tf_device_kind(o->dev) == TF_DEVICE_CPU;
-	size_t packed = 0;
-	for (size_t i = 0; i < r->n; i += 2) {
-		uint64_t from = r->v[i], len = r->v[i + 1];
-		if (pack && len < PACK_MAX) {
-			packed += len;
-			continue;
-		}
-		for (unsigned k = 0; k < o->nslots; k++) {
-			slots[k] = o->slots[k] + from;
-		}
-		tf_update(o->dev, &u, w + from, g + from, slots, len);
-		tf_zero(o->dev, g + from, len);
-	}
-	if (nv + packed > 0 &&
-	    pack_rows(o, &u, w, g, at, grad, nv, r, packed) != TF_OK) {
-		return TF_ENOMEM;
-	}
-	char msg[300];
-	if (tf_device_sync(o->dev, msg, sizeof msg) != TF_OK) {
-		return tfi_set_error(o, TF_EINTERNAL, "%s", msg);
-	}
 	return TF_OK;
 }
 
@@ -448,20 +396,35 @@ int
 tfi_optim_step_ranges(struct tf_optim *o, float *w, float *g, float lr,
                       const struct tfi_ranges *r)
 {
-	return step_rows(o, w, g, lr, NULL, NULL, 0, r);
-}
-
-int
-tfi_optim_step_values(struct tf_optim *o, float *w, float *g, float lr,
-                      const uint64_t *at, const float *grad, size_t n,
-                      const struct tfi_ranges *r)
-{
-	if (tf_device_kind(o->dev) != TF_DEVICE_CPU) {
-		return tfi_set_error(o, TF_EINVAL,
-		                     "values apart from their gradient are "
-		                     "updated on the CPU only");
+	struct tf_update u;
+	if (tfi_optim_next_update(o, lr, &u) != TF_OK) {
+		return TF_EINVAL;
 	}
-	return step_rows(o, w, g, lr, at, grad, n, r);
+	float *slots[8];
+	/* On the CPU, short ranges (an embedding's rows) are packed into one
+	 * update, not one call each. */
+	int pack = tf_device_kind(o->dev) == TF_DEVICE_CPU;
+	size_t packed = 0;
+	for (size_t i = 0; i < r->n; i += 2) {
+		uint64_t at = r->v[i], len = r->v[i + 1];
+		if (pack && len < PACK_MAX) {
+			packed += len;
+			continue;
+		}
+		for (unsigned k = 0; k < o->nslots; k++) {
+			slots[k] = o->slots[k] + at;
+		}
+		tf_update(o->dev, &u, w + at, g + at, slots, len);
+		tf_zero(o->dev, g + at, len);
+	}
+	if (packed > 0 && pack_rows(o, &u, w, g, r, packed) != TF_OK) {
+		return TF_ENOMEM;
+	}
+	char msg[300];
+	if (tf_device_sync(o->dev, msg, sizeof msg) != TF_OK) {
+		return tfi_set_error(o, TF_EINTERNAL, "%s", msg);
+	}
+	return TF_OK;
 }
 
 uint64_t

@@ -142,6 +142,7 @@ save(struct run *r)
 	if (r->cfg->checkpoint_dir == NULL || !leads(r)) {
 		return TF_OK;
 	}
+	tfi_linear_flush(r->lin, r->g, r->o); /* a sparse lr's rows */
 	/* A distributed run's chief: every shard's values and slots at one
 	 * step. */
 	if (r->cl != NULL &&
@@ -636,6 +637,7 @@ validate(struct run *r)
 	if (r->val_text != NULL && r->val_step == r->h.step) {
 		return TF_OK;
 	}
+	tfi_linear_flush(r->lin, r->g, r->o); /* a sparse lr's rows */
 	/* Row-sparse: this trainer's copy of the rows it did not touch
 	 * lately is stale; take every value first. */
 	uint64_t at;
@@ -2261,8 +2263,9 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			tw.maxparts = 1;
 		}
 		/* a step on one thread of a sparse lr: without the graph */
-		r.lin =
-		    tw.n <= 1 || tw.maxparts <= 1 ? tfi_linear_plan(r.g) : NULL;
+		r.lin = tw.n <= 1 || tw.maxparts <= 1
+		            ? tfi_linear_plan(r.g, r.o)
+		            : NULL;
 	} else if (r.cl == NULL && leads(&r) && sink->note != NULL &&
 	           tables >= LARGE_TABLES) {
 		char line[400];
@@ -2364,6 +2367,11 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		}
 		/* A sparse linear model's batch in one pass (linear.c) */
 		int fused = r.lin != NULL && tfi_linear_takes(r.lin, &b->b);
+		if (r.lin != NULL &&
+		    !fused) { /* the graph's step, on its own */
+			tfi_linear_flush(r.lin, r.g, r.o);
+			tfi_linear_drop(r.lin);
+		}
 		/* A row-sparse step here lists the batch's rows first, their
 		 * optimizer slots asked for as they are met, to come into
 		 * the cache while the graph runs. */

@@ -256,8 +256,8 @@ TEST(linear_step_is_the_graphs)
 	static float x[B * W], y[B];
 	static int64_t ids[B * W];
 	struct tf_batch b = {x, ids, y, B, B, W, W};
-	const char *names[] = {"sgd", "adagrad", "ftrl"};
-	for (int k = 0; k < 3; k++) {
+	const char *names[] = {"sgd", "adagrad", "ftrl", "lazy_adam"};
+	for (int k = 0; k < 4; k++) {
 		struct tf_graph *g[2];
 		struct tf_optim *o[2];
 		struct tf_metrics *m[2];
@@ -282,7 +282,7 @@ TEST(linear_step_is_the_graphs)
 		}
 		tfi_graph_zero_grads(g[0], 0);
 		size_t np = tf_graph_nparams(g[0]);
-		struct tfi_linear *lin = tfi_linear_plan(g[1]);
+		struct tfi_linear *lin = tfi_linear_plan(g[1], o[1]);
 		REQUIRE(lin != NULL);
 		struct tfi_ranges rr = {0};
 		for (int step = 0; step < STEPS; step++) {
@@ -335,7 +335,15 @@ TEST(linear_step_is_the_graphs)
 			CHECK_STATUS(tfi_linear_apply(lin, g[1], o[1], 0.5f),
 			             TF_OK, o[1]);
 			CHECK(loss == tf_graph_loss(g[0]));
+			if (step == STEPS / 2) {
+				/* its rows written out and read again, as
+				 * around a checkpoint or a step the graph took
+				 */
+				tfi_linear_flush(lin, g[1], o[1]);
+				tfi_linear_drop(lin);
+			}
 		}
+		tfi_linear_flush(lin, g[1], o[1]);
 		CHECK_MEM(tf_graph_params(g[1]), tf_graph_params(g[0]),
 		          np * sizeof(float));
 		for (unsigned j = 0; j < tf_optim_nslots(o[0]); j++) {
@@ -371,7 +379,14 @@ TEST(linear_step_is_the_graphs)
 	struct tf_graph *dg = tf_graph_new();
 	REQUIRE(tf_graph_parse(dg, spec) == TF_OK &&
 	        tf_graph_build(dg, reg, tf_device_cpu(), 7) == TF_OK);
-	CHECK(tfi_linear_plan(dg) == NULL);
+	struct tf_optim *o0 = tf_optim_new();
+	struct tf_hparams *h0 = tf_hparams_new();
+	CHECK_STATUS(tf_optim_init(o0, tf_registry_optimizer(reg, "adagrad"),
+	                           h0, tf_graph_nparams(dg)),
+	             TF_OK, o0);
+	CHECK(tfi_linear_plan(dg, o0) == NULL);
+	tf_optim_free(o0);
+	tf_hparams_free(h0);
 	tf_graph_free(dg);
 	free(spec);
 }
