@@ -299,8 +299,9 @@ int
 tfi_linear_takes(const struct tfi_linear *l, const struct tf_batch *b)
 {
 	if (b->width != l->width || b->id_width != l->width || b->x == NULL ||
-	    b->ids == NULL || b->y == NULL || b->rows == 0) {
-		return 0;
+	    b->ids == NULL || b->y == NULL || b->rows == 0 ||
+	    b->rows > (size_t)(INT32_MAX / l->size)) {
+		return 0; /* (a batch's ids have places of 31 bits) */
 	}
 	/* labels 0 and 1 only: the graph's loss node says what is wrong
 	 * with another */
