@@ -569,6 +569,40 @@ int tfi_optim_row_exact(const struct tf_optim *o, int lr_decays,
 struct tfi_ranges;
 int tfi_optim_step_ranges(struct tf_optim *o, float *w, float *g, float lr,
                           const struct tfi_ranges *r);
+/* A batch's rows (rowmap.c): a map of row offsets to their place in the
+ * order met.  start: room for n of them, empty (-1 out of memory);
+ * place: key's place, or next when it is new (*fresh then set). */
+struct tfi_place {
+	uint64_t key;
+	uint32_t gen, j;
+};
+struct tfi_rowmap {
+	struct tfi_place *p; /* a power of two of places */
+	size_t cap;
+	int bits;
+	uint32_t gen; /* a place is taken when it holds gen */
+};
+int tfi_rowmap_start(struct tfi_rowmap *m, size_t n);
+void tfi_rowmap_release(struct tfi_rowmap *m);
+static inline uint32_t
+tfi_rowmap_place(struct tfi_rowmap *m, uint64_t key, uint32_t next, int *fresh)
+{
+	size_t mask = m->cap - 1;
+	size_t h =
+	    (size_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> (64 - m->bits));
+	for (;; h = (h + 1) & mask) {
+		struct tfi_place *p = &m->p[h];
+		if (p->gen != m->gen) {
+			*p = (struct tfi_place){key, m->gen, next};
+			*fresh = 1;
+			return next;
+		}
+		if (p->key == key) {
+			*fresh = 0;
+			return p->j;
+		}
+	}
+}
 /* The update of o's next step at rate lr (the step counted), for a
  * caller that applies it itself (linear.c); TF_EINVAL as above. */
 struct tf_update;

@@ -34,27 +34,17 @@ struct lrow {
 	float w, s[2], pad;
 };
 
-/* A place in a batch's map of rows: the row, the batch it was met in,
- * its place in the list. */
-struct place {
-	uint64_t key;
-	uint32_t gen, j;
-};
-
 struct tfi_linear {
 	uint64_t table, bias; /* offsets in the graph's parameters */
 	int64_t vocab, width, begin, size;
 	unsigned ns;       /* the optimizer's slots */
 	struct lrow *rows; /* the table's, between steps when live */
 	int live;
-	struct place *map; /* a power of two of places */
-	size_t cap;
-	int bits;
-	uint32_t gen;
-	uint64_t *at; /* the rows the batch touched, as first met */
-	float *grad;  /* ... their gradient */
-	size_t n;     /* ... how many (a pass's) */
-	int32_t *of;  /* each id's place in them, or -1 */
+	struct tfi_rowmap map; /* the batch's rows' places */
+	uint64_t *at;          /* the rows the batch touched, as first met */
+	float *grad;           /* ... their gradient */
+	size_t n;              /* ... how many (a pass's) */
+	int32_t *of;           /* each id's place in them, or -1 */
 	size_t ids_room;
 	float *buf; /* logits, predictions, their gradient */
 	size_t rows_room;
@@ -69,7 +59,7 @@ tfi_linear_free(struct tfi_linear *l)
 		return;
 	}
 	tf_device_free(tf_device_cpu(), (float *)l->rows);
-	free(l->map);
+	tfi_rowmap_release(&l->map);
 	free(l->at);
 	free(l->grad);
 	free(l->of);
@@ -182,26 +172,8 @@ room(struct tfi_linear *l, size_t rows, size_t ids)
 		l->of = of;
 		l->ids_room = ids;
 	}
-	size_t cap = 1024;
-	int bits = 10;
-	while (cap < 2 * ids) {
-		cap *= 2;
-		bits++;
-	}
-	if (cap > l->cap) {
-		struct place *m = calloc(cap, sizeof *m);
-		if (m == NULL) {
-			return -1;
-		}
-		free(l->map);
-		l->map = m;
-		l->cap = cap;
-		l->bits = bits;
-		l->gen = 0;
-	}
-	if (++l->gen == 0) {
-		memset(l->map, 0, l->cap * sizeof *l->map);
-		l->gen = 1;
+	if (tfi_rowmap_start(&l->map, ids) != 0) {
+		return -1;
 	}
 	size_t pack = (ids + 1) * (l->ns + 2);
 	if (pack > l->pack_room) {
@@ -275,24 +247,15 @@ tfi_linear_drop(struct tfi_linear *l)
 static int32_t
 place_of(struct tfi_linear *l, uint64_t id, size_t *n)
 {
-	size_t mask = l->cap - 1;
-	size_t h =
-	    (size_t)((id * UINT64_C(0x9e3779b97f4a7c15)) >> (64 - l->bits));
-	for (;; h = (h + 1) & mask) {
-		struct place *p = &l->map[h];
-		if (p->gen != l->gen) {
-			p->gen = l->gen;
-			p->key = id;
-			p->j = (uint32_t)*n;
-			l->at[*n] = id;
-			l->grad[*n] = 0.0f;
-			__builtin_prefetch(&l->rows[id], 1);
-			return (int32_t)(*n)++;
-		}
-		if (p->key == id) {
-			return (int32_t)p->j;
-		}
+	int fresh;
+	uint32_t j = tfi_rowmap_place(&l->map, id, (uint32_t)*n, &fresh);
+	if (fresh) {
+		l->at[j] = id;
+		l->grad[j] = 0.0f;
+		__builtin_prefetch(&l->rows[id], 1);
+		(*n)++;
 	}
+	return (int32_t)j;
 }
 
 int

@@ -239,15 +239,8 @@ struct sparse {
 	struct tfi_ranges dense; /* the parameters outside the tables */
 	struct tfi_ranges grad, want;
 	struct tfi_ranges rows; /* a pass's ranges before sorting */
-	/* The rows a pass took: an open-addressed set of their first
-	 * values' offsets, sized for a batch's ids, so it stays in the
-	 * cache (a mark per table row, megabytes, did not). */
-	uint64_t *seen_key;
-	uint32_t *seen_pass; /* a slot is taken when it holds pass */
-	size_t seen_cap;     /* a power of two */
-	int seen_bits;
-	uint32_t pass;
-	int64_t idw; /* ids a row */
+	struct tfi_rowmap seen; /* the rows a pass took (rowmap.c) */
+	int64_t idw;            /* ids a row */
 	/* the optimizer's slots (a one-process step): a new row's are
 	 * asked for as it is met (sparse_ranges()) */
 	float *slots[8];
@@ -262,8 +255,7 @@ sparse_free(struct sparse *sp)
 		return;
 	}
 	free(sp->t);
-	free(sp->seen_key);
-	free(sp->seen_pass);
+	tfi_rowmap_release(&sp->seen);
 	free(sp->dense.v);
 	free(sp->grad.v);
 	free(sp->want.v);
@@ -342,59 +334,6 @@ by_start(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Room in the set of a pass's rows for n of them (a pass starts again
- * empty); -1 out of memory. */
-static int
-seen_room(struct sparse *sp, size_t n)
-{
-	size_t cap = 1024;
-	int bits = 10;
-	while (cap < 2 * n) {
-		cap *= 2;
-		bits++;
-	}
-	if (cap > sp->seen_cap) {
-		uint64_t *k = malloc(cap * sizeof *k);
-		uint32_t *p = calloc(cap, sizeof *p);
-		if (k == NULL || p == NULL) {
-			free(k);
-			free(p);
-			return -1;
-		}
-		free(sp->seen_key);
-		free(sp->seen_pass);
-		sp->seen_key = k;
-		sp->seen_pass = p;
-		sp->seen_cap = cap;
-		sp->seen_bits = bits;
-		sp->pass = 0;
-	}
-	if (++sp->pass == 0) {
-		memset(sp->seen_pass, 0, sp->seen_cap * sizeof *sp->seen_pass);
-		sp->pass = 1;
-	}
-	return 0;
-}
-
-/* Whether this pass took the row at offset key already; it has now. */
-static int
-seen(struct sparse *sp, uint64_t key)
-{
-	size_t mask = sp->seen_cap - 1;
-	size_t h = (size_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >>
-	                    (64 - sp->seen_bits));
-	for (;; h = (h + 1) & mask) {
-		if (sp->seen_pass[h] != sp->pass) {
-			sp->seen_pass[h] = sp->pass;
-			sp->seen_key[h] = key;
-			return 0;
-		}
-		if (sp->seen_key[h] == key) {
-			return 1;
-		}
-	}
-}
-
 /* The ranges of a batch: the dense parameters and the rows its ids
  * name, ascending, adjoining ones joined (when sorted is set: in the
  * order met otherwise, for the optimizer here). */
@@ -405,9 +344,10 @@ sparse_ranges(struct sparse *sp, const struct tf_batch *b,
 	size_t ids = b != NULL && b->ids != NULL
 	                 ? b->rows * (size_t)b->id_width * sp->nt
 	                 : 0;
-	if (seen_room(sp, ids) != 0) {
+	if (tfi_rowmap_start(&sp->seen, ids) != 0) {
 		return TF_ENOMEM;
 	}
+	int fresh;
 	sp->rows.n = 0;
 	for (size_t k = 0; k < sp->nt; k++) {
 		struct table *t = &sp->t[k];
@@ -422,7 +362,9 @@ sparse_ranges(struct sparse *sp, const struct tf_batch *b,
 					continue;
 				}
 				uint64_t at = t->off + (uint64_t)(id * t->dim);
-				if (seen(sp, at)) {
+				(void)tfi_rowmap_place(&sp->seen, at, 0,
+				                       &fresh);
+				if (!fresh) {
 					continue;
 				}
 				for (unsigned j = 0; j < sp->nslots; j++) {
