@@ -1324,14 +1324,7 @@ tf_columns_bag_hashed(const struct tf_columns *cols)
 int64_t
 tf_columns_bag_id(const struct tf_columns *cols, int64_t id)
 {
-	uint64_t u = (uint64_t)id;
-	if (!cols->bag_hash) {
-		return u < (uint64_t)cols->bag_vocab ? (int64_t)u : -1;
-	}
-	uint64_t v = (uint64_t)cols->bag_vocab;
-	/* (a power of two, as --hash-buckets usually is: no division) */
-	return (int64_t)((v & (v - 1)) == 0 ? tfi_mix64(u) & (v - 1)
-	                                    : tfi_mix64(u) % v);
+	return tfi_bag_row(cols, (uint64_t)id);
 }
 
 /* A bag's two signature inputs: its ids and their values. */

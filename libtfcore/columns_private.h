@@ -129,5 +129,18 @@ int tfi_columns_cat_index(const struct tf_columns *cols, const char *name);
 int64_t tfi_columns_category_id(const struct cat *c, const void *s, size_t n);
 /* The id of an int64 token: its decimal text's (the vocabulary's form). */
 int64_t tfi_columns_int_token_id(const struct cat *c, int64_t v);
+/* A bag's table row of id u (tf_columns_bag_id()'s rule, inline for the
+ * fast reader's loop): u below the rows, or hashed into them (by a mask
+ * when they are a power of two); -1 when u is past them unhashed. */
+static inline int64_t
+tfi_bag_row(const struct tf_columns *cols, uint64_t u)
+{
+	uint64_t v = (uint64_t)cols->bag_vocab;
+	if (!cols->bag_hash) {
+		return u < v ? (int64_t)u : -1;
+	}
+	return (int64_t)((v & (v - 1)) == 0 ? tfi_mix64(u) & (v - 1)
+	                                    : tfi_mix64(u) % v);
+}
 
 #endif

@@ -1140,6 +1140,18 @@ ask_bytes(const void *p, size_t n)
 	__builtin_prefetch((const char *)p + n - 1);
 }
 
+/* One pick more ahead, in place k: the copy's state before it kept. */
+static void
+ask_pick(struct tf_dataset *ds, unsigned k, size_t w, size_t ni)
+{
+	ds->picks_at[k] = ds->picks_rng;
+	size_t i = (size_t)tf_rng_below(&ds->picks_rng, ds->nbuf);
+	ask_bytes(ds->buf + i * w, w * sizeof *ds->buf);
+	if (ni > 0) {
+		ask_bytes(ds->ibuf + i * ni, ni * sizeof *ds->ibuf);
+	}
+}
+
 /* The rows of the shuffle buffer the next picks will take, asked for
  * PICKS_AHEAD picks ahead: a pick is a random row of megabytes, read
  * at once.  A copy of the generator runs ahead of it, so its draws stay
@@ -1148,27 +1160,20 @@ ask_bytes(const void *p, size_t n)
 static void
 ask_picks(struct tf_dataset *ds, size_t w, size_t ni)
 {
-	struct tf_rng *at = &ds->picks_at[ds->picks_head];
-	if (ds->picks_len == PICKS_AHEAD &&
-	    memcmp(at->s, ds->rng.s, sizeof at->s) == 0) {
-		/* this pick was asked for; one more ahead */
-		ds->picks_head = (ds->picks_head + 1) % PICKS_AHEAD;
-		ds->picks_len--;
-	} else {
-		ds->picks_rng = ds->rng;
-		ds->picks_head = 0;
-		ds->picks_len = 0;
+	unsigned h = ds->picks_head;
+	if (ds->picks_on &&
+	    memcmp(ds->picks_at[h].s, ds->rng.s, sizeof ds->rng.s) == 0) {
+		/* this pick was asked for: its place, the next one ahead */
+		ask_pick(ds, h, w, ni);
+		ds->picks_head = (h + 1) % PICKS_AHEAD;
+		return;
 	}
-	while (ds->picks_len < PICKS_AHEAD) {
-		unsigned k = (ds->picks_head + ds->picks_len) % PICKS_AHEAD;
-		ds->picks_at[k] = ds->picks_rng;
-		size_t i = (size_t)tf_rng_below(&ds->picks_rng, ds->nbuf);
-		ask_bytes(ds->buf + i * w, w * sizeof *ds->buf);
-		if (ni > 0) {
-			ask_bytes(ds->ibuf + i * ni, ni * sizeof *ds->ibuf);
-		}
-		ds->picks_len++;
+	ds->picks_rng = ds->rng;
+	for (unsigned k = 0; k < PICKS_AHEAD; k++) {
+		ask_pick(ds, k, w, ni);
 	}
+	ds->picks_head = 0;
+	ds->picks_on = 1;
 }
 
 /* One example of the epoch through the shuffle buffer. */

@@ -79,7 +79,8 @@ struct tf_dataset {
 	/* the shuffle buffer's next picks, asked for ahead (ask_picks()):
 	 * a copy of rng run on, and the state before each pick made */
 	struct tf_rng picks_rng, picks_at[PICKS_AHEAD];
-	unsigned picks_head, picks_len;
+	unsigned picks_head; /* the next pick's */
+	int picks_on;        /* whether they have started */
 	float *buf;    /* shuffle buffer: shuffle rows of width + 1 floats */
 	int64_t *ibuf; /* and their nids ids each */
 	size_t nbuf;

@@ -825,10 +825,6 @@ tfi_ds_fast_bag(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 	int64_t width, vocab, k = 0;
 	tf_columns_bag(cols, &width, &vocab);
 	size_t nv = vs != NULL ? (size_t)(ve - vs) / 4 : 0;
-	/* tf_columns_bag_id() in the loop: below the table's rows, or
-	 * hashed into them (by a mask when they are a power of two) */
-	uint64_t rows = (uint64_t)vocab;
-	int hash = cols->bag_hash, pow2 = (rows & (rows - 1)) == 0;
 	while (is != NULL && is < ie) {
 		uint64_t v;
 		if (k == width) {
@@ -839,13 +835,11 @@ tfi_ds_fast_bag(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		} else if (!long_varint(&is, ie, &v)) {
 			return 0;
 		}
-		if (hash) {
-			uint64_t h = tfi_mix64(v);
-			v = pow2 ? h & (rows - 1) : h % rows;
-		} else if (v >= rows) {
+		int64_t id = tfi_bag_row(cols, v);
+		if (id < 0) {
 			return 0;
 		}
-		ids[k++] = (int64_t)v;
+		ids[k++] = id;
 	}
 	if (nv > 0 && nv != (size_t)k) {
 		return 0;

@@ -90,13 +90,10 @@ tfi_linear_plan(struct tf_graph *g, const struct tf_optim *o)
 	 * embedding ids,x dim=1 bias=1 (a sum); prob sigmoid logits; loss
 	 * sigmoid_xent logits,label: nothing else */
 	int e = tf_graph_find(g, "logits"), p = tf_graph_find(g, "prob");
-	int ls = tf_graph_find(g, "loss"), x = tf_graph_find(g, "x");
-	int ids = tf_graph_find(g, "ids"), y = tf_graph_find(g, "label");
-	if (tf_graph_nnodes(g) != 6 || e < 0 || p < 0 || ls < 0 || x < 0 ||
-	    ids < 0 || y < 0 || tf_optim_nslots(o) > 2 ||
-	    tf_graph_node_op(g, x) != NULL ||
-	    tf_graph_node_op(g, ids) != NULL ||
-	    tf_graph_node_op(g, y) != NULL ||
+	int ls = tf_graph_find(g, "loss");
+	/* (an input's dtype is -1 for a node that is not an input) */
+	if (tf_graph_nnodes(g) != 6 || e < 0 || p < 0 || ls < 0 ||
+	    tf_optim_nslots(o) > 2 ||
 	    tf_graph_input_dtype(g, "x") != TF_FLOAT32 ||
 	    tf_graph_input_dtype(g, "ids") != TF_INT64 ||
 	    tf_graph_input_dtype(g, "label") != TF_FLOAT32 ||

@@ -2307,10 +2307,11 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			t_mark = tfi_now();
 			ex_mark = r.h.examples;
 		}
-		/* A sparse linear model's batch in one pass (linear.c) */
+		/* A sparse linear model's batch without the graph (linear.c);
+		 * one it does not take goes the graph's way, over the model
+		 * its rows hold. */
 		int fused = r.lin != NULL && tfi_linear_takes(r.lin, &b->b);
-		if (r.lin != NULL &&
-		    !fused) { /* the graph's step, on its own */
+		if (r.lin != NULL && !fused) {
 			tfi_linear_flush(r.lin, r.g, r.o);
 			tfi_linear_drop(r.lin);
 		}
