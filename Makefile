@@ -213,7 +213,7 @@ $(ALIB): $(LIB_OBJ)
 # The build tree's (for PKG_CONFIG_PATH=build); make install writes its
 # own with the PREFIX it is given.
 $(B)/libtfcore.pc: mk/libtfcore.pc.in Makefile
-	$(Q)mkdir -p $(@D) && sed -e 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|; s|@PLUGINDIR@|$(PLUGINDIR)|' $< > $@
+	$(Q)mkdir -p $(@D) && sed -e 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|; s|@PLUGINDIR@|$(PLUGINDIR)|; s|@LIBS@|$(LIBS)|' $< > $@
 
 $(B)/tools/%.o: tools/%.c | deps
 	@mkdir -p $(@D)
@@ -397,7 +397,7 @@ install: all
 	install -m 644 $(ALIB) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(PLUGIN_SO) $(DESTDIR)$(PLUGINDIR)/
 	if [ -f $(CUDA_MOD) ]; then install -m 755 $(CUDA_MOD) $(DESTDIR)$(LIBDIR)/tfkit/; fi
-	sed -e 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|; s|@PLUGINDIR@|$(PLUGINDIR)|' \
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|; s|@PLUGINDIR@|$(PLUGINDIR)|; s|@LIBS@|$(LIBS)|' \
 	  mk/libtfcore.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libtfcore.pc
 	install -m 644 $(LIB_HDR) $(DESTDIR)$(INCDIR)/tf/
 	for m in $(MANPAGES); do s=$$(echo $$m | sed 's|.*\.||'); \

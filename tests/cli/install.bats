@@ -63,6 +63,15 @@ C
 	[[ "$output" == "libtfcore "* ]]
 	# the bytes of FORMATS' "hello" vector
 	[ "$(od -An -tx1 out.tfrecord | tr -d ' \n')" = "0500000000000000eab2043e68656c6c6fbb1f1c19" ]
+	# linked with the static library: the file's Libs.private are
+	# every library it needs
+	rm out.tfrecord
+	cc -std=c11 -Wall -Werror $(pkg-config --cflags libtfcore) prog.c \
+		$(pkg-config --static --libs libtfcore |
+			sed "s|-ltfcore|$dest/usr/local/lib/libtfcore.a|") -o prog-static
+	run -0 ./prog-static
+	[[ "$output" == "libtfcore "* ]]
+	[ -s out.tfrecord ]
 }
 
 @test "each built-in plugin exports exactly tf_plugin_entry" {
