@@ -19,13 +19,25 @@
 #include "tf/optim.h"
 #include "tf/record.h"
 
-#define MAGIC         "tfkit-checkpoint 1\n"
+/* Version 2 stores its blocks as runs; version 1 (read still) as values. */
+#define MAGIC         "tfkit-checkpoint 2\n"
+#define MAGIC1        "tfkit-checkpoint 1\n"
 #define MAX_KEEP_LIST 1000
+/* Equal values in a row stored once, value and count, from this many on:
+ * a table's rows no id touched (zero weights, slots at their first value)
+ * take a few bytes. */
+#define MIN_RUN 8
+/* The most values a block may decode to (64 GB of floats): more is a
+ * damaged file, whatever its runs say. */
+#define MAX_VALUES ((uint64_t)1 << 34)
 
 struct block {
 	char *name;
 	const float *ref; /* saving */
-	float *own;       /* loaded */
+	float *own;       /* loaded, decoded by tf_ckpt_get() */
+	uint8_t *raw;     /* loaded: the record's bytes after the name */
+	size_t rawlen;
+	int runs; /* raw holds runs (version 2), else values */
 	size_t n;
 };
 
@@ -49,6 +61,7 @@ tf_ckpt_clear(struct tf_ckpt *c)
 	for (size_t i = 0; i < c->nb; i++) {
 		free(c->b[i].name);
 		free(c->b[i].own);
+		free(c->b[i].raw);
 	}
 	c->nb = 0;
 }
@@ -325,6 +338,160 @@ push(struct tf_ckpt *c, const char *name)
 	return b;
 }
 
+/*
+ * A block's values as runs (tfrecord(5), Checkpoints): the count, then
+ * pairs of L literal values and a run of R copies of one value, as
+ * varint L, L float32s, varint R and, when R > 0, the value.  Values are
+ * compared as bits (a -0 or a NaN is kept as it is).
+ */
+static inline uint32_t
+bits(const float *v, size_t i)
+{
+	uint32_t u;
+	memcpy(&u, &v[i], 4);
+	return u;
+}
+
+int
+tfi_runs_put(struct tfi_buf *rec, const float *v, size_t n)
+{
+	/* at most n / MIN_RUN + 1 pairs, each with two varints and a value
+	 * beyond the literals */
+	if (n > SIZE_MAX / 8 ||
+	    tfi_buf_reserve(rec, 10 + n * 4 + (n / MIN_RUN + 1) * 24) !=
+	        TF_OK) {
+		return TF_ENOMEM;
+	}
+	uint8_t *p = tfi_put_varint(rec->data + rec->len, n);
+	size_t i = 0;
+	while (i < n) {
+		size_t run = n, len = 0;
+		for (size_t j = i; j < n;) {
+			size_t k = j + 1;
+			while (k < n && bits(v, k) == bits(v, j)) {
+				k++;
+			}
+			if (k - j >= MIN_RUN) {
+				run = j;
+				len = k - j;
+				break;
+			}
+			j = k;
+		}
+		p = tfi_put_varint(p, run - i);
+		for (; i < run; i++, p += 4) {
+			tfi_put_le32(p, bits(v, i));
+		}
+		p = tfi_put_varint(p, len);
+		if (len > 0) {
+			tfi_put_le32(p, bits(v, run));
+			p += 4;
+		}
+		i = run + len;
+	}
+	rec->len = (size_t)(p - rec->data);
+	return TF_OK;
+}
+
+static int
+get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	*v = 0;
+	for (int shift = 0; shift < 64 && *p < end; shift += 7) {
+		uint8_t b = *(*p)++;
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (b < 0x80) {
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Values as runs (tfi_runs_put()'s): their count, at most max, into
+ * *n and the values into dst when not NULL; -1 when the runs do not add
+ * up to the count and end with the bytes. */
+int
+tfi_runs_read(const uint8_t *p, size_t len, uint64_t max, uint64_t *n,
+              float *dst)
+{
+	const uint8_t *end = p + len;
+	uint64_t at = 0, lit, rep;
+	if (get_varint(&p, end, n) != 0 || *n > max) {
+		return -1;
+	}
+	while (at < *n) {
+		if (get_varint(&p, end, &lit) != 0 || lit > *n - at ||
+		    lit > (uint64_t)(end - p) / 4) {
+			return -1;
+		}
+		for (uint64_t k = 0; dst != NULL && k < lit; k++) {
+			uint32_t b = tfi_get_le32(p + 4 * k);
+			memcpy(&dst[at + k], &b, 4);
+		}
+		p += 4 * lit;
+		at += lit;
+		if (get_varint(&p, end, &rep) != 0 || rep > *n - at ||
+		    (rep == 0 && lit == 0) || (rep > 0 && end - p < 4)) {
+			return -1;
+		}
+		if (rep > 0) {
+			uint32_t b = tfi_get_le32(p);
+			float f;
+			memcpy(&f, &b, 4);
+			for (uint64_t k = 0; dst != NULL && k < rep; k++) {
+				dst[at + k] = f;
+			}
+			p += 4;
+			at += rep;
+		}
+	}
+	return p == end ? 0 : -1;
+}
+
+/* A loaded block's values into dst (b->n of them). */
+static void
+decode(const struct block *b, float *dst)
+{
+	uint64_t n;
+	if (b->runs) {
+		tfi_runs_read(b->raw, b->rawlen, b->n, &n, dst); /* checked */
+		return;
+	}
+	for (size_t k = 0; k < b->n; k++) {
+		uint32_t u = tfi_get_le32(b->raw + 4 * k);
+		memcpy(&dst[k], &u, 4);
+	}
+}
+
+/* A loaded record's block: its name, and its values checked (their
+ * count, which the runs must give exactly, and no more than MAX_VALUES). */
+static int
+take_block(struct tf_ckpt *c, const uint8_t *d, size_t n, int runs)
+{
+	const uint8_t *nul = memchr(d, 0, n);
+	if (nul == NULL) {
+		return TF_EFORMAT;
+	}
+	size_t len = n - (size_t)(nul - d) - 1;
+	uint64_t vals = len / 4;
+	if (runs) {
+		if (tfi_runs_read(nul + 1, len, MAX_VALUES, &vals, NULL) != 0) {
+			return TF_EFORMAT;
+		}
+	} else if (len % 4 != 0) {
+		return TF_EFORMAT;
+	}
+	struct block *b = push(c, (const char *)d);
+	if (b == NULL || (b->raw = malloc(len ? len : 1)) == NULL) {
+		return TF_ENOMEM;
+	}
+	memcpy(b->raw, nul + 1, len);
+	b->rawlen = len;
+	b->runs = runs;
+	b->n = (size_t)vals;
+	return TF_OK;
+}
+
 int
 tf_ckpt_add(struct tf_ckpt *c, const char *name, const float *data, size_t n)
 {
@@ -394,15 +561,7 @@ tf_ckpt_save(struct tf_ckpt *c, const char *dir, uint64_t step, int keep)
 		rc =
 		    tfi_buf_append(&rec, c->b[i].name, strlen(c->b[i].name) + 1)
 		        ? TF_ENOMEM
-		        : TF_OK;
-		/* float32, little-endian */
-		for (size_t k = 0; k < c->b[i].n && rc == TF_OK; k++) {
-			uint8_t le[4];
-			uint32_t u;
-			memcpy(&u, &c->b[i].ref[k], 4);
-			tfi_put_le32(le, u);
-			rc = tfi_buf_append(&rec, le, 4) ? TF_ENOMEM : TF_OK;
-		}
+		        : tfi_runs_put(&rec, c->b[i].ref, c->b[i].n);
 		if (rc == TF_OK) {
 			rc = tf_writer_write(w, rec.data, rec.len);
 		}
@@ -602,11 +761,18 @@ load(struct tf_ckpt *c, const char *path, int header_only)
 	int rc = tf_reader_open(r, p, TF_COMPRESS_NONE);
 	const uint8_t *d;
 	size_t n;
+	int runs = 0;
 	if (rc == TF_OK && (rc = tf_reader_next(r, &d, &n)) == TF_OK) {
 		size_t ml = strlen(MAGIC);
-		if (n < ml || memcmp(d, MAGIC, ml) != 0) {
-			rc = tfi_set_error(c, TF_EFORMAT,
-			                   "%s: not a tfkit checkpoint", p);
+		runs = n >= ml && memcmp(d, MAGIC, ml) == 0;
+		if (n < ml || (!runs && memcmp(d, MAGIC1, ml) != 0)) {
+			int later = n >= ml && memcmp(d, MAGIC, ml - 2) == 0;
+			rc =
+			    tfi_set_error(c, TF_EFORMAT,
+			                  later ? "%s: a checkpoint of a later "
+			                          "tfkit (format %c)"
+			                        : "%s: not a tfkit checkpoint",
+			                  p, later ? d[ml - 2] : '?');
 		} else {
 			free(c->header);
 			c->header = malloc(n - ml + 1);
@@ -620,23 +786,11 @@ load(struct tf_ckpt *c, const char *path, int header_only)
 	}
 	while (rc == TF_OK && !header_only &&
 	       (rc = tf_reader_next(r, &d, &n)) == TF_OK) {
-		const uint8_t *nul = memchr(d, 0, n);
-		size_t vals = nul ? n - (size_t)(nul - d) - 1 : 0;
-		if (nul == NULL || vals % 4 != 0) {
+		rc = take_block(c, d, n, runs);
+		if (rc == TF_EFORMAT) {
 			rc = tfi_set_error(
 			    c, TF_EFORMAT, "%s: record %llu is not a block", p,
 			    (unsigned long long)tf_reader_count(r) - 1);
-			break;
-		}
-		struct block *b = push(c, (const char *)d);
-		if (b == NULL || (b->own = malloc(vals + 4)) == NULL) {
-			rc = TF_ENOMEM;
-			break;
-		}
-		b->n = vals / 4;
-		for (size_t k = 0; k < b->n; k++) {
-			uint32_t u = tfi_get_le32(nul + 1 + 4 * k);
-			memcpy(&b->own[k], &u, 4);
 		}
 	}
 	if (rc == TF_EOF || (rc == TF_OK && header_only)) {
@@ -670,16 +824,60 @@ tf_ckpt_header(const struct tf_ckpt *c)
 	return c->header ? c->header : "";
 }
 
-const float *
-tf_ckpt_get(const struct tf_ckpt *c, const char *name, size_t *n)
+static struct block *
+find(const struct tf_ckpt *c, const char *name)
 {
 	for (size_t i = 0; i < c->nb; i++) {
 		if (strcmp(c->b[i].name, name) == 0) {
-			*n = c->b[i].n;
-			return c->b[i].own ? c->b[i].own : c->b[i].ref;
+			return &c->b[i];
 		}
 	}
 	return NULL;
+}
+
+int
+tf_ckpt_size(const struct tf_ckpt *c, const char *name, size_t *n)
+{
+	const struct block *b = find(c, name);
+	*n = b ? b->n : 0;
+	return b ? TF_OK : TF_ENOENT;
+}
+
+const float *
+tf_ckpt_get(struct tf_ckpt *c, const char *name, size_t *n)
+{
+	struct block *b = find(c, name);
+	if (b == NULL) {
+		return NULL;
+	}
+	*n = b->n;
+	if (b->raw != NULL && b->own == NULL) {
+		if ((b->own = malloc(b->n ? b->n * sizeof(float) : 1)) ==
+		    NULL) {
+			tfi_set_error(c, TF_ENOMEM, "out of memory");
+			return NULL;
+		}
+		decode(b, b->own);
+	}
+	return b->own ? b->own : b->ref;
+}
+
+int
+tf_ckpt_read(struct tf_ckpt *c, const char *name, float *dst, size_t n)
+{
+	struct block *b = find(c, name);
+	if (b == NULL || b->n != n) {
+		return tfi_set_error(c, TF_EFORMAT,
+		                     "%s: block '%s' is missing or of another "
+		                     "size: a checkpoint of another model",
+		                     c->path, name);
+	}
+	if (b->own != NULL || b->ref != NULL) {
+		memcpy(dst, b->own ? b->own : b->ref, n * sizeof(float));
+	} else {
+		decode(b, dst);
+	}
+	return TF_OK;
 }
 
 const char *

@@ -153,24 +153,43 @@ inference_variables(struct tf_model *m, const struct infer *inf,
 			const float *p = tf_graph_node_param(
 			    g, i, k, &name, &rows, &cols, &state);
 			p = state ? hs + (p - states) : hp + (p - params);
-			size_t off = bin->len / 4;
-			if (tfi_buf_reserve(bin, (size_t)(rows * cols) * 4) !=
-			    0) {
+			size_t off = bin->len, n = (size_t)(rows * cols);
+			if (tfi_runs_put(bin, p, n) != TF_OK) {
 				return tfi_set_error(m, TF_ENOMEM,
 				                     "out of memory");
 			}
-			for (int64_t e = 0; e < rows * cols; e++) {
-				uint32_t u;
-				memcpy(&u, &p[e], 4);
-				tfi_put_le32(bin->data + bin->len, u);
-				bin->len += 4;
+			/* As runs when that halves it (a table's rows no id
+			 * touched), else the values; each begins on 4 bytes. */
+			size_t runs = bin->len - off;
+			if (runs <= n * 2) {
+				while (bin->len % 4 != 0) {
+					bin->data[bin->len++] = 0;
+				}
+			} else {
+				bin->len = off;
+				if (tfi_buf_reserve(bin, n * 4) != 0) {
+					return tfi_set_error(m, TF_ENOMEM,
+					                     "out of memory");
+				}
+				for (size_t e = 0; e < n; e++) {
+					uint32_t u;
+					memcpy(&u, &p[e], 4);
+					tfi_put_le32(bin->data + bin->len, u);
+					bin->len += 4;
+				}
 			}
-			json_array_append_new(
-			    list, json_pack("{s:s,s:s,s:[I,I],s:I,s:b}", "node",
-			                    tf_graph_node_name(g, i), "name",
-			                    name, "shape", (json_int_t)rows,
-			                    (json_int_t)cols, "offset",
-			                    (json_int_t)off, "state", state));
+			json_t *v = json_pack("{s:s,s:s,s:[I,I]}", "node",
+			                      tf_graph_node_name(g, i), "name",
+			                      name, "shape", (json_int_t)rows,
+			                      (json_int_t)cols);
+			json_object_set_new(
+			    v, runs <= n * 2 ? "runs" : "offset",
+			    runs <= n * 2
+			        ? json_pack("[I,I]", (json_int_t)off,
+			                    (json_int_t)runs)
+			        : json_integer((json_int_t)(off / 4)));
+			json_object_set_new(v, "state", json_boolean(state));
+			json_array_append_new(list, v);
 		}
 	}
 	return TF_OK;

@@ -66,6 +66,14 @@ void tfi_csv_split_plain(const char *p, size_t n, char delim,
                          void (*field)(void *, size_t, void *),
                          void (*row)(int, void *), void *data);
 
+/* Float values as runs, checkpoints' blocks and exports' tables
+ * (checkpoint.c; tfrecord(5), Checkpoints): put appends the count and the
+ * runs; read checks them (a count above max is refused) and decodes into
+ * dst when not NULL, -1 when they are not whole. */
+int tfi_runs_put(struct tfi_buf *b, const float *v, size_t n);
+int tfi_runs_read(const uint8_t *p, size_t len, uint64_t max, uint64_t *n,
+                  float *dst);
+
 /* Protobuf varint helpers (FORMATS.md section 0). */
 static inline size_t
 tfi_varint_size(uint64_t v)

@@ -209,14 +209,6 @@ load_checkpoint(struct tf_model *m, const struct tf_registry *reg,
 	if (rc != TF_OK) {
 		goto out;
 	}
-	size_t n;
-	const float *p = tf_ckpt_get(ck, "params", &n);
-	if (p == NULL || n != tf_graph_nparams(m->g)) {
-		rc = tfi_set_error(m, TF_EFORMAT,
-		                   "%s: parameters do not fit the model",
-		                   m->path);
-		goto out;
-	}
 	/* into the host's view of the blocks (a device's: copies, then
 	 * uploaded) */
 	float *hp = tfi_graph_host(m->g, TFI_PARAMS, 0);
@@ -225,11 +217,14 @@ load_checkpoint(struct tf_model *m, const struct tf_registry *reg,
 		rc = tfi_set_error(m, TF_ENOMEM, "out of memory");
 		goto out;
 	}
-	memcpy(hp, p, n * sizeof(float));
-	p = tf_ckpt_get(ck, "state", &n);
-	if (p != NULL && n == tf_graph_nstate(m->g)) {
-		memcpy(hs, p, n * sizeof(float));
+	if (tf_ckpt_read(ck, "params", hp, tf_graph_nparams(m->g)) != TF_OK) {
+		rc = tfi_set_error(m, TF_EFORMAT,
+		                   "%s: parameters do not fit the model",
+		                   m->path);
+		goto out;
 	}
+	/* a model without state, or a checkpoint from before it had one */
+	tf_ckpt_read(ck, "state", hs, tf_graph_nstate(m->g));
 	if (tfi_graph_commit(m->g, TFI_PARAMS) != TF_OK ||
 	    tfi_graph_commit(m->g, TFI_STATE) != TF_OK) {
 		rc = tfi_set_error(m, TF_EINTERNAL, "%s", tf_errmsg(m->g));
@@ -343,32 +338,48 @@ load_variables(struct tf_model *m, const struct tf_export_file *vf)
 	json_array_foreach(vars, i, e)
 	{
 		const char *node = NULL, *name = NULL;
-		json_int_t rows = 0, cols = 0, off = -1;
-		if (json_unpack(e, "{s:s,s:s,s:[II],s:I}", "node", &node,
+		json_int_t rows = 0, cols = 0, off = -1, at = -1, len = -1;
+		/* its values at an offset (in values), or runs at a byte
+		 * offset and of a length (a table's rows, mostly untouched) */
+		if (json_unpack(e, "{s:s,s:s,s:[II],s?I,s?[II]}", "node", &node,
 		                "name", &name, "shape", &rows, &cols, "offset",
-		                &off) != 0) {
+		                &off, "runs", &at, &len) != 0 ||
+		    (off < 0) == (at < 0)) {
 			return tfi_set_error(m, TF_EFORMAT,
 			                     "%s: model.json: bad variable %zu",
 			                     m->path, i);
 		}
 		int64_t r, c;
 		float *dst = tf_graph_param_by_name(m->g, node, name, &r, &c);
-		if (dst == NULL || r != rows || c != cols || off < 0 ||
-		    (uint64_t)(off + rows * cols) * 4 > vf->size) {
+		/* the graph's shape, which bounds the values */
+		uint64_t n = dst ? (uint64_t)r * (uint64_t)c : 0, got = 0;
+		if (dst == NULL || r != rows || c != cols ||
+		    (off >= 0 &&
+		     (n > vf->size / 4 || (uint64_t)off > vf->size / 4 - n)) ||
+		    (at >= 0 && (len < 0 || (uint64_t)at > vf->size ||
+		                 (uint64_t)len > vf->size - (uint64_t)at))) {
 			return tfi_set_error(m, TF_EFORMAT,
 			                     "%s: variable %s/%s does not fit "
 			                     "the model",
 			                     m->path, node, name);
 		}
-		const uint8_t *src = (const uint8_t *)vf->data + off * 4;
 		dst = dst >= params && dst < params + tf_graph_nparams(m->g)
 		          ? hp + (dst - params)
 		          : hs + (dst - state);
-		for (json_int_t k = 0; k < rows * cols; k++) {
-			uint32_t u = tfi_get_le32(src + 4 * k);
+		const uint8_t *src = (const uint8_t *)vf->data;
+		if (at >= 0 &&
+		    (tfi_runs_read(src + at, (size_t)len, n, &got, dst) != 0 ||
+		     got != n)) {
+			return tfi_set_error(m, TF_EFORMAT,
+			                     "%s: variable %s/%s: its runs in "
+			                     "variables.bin are damaged",
+			                     m->path, node, name);
+		}
+		for (uint64_t k = 0; off >= 0 && k < n; k++) {
+			uint32_t u = tfi_get_le32(src + 4 * (off + k));
 			memcpy(&dst[k], &u, 4);
 		}
-		covered += (size_t)(rows * cols);
+		covered += (size_t)n;
 	}
 	if (covered != tf_graph_nparams(m->g) + tf_graph_nstate(m->g)) {
 		return tfi_set_error(m, TF_EFORMAT,

@@ -207,15 +207,9 @@ save(struct run *r)
 static int
 restore(struct run *r, const char *name, float *dst, size_t n)
 {
-	size_t got;
-	const float *src = tf_ckpt_get(r->ck, name, &got);
-	if (src == NULL || got != n) {
-		return fail(r, TF_EFORMAT,
-		            "%s: block '%s' is missing or of another size: a "
-		            "checkpoint of another model",
-		            tf_ckpt_path(r->ck), name);
+	if (tf_ckpt_read(r->ck, name, dst, n) != TF_OK) {
+		return fail(r, TF_EFORMAT, "%s", tf_errmsg(r->ck));
 	}
-	memcpy(dst, src, n * sizeof(float));
 	return TF_OK;
 }
 

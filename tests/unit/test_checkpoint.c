@@ -143,6 +143,169 @@ TEST(missing_damaged_and_foreign_files_are_refused)
 	tf_ckpt_free(c);
 }
 
+/* A block's values as saved: bit for bit, through tf_ckpt_get() and
+ * tf_ckpt_read(). */
+static int
+same_bits(const float *a, const float *b, size_t n)
+{
+	return n == 0 || memcmp(a, b, n * sizeof *a) == 0;
+}
+
+static long
+file_size(const char *dir, uint64_t step)
+{
+	char path[400];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/model.ckpt-%llu", dir,
+	         (unsigned long long)step);
+	return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+TEST(blocks_keep_every_value_and_runs_take_a_few_bytes)
+{
+	struct tf_ckpt *c = tf_ckpt_new(), *r = tf_ckpt_new();
+	char dir[320];
+	snprintf(dir, sizeof dir, "%s", at("runs"));
+	/* a table of a million rows, 100 of them touched: zero weights
+	 * and slots at FTRL's 0.1 elsewhere */
+	size_t rows = 1000000;
+	float *w = calloc(rows, sizeof *w), *acc = malloc(rows * sizeof *acc);
+	REQUIRE(w != NULL && acc != NULL);
+	for (size_t i = 0; i < rows; i++) {
+		acc[i] = 0.1f;
+	}
+	for (size_t i = 0; i < 100; i++) {
+		size_t at = (i * 7919 * 131) % rows;
+		w[at] = 0.001f * (float)(i + 1);
+		acc[at] = 0.1f + (float)i;
+	}
+	/* edges of the runs: MIN_RUN - 1 and MIN_RUN equal values, runs at
+	 * the start and the end, -0 beside 0, NaN bits, an empty block */
+	float edge[64];
+	uint32_t nan = 0x7fc01234u;
+	for (size_t i = 0; i < 64; i++) {
+		edge[i] = i < 7    ? 2.0f
+		          : i < 15 ? 3.0f
+		          : i < 20 ? (float)i
+		                   : 0.0f;
+	}
+	edge[20] = -0.0f;
+	memcpy(&edge[30], &nan, 4);
+	memcpy(&edge[31], &nan, 4);
+	CHECK_STATUS(tf_ckpt_set_header(c, "{}"), TF_OK, c);
+	CHECK_STATUS(tf_ckpt_add(c, "params", w, rows), TF_OK, c);
+	CHECK_STATUS(tf_ckpt_add(c, "slot0", acc, rows), TF_OK, c);
+	CHECK_STATUS(tf_ckpt_add(c, "edge", edge, 64), TF_OK, c);
+	CHECK_STATUS(tf_ckpt_add(c, "none", edge, 0), TF_OK, c);
+	CHECK_STATUS(tf_ckpt_save(c, dir, 1, 0), TF_OK, c);
+	/* 8 MB of values; the rows that exist, a few kilobytes */
+	CHECK(file_size(dir, 1) > 0 && file_size(dir, 1) < 8000);
+	CHECK_STATUS(tf_ckpt_load(r, dir), TF_OK, r);
+	size_t n;
+	const float *p = tf_ckpt_get(r, "params", &n);
+	CHECK(p != NULL && n == rows && same_bits(p, w, rows));
+	p = tf_ckpt_get(r, "edge", &n);
+	CHECK(p != NULL && n == 64 && same_bits(p, edge, 64));
+	p = tf_ckpt_get(r, "none", &n);
+	CHECK(p != NULL && n == 0);
+	float *back = malloc(rows * sizeof *back);
+	REQUIRE(back != NULL);
+	CHECK_STATUS(tf_ckpt_read(r, "slot0", back, rows), TF_OK, r);
+	CHECK(same_bits(back, acc, rows));
+	CHECK_STATUS(tf_ckpt_read(r, "edge", back, 64), TF_OK, r);
+	CHECK(same_bits(back, edge, 64));
+	/* another size, or no such block */
+	CHECK_STATUS(tf_ckpt_read(r, "edge", back, 63), TF_EFORMAT, r);
+	CHECK_CONTAINS(tf_errmsg(r), "block 'edge' is missing or of another");
+	tf_errclear(r);
+	CHECK_STATUS(tf_ckpt_read(r, "slot1", back, 64), TF_EFORMAT, r);
+	tf_errclear(r);
+	/* values that never repeat: their size, and the varints' bytes */
+	for (size_t i = 0; i < rows; i++) {
+		w[i] = (float)i;
+	}
+	CHECK_STATUS(tf_ckpt_save(c, dir, 2, 0), TF_OK, c);
+	CHECK(file_size(dir, 2) > 4000000 && file_size(dir, 2) < 4004000);
+	CHECK_STATUS(tf_ckpt_load(r, dir), TF_OK, r);
+	CHECK_STATUS(tf_ckpt_read(r, "params", back, rows), TF_OK, r);
+	CHECK(same_bits(back, w, rows));
+	free(back);
+	free(acc);
+	free(w);
+	tf_ckpt_free(r);
+	tf_ckpt_free(c);
+}
+
+/* A checkpoint of blocks as hand-made records: the header record, then
+ * "params\0" and body. */
+static void
+write_ckpt(const char *path, const char *magic, const uint8_t *body, size_t len)
+{
+	struct tf_writer *w = tf_writer_new();
+	uint8_t rec[256];
+	char head[64];
+	snprintf(head, sizeof head, "%s{}", magic);
+	memcpy(rec, "params", 7);
+	memcpy(rec + 7, body, len);
+	REQUIRE(tf_writer_open(w, path, TF_COMPRESS_NONE, 0) == TF_OK);
+	tf_writer_write(w, head, strlen(head));
+	tf_writer_write(w, rec, 7 + len);
+	tf_writer_close(w);
+	tf_writer_free(w);
+}
+
+TEST(version_1_loads_and_damaged_runs_are_refused)
+{
+	struct tf_ckpt *c = tf_ckpt_new();
+	char path[400];
+	snprintf(path, sizeof path, "%s/hand", test_dir);
+	/* version 1: the values as they are */
+	const uint8_t v1[] = {0, 0, 0x80, 0x3f, 0, 0, 0, 0xc0}; /* 1, -2 */
+	write_ckpt(path, "tfkit-checkpoint 1\n", v1, sizeof v1);
+	CHECK_STATUS(tf_ckpt_load(c, path), TF_OK, c);
+	float two[2];
+	CHECK_STATUS(tf_ckpt_read(c, "params", two, 2), TF_OK, c);
+	CHECK(two[0] == 1 && two[1] == -2);
+	/* version 2: 10 values as 1 literal and 9 copies of -2 */
+	const uint8_t ok[] = {10, 1, 0, 0, 0x80, 0x3f, 9, 0, 0, 0, 0xc0};
+	write_ckpt(path, "tfkit-checkpoint 2\n", ok, sizeof ok);
+	CHECK_STATUS(tf_ckpt_load(c, path), TF_OK, c);
+	float ten[10];
+	CHECK_STATUS(tf_ckpt_read(c, "params", ten, 10), TF_OK, c);
+	CHECK(ten[0] == 1 && ten[1] == -2 && ten[9] == -2);
+	/* runs past the count, short of it, cut short, a pair of nothing,
+	 * bytes after the last run, and a count past 2^34 */
+	const struct {
+		uint8_t b[16];
+		size_t n;
+	} bad[] = {
+	    {{10, 1, 0, 0, 0x80, 0x3f, 10, 0, 0, 0, 0xc0}, 11},
+	    {{10, 1, 0, 0, 0x80, 0x3f, 8, 0, 0, 0, 0xc0}, 11},
+	    {{10, 1, 0, 0, 0x80, 0x3f, 9, 0, 0}, 9},
+	    {{2, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0}, 13},
+	    {{1, 1, 0, 0, 0x80, 0x3f, 0, 7}, 8},
+	    {{0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0, 0x80, 0x80, 0x80, 0x80,
+	      0x80, 0x01, 0, 0, 0},
+	     16},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		write_ckpt(path, "tfkit-checkpoint 2\n", bad[i].b, bad[i].n);
+		CHECK_STATUS(tf_ckpt_load(c, path), TF_EFORMAT, c);
+		CHECK_CONTAINS(tf_errmsg(c), "record 1 is not a block");
+		tf_errclear(c);
+	}
+	/* values in a version 1 file that are not whole floats */
+	write_ckpt(path, "tfkit-checkpoint 1\n", v1, 5);
+	CHECK_STATUS(tf_ckpt_load(c, path), TF_EFORMAT, c);
+	tf_errclear(c);
+	/* a later format is named as such */
+	write_ckpt(path, "tfkit-checkpoint 3\n", v1, sizeof v1);
+	CHECK_STATUS(tf_ckpt_load(c, path), TF_EFORMAT, c);
+	CHECK_CONTAINS(tf_errmsg(c),
+	               "a checkpoint of a later tfkit (format 3)");
+	tf_ckpt_free(c);
+}
+
 int
 main(void)
 {
@@ -152,5 +315,7 @@ main(void)
 	RUN(the_header_round_trips_through_a_saved_checkpoint);
 	RUN(older_checkpoints_beyond_keep_are_pruned);
 	RUN(missing_damaged_and_foreign_files_are_refused);
+	RUN(blocks_keep_every_value_and_runs_take_a_few_bytes);
+	RUN(version_1_loads_and_damaged_runs_are_refused);
 	DONE();
 }

@@ -128,9 +128,20 @@ TF_API int tf_ckpt_set_aside(const char *dir, const char *prev, char *msg,
                              size_t msize);
 /* The header's JSON text as stored. */
 TF_API const char *tf_ckpt_header(const struct tf_ckpt *c);
-/* A loaded block, or NULL. */
-TF_API const float *tf_ckpt_get(const struct tf_ckpt *c, const char *name,
-                                size_t *n);
+/* A block's number of values; TF_ENOENT (not set on the handle) when
+ * there is no such block. */
+TF_API int tf_ckpt_size(const struct tf_ckpt *c, const char *name, size_t *n);
+/*
+ * A block, or NULL (also when out of memory: the handle says so).  A
+ * loaded block is decoded at its first call and kept with the handle.
+ */
+TF_API const float *tf_ckpt_get(struct tf_ckpt *c, const char *name, size_t *n);
+/*
+ * A block's n values into dst, decoded there: TF_EFORMAT naming the file
+ * when there is no such block or it holds another number of values.
+ */
+TF_API int tf_ckpt_read(struct tf_ckpt *c, const char *name, float *dst,
+                        size_t n);
 /* The file last saved or loaded. */
 TF_API const char *tf_ckpt_path(const struct tf_ckpt *c);
 
