@@ -1146,6 +1146,7 @@ ask_pick(struct tf_dataset *ds, unsigned k, size_t w, size_t ni)
 {
 	ds->picks_at[k] = ds->picks_rng;
 	size_t i = (size_t)tf_rng_below(&ds->picks_rng, ds->nbuf);
+	__builtin_prefetch(&ds->spos[i]); /* its place, for the batch's log */
 	ask_bytes(ds->buf + i * w, w * sizeof *ds->buf);
 	if (ni > 0) {
 		ask_bytes(ds->ibuf + i * ni, ni * sizeof *ds->ibuf);

@@ -152,12 +152,25 @@ tfi_prefetch_start(struct prefetch *p, struct tf_dataset *ds, size_t bs,
 	return TF_OK;
 }
 
+/* Wait a while for batch b by spinning, before the lock's variable: when
+ * the trainer is the faster, a batch comes every few tens of
+ * microseconds, and a sleep for each would cost the reader a wake (a
+ * system call) a batch. */
+static void
+spin_for(const struct batch *b)
+{
+	for (int i = 0; i < TFI_SPINS && !atomic_load(&b->full); i++) {
+		tfi_spin(i);
+	}
+}
+
 /* The batch after the one held (waiting for it): a look ahead, the
  * next tfi_prefetch_next() returns it. */
 struct batch *
 tfi_prefetch_peek(struct prefetch *p)
 {
 	struct batch *b = &p->b[(p->head + 1) % p->n];
+	spin_for(b);
 	pthread_mutex_lock(&p->mu);
 	while (!b->full) {
 		p->waiting = 1;
@@ -184,6 +197,7 @@ tfi_prefetch_ready(struct prefetch *p)
 struct batch *
 tfi_prefetch_next(struct prefetch *p)
 {
+	spin_for(&p->b[p->head]);
 	pthread_mutex_lock(&p->mu);
 	while (!p->b[p->head].full) {
 		p->waiting = 1;

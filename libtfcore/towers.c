@@ -20,7 +20,6 @@
  * at each step, so a checkpoint's generator resumes them all.
  */
 #include <pthread.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -61,33 +60,16 @@ tw_fail(struct towers *w, int code, const char *fmt, ...)
 	return code;
 }
 
-/* Spins of towers_wait() before it sleeps: some tens of microseconds. */
-#define TOWER_SPINS 4000
-
-static inline void
-cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
-
 /* Wait until done(w, arg) holds: spin, then sleep on the variable. */
 static void
 towers_wait(struct towers *w, int (*done)(struct towers *, uint64_t),
             uint64_t arg)
 {
-	for (int i = 0; i < TOWER_SPINS; i++) {
+	for (int i = 0; i < TFI_SPINS; i++) {
 		if (done(w, arg)) {
 			return;
 		}
-		if ((i & 255) == 255) {
-			sched_yield(); /* the reader thread may want this CPU */
-		} else {
-			cpu_relax();
-		}
+		tfi_spin(i);
 	}
 	pthread_mutex_lock(&w->mu);
 	atomic_fetch_add(&w->sleepers, 1);

@@ -6,6 +6,7 @@
 #define TF_TRAIN_PRIVATE_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,6 +18,27 @@
 #include "tf/graph.h"
 #include "tf/metrics.h"
 #include "tf/plugin.h"
+
+/* ---- waiting for another thread ---- */
+
+/* Spins of a wait before it sleeps: some tens of microseconds. */
+#define TFI_SPINS 4000
+
+/* Spin i of a wait: a pause, and every 256th a yield (the thread waited
+ * for may want this CPU). */
+static inline void
+tfi_spin(int i)
+{
+	if ((i & 255) == 255) {
+		sched_yield();
+	} else {
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#elif defined(__aarch64__)
+		__asm__ __volatile__("yield");
+#endif
+	}
+}
 
 /* ---- the reader thread (prefetch.c) ---- */
 
@@ -32,7 +54,7 @@ struct batch {
 	uint64_t epoch, done; /* dataset position after this batch */
 	int rc;
 	char msg[TFI_MSG_MAX];
-	int full;
+	_Atomic int full; /* set (under the lock) once read; spun on */
 	/* for a checkpoint's input_state: the position after the batch,
 	 * and where its rows came from */
 	struct tfi_ds_mark mark;
