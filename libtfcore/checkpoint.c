@@ -338,12 +338,7 @@ push(struct tf_ckpt *c, const char *name)
 	return b;
 }
 
-/*
- * A block's values as runs (tfrecord(5), Checkpoints): the count, then
- * pairs of L literal values and a run of R copies of one value, as
- * varint L, L float32s, varint R and, when R > 0, the value.  Values are
- * compared as bits (a -0 or a NaN is kept as it is).
- */
+/* A value's bits, which runs compare (a -0 or a NaN is kept as it is). */
 static inline uint32_t
 bits(const float *v, size_t i)
 {
@@ -352,6 +347,11 @@ bits(const float *v, size_t i)
 	return u;
 }
 
+/*
+ * A block's values as runs (tfrecord(5), Checkpoints): the count, then
+ * pairs of L literal values and a run of R copies of one value, as
+ * varint L, L float32s, varint R and, when R > 0, the value.
+ */
 int
 tfi_runs_put(struct tfi_buf *rec, const float *v, size_t n)
 {
