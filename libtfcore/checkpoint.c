@@ -408,25 +408,28 @@ get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 }
 
 /* Values as runs (tfi_runs_put()'s): their count, at most max, into
- * *n and the values into dst when not NULL; -1 when the runs do not add
- * up to the count and end with the bytes. */
-int
-tfi_runs_read(const uint8_t *p, size_t len, uint64_t max, uint64_t *n,
-              float *dst)
+ * *n, and values from..from+count-1 of them (as far as there are) into
+ * dst[0..] when dst is not NULL; -1 when the runs do not add up to the
+ * count and end with the bytes. */
+static int
+runs_walk(const uint8_t *p, size_t len, uint64_t max, uint64_t *n, float *dst,
+          uint64_t from, uint64_t count)
 {
 	const uint8_t *end = p + len;
 	uint64_t at = 0, lit, rep;
 	if (get_varint(&p, end, n) != 0 || *n > max) {
 		return -1;
 	}
+	uint64_t to = from >= *n ? from : count < *n - from ? from + count : *n;
 	while (at < *n) {
 		if (get_varint(&p, end, &lit) != 0 || lit > *n - at ||
 		    lit > (uint64_t)(end - p) / 4) {
 			return -1;
 		}
-		for (uint64_t k = 0; dst != NULL && k < lit; k++) {
-			uint32_t b = tfi_get_le32(p + 4 * k);
-			memcpy(&dst[at + k], &b, 4);
+		uint64_t k = at > from ? at : from;
+		for (; dst != NULL && k < at + lit && k < to; k++) {
+			uint32_t b = tfi_get_le32(p + 4 * (k - at));
+			memcpy(&dst[k - from], &b, 4);
 		}
 		p += 4 * lit;
 		at += lit;
@@ -438,8 +441,9 @@ tfi_runs_read(const uint8_t *p, size_t len, uint64_t max, uint64_t *n,
 			uint32_t b = tfi_get_le32(p);
 			float f;
 			memcpy(&f, &b, 4);
-			for (uint64_t k = 0; dst != NULL && k < rep; k++) {
-				dst[at + k] = f;
+			k = at > from ? at : from;
+			for (; dst != NULL && k < at + rep && k < to; k++) {
+				dst[k - from] = f;
 			}
 			p += 4;
 			at += rep;
@@ -448,17 +452,24 @@ tfi_runs_read(const uint8_t *p, size_t len, uint64_t max, uint64_t *n,
 	return p == end ? 0 : -1;
 }
 
-/* A loaded block's values into dst (b->n of them). */
-static void
-decode(const struct block *b, float *dst)
+int
+tfi_runs_read(const uint8_t *p, size_t len, uint64_t max, uint64_t *n,
+              float *dst)
 {
-	uint64_t n;
+	return runs_walk(p, len, max, n, dst, 0, UINT64_MAX);
+}
+
+/* Values from..from+n-1 of a loaded block into dst. */
+static void
+decode(const struct block *b, size_t from, float *dst, size_t n)
+{
+	uint64_t all;
 	if (b->runs) {
-		tfi_runs_read(b->raw, b->rawlen, b->n, &n, dst); /* checked */
-		return;
+		runs_walk(b->raw, b->rawlen, b->n, &all, dst, from, n);
+		return; /* checked when loaded */
 	}
-	for (size_t k = 0; k < b->n; k++) {
-		uint32_t u = tfi_get_le32(b->raw + 4 * k);
+	for (size_t k = 0; k < n; k++) {
+		uint32_t u = tfi_get_le32(b->raw + 4 * (from + k));
 		memcpy(&dst[k], &u, 4);
 	}
 }
@@ -766,7 +777,8 @@ load(struct tf_ckpt *c, const char *path, int header_only)
 		size_t ml = strlen(MAGIC);
 		runs = n >= ml && memcmp(d, MAGIC, ml) == 0;
 		if (n < ml || (!runs && memcmp(d, MAGIC1, ml) != 0)) {
-			int later = n >= ml && memcmp(d, MAGIC, ml - 2) == 0;
+			int later = n >= ml && memcmp(d, MAGIC, ml - 2) == 0 &&
+			            d[ml - 2] > '2' && d[ml - 2] <= '9';
 			rc =
 			    tfi_set_error(c, TF_EFORMAT,
 			                  later ? "%s: a checkpoint of a later "
@@ -857,7 +869,7 @@ tf_ckpt_get(struct tf_ckpt *c, const char *name, size_t *n)
 			tfi_set_error(c, TF_ENOMEM, "out of memory");
 			return NULL;
 		}
-		decode(b, b->own);
+		decode(b, 0, b->own, b->n);
 	}
 	return b->own ? b->own : b->ref;
 }
@@ -865,17 +877,32 @@ tf_ckpt_get(struct tf_ckpt *c, const char *name, size_t *n)
 int
 tf_ckpt_read(struct tf_ckpt *c, const char *name, float *dst, size_t n)
 {
-	struct block *b = find(c, name);
+	const struct block *b = find(c, name);
 	if (b == NULL || b->n != n) {
 		return tfi_set_error(c, TF_EFORMAT,
 		                     "%s: block '%s' is missing or of another "
 		                     "size: a checkpoint of another model",
 		                     c->path, name);
 	}
+	return tf_ckpt_read_part(c, name, 0, dst, n);
+}
+
+int
+tf_ckpt_read_part(struct tf_ckpt *c, const char *name, size_t from, float *dst,
+                  size_t n)
+{
+	const struct block *b = find(c, name);
+	if (b == NULL || from > b->n || n > b->n - from) {
+		return tfi_set_error(c, TF_EFORMAT,
+		                     "%s: block '%s' is missing or has no "
+		                     "values %zu to %zu",
+		                     c->path, name, from, from + n);
+	}
 	if (b->own != NULL || b->ref != NULL) {
-		memcpy(dst, b->own ? b->own : b->ref, n * sizeof(float));
+		memcpy(dst, (b->own ? b->own : b->ref) + from,
+		       n * sizeof(float));
 	} else {
-		decode(b, dst);
+		decode(b, from, dst, n);
 	}
 	return TF_OK;
 }

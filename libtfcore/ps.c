@@ -1303,40 +1303,45 @@ restore_shard(struct ps *ps)
 	int rc = ck == NULL ? TF_ENOMEM : tf_ckpt_load(ck, path);
 	rc = rc ? rc : tf_ckpt_get_header(ck, &h);
 	size_t n = 0;
-	const float *params = rc ? NULL : tf_ckpt_get(ck, "params", &n);
-	char *hp = rc ? NULL : tfi_hparams_text(h.hparams);
-	uint8_t *slots = NULL;
-	if (rc == TF_OK && (params == NULL || hp == NULL)) {
-		rc = TF_EFORMAT;
+	if (rc == TF_OK && tf_ckpt_size(ck, "params", &n) != TF_OK) {
+		rc = tfi_set_error(ck, TF_EFORMAT, "%s: no parameters", path);
 	}
+	char *hp = rc ? NULL : tfi_hparams_text(h.hparams);
 	uint64_t P = cfg->count, k = cfg->index;
 	uint64_t lo = k * n / P, hi = (k + 1) * n / P, wd = hi - lo;
+	/* only this shard's values, decoded from the checkpoint's runs */
+	float *params = rc ? NULL : malloc(wd * sizeof(float) + 1);
+	float *slots = NULL;
+	if (rc == TF_OK && (params == NULL || hp == NULL)) {
+		rc = tfi_set_error(ck, TF_ENOMEM, "out of memory");
+	}
+	if (rc == TF_OK) {
+		rc = tf_ckpt_read_part(ck, "params", lo, params, wd);
+	}
 	unsigned ns = 0;
 	for (; rc == TF_OK; ns++) {
 		char name[32];
 		size_t got;
 		snprintf(name, sizeof name, "slot%u", ns);
-		const float *sl = tf_ckpt_get(ck, name, &got);
-		if (sl == NULL || got != n) {
+		if (tf_ckpt_size(ck, name, &got) != TF_OK || got != n) {
 			break;
 		}
-		uint8_t *more =
-		    realloc(slots, (ns + 1) * wd * sizeof(float) + 1);
+		float *more =
+		    realloc(slots, ((ns + 1) * wd + 1) * sizeof *more);
 		if (more == NULL) {
-			rc = TF_ENOMEM;
+			rc = tfi_set_error(ck, TF_ENOMEM, "out of memory");
 			break;
 		}
 		slots = more;
-		memcpy(slots + ns * wd * sizeof(float), sl + lo,
-		       wd * sizeof(float));
+		rc = tf_ckpt_read_part(ck, name, lo, slots + ns * wd, wd);
 	}
 	if (rc == TF_OK) {
 		Tfkit__Ps__Request q = TFKIT__PS__REQUEST__INIT;
 		q.n = n;
 		q.step = h.step;
-		q.values.data = (uint8_t *)(params + lo);
+		q.values.data = (uint8_t *)params;
 		q.values.len = wd * sizeof(float);
-		q.slots.data = slots;
+		q.slots.data = (uint8_t *)slots;
 		q.slots.len = ns * wd * sizeof(float);
 		q.optimizer = h.optimizer;
 		q.hparams = hp;
@@ -1361,6 +1366,7 @@ restore_shard(struct ps *ps)
 		     ck ? tf_errmsg(ck) : tf_strerror(TF_ENOMEM));
 	}
 	free(slots);
+	free(params);
 	free(hp);
 	tf_ckpt_header_release(&h);
 	tf_ckpt_free(ck);

@@ -214,6 +214,24 @@ TEST(blocks_keep_every_value_and_runs_take_a_few_bytes)
 	CHECK(same_bits(back, acc, rows));
 	CHECK_STATUS(tf_ckpt_read(r, "edge", back, 64), TF_OK, r);
 	CHECK(same_bits(back, edge, 64));
+	/* parts of a block (a ps's shard), decoded from the runs (loaded
+	 * again: none decoded yet): windows that start and end inside
+	 * literals and runs, an empty one at the end, one past it */
+	CHECK_STATUS(tf_ckpt_load(r, dir), TF_OK, r);
+	const size_t win[][2] = {{0, 64}, {3, 10}, {10, 25}, {29, 3}, {64, 0}};
+	for (size_t k = 0; k < sizeof win / sizeof win[0]; k++) {
+		float part[64];
+		CHECK_STATUS(
+		    tf_ckpt_read_part(r, "edge", win[k][0], part, win[k][1]),
+		    TF_OK, r);
+		CHECK(same_bits(part, edge + win[k][0], win[k][1]));
+	}
+	CHECK_STATUS(tf_ckpt_read_part(r, "slot0", rows - 5, back, 5), TF_OK,
+	             r);
+	CHECK(same_bits(back, acc + rows - 5, 5));
+	CHECK_STATUS(tf_ckpt_read_part(r, "edge", 60, back, 5), TF_EFORMAT, r);
+	CHECK_CONTAINS(tf_errmsg(r), "has no values 60 to 65");
+	tf_errclear(r);
 	/* another size, or no such block */
 	CHECK_STATUS(tf_ckpt_read(r, "edge", back, 63), TF_EFORMAT, r);
 	CHECK_CONTAINS(tf_errmsg(r), "block 'edge' is missing or of another");

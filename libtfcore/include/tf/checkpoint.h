@@ -142,6 +142,10 @@ TF_API const float *tf_ckpt_get(struct tf_ckpt *c, const char *name, size_t *n);
  */
 TF_API int tf_ckpt_read(struct tf_ckpt *c, const char *name, float *dst,
                         size_t n);
+/* Values from..from+n-1 of a block into dst (a ps's shard): TF_EFORMAT
+ * naming the file when the block has no such values. */
+TF_API int tf_ckpt_read_part(struct tf_ckpt *c, const char *name, size_t from,
+                             float *dst, size_t n);
 /* The file last saved or loaded. */
 TF_API const char *tf_ckpt_path(const struct tf_ckpt *c);
 
