@@ -42,11 +42,22 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					continue;
 				}
 				const float *v = tf_ckpt_get(c, names[i], &n);
-				float *w = malloc(n * sizeof *w + 1);
+				float *w = malloc(2 * n * sizeof *w + 1);
 				if (v == NULL || w == NULL ||
 				    tf_ckpt_read(c, names[i], w, n) != TF_OK ||
 				    (n > 0 &&
 				     memcmp(v, w, n * sizeof *w) != 0)) {
+					abort();
+				}
+				/* a part, decoded from the runs on its own
+				 * (loaded again: nothing decoded), is the
+				 * same */
+				if (tf_ckpt_load(c, path) != TF_OK ||
+				    tf_ckpt_read_part(c, names[i], n / 3, w + n,
+				                      n / 3) != TF_OK ||
+				    (n >= 3 &&
+				     memcmp(w + n / 3, w + n,
+				            n / 3 * sizeof *w) != 0)) {
 					abort();
 				}
 				free(w);
