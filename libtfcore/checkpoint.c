@@ -393,20 +393,6 @@ tfi_runs_put(struct tfi_buf *rec, const float *v, size_t n)
 	return TF_OK;
 }
 
-static int
-get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	*v = 0;
-	for (int shift = 0; shift < 64 && *p < end; shift += 7) {
-		uint8_t b = *(*p)++;
-		*v |= (uint64_t)(b & 0x7f) << shift;
-		if (b < 0x80) {
-			return 0;
-		}
-	}
-	return -1;
-}
-
 /* Values as runs (tfi_runs_put()'s): their count, at most max, into
  * *n, and values from..from+count-1 of them (as far as there are) into
  * dst[0..] when dst is not NULL; -1 when the runs do not add up to the
@@ -417,12 +403,12 @@ runs_walk(const uint8_t *p, size_t len, uint64_t max, uint64_t *n, float *dst,
 {
 	const uint8_t *end = p + len;
 	uint64_t at = 0, lit, rep;
-	if (get_varint(&p, end, n) != 0 || *n > max) {
+	if (!tfi_get_varint(&p, end, n) || *n > max) {
 		return -1;
 	}
 	uint64_t to = from >= *n ? from : count < *n - from ? from + count : *n;
 	while (at < *n) {
-		if (get_varint(&p, end, &lit) != 0 || lit > *n - at ||
+		if (!tfi_get_varint(&p, end, &lit) || lit > *n - at ||
 		    lit > (uint64_t)(end - p) / 4) {
 			return -1;
 		}
@@ -433,7 +419,7 @@ runs_walk(const uint8_t *p, size_t len, uint64_t max, uint64_t *n, float *dst,
 		}
 		p += 4 * lit;
 		at += lit;
-		if (get_varint(&p, end, &rep) != 0 || rep > *n - at ||
+		if (!tfi_get_varint(&p, end, &rep) || rep > *n - at ||
 		    (rep == 0 && lit == 0) || (rep > 0 && end - p < 4)) {
 			return -1;
 		}
@@ -874,6 +860,18 @@ tf_ckpt_get(struct tf_ckpt *c, const char *name, size_t *n)
 	return b->own ? b->own : b->ref;
 }
 
+/* Values from..from+n-1 of block b (which has them) into dst. */
+static void
+copy_out(const struct block *b, size_t from, float *dst, size_t n)
+{
+	if (b->own != NULL || b->ref != NULL) {
+		memcpy(dst, (b->own ? b->own : b->ref) + from,
+		       n * sizeof(float));
+	} else {
+		decode(b, from, dst, n);
+	}
+}
+
 int
 tf_ckpt_read(struct tf_ckpt *c, const char *name, float *dst, size_t n)
 {
@@ -884,7 +882,8 @@ tf_ckpt_read(struct tf_ckpt *c, const char *name, float *dst, size_t n)
 		                     "size: a checkpoint of another model",
 		                     c->path, name);
 	}
-	return tf_ckpt_read_part(c, name, 0, dst, n);
+	copy_out(b, 0, dst, n);
+	return TF_OK;
 }
 
 int
@@ -898,12 +897,7 @@ tf_ckpt_read_part(struct tf_ckpt *c, const char *name, size_t from, float *dst,
 		                     "values %zu to %zu",
 		                     c->path, name, from, from + n);
 	}
-	if (b->own != NULL || b->ref != NULL) {
-		memcpy(dst, (b->own ? b->own : b->ref) + from,
-		       n * sizeof(float));
-	} else {
-		decode(b, from, dst, n);
-	}
+	copy_out(b, from, dst, n);
 	return TF_OK;
 }
 

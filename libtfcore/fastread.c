@@ -72,33 +72,17 @@ tfi_entry_head(uint8_t *p, const char *key, size_t klen, int kind,
 	return p;
 }
 
-/* A varint at *p (before end); 0 when malformed. */
-static inline __attribute__((always_inline)) int
-fast_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	uint64_t r = 0;
-	for (int shift = 0; shift < 64 && *p < end; shift += 7) {
-		uint8_t b = *(*p)++;
-		r |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*v = r;
-			return 1;
-		}
-	}
-	return 0;
-}
-
 /* A varint of up to 10 bytes with 10 to read: the 7-bit groups of its
  * first 8 bytes put together at once, not a byte at a time (ids hashed
- * over 2^64 are 9 or 10 bytes each); fast_varint() where fewer are
+ * over 2^64 are 9 or 10 bytes each); tfi_get_varint() where fewer are
  * left, and for a 10th byte over 1 (its bits past the 64th dropped, as
- * fast_varint() drops them). */
+ * tfi_get_varint() drops them). */
 static inline __attribute__((always_inline)) int
 long_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
 	const uint8_t *s = *p;
 	if (end - s < 10) {
-		return fast_varint(p, end, v);
+		return tfi_get_varint(p, end, v);
 	}
 	uint64_t x = tfi_get_le64(s);
 	uint64_t stop = ~x & UINT64_C(0x8080808080808080);
@@ -118,7 +102,7 @@ long_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 		len = 9;
 		if (s[8] & 0x80) {
 			if (s[9] > 1) {
-				return fast_varint(p, end, v);
+				return tfi_get_varint(p, end, v);
 			}
 			x |= (uint64_t)s[9] << 63;
 			len = 10;
@@ -140,7 +124,7 @@ fast_len(const uint8_t **p, const uint8_t *end, uint8_t tag,
 		return 0;
 	}
 	(*p)++;
-	if (!fast_varint(p, end, &n) || n > (uint64_t)(end - *p)) {
+	if (!tfi_get_varint(p, end, &n) || n > (uint64_t)(end - *p)) {
 		return 0;
 	}
 	*sub = *p;
@@ -205,12 +189,12 @@ fast_label(const uint8_t *ls, const uint8_t *le, uint8_t kind, float *label)
 	if (ls < le && ls[0] == 0x0a) {
 		const uint8_t *s, *e;
 		if (!fast_len(&ls, le, 0x0a, &s, &e) || ls != le ||
-		    !fast_varint(&s, e, &v) || s != e) {
+		    !tfi_get_varint(&s, e, &v) || s != e) {
 			return 0;
 		}
 	} else if (ls < le && ls[0] == 0x08) {
 		ls++;
-		if (!fast_varint(&ls, le, &v) || ls != le) {
+		if (!tfi_get_varint(&ls, le, &v) || ls != le) {
 			return 0;
 		}
 	} else {
@@ -261,7 +245,7 @@ fast_values(const struct tf_dataset *ds, const struct input *in,
 			if (!packed && (ls >= le || *ls++ != 0x08)) {
 				return 0; /* unpacked: a tag before each */
 			}
-			if (!fast_varint(&ls, le, &u)) {
+			if (!tfi_get_varint(&ls, le, &u)) {
 				return 0;
 			}
 			v = (float)(int64_t)u;
@@ -435,7 +419,7 @@ int64_entry(const struct tf_dataset *ds, int64_t g, const uint8_t *fs,
 		if (fs[0] != 0x0a || !same_bytes(fs + 2, t + 2, 3 + kl) ||
 		    fs[5 + kl] != 4 + p || fs[6 + kl] != 0x1a ||
 		    fs[7 + kl] != 2 + p || fs[8 + kl] != 0x0a ||
-		    fs[9 + kl] != p || !fast_varint(&v, fs + n, &u) ||
+		    fs[9 + kl] != p || !tfi_get_varint(&v, fs + n, &u) ||
 		    v != fs + n) {
 			return 0;
 		}

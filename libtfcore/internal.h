@@ -97,6 +97,24 @@ tfi_put_varint(uint8_t *p, uint64_t v)
 	return p;
 }
 
+/* A varint at *p (before end), *p moved past it; 0 when malformed (cut
+ * short, or more than 10 bytes).  A tenth byte's bits past 64 are
+ * dropped. */
+static inline __attribute__((always_inline)) int
+tfi_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t r = 0;
+	for (int shift = 0; shift < 64 && *p < end; shift += 7) {
+		uint8_t b = *(*p)++;
+		r |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = r;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static inline void
 tfi_put_le32(uint8_t *p, uint32_t v)
 {
