@@ -8,6 +8,7 @@
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
 #include <nng/supplemental/tls/tls.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -37,6 +38,11 @@ struct conn {
 	float *vals;
 	size_t capvals;
 	atomic_int pipes; /* connections up (nng's pipe events) */
+	/* the keep-alive thread's own context on the socket: an ALIVE
+	 * goes out while a round waits on this or another ps */
+	nng_ctx actx;
+	nng_aio *aaio;
+	int asent;
 };
 
 /* nng's pipe events: a connection to the ps came up or went. */
@@ -80,6 +86,16 @@ struct tf_ps_client {
 	struct conn pool;
 	uint64_t takes;
 	char pool_addr[320];
+	/* keep-alive: a thread that wakes each `every` seconds and, when
+	 * the same round (round_no) has been waiting since it last woke,
+	 * sends ALIVE to every ps (alives counts those rounds) */
+	pthread_t alive;
+	int alive_on, alive_quit;
+	pthread_mutex_t amu;
+	pthread_cond_t acv;
+	double every;
+	atomic_uint_fast64_t round_no, alives;
+	atomic_int waiting;
 };
 
 struct tf_ps_client *
@@ -118,6 +134,15 @@ tf_ps_client_free(struct tf_ps_client *cl)
 		return;
 	}
 	drop_replies(cl);
+	if (cl->alive_on) {
+		pthread_mutex_lock(&cl->amu);
+		cl->alive_quit = 1;
+		pthread_cond_signal(&cl->acv);
+		pthread_mutex_unlock(&cl->amu);
+		pthread_join(cl->alive, NULL);
+		pthread_cond_destroy(&cl->acv);
+		pthread_mutex_destroy(&cl->amu);
+	}
 	for (size_t i = 0; i <= cl->n; i++) {
 		struct conn *c = i < cl->n ? &cl->c[i] : &cl->pool;
 		if (c->open) {
@@ -125,6 +150,9 @@ tf_ps_client_free(struct tf_ps_client *cl)
 		}
 		if (c->aio != NULL) {
 			nng_aio_free(c->aio);
+		}
+		if (c->aaio != NULL) {
+			nng_aio_free(c->aaio);
 		}
 		free(c->blocks.v);
 		free(c->want.v);
@@ -224,7 +252,9 @@ open_conn(struct tf_ps_client *cl, struct conn *c, const char *addr)
 	                  NNG_DURATION_INFINITE);
 	nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, (size_t)1 << 30);
 	if ((rv = nng_ctx_open(&c->ctx, c->sock)) != 0 ||
-	    (rv = nng_aio_alloc(&c->aio, NULL, NULL)) != 0) {
+	    (rv = nng_aio_alloc(&c->aio, NULL, NULL)) != 0 ||
+	    (rv = nng_ctx_open(&c->actx, c->sock)) != 0 ||
+	    (rv = nng_aio_alloc(&c->aaio, NULL, NULL)) != 0) {
 		return rv;
 	}
 	return dial(cl, c, host);
@@ -302,6 +332,8 @@ retryable(int rv)
 static int
 round_trip(struct tf_ps_client *cl, Tfkit__Ps__Request *q)
 {
+	atomic_fetch_add(&cl->round_no, 1);
+	atomic_fetch_add(&cl->waiting, 1);
 	drop_replies(cl);
 	double t0 = tfi_now(), deadline = t0 + cl->timeout;
 	uint64_t bytes0 = cl->bytes;
@@ -427,6 +459,7 @@ round_trip(struct tf_ps_client *cl, Tfkit__Ps__Request *q)
 	if (cl->nms < cl->capms) {
 		cl->ms[cl->nms++] = (tfi_now() - t0) * 1000;
 	}
+	atomic_fetch_sub(&cl->waiting, 1);
 	return rc;
 }
 
@@ -484,11 +517,118 @@ requests(struct tf_ps_client *cl, int kind)
 	return q;
 }
 
-void
-tfi_ps_client_setup(struct tf_ps_client *cl, uint32_t rank, uint64_t nparams)
+/* ALIVE to every ps on the keep-alive contexts, all sent before any
+ * answer is awaited; what the answers say does not matter (a ps that
+ * went on without this trainer tells its round). */
+static void
+tell_alive(struct tf_ps_client *cl)
+{
+	Tfkit__Ps__Request q = TFKIT__PS__REQUEST__INIT;
+	q.version = TF_PS_PROTOCOL;
+	q.token = cl->token;
+	q.kind = TFKIT__PS__REQUEST__KIND__ALIVE;
+	q.worker = cl->rank;
+	q.n = cl->nparams;
+	q.session = cl->session;
+	size_t len = tfkit__ps__request__get_packed_size(&q);
+	nng_duration ms = (nng_duration)(cl->every * 1000) + 100;
+	for (size_t k = 0; k < cl->n; k++) {
+		struct conn *c = &cl->c[k];
+		nng_msg *m;
+		c->asent = nng_msg_alloc(&m, len) == 0;
+		if (c->asent) {
+			tfkit__ps__request__pack(&q, nng_msg_body(m));
+			nng_aio_set_msg(c->aaio, m);
+			nng_aio_set_timeout(c->aaio, ms);
+			nng_ctx_send(c->actx, c->aaio);
+		}
+	}
+	for (size_t k = 0; k < cl->n; k++) {
+		struct conn *c = &cl->c[k];
+		if (!c->asent) {
+			continue;
+		}
+		nng_aio_wait(c->aaio);
+		if (nng_aio_result(c->aaio) != 0) {
+			nng_msg_free(nng_aio_get_msg(c->aaio));
+			c->asent = 0;
+			continue;
+		}
+		nng_aio_set_timeout(c->aaio, ms);
+		nng_ctx_recv(c->actx, c->aaio);
+	}
+	for (size_t k = 0; k < cl->n; k++) {
+		struct conn *c = &cl->c[k];
+		if (c->asent) {
+			nng_aio_wait(c->aaio);
+			if (nng_aio_result(c->aaio) == 0) {
+				nng_msg_free(nng_aio_get_msg(c->aaio));
+			}
+		}
+	}
+	atomic_fetch_add(&cl->alives, 1);
+}
+
+/* The keep-alive thread: each `every` seconds, ALIVE to every ps when a
+ * round has been waiting since the last look. */
+static void *
+keep_alive(void *arg)
+{
+	struct tf_ps_client *cl = arg;
+	uint64_t seen = UINT64_MAX;
+	pthread_mutex_lock(&cl->amu);
+	while (!cl->alive_quit) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		double at = (double)ts.tv_nsec / 1e9 + cl->every;
+		ts.tv_sec += (time_t)at;
+		ts.tv_nsec = (long)((at - (double)(time_t)at) * 1e9);
+		pthread_cond_timedwait(&cl->acv, &cl->amu, &ts);
+		uint64_t r = atomic_load(&cl->round_no);
+		if (!cl->alive_quit && atomic_load(&cl->waiting) > 0 &&
+		    r == seen) {
+			pthread_mutex_unlock(&cl->amu);
+			tell_alive(cl);
+			pthread_mutex_lock(&cl->amu);
+		}
+		seen = r;
+	}
+	pthread_mutex_unlock(&cl->amu);
+	return NULL;
+}
+
+int
+tfi_ps_client_setup(struct tf_ps_client *cl, uint32_t rank, uint64_t nparams,
+                    double every)
 {
 	cl->rank = rank;
 	cl->nparams = nparams;
+	if (every <= 0 || cl->alive_on || cl->n == 0) {
+		return TF_OK;
+	}
+	cl->every = every;
+	pthread_condattr_t ca;
+	if (pthread_condattr_init(&ca) != 0) {
+		return tfi_set_error(cl, TF_ENOMEM, "out of memory");
+	}
+	int ok = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 &&
+	         pthread_cond_init(&cl->acv, &ca) == 0;
+	pthread_condattr_destroy(&ca);
+	if (ok && pthread_mutex_init(&cl->amu, NULL) != 0) {
+		pthread_cond_destroy(&cl->acv);
+		ok = 0;
+	}
+	if (ok && pthread_create(&cl->alive, NULL, keep_alive, cl) != 0) {
+		pthread_cond_destroy(&cl->acv);
+		pthread_mutex_destroy(&cl->amu);
+		ok = 0;
+	}
+	if (!ok) {
+		return tfi_set_error(cl, TF_ENOMEM,
+		                     "cannot start the keep-alive thread");
+	}
+	cl->alive_on = 1;
+	return TF_OK;
 }
 
 int
@@ -855,11 +995,14 @@ tfi_ps_stats(struct tf_ps_client *cl)
 		qsort(cl->ms, cl->nms, sizeof *cl->ms, cmp_double);
 		p50 = cl->ms[cl->nms / 2];
 	}
-	json_t *o = json_pack(
-	    "{s:I,s:f,s:I,s:I,s:I,s:I,s:I}", "rounds", (json_int_t)cl->rounds,
-	    "p50_ms", p50, "bytes", (json_int_t)cl->bytes, "steps",
-	    (json_int_t)cl->steps, "step_bytes", (json_int_t)cl->step_bytes,
-	    "stale", (json_int_t)cl->stale, "dropped", (json_int_t)cl->dropped);
+	json_t *o =
+	    json_pack("{s:I,s:f,s:f,s:I,s:I,s:I,s:I,s:I,s:I}", "rounds",
+	              (json_int_t)cl->rounds, "p50_ms", p50, "max_ms",
+	              cl->nms > 0 ? cl->ms[cl->nms - 1] : 0.0, "bytes",
+	              (json_int_t)cl->bytes, "steps", (json_int_t)cl->steps,
+	              "step_bytes", (json_int_t)cl->step_bytes, "stale",
+	              (json_int_t)cl->stale, "dropped", (json_int_t)cl->dropped,
+	              "keepalives", (json_int_t)atomic_load(&cl->alives));
 	char *t =
 	    o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(4)) : NULL;
 	json_decref(o);

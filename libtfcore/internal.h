@@ -513,8 +513,12 @@ struct tfi_ps_mode {
 	double peer_timeout;
 	const char *pool; /* chunks handed out: ps 0's pool (JSON), or NULL */
 };
-void tfi_ps_client_setup(struct tf_ps_client *cl, uint32_t rank,
-                         uint64_t nparams);
+/* The trainer's rank and model size; every > 0: a round that waits on
+ * one ps longer than that (a sync step there waiting for a silent
+ * trainer, a ps paused) tells the others, each every seconds, that this
+ * trainer is still here (ALIVE), so they do not go on without it. */
+int tfi_ps_client_setup(struct tf_ps_client *cl, uint32_t rank,
+                        uint64_t nparams, double every);
 int tfi_ps_init(struct tf_ps_client *cl, float *params, struct tf_optim *o,
                 uint64_t *step, const char *optimizer, const char *hparams,
                 const struct tfi_ps_mode *mode);

@@ -63,6 +63,7 @@ enum { PARK_NONE, PARK_PUSH, PARK_SNAPSHOT, PARK_TAKE };
 struct worker {
 	uint64_t seq, sent, applied, stale, backup, invalid;
 	uint64_t bytes_in, bytes_out, examples;
+	uint64_t alive; /* ALIVEs: its rounds held by another ps */
 	int seen, done;
 	int lost;    /* silent past the peer timeout: counted as done */
 	double last; /* its last request */
@@ -977,6 +978,8 @@ status_json(const struct ps *ps)
 		json_object_set_new(
 		    json_array_get(a, t), "exchange_ms",
 		    json_real(w->nms ? w->ms / (double)w->nms : 0.0));
+		json_object_set_new(json_array_get(a, t), "keepalives",
+		                    json_integer((json_int_t)w->alive));
 	}
 	json_object_set_new(o, "workers_seen", json_integer(seen));
 	json_object_set_new(o, "workers", a);
@@ -1157,6 +1160,14 @@ handle(struct ps *ps, struct slot *s, const uint8_t *d, size_t len)
 				complete_step(ps);
 			}
 			break;
+		case TFKIT__PS__REQUEST__KIND__ALIVE:
+			/* its round waits on another ps (a sync step there
+			 * waiting for a silent trainer, a ps paused): heard
+			 * from, so not lost here meanwhile */
+			w->alive++;
+			reply_status(ps, s, TFKIT__PS__REPLY__STATUS__OK, "",
+			             wk);
+			break;
 		case TFKIT__PS__REQUEST__KIND__FINISH:
 			ps->finish = 1;
 			reply_status(ps, s, TFKIT__PS__REPLY__STATUS__OK, "",
@@ -1217,8 +1228,8 @@ set_lost(struct ps *ps, uint32_t k, int on)
 }
 
 /* A trainer that has been silent for the peer timeout (not one held in
- * a sync step) is taken for gone: the run goes on without it.  Returns
- * whether one was. */
+ * a sync step here; one held by another ps says ALIVE) is taken for
+ * gone: the run goes on without it.  Returns whether one was. */
 static int
 lose_silent(struct ps *ps, double t)
 {

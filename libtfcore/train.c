@@ -1676,7 +1676,13 @@ join_cluster(struct run *r, const char *ckpt)
 	if (rc != TF_OK) {
 		return fail(r, rc, "%s", tf_errmsg(r->cl));
 	}
-	tfi_ps_client_setup(r->cl, r->rank, tf_graph_nparams(r->g));
+	/* ALIVE to the other ps while a round waits on one: a few times
+	 * within the peer timeout (their clock), at least each second */
+	rc = tfi_ps_client_setup(r->cl, r->rank, tf_graph_nparams(r->g),
+	                         nps > 1 ? (pt / 4 < 1 ? pt / 4 : 1) : 0);
+	if (rc != TF_OK) {
+		return fail(r, rc, "%s", tf_errmsg(r->cl));
+	}
 	/* The tasks of a cluster start in any order: wait for the ps. */
 	double st = cfg->startup_timeout > 0 ? cfg->startup_timeout : 300;
 	if ((rc = tfi_ps_ready(r->cl, st, say_note, r)) != TF_OK) {

@@ -2,7 +2,8 @@
  * psreq - requests to a tf-ps, one per argument group, for the tests of
  * its protocol (libtfcore/proto/ps.proto):
  *	psreq URL 'KIND key=value ...' ['KIND ...']...
- * KIND is pull, init, push, snapshot, done, status or finish, or "raw"
+ * KIND is pull, init, push, snapshot, done, status, finish, take or
+ * alive, or "raw"
  * with hex=BYTES (sent as they are).  Keys: version (default 1), token,
  * worker, step, seq, n, values (comma floats), optimizer, hparams, sync,
  * k, total, staleness, lr, and for a row-sparse request blocks and want
@@ -21,8 +22,9 @@
 
 #include "ps.pb-c.h"
 
-static const char *const kinds[] = {"pull", "init",   "push",  "snapshot",
-                                    "done", "status", "finish"};
+static const char *const kinds[] = {"pull",     "init", "push",
+                                    "snapshot", "done", "status",
+                                    "finish",   "take", "alive"};
 
 static float values[4096];
 static uint64_t blocks[512], want[512];
@@ -66,7 +68,7 @@ main(int argc, char **argv)
 		uint8_t raw[4096];
 		size_t nraw = 0, nv = 0, size = 0, repeat = 1;
 		int is_raw = strcmp(kind, "raw") == 0;
-		for (int k = 0; k < 7; k++) {
+		for (int k = 0; k < (int)(sizeof kinds / sizeof *kinds); k++) {
 			if (strcmp(kind, kinds[k]) == 0) {
 				q.kind = k;
 			}

@@ -472,6 +472,36 @@ assert s["workers"][1]["lost"] and p["workers"][1]["returned"] > 0, s' "$output"
 	restarted_run_exact ps-0.log
 }
 
+@test "two ps: a trainer whose step a paused ps holds tells the other it is still there, and is not gone on without" {
+	cluster 2 1
+	start_ps 2
+	read -r _ ps1 <<< "$PIDS"
+	a="-q --epochs 300 --batch-size 32 --peer-timeout 2 --startup-timeout 30"
+	tf-train $C --job-name worker --task-index 0 $a --checkpoint-dir ck "$F/train.tfrecord" \
+		> chief.json 2> chief.err 3>&- &
+	PIDS+=" $!"
+	for _ in $(seq 300); do
+		grep -q 'ps 1: values' ps-1.log 2> /dev/null && break
+		sleep 0.1
+	done
+	sleep 0.5
+	# ps 1 paused 5 s, past --peer-timeout: the trainer's step waits on
+	# it, and ps 0 hears from it all the while
+	kill -STOP "$ps1"
+	sleep 5
+	kill -CONT "$ps1"
+	wait_all
+	run -1 grep "ps 0: .*trainer 0 .*--peer-timeout" ps-0.log
+	/usr/bin/python3 -c '
+import json, re, sys
+x = json.loads(open("chief.json").read().splitlines()[-1])["exchange"]
+assert x["max_ms"] >= 4000 and x["keepalives"] >= 2, x
+log = open("ps-0.log").read()
+w = json.loads(re.search(r"ps 0: counters (.*)", log).group(1))["workers"][0]
+assert not w["lost"] and w["keepalives"] >= 2, w'
+	accuracy_near_one ck
+}
+
 @test "--chunk-size: a third worker joins mid-run and takes chunks; one the ps went on without exits 75" {
 	cluster 1 3
 	start_ps 1
@@ -829,7 +859,9 @@ PY
 		"pull version=2 n=4" \
 		"pull token=x worker=0 n=4" \
 		"raw hex=ffffffff" \
-		"init n=4 values=9,9,9,9 optimizer=sgd total=2"
+		"init n=4 values=9,9,9,9 optimizer=sgd total=2" \
+		"alive worker=1 n=4" \
+		"alive worker=1 n=5"
 	[ "${lines[0]}" = "NOT_READY 0 not initialised yet" ]
 	[ "${lines[1]}" = "OK 0 - 1 2 3 4" ]
 	# w -= lr * g, once: the resend (same sequence number) is answered
@@ -845,6 +877,10 @@ PY
 	[ "${lines[10]}" = "ERROR 2 malformed request" ]
 	# a second INIT (a chief started again) changes nothing
 	[ "${lines[11]}" = "OK 2 - 0 1 2 3" ]
+	# a trainer waiting on another ps says it is still here: counted,
+	# nothing else changes; one of another model is refused
+	[ "${lines[12]}" = "OK 2 -" ]
+	[ "${lines[13]}" = "ERROR 2 trainer 1 of a model of 5 values: this ps serves 2 trainers and 4 values" ]
 	run -0 "$TFKIT_BUILD/tests/psreq" "$u" "status"
 	/usr/bin/python3 -c '
 import json, sys
@@ -852,6 +888,7 @@ c = json.loads(sys.argv[1].split(" ", 2)[2])
 w0, w1 = c["workers"]
 assert (w0["sent"], w0["applied"], w0["dropped"]["invalid"]) == (2, 1, 1), w0
 assert (w1["sent"], w1["applied"], w1["dropped"]["stale"]) == (2, 1, 1), w1
+assert (w0["keepalives"], w1["keepalives"]) == (0, 1), c
 assert c["step"] == 2 and c["mode"] == "async", c' "$output"
 	run -0 "$TFKIT_BUILD/tests/psreq" "$u" "done worker=0 n=4" "done worker=1 n=4" "finish worker=0 n=4"
 	wait_all
