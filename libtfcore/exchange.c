@@ -517,19 +517,28 @@ requests(struct tf_ps_client *cl, int kind)
 	return q;
 }
 
+/* A request of kind outside the rounds (ALIVE, TAKE): this trainer's
+ * protocol, token, rank, model size and session. */
+static Tfkit__Ps__Request
+own_request(const struct tf_ps_client *cl, int kind)
+{
+	Tfkit__Ps__Request q = TFKIT__PS__REQUEST__INIT;
+	q.version = TF_PS_PROTOCOL;
+	q.token = cl->token;
+	q.kind = kind;
+	q.worker = cl->rank;
+	q.n = cl->nparams;
+	q.session = cl->session;
+	return q;
+}
+
 /* ALIVE to every ps on the keep-alive contexts, all sent before any
  * answer is awaited; what the answers say does not matter (a ps that
  * went on without this trainer tells its round). */
 static void
 tell_alive(struct tf_ps_client *cl)
 {
-	Tfkit__Ps__Request q = TFKIT__PS__REQUEST__INIT;
-	q.version = TF_PS_PROTOCOL;
-	q.token = cl->token;
-	q.kind = TFKIT__PS__REQUEST__KIND__ALIVE;
-	q.worker = cl->rank;
-	q.n = cl->nparams;
-	q.session = cl->session;
+	Tfkit__Ps__Request q = own_request(cl, TFKIT__PS__REQUEST__KIND__ALIVE);
 	size_t len = tfkit__ps__request__get_packed_size(&q);
 	nng_duration ms = (nng_duration)(cl->every * 1000) + 100;
 	for (size_t k = 0; k < cl->n; k++) {
@@ -1125,13 +1134,7 @@ static Tfkit__Ps__Reply *
 take_round(struct tf_ps_client *cl, char *msg, size_t len)
 {
 	struct conn *c = &cl->pool;
-	Tfkit__Ps__Request q = TFKIT__PS__REQUEST__INIT;
-	q.version = TF_PS_PROTOCOL;
-	q.token = cl->token;
-	q.kind = TFKIT__PS__REQUEST__KIND__TAKE;
-	q.worker = cl->rank;
-	q.n = cl->nparams;
-	q.session = cl->session;
+	Tfkit__Ps__Request q = own_request(cl, TFKIT__PS__REQUEST__KIND__TAKE);
 	q.take = ++cl->takes;
 	nng_duration ms = (nng_duration)(cl->timeout * 1000);
 	double deadline = tfi_now() + cl->timeout;
