@@ -87,14 +87,17 @@ struct tf_ps_client {
 	uint64_t takes;
 	char pool_addr[320];
 	/* keep-alive: a thread that wakes each `every` seconds and, when
-	 * the same round (round_no) has been waiting since it last woke,
-	 * sends ALIVE to every ps (alives counts those rounds) */
+	 * the same round or local phase (round_no) has been going on since
+	 * it last woke, sends ALIVE to every ps (alives counts those), or
+	 * once, for a local phase (aside: validating, checkpointing), DONE
+	 * as one idle (asides counts those); amu orders the main thread's
+	 * tfi_ps_aside() after what the thread is sending */
 	pthread_t alive;
-	int alive_on, alive_quit;
+	int alive_on, alive_quit, aside, aside_said;
 	pthread_mutex_t amu;
 	pthread_cond_t acv;
 	double every;
-	atomic_uint_fast64_t round_no, alives;
+	atomic_uint_fast64_t round_no, alives, asides;
 	atomic_int waiting;
 };
 
@@ -532,13 +535,15 @@ own_request(const struct tf_ps_client *cl, int kind)
 	return q;
 }
 
-/* ALIVE to every ps on the keep-alive contexts, all sent before any
- * answer is awaited; what the answers say does not matter (a ps that
- * went on without this trainer tells its round). */
+/* A request of kind (ALIVE, or DONE as one idle) to every ps on the
+ * keep-alive contexts, all sent before any answer is awaited; what the
+ * answers say does not matter (a ps that went on without this trainer
+ * tells its next round). */
 static void
-tell_alive(struct tf_ps_client *cl)
+tell_all(struct tf_ps_client *cl, int kind)
 {
-	Tfkit__Ps__Request q = own_request(cl, TFKIT__PS__REQUEST__KIND__ALIVE);
+	Tfkit__Ps__Request q = own_request(cl, kind);
+	q.take = kind == TFKIT__PS__REQUEST__KIND__DONE; /* idle */
 	size_t len = tfkit__ps__request__get_packed_size(&q);
 	nng_duration ms = (nng_duration)(cl->every * 1000) + 100;
 	for (size_t k = 0; k < cl->n; k++) {
@@ -575,11 +580,13 @@ tell_alive(struct tf_ps_client *cl)
 			}
 		}
 	}
-	atomic_fetch_add(&cl->alives, 1);
 }
 
-/* The keep-alive thread: each `every` seconds, ALIVE to every ps when a
- * round has been waiting since the last look. */
+/* The keep-alive thread: each `every` seconds, when a round or a local
+ * phase has been going on since the last look, ALIVE to every ps; the
+ * first time in a local phase DONE as one idle instead, so a sync step
+ * does not wait for this trainer's gradient meanwhile (its next push
+ * takes it back). */
 static void *
 keep_alive(void *arg)
 {
@@ -594,16 +601,35 @@ keep_alive(void *arg)
 		ts.tv_nsec = (long)((at - (double)(time_t)at) * 1e9);
 		pthread_cond_timedwait(&cl->acv, &cl->amu, &ts);
 		uint64_t r = atomic_load(&cl->round_no);
-		if (!cl->alive_quit && atomic_load(&cl->waiting) > 0 &&
-		    r == seen) {
-			pthread_mutex_unlock(&cl->amu);
-			tell_alive(cl);
-			pthread_mutex_lock(&cl->amu);
+		if (cl->alive_quit || r != seen ||
+		    !(cl->aside || atomic_load(&cl->waiting) > 0)) {
+			seen = r;
+			continue;
 		}
-		seen = r;
+		if (cl->aside && !cl->aside_said) {
+			tell_all(cl, TFKIT__PS__REQUEST__KIND__DONE);
+			cl->aside_said = 1;
+			atomic_fetch_add(&cl->asides, 1);
+		} else {
+			tell_all(cl, TFKIT__PS__REQUEST__KIND__ALIVE);
+			atomic_fetch_add(&cl->alives, 1);
+		}
 	}
 	pthread_mutex_unlock(&cl->amu);
 	return NULL;
+}
+
+void
+tfi_ps_aside(struct tf_ps_client *cl, int on)
+{
+	if (cl == NULL || !cl->alive_on) {
+		return;
+	}
+	pthread_mutex_lock(&cl->amu);
+	atomic_fetch_add(&cl->round_no, 1);
+	cl->aside = on;
+	cl->aside_said = 0;
+	pthread_mutex_unlock(&cl->amu);
 }
 
 int
@@ -1012,6 +1038,8 @@ tfi_ps_stats(struct tf_ps_client *cl)
 	              "step_bytes", (json_int_t)cl->step_bytes, "stale",
 	              (json_int_t)cl->stale, "dropped", (json_int_t)cl->dropped,
 	              "keepalives", (json_int_t)atomic_load(&cl->alives));
+	json_object_set_new(o, "asides",
+	                    json_integer((json_int_t)atomic_load(&cl->asides)));
 	char *t =
 	    o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(4)) : NULL;
 	json_decref(o);

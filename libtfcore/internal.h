@@ -515,10 +515,15 @@ struct tfi_ps_mode {
 };
 /* The trainer's rank and model size; every > 0: a round that waits on
  * one ps longer than that (a sync step there waiting for a silent
- * trainer, a ps paused) tells the others, each every seconds, that this
- * trainer is still here (ALIVE), so they do not go on without it. */
+ * trainer, a ps paused) tells the ps tasks, each every seconds, that
+ * this trainer is still here (ALIVE), so they do not go on without it. */
 int tfi_ps_client_setup(struct tf_ps_client *cl, uint32_t rank,
                         uint64_t nparams, double every);
+/* A local phase (on: validating, writing a checkpoint) begins or ends.
+ * One that goes on past `every` tells the ps tasks this trainer is idle
+ * (DONE, take set: a sync step stops waiting for it, its chunks stay its
+ * own), then that it is still here; its next push takes it back. */
+void tfi_ps_aside(struct tf_ps_client *cl, int on);
 int tfi_ps_init(struct tf_ps_client *cl, float *params, struct tf_optim *o,
                 uint64_t *step, const char *optimizer, const char *hparams,
                 const struct tfi_ps_mode *mode);

@@ -134,6 +134,8 @@ host_block(struct run *r, int which, int fetch)
 	return tfi_graph_host(r->g, which, fetch);
 }
 
+static int write_checkpoint(struct run *r);
+
 /* A checkpoint of the step: header, parameters, state and the
  * optimizer's slots, written atomically (the leader only). */
 static int
@@ -166,6 +168,28 @@ save(struct run *r)
 	if (rc0 != TF_OK) {
 		return rc0;
 	}
+	tfi_ps_aside(r->cl, 1); /* writing it: the ps tasks need not wait */
+	rc0 = write_checkpoint(r);
+	tfi_ps_aside(r->cl, 0);
+	if (rc0 != TF_OK) {
+		return rc0;
+	}
+	/* A queue's segments before the checkpoint's place are trained:
+	 * they go. */
+	uint64_t gone;
+	if (r->queue != NULL && r->cur != NULL && r->cur->mark.reading &&
+	    tf_queue_release(r->queue, r->cur->mark.off, &gone) != TF_OK &&
+	    r->sink->note != NULL) {
+		r->sink->note(r->sink->ctx, "the queue's trained segments "
+		                            "could not be removed");
+	}
+	return TF_OK;
+}
+
+/* The checkpoint's blocks, as the host reads them, written atomically. */
+static int
+write_checkpoint(struct run *r)
+{
 	/* The blocks as the host reads them: a device's downloaded. */
 	const float *params = host_block(r, TFI_PARAMS, 1);
 	const float *state = host_block(r, TFI_STATE, 1);
@@ -190,15 +214,6 @@ save(struct run *r)
 	}
 	if (rc != TF_OK) {
 		return fail(r, tf_errcode(r->ck), "%s", tf_errmsg(r->ck));
-	}
-	/* A queue's segments before the checkpoint's place are trained:
-	 * they go. */
-	uint64_t gone;
-	if (r->queue != NULL && r->cur != NULL && r->cur->mark.reading &&
-	    tf_queue_release(r->queue, r->cur->mark.off, &gone) != TF_OK &&
-	    r->sink->note != NULL) {
-		r->sink->note(r->sink->ctx, "the queue's trained segments "
-		                            "could not be removed");
 	}
 	return TF_OK;
 }
@@ -584,7 +599,9 @@ validate(struct run *r)
 	     tfi_graph_commit(r->g, TFI_PARAMS) != TF_OK)) {
 		return fail(r, TF_EUNAVAIL, "%s", tf_errmsg(r->cl));
 	}
+	tfi_ps_aside(r->cl, 1); /* the ps tasks need not wait */
 	int rc = evaluate(r, r->cfg->validate, r->vm);
+	tfi_ps_aside(r->cl, 0);
 	free(r->val_text);
 	r->val_text = NULL;
 	if (rc == TF_OK) {
@@ -1676,10 +1693,11 @@ join_cluster(struct run *r, const char *ckpt)
 	if (rc != TF_OK) {
 		return fail(r, rc, "%s", tf_errmsg(r->cl));
 	}
-	/* ALIVE to the other ps while a round waits on one: a few times
-	 * within the peer timeout (their clock), at least each second */
+	/* ALIVE to the ps tasks while a round waits on one of them or a
+	 * local phase lasts (tfi_ps_aside()): a few times within the peer
+	 * timeout (their clock), at least each second */
 	rc = tfi_ps_client_setup(r->cl, r->rank, tf_graph_nparams(r->g),
-	                         nps > 1 ? (pt / 4 < 1 ? pt / 4 : 1) : 0);
+	                         pt / 4 < 1 ? pt / 4 : 1);
 	if (rc != TF_OK) {
 		return fail(r, rc, "%s", tf_errmsg(r->cl));
 	}

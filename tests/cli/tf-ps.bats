@@ -502,6 +502,29 @@ assert not w["lost"] and w["keepalives"] >= 2, w'
 	accuracy_near_one ck
 }
 
+@test "--chunk-size: a chief validating longer than --peer-timeout steps aside and comes back; it is not gone on without" {
+	# a validation of 136,560 rows through two layers of 1024: seconds
+	for _ in $(seq 240); do cat "$F/bc.tfrecord"; done > val.tfrecord
+	cp "$F/bc.schema.json" val.tfrecord.schema.json
+	cluster 1 2
+	start_ps 1
+	a="-q --epochs 10 --batch-size 32 --chunk-size 50 --peer-timeout 2 --model dnn --hidden 1024,1024"
+	tf-train $C --job-name worker --task-index 1 $a "$F/train.tfrecord" > w1.out 2> w1.err 3>&- &
+	PIDS+=" $!"
+	tf-train $C --job-name worker --task-index 0 $a --checkpoint-dir ck --validate val.tfrecord \
+		--steps-to-validate 40 "$F/train.tfrecord" > chief.json 2> chief.err 3>&- &
+	PIDS+=" $!"
+	wait_all
+	run -1 grep "trainer 0 .*--peer-timeout" ps-0.log
+	[ "$(grep -c '"validation":{"examples":136560' chief.json)" -ge 2 ]
+	# it said it was idle (a sync step went on without it) and there
+	/usr/bin/python3 -c '
+import json
+x = json.loads(open("chief.json").read().splitlines()[-1])["exchange"]
+assert x["asides"] >= 1 and x["keepalives"] >= 1, x'
+	run -0 pool_exact 10
+}
+
 @test "--chunk-size: a third worker joins mid-run and takes chunks; one the ps went on without exits 75" {
 	cluster 1 3
 	start_ps 1
