@@ -38,8 +38,8 @@ struct conn {
 	float *vals;
 	size_t capvals;
 	atomic_int pipes; /* connections up (nng's pipe events) */
-	/* the keep-alive thread's own context on the socket: an ALIVE
-	 * goes out while a round waits on this or another ps */
+	/* the keep-alive thread's own context on the socket (ALIVE, DONE
+	 * as one idle), beside the rounds' */
 	nng_ctx actx;
 	nng_aio *aaio;
 	int asent;
@@ -520,8 +520,8 @@ requests(struct tf_ps_client *cl, int kind)
 	return q;
 }
 
-/* A request of kind outside the rounds (ALIVE, TAKE): this trainer's
- * protocol, token, rank, model size and session. */
+/* A request of kind outside the rounds (the keep-alive thread's, TAKE):
+ * this trainer's protocol, token, rank, model size and session. */
 static Tfkit__Ps__Request
 own_request(const struct tf_ps_client *cl, int kind)
 {
@@ -1031,15 +1031,14 @@ tfi_ps_stats(struct tf_ps_client *cl)
 		p50 = cl->ms[cl->nms / 2];
 	}
 	json_t *o =
-	    json_pack("{s:I,s:f,s:f,s:I,s:I,s:I,s:I,s:I,s:I}", "rounds",
+	    json_pack("{s:I,s:f,s:f,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "rounds",
 	              (json_int_t)cl->rounds, "p50_ms", p50, "max_ms",
 	              cl->nms > 0 ? cl->ms[cl->nms - 1] : 0.0, "bytes",
 	              (json_int_t)cl->bytes, "steps", (json_int_t)cl->steps,
 	              "step_bytes", (json_int_t)cl->step_bytes, "stale",
 	              (json_int_t)cl->stale, "dropped", (json_int_t)cl->dropped,
-	              "keepalives", (json_int_t)atomic_load(&cl->alives));
-	json_object_set_new(o, "asides",
-	                    json_integer((json_int_t)atomic_load(&cl->asides)));
+	              "keepalives", (json_int_t)atomic_load(&cl->alives),
+	              "asides", (json_int_t)atomic_load(&cl->asides));
 	char *t =
 	    o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(4)) : NULL;
 	json_decref(o);
