@@ -33,6 +33,9 @@
 
 #include "dataset_private.h"
 
+static int read_once(const struct tf_dataset *ds, const char *path);
+static int claim_pre(struct tf_dataset *ds, const char *path);
+
 struct tf_dataset *
 tf_dataset_new_on(struct tf_columns *cols)
 {
@@ -99,6 +102,7 @@ tf_dataset_free(struct tf_dataset *ds)
 	free(ds->fseen);
 	free(ds->fslot);
 	tf_reader_free(ds->pre);
+	free(ds->pre_path);
 	tfi_buf_free(&ds->replay);
 	free(ds->key);
 	free(ds->kbuf);
@@ -232,7 +236,10 @@ tf_dataset_open(struct tf_dataset *ds, const char *const *files, size_t nfiles,
 			return tfi_set_error(ds, TF_ENOMEM, "out of memory");
 		}
 		ds->nfiles++;
-		if (strcmp(files[i], "-") == 0) {
+		if (read_once(ds, files[i])) {
+			if (claim_pre(ds, files[i]) != TF_OK) {
+				return ds->err.code;
+			}
 			ds->stdin_used = 1;
 		}
 	}
@@ -739,7 +746,47 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 
 #define STDIN_KEEP ((size_t)256 << 20)
 
-/* Standard input's reader, opened on its first read. */
+/* Whether path can be read only once: standard input ("-") or, unless
+ * the input is a followed stream (read once anyway), a pipe or FIFO (a
+ * shell's <(...) included), a socket or a character device.  Such an
+ * input is read through ds->pre and its records kept, as standard
+ * input's are, for later epochs and evaluations to read again. */
+static int
+read_once(const struct tf_dataset *ds, const char *path)
+{
+	struct stat st;
+	return strcmp(path, "-") == 0 ||
+	       (!ds->follow && stat(path, &st) == 0 &&
+	        (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) ||
+	         S_ISSOCK(st.st_mode)));
+}
+
+/* path, read once, is ds->pre's input: there is one such input. */
+static int
+claim_pre(struct tf_dataset *ds, const char *path)
+{
+	if (ds->pre_path != NULL) {
+		return strcmp(ds->pre_path, path) == 0
+		           ? TF_OK
+		           : tfi_set_error(
+		                 ds, TF_EINVAL,
+		                 "%s and %s: only one input can be standard "
+		                 "input or a pipe (its records are kept to be "
+		                 "read again); give files",
+		                 strcmp(ds->pre_path, "-") == 0
+		                     ? "standard input"
+		                     : ds->pre_path,
+		                 strcmp(path, "-") == 0 ? "standard input"
+		                                        : path);
+	}
+	ds->pre_path = strdup(path);
+	return ds->pre_path != NULL
+	           ? TF_OK
+	           : tfi_set_error(ds, TF_ENOMEM, "out of memory");
+}
+
+/* The reader of the input read once (ds->pre_path), opened on its
+ * first read. */
 static int
 open_stdin(struct tf_dataset *ds)
 {
@@ -752,7 +799,8 @@ open_stdin(struct tf_dataset *ds)
 	}
 	ds->stdin_kept = !ds->follow; /* a stream is read once */
 	tf_reader_set_follow(ds->pre, ds->follow);
-	if (tf_reader_open(ds->pre, "-", TF_COMPRESS_AUTO) != TF_OK) {
+	if (tf_reader_open(ds->pre, ds->pre_path ? ds->pre_path : "-",
+	                   TF_COMPRESS_AUTO) != TF_OK) {
 		return tfi_set_error(ds, tf_errcode(ds->pre), "%s",
 		                     tf_errmsg(ds->pre));
 	}
@@ -811,6 +859,14 @@ int
 tf_dataset_stdin_once(const struct tf_dataset *ds)
 {
 	return ds->pre != NULL && !ds->stdin_kept;
+}
+
+const char *
+tfi_dataset_once_name(const struct tf_dataset *ds)
+{
+	return ds->pre_path == NULL || strcmp(ds->pre_path, "-") == 0
+	           ? "standard input"
+	           : ds->pre_path;
 }
 
 /* The first input of the model the record in ds->ex lacks, named. */
@@ -1050,7 +1106,9 @@ read_one(struct tf_dataset *ds, size_t i)
 			return TF_EOF;
 		}
 		if (!ds->reading) {
-			ds->on_pre = strcmp(ds->files[ds->file], "-") == 0;
+			ds->on_pre =
+			    ds->pre_path != NULL &&
+			    strcmp(ds->files[ds->file], ds->pre_path) == 0;
 			ds->replay_pos = 0;
 			ds->stdin_rec = 0;
 			if (ds->on_pre && open_stdin(ds) != TF_OK) {
@@ -1651,7 +1709,11 @@ tf_dataset_infer_schema(struct tf_dataset *ds, const char *const *files,
 	for (size_t i = 0;
 	     rc == TF_OK && i < nfiles && tf_survey_records(sv) < max_records;
 	     i++) {
-		int in = strcmp(files[i], "-") == 0;
+		int in = read_once(ds, files[i]);
+		if (in && claim_pre(ds, files[i]) != TF_OK) {
+			rc = ds->err.code;
+			break;
+		}
 		if (in && ds->pre != NULL) {
 			continue; /* standard input is read once */
 		}

@@ -39,6 +39,7 @@ struct tf_dataset {
 	 * STDIN_KEEP bytes, so a later epoch (or the dataset after schema
 	 * inference read the first records) reads them again. */
 	struct tf_reader *pre;
+	char *pre_path; /* its name: "-", or a pipe's (read_once()) */
 	struct tfi_buf replay;
 	size_t replay_pos;
 	uint64_t stdin_rec;   /* records of standard input given this epoch */

@@ -599,6 +599,13 @@ validate(struct run *r)
 	     tfi_graph_commit(r->g, TFI_PARAMS) != TF_OK)) {
 		return fail(r, TF_EUNAVAIL, "%s", tf_errmsg(r->cl));
 	}
+	if (r->vd != NULL && tf_dataset_stdin_once(r->vd)) {
+		/* kept in part: a second pass would be a part, silently */
+		return fail(r, TF_EINVAL,
+		            "--validate: %s held more than 256 MiB of records "
+		            "and can be read once only: give a file",
+		            tfi_dataset_once_name(r->vd));
+	}
 	tfi_ps_aside(r->cl, 1); /* the ps tasks need not wait */
 	int rc = evaluate(r, r->cfg->validate, r->vm);
 	tfi_ps_aside(r->cl, 0);
@@ -1582,16 +1589,23 @@ static int
 chunkable(struct run *r)
 {
 	const struct tf_train_config *cfg = r->cfg;
-	int piped = cfg->ninputs == 0;
-	for (size_t i = 0; i < cfg->ninputs; i++) {
-		piped |= strcmp(cfg->inputs[i], "-") == 0;
+	const char *piped = cfg->ninputs == 0 ? "standard input" : NULL;
+	for (size_t i = 0; i < cfg->ninputs && piped == NULL; i++) {
+		struct stat st;
+		if (strcmp(cfg->inputs[i], "-") == 0) {
+			piped = "standard input";
+		} else if (stat(cfg->inputs[i], &st) == 0 &&
+		           (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) ||
+		            S_ISSOCK(st.st_mode))) {
+			piped = cfg->inputs[i]; /* a pipe, a device */
+		}
 	}
 	if (piped || cfg->stream || r->queue != NULL) {
 		return fail(r, TF_EINVAL,
 		            "--chunk-size cuts files into chunks that any "
 		            "trainer may read: %s cannot be (name the files, "
 		            "the same on every trainer)",
-		            piped ? "standard input" : "a followed stream");
+		            piped ? piped : "a followed stream");
 	}
 	return TF_OK;
 }
@@ -2501,9 +2515,12 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		sink->note(sink->ctx, msg);
 	}
 	if (tf_dataset_stdin_once(r.ds) && !cfg->stream && sink->note != NULL) {
-		sink->note(sink->ctx,
-		           "standard input held more than 256 MiB of records: "
-		           "read for one pass only (give a file for more)");
+		char msg[TFI_MSG_MAX];
+		snprintf(msg, sizeof msg,
+		         "%s held more than 256 MiB of records: read for one "
+		         "pass only (give a file for more)",
+		         tfi_dataset_once_name(r.ds));
+		sink->note(sink->ctx, msg);
 	}
 	if (r.cl != NULL) {
 		/* Done here.  The chief waits for the other trainers, takes

@@ -583,6 +583,9 @@ print(sum(w["applied"] for w in p["workers"]))')
 	# standard input cannot be cut into chunks: a usage error
 	run -64 --separate-stderr tf-train $C --job-name worker --task-index 0 $a - < "$F/train.tfrecord"
 	[[ "$stderr" == *"--chunk-size cuts files into chunks that any trainer may read: standard input cannot be"* ]]
+	# nor a pipe by its name
+	run -64 --separate-stderr tf-train $C --job-name worker --task-index 0 $a <(cat "$F/train.tfrecord")
+	[[ "$stderr" == *"--chunk-size cuts files into chunks that any trainer may read: /dev/fd/"*" cannot be"* ]]
 }
 
 @test "a ps killed for good: the chief says which ps at which step and stops; the other ps says why it exits" {

@@ -156,6 +156,38 @@ assert set(j) >= {"mse", "rmse", "mae", "r2", "loss", "examples"}, j' "$output"
 	[[ "$stderr" == *"no records to infer a schema from"* ]]
 }
 
+@test "a pipe named as an input (a shell's <(...), a FIFO) is read once and kept like standard input: every epoch, every validation" {
+	split_bc
+	tf-records schema --write bc.tfrecord
+	run -0 tf-train -q --model lr --epochs 5 --checkpoint-dir f bc.tfrecord
+	# inferred from the pipe's first records, which are kept: 5 epochs
+	# of 569, the model the file gives (before: "no examples in the
+	# input", and with --schema one epoch only)
+	run -0 --separate-stderr tf-train -q --model lr --epochs 5 --checkpoint-dir p <(cat bc.tfrecord)
+	[[ "$output" == *'"step":25,'* ]]
+	[[ "$stderr" == *"/dev/fd/"*" has no schema: inferred from its first 569 records"* ]]
+	same_state f/model.ckpt-25 p/model.ckpt-25
+	mkfifo in.fifo
+	cat bc.tfrecord > in.fifo &
+	run -0 --separate-stderr tf-train -q --model lr --epochs 5 --schema bc.tfrecord.schema.json --checkpoint-dir q in.fifo
+	[[ "$output" == *'"step":25,'* ]]
+	same_state f/model.ckpt-25 q/model.ckpt-25
+	# validation on a pipe: all its 113 records at each line (before:
+	# 0 from the first check on)
+	run -0 tf-train -q --model lr --epochs 5 --steps-to-validate 10 --validate <(cat bc-00004-of-00005) bc.tfrecord
+	[ "$(grep -c '"validation":{"examples":113,' <<< "$output")" -eq 3 ]
+	# one of more than 256 MiB is not kept whole: its second validation
+	# stops the run rather than validate on a part
+	for _ in $(seq 540); do cat bc.tfrecord; done > big.tfrecord
+	run -64 --separate-stderr tf-train -q --model lr --epochs 5 --steps-to-validate 10 --validate <(cat big.tfrecord) bc.tfrecord
+	[ "$(grep -c '"validation":{"examples":307260,' <<< "$output")" -eq 1 ]
+	[[ "$stderr" == *"--validate: /dev/fd/"*" held more than 256 MiB of records and can be read once only: give a file" ]]
+	rm big.tfrecord
+	# two inputs read once cannot both be kept: refused, not half read
+	run -64 --separate-stderr tf-train -q --schema bc.tfrecord.schema.json <(cat bc.tfrecord) <(cat bc.tfrecord)
+	[[ "$stderr" == *"only one input can be standard input or a pipe (its records are kept to be read again); give files" ]]
+}
+
 @test "a second run on the same checkpoint directory exits 75" {
 	split_bc
 	mkdir ck

@@ -118,9 +118,10 @@ TF_API int tf_dataset_batch(struct tf_dataset *ds, struct tf_batch *b,
                             size_t capacity);
 /* The next rows into b, up to its capacity, as tf_dataset_next(). */
 TF_API int tf_dataset_read(struct tf_dataset *ds, struct tf_batch *b);
-/* Standard input is read once; its records are kept (up to 256 MiB) so
- * that later epochs read them again.  Non-zero when it held more: it
- * was then read for one pass only. */
+/* Standard input, or one input that is a pipe or FIFO, is read once;
+ * its records are kept (up to 256 MiB) so that later epochs read them
+ * again.  Non-zero when it held more: it was then read for one pass
+ * only. */
 TF_API int tf_dataset_stdin_once(const struct tf_dataset *ds);
 /* Where reading stands. */
 TF_API uint64_t tf_dataset_epoch(const struct tf_dataset *ds);
