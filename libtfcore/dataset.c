@@ -754,11 +754,16 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 static int
 read_once(const struct tf_dataset *ds, const char *path)
 {
+	return strcmp(path, "-") == 0 || (!ds->follow && tfi_is_pipe(path));
+}
+
+int
+tfi_is_pipe(const char *path)
+{
 	struct stat st;
-	return strcmp(path, "-") == 0 ||
-	       (!ds->follow && stat(path, &st) == 0 &&
-	        (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) ||
-	         S_ISSOCK(st.st_mode)));
+	return stat(path, &st) == 0 &&
+	       (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) ||
+	        S_ISSOCK(st.st_mode));
 }
 
 /* path, read once, is ds->pre's input: there is one such input. */

@@ -1591,13 +1591,10 @@ chunkable(struct run *r)
 	const struct tf_train_config *cfg = r->cfg;
 	const char *piped = cfg->ninputs == 0 ? "standard input" : NULL;
 	for (size_t i = 0; i < cfg->ninputs && piped == NULL; i++) {
-		struct stat st;
 		if (strcmp(cfg->inputs[i], "-") == 0) {
 			piped = "standard input";
-		} else if (stat(cfg->inputs[i], &st) == 0 &&
-		           (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) ||
-		            S_ISSOCK(st.st_mode))) {
-			piped = cfg->inputs[i]; /* a pipe, a device */
+		} else if (tfi_is_pipe(cfg->inputs[i])) {
+			piped = cfg->inputs[i];
 		}
 	}
 	if (piped || cfg->stream || r->queue != NULL) {
