@@ -531,6 +531,40 @@ check_validation(struct run *r)
 	return rc;
 }
 
+/* --validate apart from the training inputs where one reads what the
+ * other does once: standard input, or the same pipe, would be split
+ * between them (the validation seeing none of it, or half records).
+ * Said before anything is opened (a FIFO's open waits for a writer). */
+static int
+validation_apart(struct run *r)
+{
+	const struct tf_train_config *cfg = r->cfg;
+	const char *v = cfg->validate;
+	struct stat vs;
+	if (v == NULL) {
+		return TF_OK;
+	}
+	int in = strcmp(v, "-") == 0;
+	if (!in && (!tfi_is_pipe(v) || stat(v, &vs) != 0)) {
+		return TF_OK;
+	}
+	size_t n = cfg->ninputs ? cfg->ninputs : 1;
+	for (size_t i = 0; i < n; i++) {
+		const char *f = cfg->ninputs ? cfg->inputs[i] : "-";
+		struct stat st;
+		if (in ? strcmp(f, "-") == 0
+		       : strcmp(f, "-") != 0 && stat(f, &st) == 0 &&
+		             st.st_dev == vs.st_dev && st.st_ino == vs.st_ino) {
+			return fail(r, TF_EINVAL,
+			            "--validate %s: %s is also the training "
+			            "input, and it can be read once only: give "
+			            "a file for one of them",
+			            v, in ? "standard input" : "this pipe");
+		}
+	}
+	return TF_OK;
+}
+
 /* Add L1/L2 penalties to the gradients. */
 static void
 regularize(float *g, const float *w, size_t n, double l1, double l2)
@@ -2166,7 +2200,8 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 		          cfg->threads, dname);
 		goto out;
 	}
-	if ((rc = setup(&r, reg, &resumed)) != TF_OK ||
+	if ((rc = validation_apart(&r)) != TF_OK ||
+	    (rc = setup(&r, reg, &resumed)) != TF_OK ||
 	    (rc = check_validation(&r)) != TF_OK) {
 		goto out;
 	}

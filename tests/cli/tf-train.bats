@@ -183,6 +183,13 @@ assert set(j) >= {"mse", "rmse", "mae", "r2", "loss", "examples"}, j' "$output"
 	[ "$(grep -c '"validation":{"examples":307260,' <<< "$output")" -eq 1 ]
 	[[ "$stderr" == *"--validate: /dev/fd/"*" held more than 256 MiB of records and can be read once only: give a file" ]]
 	rm big.tfrecord
+	# --validate reading what training reads once: refused before either
+	# is opened (before: validation on 0 records, or half records)
+	run -64 --separate-stderr sh -c "tf-train -q --schema bc.tfrecord.schema.json --validate - < bc.tfrecord"
+	[ "$stderr" = "tf-train: --validate -: standard input is also the training input, and it can be read once only: give a file for one of them" ]
+	mkfifo v.fifo
+	run -64 --separate-stderr timeout 20 tf-train -q --schema bc.tfrecord.schema.json --validate v.fifo ./v.fifo
+	[ "$stderr" = "tf-train: --validate v.fifo: this pipe is also the training input, and it can be read once only: give a file for one of them" ]
 	# two inputs read once cannot both be kept: refused, not half read
 	run -64 --separate-stderr tf-train -q --schema bc.tfrecord.schema.json <(cat bc.tfrecord) <(cat bc.tfrecord)
 	[[ "$stderr" == *"only one input can be standard input or a pipe (its records are kept to be read again); give files" ]]
