@@ -754,16 +754,21 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 static int
 read_once(const struct tf_dataset *ds, const char *path)
 {
-	return strcmp(path, "-") == 0 || (!ds->follow && tfi_is_pipe(path));
+	return strcmp(path, "-") == 0 ||
+	       (!ds->follow && tfi_is_pipe(path, NULL));
 }
 
 int
-tfi_is_pipe(const char *path)
+tfi_is_pipe(const char *path, struct stat *st)
 {
-	struct stat st;
-	return stat(path, &st) == 0 &&
-	       (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) ||
-	        S_ISSOCK(st.st_mode));
+	struct stat own;
+	int once = stat(path, &own) == 0 &&
+	           (S_ISFIFO(own.st_mode) || S_ISCHR(own.st_mode) ||
+	            S_ISSOCK(own.st_mode));
+	if (once && st != NULL) {
+		*st = own;
+	}
+	return once;
 }
 
 /* path, read once, is ds->pre's input: there is one such input. */

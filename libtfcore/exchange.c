@@ -255,9 +255,7 @@ open_conn(struct tf_ps_client *cl, struct conn *c, const char *addr)
 	                  NNG_DURATION_INFINITE);
 	nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, (size_t)1 << 30);
 	if ((rv = nng_ctx_open(&c->ctx, c->sock)) != 0 ||
-	    (rv = nng_aio_alloc(&c->aio, NULL, NULL)) != 0 ||
-	    (rv = nng_ctx_open(&c->actx, c->sock)) != 0 ||
-	    (rv = nng_aio_alloc(&c->aaio, NULL, NULL)) != 0) {
+	    (rv = nng_aio_alloc(&c->aio, NULL, NULL)) != 0) {
 		return rv;
 	}
 	return dial(cl, c, host);
@@ -642,6 +640,15 @@ tfi_ps_client_setup(struct tf_ps_client *cl, uint32_t rank, uint64_t nparams,
 		return TF_OK;
 	}
 	cl->every = every;
+	for (size_t k = 0; k < cl->n; k++) { /* the thread's contexts */
+		struct conn *c = &cl->c[k];
+		int rv = nng_ctx_open(&c->actx, c->sock);
+		rv = rv ? rv : nng_aio_alloc(&c->aaio, NULL, NULL);
+		if (rv != 0) {
+			return tfi_set_error(cl, TF_EUNAVAIL, "%s: %s", c->url,
+			                     nng_strerror(rv));
+		}
+	}
 	pthread_condattr_t ca;
 	if (pthread_condattr_init(&ca) != 0) {
 		return tfi_set_error(cl, TF_ENOMEM, "out of memory");

@@ -184,8 +184,10 @@ void tfi_dataset_set_chunks(struct tf_dataset *ds, tfi_chunk_fn next,
                             void *ctx);
 const uint64_t *tfi_dataset_spans(const struct tf_dataset *ds, size_t *n);
 /* Whether path is a pipe or FIFO, a socket or a character device: an
- * input that can be read once only. */
-int tfi_is_pipe(const char *path);
+ * input that can be read once only (its stat in *st when st is not
+ * NULL). */
+struct stat;
+int tfi_is_pipe(const char *path, struct stat *st);
 /* The input read once (tf_dataset_stdin_once()), named for a message:
  * "standard input" or the pipe's path. */
 const char *tfi_dataset_once_name(const struct tf_dataset *ds);

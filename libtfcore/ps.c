@@ -63,7 +63,7 @@ enum { PARK_NONE, PARK_PUSH, PARK_SNAPSHOT, PARK_TAKE };
 struct worker {
 	uint64_t seq, sent, applied, stale, backup, invalid;
 	uint64_t bytes_in, bytes_out, examples;
-	uint64_t alive; /* ALIVEs: its rounds held by another ps */
+	uint64_t alive; /* ALIVEs: waiting on another ps, or aside */
 	int seen, done;
 	int lost;    /* silent past the peer timeout: counted as done */
 	double last; /* its last request */

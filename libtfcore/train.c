@@ -545,7 +545,7 @@ validation_apart(struct run *r)
 		return TF_OK;
 	}
 	int in = strcmp(v, "-") == 0;
-	if (!in && (!tfi_is_pipe(v) || stat(v, &vs) != 0)) {
+	if (!in && !tfi_is_pipe(v, &vs)) {
 		return TF_OK;
 	}
 	size_t n = cfg->ninputs ? cfg->ninputs : 1;
@@ -1627,7 +1627,7 @@ chunkable(struct run *r)
 	for (size_t i = 0; i < cfg->ninputs && piped == NULL; i++) {
 		if (strcmp(cfg->inputs[i], "-") == 0) {
 			piped = "standard input";
-		} else if (tfi_is_pipe(cfg->inputs[i])) {
+		} else if (tfi_is_pipe(cfg->inputs[i], NULL)) {
 			piped = cfg->inputs[i];
 		}
 	}
