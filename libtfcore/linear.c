@@ -11,12 +11,15 @@
  * their own: an id's weight, gradient and slots are four cache misses.
  * Here an id's weight and slots lie together in one row of 16 bytes:
  * one miss.  Each row the batch touches takes a place in a short list
- * as it is first met (an open-addressed map of the batch's rows, which
- * stays in the cache, and the row asked for then);
- * the gradient is summed there, the list packed for the optimizer's
- * update and put back.  The same kernels compute the logits, loss and
- * predictions and the same sums run in the same order: the same model
- * bit for bit (tests/unit/test_train.c compares the two).
+ * as it is first met, and the row keeps its place in its fourth word:
+ * a row's mark is its place when the list holds the row there (a
+ * sparse set: nothing to clear between batches, no map to search).
+ * One pass over the ids gives each its place and sums the logits, the
+ * rows of the ids two examples on asked for meanwhile; the gradient is
+ * summed in the list, which is packed for the optimizer's update and
+ * put back.  The same kernels compute the logits, loss and predictions
+ * and the same sums run in the same order: the same model bit for bit
+ * (tests/unit/test_train.c compares the two).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -28,10 +31,12 @@
 #include "tf/metrics.h"
 #include "tf/optim.h"
 
-/* A row of the table: its weight and up to 2 optimizer slots, 16 bytes
- * (a quarter of a cache line). */
+/* A row of the table: its weight, up to 2 optimizer slots and its place
+ * in the batch's list (when at[mark] is this row), 16 bytes (a quarter
+ * of a cache line). */
 struct lrow {
-	float w, s[2], pad;
+	float w, s[2];
+	uint32_t mark;
 };
 
 struct tfi_linear {
@@ -40,11 +45,10 @@ struct tfi_linear {
 	unsigned ns;       /* the optimizer's slots */
 	struct lrow *rows; /* the table's, between steps when live */
 	int live;
-	struct tfi_rowmap map; /* the batch's rows' places */
-	uint64_t *at;          /* the rows the batch touched, as first met */
-	float *grad;           /* ... their gradient */
-	size_t n;              /* ... how many (a pass's) */
-	int32_t *of;           /* each id's place in them, or -1 */
+	uint64_t *at; /* the rows the batch touched, as first met */
+	float *grad;  /* ... their gradient */
+	size_t n;     /* ... how many (a pass's) */
+	int32_t *of;  /* each id's place in them, or -1 */
 	size_t ids_room;
 	float *buf; /* logits, predictions, their gradient */
 	size_t rows_room;
@@ -59,7 +63,6 @@ tfi_linear_free(struct tfi_linear *l)
 		return;
 	}
 	tf_device_free(tf_device_cpu(), (float *)l->rows);
-	tfi_rowmap_release(&l->map);
 	free(l->at);
 	free(l->grad);
 	free(l->of);
@@ -139,7 +142,7 @@ tfi_linear_plan(struct tf_graph *g, const struct tf_optim *o)
 	return l;
 }
 
-/* Room for a batch of rows rows (ids ids); a new, empty map. */
+/* Room for a batch of rows rows (ids ids). */
 static int
 room(struct tfi_linear *l, size_t rows, size_t ids)
 {
@@ -168,9 +171,6 @@ room(struct tfi_linear *l, size_t rows, size_t ids)
 		}
 		l->of = of;
 		l->ids_room = ids;
-	}
-	if (tfi_rowmap_start(&l->map, ids) != 0) {
-		return -1;
 	}
 	size_t pack = (ids + 1) * (l->ns + 2);
 	if (pack > l->pack_room) {
@@ -205,7 +205,7 @@ load(struct tfi_linear *l, struct tf_graph *g, struct tf_optim *o)
 		q->w = t[i];
 		q->s[0] = l->ns > 0 ? sl[0][i] : 0.0f;
 		q->s[1] = l->ns > 1 ? sl[1][i] : 0.0f;
-		q->pad = 0.0f;
+		q->mark = 0;
 	}
 	l->live = 1;
 	return 0;
@@ -237,22 +237,6 @@ tfi_linear_drop(struct tfi_linear *l)
 	if (l != NULL) {
 		l->live = 0;
 	}
-}
-
-/* The place of table row id in the batch's list, made when it is first
- * met (the row then asked for); *n the list's length. */
-static int32_t
-place_of(struct tfi_linear *l, uint64_t id, size_t *n)
-{
-	int fresh;
-	uint32_t j = tfi_rowmap_place(&l->map, id, (uint32_t)*n, &fresh);
-	if (fresh) {
-		l->at[j] = id;
-		l->grad[j] = 0.0f;
-		__builtin_prefetch(&l->rows[id], 1);
-		(*n)++;
-	}
-	return (int32_t)j;
 }
 
 int
@@ -288,33 +272,57 @@ tfi_linear_pass(struct tfi_linear *l, struct tf_graph *g, struct tf_optim *o,
 	}
 	struct tf_device *dev = tf_device_cpu();
 	float *params = tf_graph_params(g), *grads = tf_graph_grads(g);
-	const struct lrow *lr = l->rows;
-	/* Each row the ids name takes a place as it is first met (the map
-	 * stays in the cache), the row then asked for. */
+	struct lrow *lr = l->rows;
+	uint64_t *at = l->at;
+	float *grad = l->grad;
+	/* Each id's place, its row's place in the list or a new one, and
+	 * gather_w_cpu's sums in its order (the bias added after). */
 	size_t n = 0;
 	const int64_t *ids = b->ids + l->begin;
 	const float *x = b->x + l->begin;
 	size_t stride = (size_t)l->width;
-	for (size_t r = 0; r < rows; r++) {
-		const int64_t *row = ids + r * stride;
-		int32_t *of = l->of + r * per;
+	float *logits = l->buf, *prob = logits + rows, *dl = prob + rows;
+	const uint64_t vocab = (uint64_t)l->vocab;
+	for (size_t r = 0; r < rows && r < 2; r++) {
 		for (size_t k = 0; k < per; k++) {
-			int64_t id = row[k];
-			of[k] = id >= 0 && id < l->vocab
-			            ? place_of(l, (uint64_t)id, &n)
-			            : -1;
+			uint64_t id = (uint64_t)ids[r * stride + k];
+			if (id < vocab) {
+				__builtin_prefetch(&lr[id], 1);
+			}
 		}
 	}
-	/* gather_w_cpu's sums, in its order, then the bias */
-	float *logits = l->buf, *prob = logits + rows, *dl = prob + rows;
 	for (size_t r = 0; r < rows; r++) {
 		const int64_t *row = ids + r * stride;
 		const float *wr = x + r * stride;
+		int32_t *of = l->of + r * per;
+		if (r + 2 < rows) {
+			const int64_t *ahead = row + 2 * stride;
+			for (size_t k = 0; k < per; k++) {
+				uint64_t id = (uint64_t)ahead[k];
+				if (id < vocab) {
+					__builtin_prefetch(&lr[id], 1);
+				}
+			}
+		}
 		float acc = 0.0f;
 		for (size_t k = 0; k < per; k++) {
-			int64_t id = row[k];
-			acc +=
-			    id >= 0 && id < l->vocab ? wr[k] * lr[id].w : 0.0f;
+			/* (a negative id, no id, is beyond the table too) */
+			uint64_t id = (uint64_t)row[k];
+			float t = 0.0f;
+			of[k] = -1;
+			if (id < vocab) {
+				struct lrow *q = &lr[id];
+				uint32_t j = q->mark;
+				if (j >= n || at[j] != id) {
+					j = (uint32_t)n++;
+					at[j] = id;
+					grad[j] = 0.0f;
+					q->mark = j;
+				}
+				of[k] = (int32_t)j;
+				t = wr[k] * q->w;
+			}
+			acc += t;
 		}
 		logits[r] = acc;
 	}
@@ -334,7 +342,7 @@ tfi_linear_pass(struct tfi_linear *l, struct tf_graph *g, struct tf_optim *o,
 		const float *xr = x + r * stride;
 		for (size_t k = 0; k < per; k++) {
 			if (of[k] >= 0) {
-				l->grad[of[k]] += xr[k] * inv * dl[r];
+				grad[of[k]] += xr[k] * inv * dl[r];
 			}
 		}
 	}
