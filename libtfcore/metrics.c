@@ -1,6 +1,13 @@
 /*
- * metrics.c - streaming evaluation metrics; the AUC is exact (all scores
- * kept and ranked), not a bucketed approximation.
+ * metrics.c - streaming evaluation metrics.  The AUC is exact for up to
+ * 4,194,304 scores (all kept and ranked), not TensorFlow's 200
+ * thresholds; past that many, the scores kept and every one after are
+ * counted instead in buckets of 2^-14 of a score's size (2,080,770 of
+ * them across [0, 1], 32 MiB), scores sharing a bucket ranked as ties:
+ * memory stays bounded however long the epoch (or a stream) runs, and
+ * the AUC moves by at most half the share of positive-negative pairs
+ * whose scores share a bucket (a pair the exact AUC counts 0 or 1
+ * counts a half).
  */
 #include <math.h>
 #include <stdio.h>
@@ -16,6 +23,19 @@ struct scored {
 	float label;
 };
 
+/* Scores kept one by one, for the exact AUC (32 MiB of them). */
+#define EXACT_SCORES ((size_t)1 << 22)
+/* Past that, a bucket for each 2^9 keys of [0, 1] (score_key()): the
+ * keys of 0 and of what is below it (bucket 0) to those of 1 (BUCKETS -
+ * 2), and one for what is above 1 (a NaN). */
+#define KEY_ZERO  0x80000000u
+#define KEY_ONE   0xbf800000u
+#define KEY_SHIFT 9
+#define BUCKETS   ((size_t)((KEY_ONE - KEY_ZERO) >> KEY_SHIFT) + 2)
+struct bucket {
+	uint64_t pos, neg;
+};
+
 struct tf_metrics {
 	struct tfi_handle err;
 	int task;
@@ -24,8 +44,9 @@ struct tf_metrics {
 	double loss_sum;
 	double se, ae, ysum, y2sum; /* regression */
 	uint64_t *confusion;        /* classes x classes */
-	struct scored *s;           /* binary: every score */
+	struct scored *s;           /* binary: every score, */
 	size_t ns, cap;
+	struct bucket *b; /* ... or, past EXACT_SCORES of them, counted */
 };
 
 struct tf_metrics *
@@ -54,6 +75,7 @@ tf_metrics_free(struct tf_metrics *m)
 	if (m != NULL) {
 		free(m->confusion);
 		free(m->s);
+		free(m->b);
 		free(m);
 	}
 }
@@ -64,6 +86,8 @@ tf_metrics_reset(struct tf_metrics *m)
 	m->n = m->correct = 0;
 	m->loss_sum = m->se = m->ae = m->ysum = m->y2sum = 0;
 	m->ns = 0;
+	free(m->b); /* exact again */
+	m->b = NULL;
 	if (m->confusion != NULL) {
 		memset(m->confusion, 0,
 		       (size_t)(m->classes * m->classes) *
@@ -100,6 +124,49 @@ prediction_loss(const struct tf_metrics *m, const float *pred,
 	return rows ? sum / (double)rows : 0.0;
 }
 
+/* A float's bits as an unsigned key in the float's order. */
+static inline uint32_t
+score_key(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, sizeof u);
+	return u & 0x80000000u ? ~u : u | 0x80000000u;
+}
+
+/* A score's bucket. */
+static inline size_t
+bucket_of(float f)
+{
+	uint32_t k = score_key(f);
+	if (k <= KEY_ZERO) {
+		return 0;
+	}
+	size_t i = (k - KEY_ZERO) >> KEY_SHIFT;
+	return i < BUCKETS - 1 ? i : BUCKETS - 1;
+}
+
+/* The scores kept, counted in buckets from now on: -1 out of memory. */
+static int
+to_buckets(struct tf_metrics *m)
+{
+	m->b = calloc(BUCKETS, sizeof *m->b);
+	if (m->b == NULL) {
+		return -1;
+	}
+	for (size_t i = 0; i < m->ns; i++) {
+		struct bucket *c = &m->b[bucket_of(m->s[i].score)];
+		if (m->s[i].label > 0.5f) {
+			c->pos++;
+		} else {
+			c->neg++;
+		}
+	}
+	free(m->s);
+	m->s = NULL;
+	m->ns = m->cap = 0;
+	return 0;
+}
+
 int
 tf_metrics_add(struct tf_metrics *m, const float *pred, const float *label,
                size_t rows, double loss)
@@ -107,7 +174,12 @@ tf_metrics_add(struct tf_metrics *m, const float *pred, const float *label,
 	if (m == NULL) {
 		return TF_OK; /* not measured (a step worked out again) */
 	}
-	if (m->task == TF_TASK_BINARY && m->cap - m->ns < rows) {
+	if (m->task == TF_TASK_BINARY && m->b == NULL &&
+	    m->ns + rows > EXACT_SCORES && to_buckets(m) != 0) {
+		return tfi_set_error(m, TF_ENOMEM, "out of memory");
+	}
+	if (m->task == TF_TASK_BINARY && m->b == NULL &&
+	    m->cap - m->ns < rows) {
 		size_t cap = m->cap ? m->cap : 4096;
 		while (cap - m->ns < rows) {
 			cap *= 2;
@@ -132,7 +204,13 @@ tf_metrics_add(struct tf_metrics *m, const float *pred, const float *label,
 		int64_t k;
 		if (m->task == TF_TASK_BINARY) {
 			k = pred[r] >= 0.5f;
-			m->s[m->ns++] = (struct scored){pred[r], y};
+			if (m->b == NULL) {
+				m->s[m->ns++] = (struct scored){pred[r], y};
+			} else if (y > 0.5f) {
+				m->b[bucket_of(pred[r])].pos++;
+			} else {
+				m->b[bucket_of(pred[r])].neg++;
+			}
 		} else {
 			const float *p = pred + r * (size_t)m->classes;
 			k = 0;
@@ -183,15 +261,6 @@ by_score(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* A float's bits as an unsigned key in the float's order. */
-static inline uint32_t
-score_key(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, sizeof u);
-	return u & 0x80000000u ? ~u : u | 0x80000000u;
-}
-
 /* Sort by score: a radix sort (three passes of 11 bits), the scores of
  * a whole epoch taking milliseconds rather than qsort's tenth of a
  * second; qsort when there is no memory for the second array. */
@@ -233,8 +302,21 @@ sort_scores(struct scored *s, size_t n)
 double
 tf_metrics_auc(struct tf_metrics *m)
 {
-	if (m->task != TF_TASK_BINARY || m->ns == 0) {
+	if (m->task != TF_TASK_BINARY || (m->ns == 0 && m->b == NULL)) {
 		return NAN;
+	}
+	if (m->b != NULL) { /* the same sums over the buckets */
+		double at = 0, rank_sum = 0, pos = 0;
+		for (size_t i = 0; i < BUCKETS; i++) {
+			double c = (double)(m->b[i].pos + m->b[i].neg);
+			rank_sum += (double)m->b[i].pos * (at + (c + 1) / 2.0);
+			pos += (double)m->b[i].pos;
+			at += c;
+		}
+		double neg = at - pos;
+		return pos == 0 || neg == 0
+		           ? NAN
+		           : (rank_sum - pos * (pos + 1) / 2.0) / (pos * neg);
 	}
 	/* Exact AUC as the Mann-Whitney statistic: rank every score (tied
 	 * scores share their average rank), sum the positives' ranks, and

@@ -1,7 +1,7 @@
 /*
  * test_metrics.c - metrics on hand-computed cases: accuracy, exact AUC
  * with ties, multiclass confusion, regression, the loss from
- * predictions.
+ * predictions; the AUC of more scores than are kept one by one.
  */
 #include "test.h"
 
@@ -53,10 +53,96 @@ TEST(multiclass_and_regression)
 	tf_metrics_free(m);
 }
 
+static int
+by_score(const void *a, const void *b)
+{
+	float x = ((const float *)a)[0], y = ((const float *)b)[0];
+	return x < y ? -1 : x > y;
+}
+
+/* Past 4,194,304 scores the AUC counts them in buckets: scores a bucket
+ * apart rank as ties (a pair an ulp apart scores a half, not 1), and
+ * the AUC of millions of scores spread over [0, 1] is the exact one to
+ * within 1e-5 (the Mann-Whitney sum over the sorted scores here). */
+TEST(auc_past_the_exact_scores_is_counted)
+{
+	struct tf_metrics *m = tf_metrics_new(TF_TASK_BINARY, 2);
+	REQUIRE(m != NULL);
+	/* positives an ulp above the negatives: exact, 1 */
+	enum { CHUNK = 4096 };
+	static float p[CHUNK], y[CHUNK];
+	float lo = 0.75f, hi = nextafterf(0.75f, 1.0f);
+	for (int i = 0; i < CHUNK; i++) {
+		p[i] = i % 2 ? hi : lo;
+		y[i] = (float)(i % 2);
+	}
+	CHECK_EQ_INT(tf_metrics_add(m, p, y, CHUNK, 0), TF_OK);
+	CHECK(tf_metrics_auc(m) == 1.0);
+	/* past 2^22 of them the two share a bucket: a tie */
+	for (int k = 1; k <= (1 << 22) / CHUNK; k++) {
+		CHECK_EQ_INT(tf_metrics_add(m, p, y, CHUNK, 0), TF_OK);
+	}
+	CHECK(tf_metrics_count(m) == (1u << 22) + CHUNK);
+	CHECK(tf_metrics_auc(m) == 0.5);
+	/* a new start is exact again */
+	tf_metrics_reset(m);
+	CHECK_EQ_INT(tf_metrics_add(m, p, y, CHUNK, 0), TF_OK);
+	CHECK(tf_metrics_auc(m) == 1.0);
+	tf_metrics_reset(m);
+	/* 5,000,000 scores of a model that ranks positives higher, ties
+	 * included, against the exact sum */
+	size_t n = 5000000;
+	float *all = malloc(2 * n * sizeof *all);
+	REQUIRE(all != NULL);
+	uint64_t st = 12345;
+	for (size_t i = 0; i < n; i++) {
+		st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+		float u = (float)(st >> 40) / 16777216.0f; /* [0, 1) */
+		float lab = (float)((st >> 20) % 3 == 0);
+		float s = lab > 0 ? sqrtf(u) : u * u;
+		if (i % 1000 == 0) {
+			s = 0.5f; /* ties across labels */
+		}
+		all[2 * i] = s;
+		all[2 * i + 1] = lab;
+	}
+	for (size_t i = 0; i < n; i += CHUNK) {
+		size_t k = n - i < CHUNK ? n - i : CHUNK;
+		for (size_t j = 0; j < k; j++) {
+			p[j] = all[2 * (i + j)];
+			y[j] = all[2 * (i + j) + 1];
+		}
+		CHECK_EQ_INT(tf_metrics_add(m, p, y, k, 0), TF_OK);
+	}
+	qsort(all, n, 2 * sizeof *all, by_score);
+	double rank_sum = 0, pos = 0;
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && all[2 * j] == all[2 * i]) {
+			j++;
+		}
+		for (size_t k = i; k < j; k++) {
+			if (all[2 * k + 1] > 0.5f) {
+				rank_sum += (double)(i + 1 + j) / 2.0;
+				pos++;
+			}
+		}
+		i = j;
+	}
+	double neg = (double)n - pos;
+	double exact = (rank_sum - pos * (pos + 1) / 2.0) / (pos * neg);
+	double auc = tf_metrics_auc(m);
+	CHECK(exact > 0.7 && exact < 0.9);
+	CHECK(fabs(auc - exact) < 1e-5);
+	free(all);
+	tf_metrics_free(m);
+}
+
 int
 main(void)
 {
 	RUN(binary_accuracy_and_exact_auc);
 	RUN(multiclass_and_regression);
+	RUN(auc_past_the_exact_scores_is_counted);
 	DONE();
 }
