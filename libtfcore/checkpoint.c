@@ -379,9 +379,7 @@ tfi_runs_put(struct tfi_buf *rec, const float *v, size_t n)
 			j = k;
 		}
 		p = tfi_put_varint(p, run - i);
-		for (; i < run; i++, p += 4) {
-			tfi_put_le32(p, bits(v, i));
-		}
+		p = tfi_put_le_floats(p, v + i, run - i);
 		p = tfi_put_varint(p, len);
 		if (len > 0) {
 			tfi_put_le32(p, bits(v, run));
@@ -413,9 +411,10 @@ runs_walk(const uint8_t *p, size_t len, uint64_t max, uint64_t *n, float *dst,
 			return -1;
 		}
 		uint64_t k = at > from ? at : from;
-		for (; dst != NULL && k < at + lit && k < to; k++) {
-			uint32_t b = tfi_get_le32(p + 4 * (k - at));
-			memcpy(&dst[k - from], &b, 4);
+		uint64_t e = at + lit < to ? at + lit : to;
+		if (dst != NULL && k < e) {
+			tfi_get_le_floats(dst + (k - from), p + 4 * (k - at),
+			                  (size_t)(e - k));
 		}
 		p += 4 * lit;
 		at += lit;
@@ -454,10 +453,7 @@ decode(const struct block *b, size_t from, float *dst, size_t n)
 		runs_walk(b->raw, b->rawlen, b->n, &all, dst, from, n);
 		return; /* checked when loaded */
 	}
-	for (size_t k = 0; k < n; k++) {
-		uint32_t u = tfi_get_le32(b->raw + 4 * (from + k));
-		memcpy(&dst[k], &u, 4);
-	}
+	tfi_get_le_floats(dst, b->raw + 4 * from, n);
 }
 
 /* A loaded record's block: its name, and its values checked (their

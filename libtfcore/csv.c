@@ -1157,18 +1157,6 @@ make_prefixes(struct tf_csv *c)
 	return TF_OK;
 }
 
-static uint8_t *
-put_floats(uint8_t *p, const float *v, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		uint32_t u;
-		memcpy(&u, &v[i], 4);
-		tfi_put_le32(p, u);
-		p += 4;
-	}
-	return p;
-}
-
 /* Room for one record of n data bytes at the end of the chunk's output;
  * the data goes at the returned pointer + 12.  NULL when out of memory. */
 static uint8_t *
@@ -1414,8 +1402,8 @@ emit_row(struct worker *w)
 		const struct outfeat *o = &c->outs[j];
 		if (o->col < 0) {
 			memcpy(p, o->prefix, o->prefix_len);
-			p = put_floats(p + o->prefix_len, w->row.packed,
-			               c->npack);
+			p = tfi_put_le_floats(p + o->prefix_len, w->row.packed,
+			                      c->npack);
 			continue;
 		}
 		size_t i = (size_t)o->col;
@@ -1425,7 +1413,8 @@ emit_row(struct worker *w)
 		const struct col *k = &c->cols[i];
 		if (k->type == TF_COL_FLOAT) {
 			memcpy(p, o->prefix, o->prefix_len);
-			p = put_floats(p + o->prefix_len, &w->row.f[i], 1);
+			p = tfi_put_le_floats(p + o->prefix_len, &w->row.f[i],
+			                      1);
 		} else if (k->type == TF_COL_INT64) {
 			uint64_t v = (uint64_t)w->row.i[i];
 			p = tfi_entry_head(p, k->name, strlen(k->name),

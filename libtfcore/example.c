@@ -436,12 +436,7 @@ encode_feature(const struct tf_example *ex, const struct feat *f, uint8_t *p)
 	if (f->kind == TF_KIND_FLOAT) {
 		const float *v = buf_at(&ex->floats, f->val_off, sizeof *v);
 		p = tfi_put_varint(p, f->count * 4);
-		for (size_t i = 0; i < f->count; i++) {
-			uint32_t u;
-			memcpy(&u, &v[i], 4);
-			tfi_put_le32(p, u);
-			p += 4;
-		}
+		p = tfi_put_le_floats(p, v, f->count);
 	} else {
 		const int64_t *v = buf_at(&ex->ints, f->val_off, sizeof *v);
 		size_t payload = 0;
@@ -689,10 +684,7 @@ parse_list(struct tf_example *ex, struct feat *f, int kind, struct cur *c)
 				                     "out of memory");
 			}
 			float *dst = buf_at(&ex->floats, ex->floats.len, 1);
-			for (size_t i = 0; i < n / 4; i++) {
-				uint32_t u = tfi_get_le32(sub.p + 4 * i);
-				memcpy(&dst[i], &u, 4);
-			}
+			tfi_get_le_floats(dst, sub.p, n / 4);
 			ex->floats.len += n;
 			f->count += n / 4;
 		} else {

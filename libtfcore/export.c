@@ -171,12 +171,8 @@ inference_variables(struct tf_model *m, const struct infer *inf,
 					return tfi_set_error(m, TF_ENOMEM,
 					                     "out of memory");
 				}
-				for (size_t e = 0; e < n; e++) {
-					uint32_t u;
-					memcpy(&u, &p[e], 4);
-					tfi_put_le32(bin->data + bin->len, u);
-					bin->len += 4;
-				}
+				tfi_put_le_floats(bin->data + bin->len, p, n);
+				bin->len += 4 * n;
 			}
 			json_t *v = json_pack("{s:s,s:s,s:[I,I]}", "node",
 			                      tf_graph_node_name(g, i), "name",
@@ -1204,12 +1200,8 @@ put_weights_shape(struct tfi_buf *bin, json_t *manifest, const char *layer,
 	if (tfi_buf_reserve(bin, n * 4) != 0) {
 		return TF_ENOMEM;
 	}
-	for (size_t i = 0; i < n; i++) {
-		uint32_t u;
-		memcpy(&u, &p[i], 4);
-		tfi_put_le32(bin->data + bin->len, u);
-		bin->len += 4;
-	}
+	tfi_put_le_floats(bin->data + bin->len, p, n);
+	bin->len += 4 * n;
 	return TF_OK;
 }
 
@@ -2098,14 +2090,11 @@ add_init_nd(struct onnx *o, const char *name, const float *p, const int64_t *q,
 	t->has_data_type = 1;
 	t->data_type = p ? ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
 	                 : ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
-	for (size_t i = 0; i < n; i++) {
-		if (p != NULL) {
-			uint32_t u;
-			memcpy(&u, &p[i], 4);
-			tfi_put_le32(raw + 4 * i, u);
-		} else {
-			tfi_put_le64(raw + 8 * i, (uint64_t)q[i]);
-		}
+	if (p != NULL) {
+		tfi_put_le_floats(raw, p, n);
+	}
+	for (size_t i = 0; p == NULL && i < n; i++) {
+		tfi_put_le64(raw + 8 * i, (uint64_t)q[i]);
 	}
 	t->has_raw_data = 1;
 	t->raw_data.data = raw;

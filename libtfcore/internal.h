@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "tf/batch.h"
 #include "tf/error.h"
@@ -142,6 +143,29 @@ static inline uint64_t
 tfi_get_le64(const uint8_t *p)
 {
 	return (uint64_t)tfi_get_le32(p) | (uint64_t)tfi_get_le32(p + 4) << 32;
+}
+
+/* n floats as little-endian bytes (the records', checkpoints' and
+ * exports' order) from p on; returns the byte after them. */
+static inline uint8_t *
+tfi_put_le_floats(uint8_t *p, const float *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint32_t u;
+		memcpy(&u, &v[i], 4);
+		tfi_put_le32(p + 4 * i, u);
+	}
+	return p + 4 * n;
+}
+
+/* n floats from their little-endian bytes at p. */
+static inline void
+tfi_get_le_floats(float *v, const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint32_t u = tfi_get_le32(p + 4 * i);
+		memcpy(&v[i], &u, 4);
+	}
 }
 
 /* Read every record with the general Example parser (tests of the

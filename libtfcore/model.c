@@ -375,9 +375,8 @@ load_variables(struct tf_model *m, const struct tf_export_file *vf)
 			                     "variables.bin are damaged",
 			                     m->path, node, name);
 		}
-		for (uint64_t k = 0; off >= 0 && k < n; k++) {
-			uint32_t u = tfi_get_le32(src + 4 * (off + k));
-			memcpy(&dst[k], &u, 4);
+		if (off >= 0) {
+			tfi_get_le_floats(dst, src + 4 * off, (size_t)n);
 		}
 		covered += (size_t)n;
 	}
