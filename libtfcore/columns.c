@@ -87,6 +87,7 @@ tf_columns_free(struct tf_columns *cols)
 		free(cols->colname[c]);
 	}
 	free(cols->colname);
+	tfi_idset_free(&cols->bag_ids);
 	free(cols->colint);
 	free(cols->colorder);
 	for (size_t i = 0; i < cols->ncat; i++) {
@@ -981,13 +982,28 @@ use_sparse(struct tf_columns *cols, const char *origin)
 		    "with tf-csv2record",
 		    origin);
 	}
-	if (buckets == 0 && space > ((uint64_t)1 << 24)) {
+	/* the schema's id vocabulary: a row for each of its ids (hashed
+	 * ids have no use for it: the model's copy drops it) */
+	tfi_idset_free(&cols->bag_ids);
+	if (buckets > 0) {
+		free(sc->id_vocab);
+		sc->id_vocab = NULL;
+		sc->id_count = 0;
+	}
+	for (size_t i = 0; buckets == 0 && i < sc->id_count; i++) {
+		if (tfi_idset_add(&cols->bag_ids, sc->id_vocab[i]) < 0) {
+			return tfi_set_error(cols, TF_ENOMEM, "out of memory");
+		}
+	}
+	if (buckets == 0 && sc->id_count == 0 && space > ((uint64_t)1 << 24)) {
 		buckets = (int64_t)1 << 20;
 	}
 	cols->sparse = TFI_SPARSE_BAG;
 	cols->bag = (int64_t)sc->max_ids;
 	cols->bag_hash = buckets > 0;
-	cols->bag_vocab = buckets > 0 ? buckets : (int64_t)space;
+	cols->bag_vocab = buckets > 0        ? buckets
+	                  : sc->id_count > 0 ? (int64_t)sc->id_count
+	                                     : (int64_t)space;
 	cols->width = cols->bag;
 	cols->nids = cols->bag;
 	sc->sparse_bag = 1;
@@ -1319,6 +1335,30 @@ int
 tf_columns_bag_hashed(const struct tf_columns *cols)
 {
 	return cols->sparse == TFI_SPARSE_BAG && cols->bag_hash;
+}
+
+int
+tf_columns_bag_vocabulary(const struct tf_columns *cols)
+{
+	return cols->sparse == TFI_SPARSE_BAG && cols->bag_ids.n > 0;
+}
+
+int64_t
+tf_columns_bag_unknown(const struct tf_columns *model,
+                       const struct tf_columns *data, uint64_t *first)
+{
+	const struct tf_schema *sc = data->schema;
+	if (model->sparse != TFI_SPARSE_BAG || data->sparse != TFI_SPARSE_BAG ||
+	    !tf_columns_bag_vocabulary(data)) {
+		return -1;
+	}
+	int64_t n = 0;
+	for (size_t i = 0; i < sc->id_count; i++) {
+		if (tfi_bag_row(model, sc->id_vocab[i]) < 0 && n++ == 0) {
+			*first = sc->id_vocab[i];
+		}
+	}
+	return n;
 }
 
 int64_t

@@ -81,10 +81,12 @@ struct tf_columns {
 	/* libsvm layout: TFI_SPARSE_DENSE, ids/values scattered into a row
 	 * of max_index + 1 floats; TFI_SPARSE_BAG, a row's ids and values
 	 * as they are (at most bag of each: values in the floats, ids in
-	 * the ids), ids in 0..bag_vocab-1 (hashed when bag_hash) */
+	 * the ids), ids in 0..bag_vocab-1 (hashed when bag_hash, the
+	 * rows of the schema's id vocabulary when bag_ids holds it) */
 	int sparse;
 	int64_t bag, bag_vocab;
 	int bag_hash;
+	struct tfi_idset bag_ids;
 	int want_bag;         /* tf_columns_set_sparse() */
 	int64_t want_buckets; /* ... */
 	int image;            /* image layout: in[0] is the image, decoded */
@@ -131,11 +133,15 @@ int64_t tfi_columns_category_id(const struct cat *c, const void *s, size_t n);
 int64_t tfi_columns_int_token_id(const struct cat *c, int64_t v);
 /* A bag's table row of id u (tf_columns_bag_id()'s rule, inline for the
  * fast reader's loop): u below the rows, or hashed into them (by a mask
- * when they are a power of two); -1 when u is past them unhashed. */
+ * when they are a power of two), or u's row in the id vocabulary; -1
+ * when u is past them unhashed or not in the vocabulary. */
 static inline int64_t
 tfi_bag_row(const struct tf_columns *cols, uint64_t u)
 {
 	uint64_t v = (uint64_t)cols->bag_vocab;
+	if (cols->bag_ids.slot != NULL) {
+		return tfi_idset_row(&cols->bag_ids, u);
+	}
 	if (!cols->bag_hash) {
 		return u < v ? (int64_t)u : -1;
 	}

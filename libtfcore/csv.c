@@ -175,6 +175,10 @@ struct chunk {
 	struct tfi_buf skiplog;
 	struct colstats *st;
 	uint64_t max_index, max_ids; /* libsvm: largest id, most a row */
+	/* ... its ids as read, then sorted, each once (sort_ids()) */
+	uint64_t *ids, *ids_tmp;
+	size_t nids, ids_cap;
+	int ids_lost; /* ... not counted (out of memory, or no longer) */
 };
 
 struct worker {
@@ -209,6 +213,12 @@ struct tf_csv {
 	char **sources;
 	size_t nsources;
 	uint64_t rows, skipped, bytes_in, max_index, max_ids;
+	/* libsvm: the distinct ids, increasing, the chunks' merged as they
+	 * retire, until they are too many for an id vocabulary (ids_over:
+	 * then the chunks count none) */
+	uint64_t *ids, *ids_tmp;
+	size_t nids, ids_cap;
+	int ids_over;
 	struct tfi_buf skiplog;
 	unsigned skiplog_n;
 	/* pipeline */
@@ -275,6 +285,8 @@ tf_csv_free(struct tf_csv *c)
 	free(c->s_pack);
 	free(c->s_sequence);
 	tfi_buf_free(&c->skiplog);
+	free(c->ids);
+	free(c->ids_tmp);
 	free(c);
 }
 
@@ -1268,15 +1280,30 @@ emit_row_example(struct worker *w)
 
 /* Id k of the row (its uint64 bits kept as int64's, as TensorFlow keeps
  * uint64 ids) and its value, in the worker's arrays (room for k made),
- * counted in the chunk's largest id. */
+ * counted in the chunk's largest id and its distinct ids. */
 static void
 put_id(struct worker *w, size_t k, uint64_t id, float v)
 {
+	struct chunk *ch = w->ch;
 	w->ids[k] = (int64_t)id;
 	w->vals[k] = v;
-	if (id > w->ch->max_index) {
-		w->ch->max_index = id;
+	if (id > ch->max_index) {
+		ch->max_index = id;
 	}
+	if (ch->ids_lost) {
+		return;
+	}
+	if (ch->nids == ch->ids_cap) {
+		size_t cap = ch->ids_cap ? ch->ids_cap * 2 : 4096;
+		uint64_t *p = realloc(ch->ids, cap * sizeof *p);
+		if (p == NULL) {
+			ch->ids_lost = 1;
+			return;
+		}
+		ch->ids = p;
+		ch->ids_cap = cap;
+	}
+	ch->ids[ch->nids++] = id;
 }
 
 /* The row's n ids and values as the worker's Example (cleared first),
@@ -1739,6 +1766,55 @@ tfi_csv_split_plain(const char *p, size_t n, char delim,
 	}
 }
 
+/* A chunk's ids sorted (least significant byte first, a pass for each
+ * byte in which they differ), each kept once. */
+static void
+sort_ids(struct chunk *ch)
+{
+	size_t n = ch->nids;
+	if (ch->ids_lost || n == 0) {
+		return;
+	}
+	uint64_t *a = ch->ids, *b = realloc(ch->ids_tmp, n * sizeof *b);
+	if (b == NULL) {
+		ch->ids_lost = 1;
+		return;
+	}
+	ch->ids_tmp = b;
+	uint64_t any = 0, all = ~(uint64_t)0;
+	for (size_t i = 0; i < n; i++) {
+		any |= a[i];
+		all &= a[i];
+	}
+	for (int shift = 0; shift < 64; shift += 8) {
+		if ((((any ^ all) >> shift) & 0xff) == 0) {
+			continue; /* the same byte in every id */
+		}
+		size_t count[257] = {0};
+		for (size_t i = 0; i < n; i++) {
+			count[((a[i] >> shift) & 0xff) + 1]++;
+		}
+		for (int d = 0; d < 256; d++) {
+			count[d + 1] += count[d];
+		}
+		for (size_t i = 0; i < n; i++) {
+			b[count[(a[i] >> shift) & 0xff]++] = a[i];
+		}
+		uint64_t *t = a;
+		a = b;
+		b = t;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (k == 0 || a[i] != a[k - 1]) {
+			a[k++] = a[i];
+		}
+	}
+	ch->ids = a;
+	ch->ids_tmp = b;
+	ch->nids = k;
+}
+
 static void
 process_chunk(struct worker *w, struct chunk *ch)
 {
@@ -1754,6 +1830,14 @@ process_chunk(struct worker *w, struct chunk *ch)
 	ch->msg[0] = '\0';
 	ch->skiplog.len = 0;
 	ch->max_index = ch->max_ids = 0;
+	ch->nids = 0;
+	ch->ids_lost = __atomic_load_n(&c->ids_over, __ATOMIC_RELAXED);
+	if (ch->ids_lost) { /* (counted no longer) */
+		free(ch->ids);
+		free(ch->ids_tmp);
+		ch->ids = ch->ids_tmp = NULL;
+		ch->ids_cap = 0;
+	}
 	for (size_t i = 0; i < c->ncols; i++) {
 		strset_free(&ch->st[i].vocab);
 		memset(&ch->st[i], 0, sizeof ch->st[i]);
@@ -1820,6 +1904,7 @@ worker_main(void *arg)
 		next->state = 2;
 		pthread_mutex_unlock(&c->mu);
 		process_chunk(w, next);
+		sort_ids(next);
 		pthread_mutex_lock(&c->mu);
 		next->state = 3;
 		pthread_cond_broadcast(&c->cv);
@@ -1893,6 +1978,55 @@ merge_stats(struct colstats *dst, const struct colstats *src)
 	}
 }
 
+/* A chunk's distinct ids into the run's: the two increasing lists
+ * merged, each id once.  They stop, for good, at an id vocabulary's most
+ * or once they are more than a quarter of the largest id yet
+ * (c->max_index counts the chunk's already): ids dense in their space
+ * have no vocabulary, and are counted no further (nor when memory runs
+ * out: the ids then index the table themselves). */
+static void
+merge_ids(struct tf_csv *c, const struct chunk *ch)
+{
+	int over = c->ids_over || ch->ids_lost;
+	uint64_t *out = NULL;
+	size_t want = c->nids + ch->nids;
+	if (!over && ch->nids > 0 && want > c->ids_cap) {
+		/* the two lists' room, each time it runs out: doubled */
+		size_t cap = want > 2 * c->ids_cap ? want : 2 * c->ids_cap;
+		free(c->ids_tmp);
+		if ((c->ids_tmp = malloc(cap * sizeof *out)) == NULL ||
+		    (out = realloc(c->ids, cap * sizeof *out)) == NULL) {
+			over = 1;
+		} else {
+			c->ids = out;
+			c->ids_cap = cap;
+		}
+	}
+	if (!over && ch->nids > 0) {
+		out = c->ids_tmp;
+		size_t i = 0, j = 0, n = 0;
+		while (i < c->nids || j < ch->nids) {
+			uint64_t a = i < c->nids ? c->ids[i] : UINT64_MAX;
+			uint64_t b = j < ch->nids ? ch->ids[j] : UINT64_MAX;
+			int take_a = j == ch->nids || (i < c->nids && a <= b);
+			out[n++] = take_a ? a : b;
+			i += take_a || (i < c->nids && a == b);
+			j += !take_a || (j < ch->nids && a == b);
+		}
+		c->ids_tmp = c->ids;
+		c->ids = out;
+		c->nids = n;
+	}
+	over = over || c->nids > TFI_ID_VOCAB_MAX || c->nids > c->max_index / 4;
+	if (over && !c->ids_over) {
+		free(c->ids);
+		free(c->ids_tmp);
+		c->ids = c->ids_tmp = NULL;
+		c->nids = c->ids_cap = 0;
+		__atomic_store_n(&c->ids_over, 1, __ATOMIC_RELAXED);
+	}
+}
+
 /* Hand a finished chunk to the sink; returns non-OK to stop. */
 static int
 retire(struct tf_csv *c, struct chunk *ch, const struct tf_csv_sink *sink)
@@ -1911,6 +2045,7 @@ retire(struct tf_csv *c, struct chunk *ch, const struct tf_csv_sink *sink)
 	if (ch->max_ids > c->max_ids) {
 		c->max_ids = ch->max_ids;
 	}
+	merge_ids(c, ch);
 	if (ch->skiplog.len > 0 && c->skiplog_n < SKIP_LOG_MAX) {
 		tfi_json_put(&c->skiplog, (const char *)ch->skiplog.data,
 		             ch->skiplog.len);
@@ -2119,6 +2254,8 @@ pipeline_stop(struct tf_csv *c)
 		free(s->data);
 		tfi_buf_free(&s->out);
 		tfi_buf_free(&s->skiplog);
+		free(s->ids);
+		free(s->ids_tmp);
 		free(s->ends);
 		for (size_t k = 0; s->st && k < c->ncols; k++) {
 			strset_free(&s->st[k].vocab);
@@ -2207,6 +2344,7 @@ run_stream(struct tf_csv *c, struct tf_input *in, struct pending *pb,
 		if (c->nworkers == 0) {
 			pthread_mutex_unlock(&c->mu);
 			process_chunk(&c->workers[0], ch);
+			sort_ids(ch);
 			pthread_mutex_lock(&c->mu);
 			ch->state = 3;
 		} else {
@@ -2513,6 +2651,18 @@ tf_csv_schema(struct tf_csv *c, struct tf_schema *s)
 	s->skipped = c->skipped;
 	s->max_index = c->max_index;
 	s->max_ids = c->max_ids;
+	/* an id vocabulary when the ids are sparse in their space: a
+	 * quarter of it at most (its lookup's memory is a table row's), and
+	 * the space past a dense row's */
+	size_t n = c->ids_over ? 0 : c->nids;
+	if (n > 0 && c->max_index >= TF_DENSE_IDS_MAX &&
+	    c->max_index / 4 >= n) {
+		if ((s->id_vocab = malloc(n * sizeof *s->id_vocab)) == NULL) {
+			return tfi_set_error(c, TF_ENOMEM, "out of memory");
+		}
+		memcpy(s->id_vocab, c->ids, n * sizeof *s->id_vocab);
+		s->id_count = n;
+	}
 	s->sources = calloc(c->nsources + 1, sizeof *s->sources);
 	s->features = calloc(c->ncols + 1, sizeof *s->features);
 	s->vocabs = calloc(c->ncols + 1, sizeof *s->vocabs);

@@ -488,21 +488,32 @@ decode_bag(struct tf_dataset *ds, const struct tf_feature *sids,
 		    ds, TF_EFORMAT, "%s: record %llu: %zu ids but %zu values",
 		    file, (unsigned long long)rec, sids->count, vals->count);
 	}
+	int in_vocab = tf_columns_bag_vocabulary(cols);
+	int64_t j = 0;
 	for (k = 0; k < (int64_t)sids->count; k++) {
 		int64_t id = tf_columns_bag_id(cols, sids->ints[k]);
+		if (id < 0 && in_vocab && !ds->strict_ids) {
+			continue; /* a model's unknown id: nothing */
+		}
 		if (id < 0) {
 			return tfi_set_error(
 			    ds, TF_EFORMAT,
-			    "%s: record %llu: id %llu is beyond the schema's "
-			    "max_index %lld",
+			    in_vocab
+			        ? "%s: record %llu: id %llu is not one of "
+			          "the model's %lld ids (its id vocabulary, "
+			          "the schema's of the data it was first "
+			          "trained on; --hash-buckets N takes any "
+			          "id, in a model trained afresh)"
+			        : "%s: record %llu: id %llu is beyond the "
+			          "schema's max_index %lld",
 			    file, (unsigned long long)rec,
 			    (unsigned long long)sids->ints[k],
-			    (long long)vocab - 1);
+			    (long long)vocab - (in_vocab ? 0 : 1));
 		}
-		ids[k] = id;
-		row[k] = vals->count > 0 ? vals->floats[k] : 1.0f;
+		ids[j] = id;
+		row[j++] = vals->count > 0 ? vals->floats[k] : 1.0f;
 	}
-	for (; k < width; k++) {
+	for (k = j; k < width; k++) {
 		ids[k] = -1;
 		row[k] = 0.0f;
 	}
@@ -911,6 +922,12 @@ void
 tf_dataset_set_allow_missing(struct tf_dataset *ds, int on)
 {
 	ds->allow_missing = on;
+}
+
+void
+tf_dataset_set_strict_ids(struct tf_dataset *ds, int on)
+{
+	ds->strict_ids = on;
 }
 
 void

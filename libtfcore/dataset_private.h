@@ -47,6 +47,7 @@ struct tf_dataset {
 	int pre_eof;          /* standard input is at its end */
 	int stdin_kept;       /* every record read from it is in replay */
 	int allow_missing;    /* a record may lack features: their mean */
+	int strict_ids;       /* an id outside an id vocabulary: an error */
 	int follow;           /* a stream: ms to wait for records (0: no) */
 	struct tf_image *img; /* image rows: the decoder */
 	int flip, shift;      /* ... and their augmentation */

@@ -190,6 +190,62 @@ tfi_buf_free(struct tfi_buf *b)
 	b->len = b->cap = 0;
 }
 
+static const char b64_alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+void
+tfi_base64_encode(char *dst, const uint8_t *s, size_t n)
+{
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)s[i] << 16;
+		if (i + 1 < n) {
+			v |= (uint32_t)s[i + 1] << 8;
+		}
+		if (i + 2 < n) {
+			v |= s[i + 2];
+		}
+		*dst++ = b64_alphabet[v >> 18];
+		*dst++ = b64_alphabet[(v >> 12) & 63];
+		*dst++ = i + 1 < n ? b64_alphabet[(v >> 6) & 63] : '=';
+		*dst++ = i + 2 < n ? b64_alphabet[v & 63] : '=';
+	}
+}
+
+int
+tfi_base64_decode(struct tfi_buf *b, const char *s, size_t n)
+{
+	if (tfi_buf_reserve(b, n / 4 * 3 + 3) != TF_OK) {
+		return -1;
+	}
+	uint32_t acc = 0;
+	int bits = 0;
+	size_t i = 0;
+	for (; i < n && s[i] != '='; i++) {
+		char c = s[i];
+		int d = c >= 'A' && c <= 'Z'   ? c - 'A'
+		        : c >= 'a' && c <= 'z' ? c - 'a' + 26
+		        : c >= '0' && c <= '9' ? c - '0' + 52
+		        : c == '+' || c == '-' ? 62
+		        : c == '/' || c == '_' ? 63
+		                               : -1;
+		if (d < 0) {
+			return 1;
+		}
+		acc = acc << 6 | (uint32_t)d;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			b->data[b->len++] = (uint8_t)(acc >> bits);
+		}
+	}
+	for (; i < n; i++) {
+		if (s[i] != '=') {
+			return 1;
+		}
+	}
+	return 0;
+}
+
 double
 tfi_now(void)
 {

@@ -1325,22 +1325,12 @@ tfi_json_string(struct tfi_buf *o, const uint8_t *s, size_t n)
 static int
 jbase64(struct jout *o, const uint8_t *s, size_t n)
 {
-	static const char tab[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrs"
-	    "tuvwxyz0123456789+/";
+	char q[1024]; /* 256 groups of 3 bytes at a time */
 	int rc = jput(o, "{\"b64\":\"", 8);
-	for (size_t i = 0; i < n && rc == TF_OK; i += 3) {
-		uint32_t v = (uint32_t)s[i] << 16;
-		if (i + 1 < n) {
-			v |= (uint32_t)s[i + 1] << 8;
-		}
-		if (i + 2 < n) {
-			v |= s[i + 2];
-		}
-		char q[4] = {tab[v >> 18], tab[(v >> 12) & 63],
-		             i + 1 < n ? tab[(v >> 6) & 63] : '=',
-		             i + 2 < n ? tab[v & 63] : '='};
-		rc = jput(o, q, 4);
+	for (size_t i = 0; i < n && rc == TF_OK; i += 768) {
+		size_t k = n - i < 768 ? n - i : 768;
+		tfi_base64_encode(q, s + i, k);
+		rc = jput(o, q, (k + 2) / 3 * 4);
 	}
 	return rc == TF_OK ? jput(o, "\"}", 2) : rc;
 }

@@ -809,6 +809,8 @@ tfi_ds_fast_bag(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 	int64_t width, vocab, k = 0;
 	tf_columns_bag(cols, &width, &vocab);
 	size_t nv = vs != NULL ? (size_t)(ve - vs) / 4 : 0;
+	const struct tfi_idset *iv =
+	    cols->bag_ids.slot != NULL ? &cols->bag_ids : NULL;
 	while (is != NULL && is < ie) {
 		uint64_t v;
 		if (k == width) {
@@ -819,11 +821,23 @@ tfi_ds_fast_bag(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		} else if (!long_varint(&is, ie, &v)) {
 			return 0;
 		}
+		if (iv != NULL) {
+			/* an id vocabulary's slots asked for all at once,
+			 * looked up after */
+			__builtin_prefetch(&iv->slot[tfi_mix64(v) & iv->mask]);
+			ids[k++] = (int64_t)v;
+			continue;
+		}
 		int64_t id = tfi_bag_row(cols, v);
 		if (id < 0) {
 			return 0;
 		}
 		ids[k++] = id;
+	}
+	for (int64_t j = 0; iv != NULL && j < k; j++) {
+		if ((ids[j] = tfi_idset_row(iv, (uint64_t)ids[j])) < 0) {
+			return 0;
+		}
 	}
 	if (nv > 0 && nv != (size_t)k) {
 		return 0;

@@ -51,6 +51,13 @@ int tfi_buf_reserve(struct tfi_buf *b, size_t extra);
 int tfi_buf_append(struct tfi_buf *b, const void *p, size_t n);
 void tfi_buf_free(struct tfi_buf *b);
 
+/* Base64 (error.c): n bytes as 4 * ceil(n / 3) characters of the
+ * standard alphabet, padded, at dst; and text (standard or URL-safe,
+ * padding optional) back into bytes appended to b: 0, 1 when s is not
+ * base64, -1 when out of memory. */
+void tfi_base64_encode(char *dst, const uint8_t *s, size_t n);
+int tfi_base64_decode(struct tfi_buf *b, const char *s, size_t n);
+
 /* JSON text into a buffer kept NUL-terminated. */
 int tfi_json_put(struct tfi_buf *b, const char *p, size_t n);
 int tfi_json_string(struct tfi_buf *b, const uint8_t *s, size_t n);
@@ -326,7 +333,12 @@ struct tf_schema {
 	 * ids a row; a model's copy, the buckets its ids are hashed into
 	 * (0: none, ids index its table) */
 	uint64_t max_index, max_ids, id_buckets;
-	int sparse_bag;    /* a model's copy: its rows hold a bag of ids */
+	int sparse_bag; /* a model's copy: its rows hold a bag of ids */
+	/* the distinct ids of the data (increasing) when tf-csv2record
+	 * found them fewer than half the id space: a model's table has a
+	 * row for each, the i-th id's row i (NULL: none) */
+	uint64_t *id_vocab;
+	size_t id_count;
 	char *packed_name; /* packed */
 	size_t packed_size;
 	char **packed_columns;
@@ -349,6 +361,44 @@ tfi_mix64(uint64_t z)
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
 }
+
+/* A set of 64-bit ids, each numbered (0, 1, ...) in the order added
+ * (idset.c): open addressing, at most half full; a slot's row + 1 beside
+ * its id, 0 when empty.  tfi_idset_add(): 1 when id is new, 0 when it
+ * was there, -1 when out of memory. */
+struct tfi_idslot {
+	uint64_t id, row1;
+};
+struct tfi_idset {
+	struct tfi_idslot *slot;
+	uint64_t mask;
+	size_t n;
+};
+int tfi_idset_add(struct tfi_idset *s, uint64_t id);
+void tfi_idset_free(struct tfi_idset *s);
+/* id's number, or -1 when it is not in the set. */
+static inline int64_t
+tfi_idset_row(const struct tfi_idset *s, uint64_t id)
+{
+	if (s->slot == NULL) {
+		return -1;
+	}
+	for (uint64_t h = tfi_mix64(id) & s->mask;; h = (h + 1) & s->mask) {
+		const struct tfi_idslot *e = &s->slot[h];
+		if (e->row1 == 0 || e->id == id) {
+			return (int64_t)e->row1 - 1;
+		}
+	}
+}
+/* The most ids an id vocabulary holds (the schema's, tf-csv2record's). */
+#define TFI_ID_VOCAB_MAX ((size_t)1 << 22)
+/* An id vocabulary as the schema's text: the n ids (increasing) as
+ * varints of their differences, in base64, appended to b; and that text
+ * back into *ids (malloc'd), which must hold count of them: TF_EFORMAT
+ * with *why saying what is wrong. */
+int tfi_id_vocab_put(struct tfi_buf *b, const uint64_t *ids, size_t n);
+int tfi_id_vocab_get(const char *s, size_t len, size_t count, uint64_t **ids,
+                     const char **why);
 
 /* Empty a schema for filling (schema.c). */
 void tfi_schema_clear(struct tf_schema *s);
@@ -415,6 +465,7 @@ struct tf_request {
 	int64_t nout;        /* values a prediction */
 	float *pred;         /* in.capacity x nout predictions */
 	int allow_missing;   /* examples may lack features: their mean */
+	int training;        /* :train's rows: an unknown id is refused */
 	unsigned char *seen; /* the columns an example set */
 	size_t nseen;
 	struct tfi_buf out;

@@ -906,7 +906,9 @@ tf_request_train(struct tf_request *q, const struct tf_model *m,
 	}
 	/* What :predict would make of the rows is the check of them. */
 	if (rc == TF_OK) {
+		q->training = 1;
 		rc = tfi_request_instances(q, m, rows, max_rows);
+		q->training = 0;
 	}
 	json_t *types = rc == TF_OK ? feature_types(schema, sig) : NULL;
 	if (rc == TF_OK && types == NULL) {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "tf/columns.h"
 #include "tf/example.h"
 #include "tf/file.h"
 #include "tf/image.h"
@@ -52,6 +53,7 @@ tfi_schema_clear(struct tf_schema *s)
 	}
 	free(s->vocabs);
 	free(s->image_feature);
+	free(s->id_vocab);
 	struct tfi_handle err = s->err;
 	memset(s, 0, sizeof *s);
 	s->err = err;
@@ -349,6 +351,25 @@ parse_root(struct tf_schema *s, json_t *root, const char *origin)
 		    json_integer_value(json_object_get(sparse, "hash_buckets"));
 		s->id_buckets = hb > 0 ? (uint64_t)hb : 0;
 		s->sparse_bag = json_is_true(json_object_get(sparse, "bag"));
+		json_t *iv = json_object_get(sparse, "id_vocab");
+		json_int_t ic =
+		    json_integer_value(json_object_get(sparse, "id_count"));
+		const char *why = "is not a string";
+		int rc;
+		if (iv != NULL &&
+		    (rc = json_is_string(iv)
+		              ? tfi_id_vocab_get(json_string_value(iv),
+		                                 json_string_length(iv),
+		                                 ic > 0 ? (size_t)ic : 0,
+		                                 &s->id_vocab, &why)
+		              : TF_EFORMAT) != TF_OK) {
+			return rc == TF_ENOMEM
+			           ? tfi_set_error(s, rc, "out of memory")
+			           : tfi_set_error(s, rc,
+			                           "%s: sparse id_vocab %s",
+			                           origin, why);
+		}
+		s->id_count = s->id_vocab != NULL ? (size_t)ic : 0;
 	}
 	if (json_is_object(packed)) {
 		const char *pn =
@@ -582,6 +603,14 @@ tf_schema_write(struct tf_schema *s, const char *path)
 		                                  : s->max_index),
 		         (unsigned long long)s->max_ids);
 		rc = rc || tfi_json_put(&b, t, strlen(t));
+		if (s->id_vocab != NULL) {
+			snprintf(t, sizeof t,
+			         ",\"id_count\":%zu,\"id_vocab\":\"",
+			         s->id_count);
+			rc = rc || tfi_json_put(&b, t, strlen(t)) ||
+			     tfi_id_vocab_put(&b, s->id_vocab, s->id_count) ||
+			     tfi_json_put(&b, "\"", 1);
+		}
 		snprintf(t, sizeof t, "%s,\"hash_buckets\":%llu}",
 		         s->sparse_bag ? ",\"bag\":true" : "",
 		         (unsigned long long)s->id_buckets);
@@ -810,6 +839,10 @@ struct survey_entry {
 	int list;
 	int64_t step_width;
 	size_t max_steps;
+	/* sparse "ids": the distinct ids, until there are too many for an
+	 * id vocabulary (ids_over) */
+	struct tfi_idset ids;
+	int ids_over;
 };
 
 struct tf_survey {
@@ -841,6 +874,7 @@ tf_survey_free(struct tf_survey *s)
 		free(e->max);
 		free(e->nonfinite);
 		free_strs(e->vals, e->nvals);
+		tfi_idset_free(&e->ids);
 	}
 	free(s->f);
 	free(s);
@@ -1040,6 +1074,16 @@ tf_survey_add(struct tf_survey *s, struct tf_example *ex)
 		     t->kind == TF_KIND_BYTES && !t->binary && v < f.count;
 		     v++) {
 			t->binary = !is_text(f.bytes[v].data, f.bytes[v].len);
+		}
+		for (size_t v = 0; t->kind == TF_KIND_INT64 && !t->ids_over &&
+		                   v < f.count && strcmp(t->name, "ids") == 0;
+		     v++) {
+			/* (memory short or too many: no vocabulary) */
+			if (tfi_idset_add(&t->ids, (uint64_t)f.ints[v]) < 0 ||
+			    t->ids.n > TFI_ID_VOCAB_MAX) {
+				tfi_idset_free(&t->ids);
+				t->ids_over = 1;
+			}
 		}
 		if (bad) {
 			return tfi_set_error(s, TF_ENOMEM, "out of memory");
@@ -1249,11 +1293,19 @@ survey_image(const struct tf_survey *sv, struct tf_schema *s)
 	return (s->image_feature = strdup(t->name)) == NULL;
 }
 
+static int
+cmp_id(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
 /* Sparse features, as tf-csv2record's libsvm layout and TensorFlow's
  * VarLenFeature pair: an int64 list "ids" and, when there is one, a float
  * list "values" as long in every record: the libsvm layout, its largest
  * id (2^63-1, any, when one is past that or past the positions the
- * survey counts) and the most ids a record holds. */
+ * survey counts), the most ids a record holds and, when the ids are
+ * sparse in their space, their id vocabulary; -1 when out of memory. */
 static int
 survey_sparse(const struct tf_survey *sv, struct tf_schema *s)
 {
@@ -1274,6 +1326,24 @@ survey_sparse(const struct tf_survey *sv, struct tf_schema *s)
 	s->layout = TFI_LAYOUT_LIBSVM;
 	s->max_ids = t->max_len;
 	s->max_index = any || mx >= 0x1p63 ? (uint64_t)INT64_MAX : (uint64_t)mx;
+	/* the id vocabulary, as tf-csv2record's: ids sparse in their space
+	 * (any: an id past 2^63-1, or past the positions counted, whose
+	 * largest the survey does not know, is past every vocabulary's) */
+	size_t n = t->ids_over ? 0 : t->ids.n;
+	if (n > 0 && (any || (s->max_index >= TF_DENSE_IDS_MAX &&
+	                      s->max_index / 4 >= n))) {
+		if ((s->id_vocab = malloc(n * sizeof *s->id_vocab)) == NULL) {
+			return -1;
+		}
+		size_t k = 0;
+		for (uint64_t i = 0; i <= t->ids.mask; i++) {
+			if (t->ids.slot[i].row1 != 0) {
+				s->id_vocab[k++] = t->ids.slot[i].id;
+			}
+		}
+		qsort(s->id_vocab, n, sizeof *s->id_vocab, cmp_id);
+		s->id_count = n;
+	}
 	return 1;
 }
 
@@ -1324,7 +1394,10 @@ tf_survey_schema(struct tf_survey *sv, const char *label, struct tf_schema *s,
 	tfi_schema_clear(s);
 	skipped[0] = '\0';
 	int bad = survey_image(sv, s);
-	int sparse = s->layout != TFI_LAYOUT_IMAGE && survey_sparse(sv, s);
+	int sparse = s->layout != TFI_LAYOUT_IMAGE ? survey_sparse(sv, s) : 0;
+	if (sparse < 0) {
+		return tfi_set_error(sv, TF_ENOMEM, "out of memory");
+	}
 	if (label == NULL) {
 		label = s->layout == TFI_LAYOUT_IMAGE &&
 		                survey_find(sv, "image/class/label") != NULL

@@ -324,44 +324,6 @@ tfi_request_image(struct tf_request *q, const struct tf_image_view *v,
 	return TF_OK;
 }
 
-/* Base64 (standard or URL-safe, padding optional) into q->raw: 0, 1
- * when s is not base64, -1 when out of memory. */
-static int
-unbase64(struct tf_request *q, const char *s, size_t n)
-{
-	q->raw.len = 0;
-	if (tfi_buf_reserve(&q->raw, n / 4 * 3 + 3) != 0) {
-		return -1;
-	}
-	uint32_t acc = 0;
-	int bits = 0;
-	size_t i = 0;
-	for (; i < n && s[i] != '='; i++) {
-		char c = s[i];
-		int d = c >= 'A' && c <= 'Z'   ? c - 'A'
-		        : c >= 'a' && c <= 'z' ? c - 'a' + 26
-		        : c >= '0' && c <= '9' ? c - '0' + 52
-		        : c == '+' || c == '-' ? 62
-		        : c == '/' || c == '_' ? 63
-		                               : -1;
-		if (d < 0) {
-			return 1;
-		}
-		acc = acc << 6 | (uint32_t)d;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			q->raw.data[q->raw.len++] = (uint8_t)(acc >> bits);
-		}
-	}
-	for (; i < n; i++) {
-		if (s[i] != '=') {
-			return 1;
-		}
-	}
-	return 0;
-}
-
 /* A nested list of numbers ([H][W][C], or flat) into x, up to width of
  * them; the count read, or -1 when an element is not a number. */
 static int64_t
@@ -412,10 +374,12 @@ image_instance(struct tf_request *q, const struct tf_model *m, json_t *v,
 	}
 	json_t *b64 = json_object_get(v, "b64");
 	if (json_is_object(v)) {
-		int bad = !json_is_string(b64) || json_object_size(v) != 1
-		              ? 1
-		              : unbase64(q, json_string_value(b64),
-		                         json_string_length(b64));
+		q->raw.len = 0;
+		int bad =
+		    !json_is_string(b64) || json_object_size(v) != 1
+		        ? 1
+		        : tfi_base64_decode(&q->raw, json_string_value(b64),
+		                            json_string_length(b64));
 		if (bad < 0) {
 			return tfi_set_error(q, TF_ENOMEM, "out of memory");
 		}
@@ -601,10 +565,24 @@ tfi_request_bag_id(struct tf_request *q, const struct tf_model *m,
 	int64_t width, vocab;
 	tf_columns_bag(cols, &width, &vocab);
 	int64_t t = tf_columns_bag_id(cols, (int64_t)id);
+	int in_vocab = tf_columns_bag_vocabulary(cols);
+	if (t < 0 && in_vocab && !q->training) {
+		return TF_OK; /* an id the model never saw: nothing */
+	}
 	if (t < 0) {
-		return tfi_request_bad(
-		    q, "%s: id %llu is beyond the model's (0 to %lld)", what,
-		    (unsigned long long)id, (long long)vocab - 1);
+		return in_vocab ? tfi_request_bad(q,
+		                                  "%s: id %llu is not one of "
+		                                  "the model's %lld ids (its "
+		                                  "id vocabulary): it cannot "
+		                                  "learn it",
+		                                  what, (unsigned long long)id,
+		                                  (long long)vocab)
+		                : tfi_request_bad(
+		                      q,
+		                      "%s: id %llu is beyond the model's (0 "
+		                      "to %lld)",
+		                      what, (unsigned long long)id,
+		                      (long long)vocab - 1);
 	}
 	q->in.ids[r * (size_t)q->in.id_width + k] = t;
 	q->in.x[r * (size_t)q->in.width + k] = value;

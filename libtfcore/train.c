@@ -1011,10 +1011,26 @@ same_features(struct run *r, const char *schema, const char *ckpt)
 	}
 	int rc = tf_columns_select(now, r->cfg->features, r->cfg->exclude);
 	rc = rc ? rc : tf_columns_load_schema(now, schema);
+	/* the data's id vocabulary against the model's rows (-1: the data
+	 * lists none; a model of a vocabulary then checks each id read) */
+	uint64_t first = 0;
+	int64_t unknown = rc == TF_OK && bag
+	                      ? tf_columns_bag_unknown(r->cols, now, &first)
+	                      : -1;
 	if (rc != TF_OK) {
 		rc = fail(r, rc, "%s", tf_errmsg(now));
+	} else if (unknown > 0) {
+		rc = fail(r, TF_EFORMAT,
+		          "%s has no row for %lld of the ids of the data (%s), "
+		          "id %llu the first: its table has a row for each id "
+		          "of the data it was first trained on (use "
+		          "--from-scratch or another --checkpoint-dir)",
+		          ckpt, (long long)unknown, schema,
+		          (unsigned long long)first);
 	} else if (bag && tf_columns_bag(now, &nw, &nv) &&
-	           (nw > bw || nv > bv)) {
+	           (nw > bw ||
+	            (unknown < 0 && !tf_columns_bag_vocabulary(r->cols) &&
+	             nv > bv))) {
 		rc = fail(r, TF_EFORMAT,
 		          "%s reads up to %lld sparse ids a row, ids below "
 		          "%lld; the data (%s) has up to %lld a row, ids below "
@@ -2047,6 +2063,7 @@ setup(struct run *r, const struct tf_registry *reg, int *resumed)
 	}
 	tf_columns_set_normalize(r->cols, cfg->normalize);
 	tf_dataset_set_allow_missing(r->ds, cfg->allow_missing);
+	tf_dataset_set_strict_ids(r->ds, 1);
 	tf_dataset_set_stream(r->ds, cfg->stream ? STREAM_WAIT_MS : 0);
 	r->queue = queue_input(cfg);
 	struct tf_image_view iv;

@@ -47,6 +47,11 @@ print(json.loads(b[12:12 + n].split(b"\n", 1)[1])["schema"])
 PY
 }
 
+# How many distinct ids a libsvm file holds.
+distinct_ids() {
+	awk '{ for (i = 2; i <= NF; i++) { split($i, a, ":"); print a[1] } }' "$1" | sort -u | wc -l
+}
+
 # Peak memory (KiB) of a command, its output discarded.
 peak_kib() {
 	/usr/bin/python3 -c '
@@ -60,7 +65,8 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
 	run -0 tf-csv2record -q -f libsvm -o big.tfrecord big.svm
 	# (jq would round the largest id: JSON's integers stop at 2^63-1)
 	run -0 grep -o '"sparse":{[^}]*}' big.tfrecord.schema.json
-	[ "$output" = '"sparse":{"ids":"ids","values":"values","max_index":9223372036854775807,"max_ids":3}' ]
+	# and the 6 distinct ids, sparse in their space, as its id vocabulary
+	[[ "$output" == '"sparse":{"ids":"ids","values":"values","max_index":9223372036854775807,"max_ids":3,"id_count":6,"id_vocab":"'*'"}' ]]
 	run -0 tf-records cat --json big.tfrecord
 	[[ "${lines[0]}" == *'"ids":[3,-1]'* ]]
 	[[ "${lines[1]}" == *'"ids":[-9223372036854775808]'* ]]
@@ -71,6 +77,28 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
 	run -65 --separate-stderr tf-csv2record -q -f libsvm -o over.tfrecord over.svm
 	[[ "$stderr" == *"over.svm:1"*"is not an integer from 0 to 2^64-1"* ]]
 	[ ! -e neg.tfrecord ] && [ ! -e over.tfrecord ]
+}
+
+@test "tf-csv2record: the ids' vocabulary counts every chunk's ids (4 MiB each), whatever the threads; ids dense in their space have none" {
+	# 150,000 rows, 8 ids a row spread over 2^40: 20 MB, five chunks
+	clicks 150000 1099511627 12345 > many.svm
+	n=$(distinct_ids many.svm)
+	tf-csv2record -q -j 1 -f libsvm -o one.tfrecord many.svm
+	tf-csv2record -q -j 2 -f libsvm -o two.tfrecord many.svm
+	jq -e ".sparse.id_count == $n" one.tfrecord.schema.json
+	cmp <(jq -c .sparse one.tfrecord.schema.json) <(jq -c .sparse two.tfrecord.schema.json)
+	# tf-records schema --write finds the same in the records
+	cp one.tfrecord bare.tfrecord
+	tf-records schema --write bare.tfrecord > /dev/null
+	cmp <(jq -c .sparse one.tfrecord.schema.json) <(jq -c .sparse bare.tfrecord.schema.json)
+	# the ids below 1000: fewer than a dense row's 4096, no vocabulary
+	clicks 100 > small.svm
+	tf-csv2record -q -f libsvm -o small.tfrecord small.svm
+	jq -e '.sparse | has("id_vocab") | not' small.tfrecord.schema.json
+	# ids 0 to 9999, each: more than a quarter of their space
+	awk 'BEGIN { for (i = 0; i < 10000; i++) print i % 2, i ":1" }' > dense.svm
+	tf-csv2record -q -f libsvm -o dense.tfrecord dense.svm
+	jq -e '.sparse | has("id_vocab") | not' dense.tfrecord.schema.json
 }
 
 @test "sparse and dense give the same model: --sparse lr (a weight per id) and a dense linear layer over the same rows agree" {
@@ -90,51 +118,107 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
 	awk -v a="${lines[0]}" -v b="${lines[1]}" 'BEGIN { d = a - b; exit (d > 1e-6 || d < -1e-6) }'
 }
 
-@test "a batch is never densified: ids spread over 2^40 (hashed into 2^20 buckets) train in little memory, as well as the same ids made small" {
-	clicks 3000 1099511627 17 > far.svm
+@test "a batch is never densified: ids spread over 2^40 train in little memory (a row for each id seen: the schema's id vocabulary; without one, hashed into 2^20 buckets), as well as the same ids made small" {
+	# ids f * 1099511627 + 12345 for features f < 1000, spread over 2^40
+	clicks 3000 1099511627 12345 > far.svm
 	clicks 3000 > near.svm
 	tf-csv2record -q -f libsvm -o far.tfrecord far.svm
 	tf-csv2record -q -f libsvm -o near.tfrecord near.svm
-	jq -e '.sparse.max_index > 1000000000000' far.tfrecord.schema.json
-	kib=$(peak_kib tf-train -q --model lr --optimizer adagrad --learning-rate 0.5 -e 3 \
-		--checkpoint-dir far far.tfrecord)
-	echo "peak $kib KiB"
-	[ "$kib" -lt 500000 ]
-	tf-train -q --model lr --optimizer adagrad --learning-rate 0.5 -e 3 --checkpoint-dir near near.tfrecord > /dev/null
+	n=$(distinct_ids far.svm)
+	jq -e ".sparse.max_index > 1000000000000 and .sparse.id_count == $n" far.tfrecord.schema.json
+	# the same records, their schema without the vocabulary (as one
+	# from before it, or another writer's)
+	cp far.tfrecord hashed.tfrecord
+	jq -c 'del(.sparse.id_vocab, .sparse.id_count)' far.tfrecord.schema.json > hashed.tfrecord.schema.json
+	args="-q --model lr --optimizer adagrad --learning-rate 0.5 -e 3"
+	for d in far hashed; do
+		kib=$(peak_kib tf-train $args --checkpoint-dir $d $d.tfrecord)
+		echo "$d: peak $kib KiB"
+		[ "$kib" -lt 500000 ]
+	done
+	tf-train $args --checkpoint-dir near near.tfrecord > /dev/null
 	run -0 ckpt_schema far/model.ckpt-72
-	[[ "$output" == *'"bag":true,"hash_buckets":1048576'* ]]
+	[[ "$output" == *'"bag":true}'* && "$output" == *"\"id_count\":$n,\"id_vocab\":\""* ]]
+	run -0 ckpt_schema hashed/model.ckpt-72
+	[[ "$output" == *'"bag":true,"hash_buckets":1048576'* && "$output" != *id_vocab* ]]
 	fa=$(tf-eval -d far far.tfrecord | jq .auc)
+	ha=$(tf-eval -d hashed far.tfrecord | jq .auc)
 	na=$(tf-eval -d near near.tfrecord | jq .auc)
-	echo "auc far $fa near $na"
-	awk -v a="$fa" -v b="$na" 'BEGIN { d = a - b; exit !(a > 0.8 && d < 0.01 && d > -0.01) }'
+	echo "auc far $fa hashed $ha near $na"
+	awk -v a="$fa" -v b="$na" -v c="$ha" 'BEGIN { d = a - b; e = c - b
+		exit !(a > 0.8 && d < 0.01 && d > -0.01 && e < 0.01 && e > -0.01) }'
 }
 
-@test "checkpoints and exports keep only the rows that exist: a thousand ids seen in a table of a million rows take kilobytes; resumed and served, the model is the same" {
-	# ids f * 997 + 3 for the features f < 1000: a table of 990,025 rows
+@test "checkpoints and exports keep only the rows that exist: a few hundred ids seen in a table of a million rows take kilobytes, and a table of a row for each (the id vocabulary) is the same model; resumed and served, the model is the same" {
+	# ids f * 997 + 3 for the features f < 1000: a space of 990,025 ids
 	clicks 2000 997 3 > wide.svm
 	tf-csv2record -q -f libsvm -o wide.tfrecord wide.svm
-	jq -e '.sparse.max_index == 990024' wide.tfrecord.schema.json
+	n=$(distinct_ids wide.svm)
+	jq -e ".sparse.max_index == 990024 and .sparse.id_count == $n" wide.tfrecord.schema.json
+	# without the vocabulary, a table of a row for each id of the space
+	cp wide.tfrecord flat.tfrecord
+	jq -c 'del(.sparse.id_vocab, .sparse.id_count)' wide.tfrecord.schema.json > flat.tfrecord.schema.json
 	args="-q --model lr --optimizer ftrl --learning-rate 0.5"
-	tf-train $args -e 2 --checkpoint-dir whole wide.tfrecord > /dev/null
-	# as values, the table's weights and FTRL's two slots are 12 MB
-	size=$(stat -c %s whole/model.ckpt-32)
-	echo "checkpoint: $size bytes"
-	[ "$size" -lt 100000 ]
+	for d in whole flat; do
+		tf-train $args -e 2 --checkpoint-dir $d ${d/whole/wide}.tfrecord > /dev/null
+		# as values, the flat table's weights and FTRL's two slots are 12 MB
+		size=$(stat -c %s $d/model.ckpt-32)
+		echo "$d checkpoint: $size bytes"
+		[ "$size" -lt 100000 ]
+		tf-export --checkpoint-dir $d --export-base exp-$d > /dev/null
+		size=$(stat -c %s exp-$d/1/variables.bin)
+		echo "$d variables.bin: $size bytes"
+		[ "$size" -lt 50000 ]
+	done
+	jq -e '[.variables[] | select(.runs)] | length == 1' exp-flat/1/model.json
+	jq -e "[.variables[] | select(.shape[0] == $n)] | length >= 1" exp-whole/1/model.json
+	# a row for each id or for each of the space: the same model
+	tf-eval -d whole -p wide.tfrecord > whole.json
+	tf-eval -d flat -p wide.tfrecord > flat.json
+	cmp whole.json flat.json
 	tf-train $args -e 1 --checkpoint-dir part wide.tfrecord > /dev/null
 	tf-train $args -e 1 --checkpoint-dir part wide.tfrecord > /dev/null
 	same_state whole/model.ckpt-32 part/model.ckpt-32
-	tf-export --checkpoint-dir whole --export-base exp > /dev/null
-	size=$(stat -c %s exp/1/variables.bin)
-	echo "variables.bin: $size bytes"
-	[ "$size" -lt 50000 ]
-	jq -e '[.variables[] | select(.runs)] | length == 1' exp/1/model.json
-	start_server --model-base exp --model-name w
+	start_server --model-base exp-whole --model-name w
 	ids=$(head -1 wide.svm | awk '{ for (i = 2; i <= NF; i++) { split($i, a, ":"); printf "%s%s", (i > 2 ? "," : ""), a[1] } }')
 	run -0 curl -s -d "{\"instances\": [{\"ids\": [$ids]}]}" "$URL/v1/models/w:predict"
 	got=$(jq '.predictions[0].probabilities[1]' <<< "$output")
-	want=$(tf-eval -d whole -p wide.tfrecord | head -1 | jq '.probabilities[1]')
+	want=$(head -1 whole.json | jq '.probabilities[1]')
 	echo "served $got, evaluated $want"
 	[ "$got" = "$want" ]
+}
+
+@test "an id the model has no row for (outside its id vocabulary): served and evaluated it adds nothing, as TensorFlow's vocabulary columns; training on it is refused, naming it" {
+	clicks 2000 997 3 > wide.svm
+	tf-csv2record -q -f libsvm -o wide.tfrecord wide.svm
+	tf-train -q --model dnn --embedding-dim 4 --hidden 8 -e 2 --checkpoint-dir ck wide.tfrecord > /dev/null
+	tf-export --checkpoint-dir ck --export-base exp > /dev/null
+	# 5 is no id of the data (ids are f * 997 + 3)
+	ids=$(head -1 wide.svm | awk '{ for (i = 2; i <= NF; i++) { split($i, a, ":"); printf "%s%s", (i > 2 ? "," : ""), a[1] } }')
+	head -1 wide.svm | sed 's/ [0-9]*:1$/ 5:1/' > odd.svm
+	head -1 wide.svm | sed 's/ [0-9]*:1$//' > one.svm
+	for f in odd one; do
+		tf-csv2record -q -f libsvm -o $f.tfrecord $f.svm
+		tf-eval -d ck -p $f.tfrecord | jq '.probabilities[1]' > $f.p
+	done
+	cmp odd.p one.p
+	start_server --model-base exp --model-name w --train-queue q
+	run -0 curl -s -d "{\"instances\": [{\"ids\": [$ids]}, {\"ids\": [$ids,5,7]}]}" "$URL/v1/models/w:predict"
+	run -0 jq -e '.predictions[0].probabilities[1] == .predictions[1].probabilities[1]' <<< "$output"
+	# learning it online: refused, before it is queued
+	label=$(head -1 wide.svm | cut -d' ' -f1)
+	run -0 curl -s -w ' %{http_code}' -d "{\"instances\": [{\"ids\": [5,${ids#*,}]}], \"labels\": [$label]}" "$URL/v1/models/w:train"
+	[[ "$output" == *"id 5 is not one of the model's $(distinct_ids wide.svm) ids"*" 400" ]]
+	run -0 curl -s -w ' %{http_code}' -d "{\"instances\": [{\"ids\": [$ids]}], \"labels\": [$label]}" "$URL/v1/models/w:train"
+	[[ "$output" == *" 200" ]]
+	# training a checkpoint on data with ids it has no row for
+	run -65 --separate-stderr tf-train -q --model dnn --embedding-dim 4 --hidden 8 -e 1 --checkpoint-dir ck odd.tfrecord
+	[[ "$stderr" == *"ck"*"has no row for 1 of the ids of the data"*"id 5 the first"* ]]
+	# ... or records that the schema does not describe (a stream's)
+	cp wide.tfrecord.schema.json odd2.tfrecord.schema.json
+	cp odd.tfrecord odd2.tfrecord
+	run -65 --separate-stderr tf-train -q --model lr -e 1 --checkpoint-dir fresh odd2.tfrecord
+	[[ "$stderr" == *"odd2.tfrecord: record 0: id 5 is not one of the model's $(distinct_ids wide.svm) ids"* ]]
 }
 
 @test "the row-sparse steps (sgd, adagrad, ftrl, lazy_adam: only the rows a batch touched) are the dense steps' model bit for bit (the device path steps densely), with -j 2 too" {

@@ -2,8 +2,10 @@
  * libsvm's ids, label and values) read by the dataset's fast reader
  * (fastread.c's tfi_ds_fast_bag()) and by the general parser must give
  * the same ids, values and label, or the same error.  The first byte
- * picks the table: ids below 1000 as they are, or hashed into 1024 or
- * 1000 buckets; the rest is the record, framed as a TFRecord. */
+ * picks the table: ids below 1000 as they are, hashed into 1024 or 1000
+ * buckets, or the rows of an id vocabulary (3, 70, 999 and 1000000; the
+ * others add nothing, as when evaluating); the rest is the record,
+ * framed as a TFRecord. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,12 @@ static const char *schema =
     "\"label\":{\"name\":\"label\",\"type\":\"int64\",\"classes\":[0,1]},"
     "\"features\":[],\"sparse\":{\"ids\":\"ids\",\"values\":\"values\","
     "\"max_index\":999,\"max_ids\":4}}";
+static const char *vocab_schema =
+    "{\"format\":\"tfkit-schema\",\"version\":1,\"layout\":\"libsvm\","
+    "\"label\":{\"name\":\"label\",\"type\":\"int64\",\"classes\":[0,1]},"
+    "\"features\":[],\"sparse\":{\"ids\":\"ids\",\"values\":\"values\","
+    "\"max_index\":1000000,\"max_ids\":4,\"id_count\":4,"
+    "\"id_vocab\":\"A0OhB9n8PA==\"}}";
 
 struct got {
 	int rc;
@@ -36,8 +44,10 @@ read_bag(const char *path, int64_t buckets, int fast, struct got *g)
 		abort();
 	}
 	struct tf_columns *cols = tf_dataset_columns(ds);
-	if (tf_columns_set_sparse(cols, 1, buckets) != TF_OK ||
-	    tf_columns_parse_schema(cols, schema, "schema") != TF_OK) {
+	if (tf_columns_set_sparse(cols, 1, buckets > 0 ? buckets : 0) !=
+	        TF_OK ||
+	    tf_columns_parse_schema(cols, buckets < 0 ? vocab_schema : schema,
+	                            "schema") != TF_OK) {
 		abort();
 	}
 	if (!fast) {
@@ -63,7 +73,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1 || size > 4096) {
 		return 0;
 	}
-	int64_t buckets = data[0] % 3 == 0 ? 0 : data[0] % 3 == 1 ? 1024 : 1000;
+	/* (-1: the id vocabulary) */
+	int64_t buckets = data[0] % 4 == 0   ? 0
+	                  : data[0] % 4 == 1 ? 1024
+	                  : data[0] % 4 == 2 ? 1000
+	                                     : -1;
 	size_t n = size - 1;
 	uint8_t *rec = malloc(n + 16);
 	if (rec == NULL) {

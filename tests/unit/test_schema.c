@@ -119,6 +119,63 @@ TEST(carried_to_an_output_of_the_same_data)
 	tf_schema_free(s);
 }
 
+/* A libsvm schema with an id vocabulary (text: the ids' differences as
+ * varints, in base64) of count ids. */
+static int
+sparse_schema(struct tf_schema *s, const char *count, const char *text)
+{
+	char buf[1024];
+	snprintf(buf, sizeof buf,
+	         "{\"format\":\"tfkit-schema\",\"version\":1,\"layout\":"
+	         "\"libsvm\",\"features\":[],\"sparse\":{\"ids\":\"ids\","
+	         "\"values\":\"values\",\"max_index\":9223372036854775807,"
+	         "\"max_ids\":3,\"id_count\":%s,\"id_vocab\":\"%s\"}}",
+	         count, text);
+	tf_errclear(s);
+	return tf_schema_parse(s, buf, "v.json");
+}
+
+TEST(an_id_vocabulary_is_its_ids_differences_in_base64)
+{
+	/* (the text from Python's base64 of the varints) */
+	const uint64_t ids[] = {0, 1, 127, 128, (uint64_t)1 << 63, UINT64_MAX};
+	const char *text = "AAF+AYD/////////f///////////fw==";
+	struct tfi_buf b = {0};
+	REQUIRE(tfi_id_vocab_put(&b, ids, 6) == TF_OK);
+	CHECK(strcmp((const char *)b.data, text) == 0);
+	tfi_buf_free(&b);
+	struct tf_schema *s = tf_schema_new();
+	CHECK_STATUS(sparse_schema(s, "6", text), TF_OK, s);
+	REQUIRE(s->id_count == 6);
+	CHECK(memcmp(s->id_vocab, ids, sizeof ids) == 0);
+	CHECK_STATUS(tf_schema_write(s, NULL), TF_OK, s);
+	CHECK_CONTAINS(tf_schema_text(s),
+	               "\"id_count\":6,\"id_vocab\":\"AAF+AYD/////////"
+	               "f///////////fw==\"");
+	/* what is not a vocabulary, and sizes the text does not hold */
+	const struct {
+		const char *count, *text, *why;
+	} bad[] = {
+	    {"6", "AAF+AYD*", "not base64 text"},
+	    {"7", text, "fewer ids than id_count says"},
+	    {"5", text, "more ids than id_count says"},
+	    {"1099511627776", text, "does not hold as many ids"},
+	    {"0", text, "does not hold as many ids"},
+	    {"2", "BQA=", "not of ids in increasing order"},
+	    {"2", "////////////AQE=", "not of ids in increasing order"},
+	    {"2", "BYA=", "malformed varint"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		struct tf_schema *t = tf_schema_new();
+		CHECK_STATUS(sparse_schema(t, bad[i].count, bad[i].text),
+		             TF_EFORMAT, t);
+		CHECK_CONTAINS(tf_errmsg(t), "v.json: sparse id_vocab ");
+		CHECK_CONTAINS(tf_errmsg(t), bad[i].why);
+		tf_schema_free(t);
+	}
+	tf_schema_free(s);
+}
+
 int
 main(void)
 {
@@ -129,5 +186,6 @@ main(void)
 	RUN(what_is_not_a_schema_is_refused_naming_its_origin);
 	RUN(sidecar_names_a_set_of_shards_once);
 	RUN(carried_to_an_output_of_the_same_data);
+	RUN(an_id_vocabulary_is_its_ids_differences_in_base64);
 	DONE();
 }

@@ -106,8 +106,11 @@ TF_API int tf_columns_sequence(const struct tf_columns *cols,
  * buckets > 0, or the ids number more than TF_DENSE_IDS_MAX; otherwise
  * (bag 0) a row is max_index + 1 floats.  Ids index a table of
  * max_index + 1 rows, or are hashed into buckets (given, or 2^20 when
- * ids go past 2^24).  Set before the schema is loaded; the schema's text
- * then says so.
+ * ids go past 2^24), or, when the schema has an id vocabulary (the
+ * data's distinct ids, tf-csv2record's when they are sparse in their
+ * space) and no buckets are given, the table has a row for each of its
+ * ids.  Set before the schema is loaded; the schema's text then says
+ * so.
  */
 #define TF_DENSE_IDS_MAX 4096
 TF_API int tf_columns_set_sparse(struct tf_columns *cols, int bag,
@@ -118,8 +121,16 @@ TF_API int tf_columns_bag(const struct tf_columns *cols, int64_t *width,
                           int64_t *vocab);
 /* Whether a bag's ids are hashed into its table's rows. */
 TF_API int tf_columns_bag_hashed(const struct tf_columns *cols);
+/* Whether a bag's table has a row for each id of an id vocabulary. */
+TF_API int tf_columns_bag_vocabulary(const struct tf_columns *cols);
+/* How many ids of data's id vocabulary model has no row for (*first the
+ * first of them); -1 when data has no id vocabulary or either reads no
+ * bag. */
+TF_API int64_t tf_columns_bag_unknown(const struct tf_columns *model,
+                                      const struct tf_columns *data,
+                                      uint64_t *first);
 /* The table row of sparse id id (its uint64 bits), or -1 for an id
- * outside the table that is not hashed. */
+ * outside the table that is not hashed (not in an id vocabulary). */
 TF_API int64_t tf_columns_bag_id(const struct tf_columns *cols, int64_t id);
 
 /* The schema loaded (tf/schema.h), or NULL before one is. */

@@ -78,6 +78,12 @@ TF_API void tf_dataset_set_augment(struct tf_dataset *ds, int flip, int shift);
  * (TF_EFORMAT); with this on, the feature counts as its training mean
  * (0 after standardisation). */
 TF_API void tf_dataset_set_allow_missing(struct tf_dataset *ds, int on);
+/* Sparse ids looked up in the model's id vocabulary
+ * (tf_columns_bag_vocabulary()): an id outside it adds nothing to its
+ * row (TensorFlow's vocabulary columns' default, -1), as for predicting
+ * and evaluating; with this on (training), it is a data error naming the
+ * record. */
+TF_API void tf_dataset_set_strict_ids(struct tf_dataset *ds, int on);
 /*
  * Read the input as a stream (before tf_dataset_open()): records in the
  * order they come (no shuffle buffer), none kept for a later epoch, the
