@@ -52,6 +52,13 @@ distinct_ids() {
 	awk '{ for (i = 2; i <= NF; i++) { split($i, a, ":"); print a[1] } }' "$1" | sort -u | wc -l
 }
 
+# SRC.tfrecord's records as DST.tfrecord, its schema without the id
+# vocabulary (as one from before it, or another writer's).
+without_vocab() {
+	cp "$1.tfrecord" "$2.tfrecord"
+	jq -c 'del(.sparse.id_vocab, .sparse.id_count)' "$1.tfrecord.schema.json" > "$2.tfrecord.schema.json"
+}
+
 # Peak memory (KiB) of a command, its output discarded.
 peak_kib() {
 	/usr/bin/python3 -c '
@@ -126,10 +133,7 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
 	tf-csv2record -q -f libsvm -o near.tfrecord near.svm
 	n=$(distinct_ids far.svm)
 	jq -e ".sparse.max_index > 1000000000000 and .sparse.id_count == $n" far.tfrecord.schema.json
-	# the same records, their schema without the vocabulary (as one
-	# from before it, or another writer's)
-	cp far.tfrecord hashed.tfrecord
-	jq -c 'del(.sparse.id_vocab, .sparse.id_count)' far.tfrecord.schema.json > hashed.tfrecord.schema.json
+	without_vocab far hashed
 	args="-q --model lr --optimizer adagrad --learning-rate 0.5 -e 3"
 	for d in far hashed; do
 		kib=$(peak_kib tf-train $args --checkpoint-dir $d $d.tfrecord)
@@ -156,8 +160,7 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
 	n=$(distinct_ids wide.svm)
 	jq -e ".sparse.max_index == 990024 and .sparse.id_count == $n" wide.tfrecord.schema.json
 	# without the vocabulary, a table of a row for each id of the space
-	cp wide.tfrecord flat.tfrecord
-	jq -c 'del(.sparse.id_vocab, .sparse.id_count)' wide.tfrecord.schema.json > flat.tfrecord.schema.json
+	without_vocab wide flat
 	args="-q --model lr --optimizer ftrl --learning-rate 0.5"
 	for d in whole flat; do
 		tf-train $args -e 2 --checkpoint-dir $d ${d/whole/wide}.tfrecord > /dev/null
