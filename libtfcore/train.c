@@ -1022,11 +1022,14 @@ same_features(struct run *r, const char *schema, const char *ckpt)
 	} else if (unknown > 0) {
 		rc = fail(r, TF_EFORMAT,
 		          "%s has no row for %lld of the ids of the data (%s), "
-		          "id %llu the first: its table has a row for each id "
-		          "of the data it was first trained on (use "
+		          "id %llu the first: its table has %s (use "
 		          "--from-scratch or another --checkpoint-dir)",
 		          ckpt, (long long)unknown, schema,
-		          (unsigned long long)first);
+		          (unsigned long long)first,
+		          tf_columns_bag_vocabulary(r->cols)
+		              ? "a row for each id of the data it was first "
+		                "trained on"
+		              : "a row for each id below its max_index + 1");
 	} else if (bag && tf_columns_bag(now, &nw, &nv) &&
 	           (nw > bw ||
 	            (unknown < 0 && !tf_columns_bag_vocabulary(r->cols) &&

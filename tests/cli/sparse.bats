@@ -216,7 +216,14 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
 	[[ "$output" == *" 200" ]]
 	# training a checkpoint on data with ids it has no row for
 	run -65 --separate-stderr tf-train -q --model dnn --embedding-dim 4 --hidden 8 -e 1 --checkpoint-dir ck odd.tfrecord
-	[[ "$stderr" == *"ck"*"has no row for 1 of the ids of the data"*"id 5 the first"* ]]
+	[[ "$stderr" == *"ck"*"has no row for 1 of the ids of the data"*"id 5 the first: its table has a row for each id of the data it was first trained on"* ]]
+	# ... and a table of a row for each id below its data's largest
+	without_vocab wide flat
+	tf-train -q --model lr -e 1 --checkpoint-dir flat flat.tfrecord > /dev/null
+	clicks 200 997 1000003 > past.svm
+	tf-csv2record -q -f libsvm -o past.tfrecord past.svm
+	run -65 --separate-stderr tf-train -q --model lr -e 1 --checkpoint-dir flat past.tfrecord
+	[[ "$stderr" == *"has no row for $(distinct_ids past.svm) of the ids of the data"*"a row for each id below its max_index + 1"* ]]
 	# ... or records that the schema does not describe (a stream's)
 	cp wide.tfrecord.schema.json odd2.tfrecord.schema.json
 	cp odd.tfrecord odd2.tfrecord
