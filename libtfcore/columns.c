@@ -990,6 +990,10 @@ use_sparse(struct tf_columns *cols, const char *origin)
 		sc->id_vocab = NULL;
 		sc->id_count = 0;
 	}
+	if (buckets == 0 && sc->id_count > 0 &&
+	    tfi_idset_reserve(&cols->bag_ids, sc->id_count) != 0) {
+		return tfi_set_error(cols, TF_ENOMEM, "out of memory");
+	}
 	for (size_t i = 0; buckets == 0 && i < sc->id_count; i++) {
 		if (tfi_idset_add(&cols->bag_ids, sc->id_vocab[i]) < 0) {
 			return tfi_set_error(cols, TF_ENOMEM, "out of memory");

@@ -824,7 +824,8 @@ tfi_ds_fast_bag(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		if (iv != NULL) {
 			/* an id vocabulary's slots asked for all at once,
 			 * looked up after */
-			__builtin_prefetch(&iv->slot[tfi_mix64(v) & iv->mask]);
+			__builtin_prefetch(
+			    &iv->slot[3 * tfi_idset_home(iv, v)]);
 			ids[k++] = (int64_t)v;
 			continue;
 		}

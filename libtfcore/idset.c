@@ -1,57 +1,83 @@
 /*
  * idset.c - sets of 64-bit ids, each numbered in the order it was added:
  * a model's id vocabulary (an id's table row), and the vocabulary's text
- * in the schema.  Open addressing with linear probing,
- * the table kept at most half full; a slot's row + 1 beside its id, 0
- * when the slot is empty, so every id of 2^64 can be a member.
+ * in the schema.  Open addressing with linear probing, the table kept
+ * at most two thirds full, of any size (an id's home slot is its hash
+ * scaled to the size, not masked); a slot is 12 bytes, the id's halves
+ * and its row + 1 (0 when the slot is empty, so every id of 2^64 can be
+ * a member): a vocabulary of a million ids in 17 MB, not the 32 of
+ * 16-byte slots in a power of two.
  */
 #include <stdlib.h>
 
 #include "internal.h"
 
+/* The set moved into cap slots. */
 static int
-grow(struct tfi_idset *s)
+grow(struct tfi_idset *s, uint64_t cap)
 {
-	uint64_t cap = s->slot != NULL ? (s->mask + 1) * 2 : 1024;
-	if (cap > ((uint64_t)1 << 40) || cap > SIZE_MAX / sizeof *s->slot) {
+	if (cap > ((uint64_t)1 << 32) || cap > SIZE_MAX / 12) {
 		return -1;
 	}
-	struct tfi_idslot *t = calloc((size_t)cap, sizeof *t);
-	if (t == NULL) {
+	struct tfi_idset t = {calloc((size_t)cap * 3, sizeof(uint32_t)), cap,
+	                      0};
+	if (t.slot == NULL) {
 		return -1;
 	}
-	for (uint64_t i = 0; s->slot != NULL && i <= s->mask; i++) {
-		const struct tfi_idslot *e = &s->slot[i];
-		if (e->row1 == 0) {
+	for (uint64_t i = 0; i < s->cap; i++) {
+		const uint32_t *e = &s->slot[3 * i];
+		if (e[2] == 0) {
 			continue;
 		}
-		uint64_t h = tfi_mix64(e->id) & (cap - 1);
-		while (t[h].row1 != 0) {
-			h = (h + 1) & (cap - 1);
+		uint64_t h = tfi_idset_home(&t, (uint64_t)e[1] << 32 | e[0]);
+		while (t.slot[3 * h + 2] != 0) {
+			h = h + 1 == cap ? 0 : h + 1;
 		}
-		t[h] = *e;
+		memcpy(&t.slot[3 * h], e, 12);
 	}
 	free(s->slot);
-	s->slot = t;
-	s->mask = cap - 1;
+	s->slot = t.slot;
+	s->cap = cap;
 	return 0;
+}
+
+int
+tfi_idset_reserve(struct tfi_idset *s, size_t n)
+{
+	/* two thirds full once they are there */
+	return 3 * (uint64_t)n > 2 * s->cap ? grow(s, (uint64_t)n * 3 / 2 + 1)
+	                                    : 0;
 }
 
 int
 tfi_idset_add(struct tfi_idset *s, uint64_t id)
 {
-	if ((s->slot == NULL || 2 * (s->n + 1) > s->mask + 1) && grow(s) != 0) {
+	if (3 * ((uint64_t)s->n + 1) > 2 * s->cap &&
+	    grow(s, s->cap < 512 ? 1024 : 2 * s->cap) != 0) {
 		return -1;
 	}
-	uint64_t h = tfi_mix64(id) & s->mask;
-	for (; s->slot[h].row1 != 0; h = (h + 1) & s->mask) {
-		if (s->slot[h].id == id) {
+	uint64_t h = tfi_idset_home(s, id);
+	for (; s->slot[3 * h + 2] != 0; h = h + 1 == s->cap ? 0 : h + 1) {
+		if (s->slot[3 * h] == (uint32_t)id &&
+		    s->slot[3 * h + 1] == (uint32_t)(id >> 32)) {
 			return 0;
 		}
 	}
-	s->slot[h].id = id;
-	s->slot[h].row1 = ++s->n;
+	s->slot[3 * h] = (uint32_t)id;
+	s->slot[3 * h + 1] = (uint32_t)(id >> 32);
+	s->slot[3 * h + 2] = (uint32_t)++s->n;
 	return 1;
+}
+
+void
+tfi_idset_ids(const struct tfi_idset *s, uint64_t *out)
+{
+	for (uint64_t i = 0; i < s->cap; i++) {
+		const uint32_t *e = s->slot + 3 * i;
+		if (e[2] != 0) {
+			out[e[2] - 1] = (uint64_t)e[1] << 32 | e[0];
+		}
+	}
 }
 
 void
@@ -59,7 +85,7 @@ tfi_idset_free(struct tfi_idset *s)
 {
 	free(s->slot);
 	s->slot = NULL;
-	s->mask = 0;
+	s->cap = 0;
 	s->n = 0;
 }
 

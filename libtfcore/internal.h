@@ -363,19 +363,26 @@ tfi_mix64(uint64_t z)
 }
 
 /* A set of 64-bit ids, each numbered (0, 1, ...) in the order added
- * (idset.c): open addressing, at most half full; a slot's row + 1 beside
- * its id, 0 when empty.  tfi_idset_add(): 1 when id is new, 0 when it
- * was there, -1 when out of memory. */
-struct tfi_idslot {
-	uint64_t id, row1;
-};
+ * (idset.c): open addressing, at most two thirds full; a slot three
+ * words, the id's low and high halves and its number + 1 (0: empty).
+ * tfi_idset_add(): 1 when id is new, 0 when it was there, -1 when out of
+ * memory; tfi_idset_reserve() makes room for n (0, or -1). */
 struct tfi_idset {
-	struct tfi_idslot *slot;
-	uint64_t mask;
+	uint32_t *slot;
+	uint64_t cap; /* slots, at most 2^32 */
 	size_t n;
 };
 int tfi_idset_add(struct tfi_idset *s, uint64_t id);
+int tfi_idset_reserve(struct tfi_idset *s, size_t n);
+/* The ids, each at its number in out. */
+void tfi_idset_ids(const struct tfi_idset *s, uint64_t *out);
 void tfi_idset_free(struct tfi_idset *s);
+/* id's home slot: its hash scaled to the slots. */
+static inline uint64_t
+tfi_idset_home(const struct tfi_idset *s, uint64_t id)
+{
+	return (tfi_mix64(id) >> 32) * s->cap >> 32;
+}
 /* id's number, or -1 when it is not in the set. */
 static inline int64_t
 tfi_idset_row(const struct tfi_idset *s, uint64_t id)
@@ -383,10 +390,14 @@ tfi_idset_row(const struct tfi_idset *s, uint64_t id)
 	if (s->slot == NULL) {
 		return -1;
 	}
-	for (uint64_t h = tfi_mix64(id) & s->mask;; h = (h + 1) & s->mask) {
-		const struct tfi_idslot *e = &s->slot[h];
-		if (e->row1 == 0 || e->id == id) {
-			return (int64_t)e->row1 - 1;
+	for (uint64_t h = tfi_idset_home(s, id);;
+	     h = h + 1 == s->cap ? 0 : h + 1) {
+		const uint32_t *e = &s->slot[3 * h];
+		if (e[2] == 0) {
+			return -1;
+		}
+		if (e[0] == (uint32_t)id && e[1] == (uint32_t)(id >> 32)) {
+			return (int64_t)e[2] - 1;
 		}
 	}
 }

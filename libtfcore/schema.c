@@ -1335,12 +1335,7 @@ survey_sparse(const struct tf_survey *sv, struct tf_schema *s)
 		if ((s->id_vocab = malloc(n * sizeof *s->id_vocab)) == NULL) {
 			return -1;
 		}
-		size_t k = 0;
-		for (uint64_t i = 0; i <= t->ids.mask; i++) {
-			if (t->ids.slot[i].row1 != 0) {
-				s->id_vocab[k++] = t->ids.slot[i].id;
-			}
-		}
+		tfi_idset_ids(&t->ids, s->id_vocab);
 		qsort(s->id_vocab, n, sizeof *s->id_vocab, cmp_id);
 		s->id_count = n;
 	}

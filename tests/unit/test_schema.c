@@ -176,6 +176,47 @@ TEST(an_id_vocabulary_is_its_ids_differences_in_base64)
 	tf_schema_free(s);
 }
 
+/* The set a model looks its vocabulary's ids up in: every id of 2^64 a
+ * member (0 and 2^64-1 too), numbered as added, through its growths. */
+TEST(an_id_set_numbers_its_ids_as_added)
+{
+	struct tfi_idset s = {0};
+	CHECK(tfi_idset_row(&s, 0) == -1);
+	const uint64_t edge[] = {0, UINT64_MAX, (uint64_t)1 << 63, 1};
+	for (size_t i = 0; i < 4; i++) {
+		CHECK_EQ_INT(tfi_idset_add(&s, edge[i]), 1);
+	}
+	/* 100,000 more (the set grows from 1,024 slots), each once */
+	for (uint64_t i = 0; i < 100000; i++) {
+		CHECK_EQ_INT(tfi_idset_add(&s, i * 0x9e3779b97f4a7c15ull + 7),
+		             1);
+	}
+	CHECK_EQ_INT(tfi_idset_add(&s, UINT64_MAX), 0);
+	CHECK_EQ_INT(s.n, 100004);
+	CHECK(3 * (uint64_t)s.n <= 2 * s.cap);
+	CHECK_EQ_INT(tfi_idset_row(&s, UINT64_MAX), 1);
+	CHECK_EQ_INT(tfi_idset_row(&s, 0), 0);
+	CHECK_EQ_INT(tfi_idset_row(&s, 99999 * 0x9e3779b97f4a7c15ull + 7),
+	             100003);
+	CHECK(tfi_idset_row(&s, 2) == -1);
+	uint64_t *ids = malloc(s.n * sizeof *ids);
+	REQUIRE(ids != NULL);
+	tfi_idset_ids(&s, ids);
+	CHECK(ids[1] == UINT64_MAX && ids[4] == 7);
+	free(ids);
+	tfi_idset_free(&s);
+	/* room made first: no growth, two thirds full at most */
+	struct tfi_idset t = {0};
+	CHECK_EQ_INT(tfi_idset_reserve(&t, 3000), 0);
+	uint64_t cap = t.cap;
+	for (uint64_t i = 0; i < 3000; i++) {
+		tfi_idset_add(&t, i << 40);
+	}
+	CHECK(t.cap == cap && 3 * 3000 <= 2 * cap);
+	CHECK_EQ_INT(tfi_idset_row(&t, (uint64_t)2999 << 40), 2999);
+	tfi_idset_free(&t);
+}
+
 int
 main(void)
 {
@@ -187,5 +228,6 @@ main(void)
 	RUN(sidecar_names_a_set_of_shards_once);
 	RUN(carried_to_an_output_of_the_same_data);
 	RUN(an_id_vocabulary_is_its_ids_differences_in_base64);
+	RUN(an_id_set_numbers_its_ids_as_added);
 	DONE();
 }
