@@ -229,26 +229,32 @@ tf_device_open(const char *name, const char *math, struct tf_device **out,
 #define HUGE_TABLE ((size_t)2 << 20)
 #define HUGE_PAGE  ((size_t)2 << 20)
 
+void *
+tfi_table_alloc(size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+	if (bytes < SIZE_MAX - HUGE_PAGE && bytes >= HUGE_TABLE) {
+		size_t whole = (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+		void *p = aligned_alloc(HUGE_PAGE, whole);
+		if (p != NULL) {
+			/* advice only: without it the pages are 4 KiB */
+			(void)madvise(p, whole, MADV_HUGEPAGE);
+			memset(p, 0, whole);
+			return p;
+		}
+	}
+#endif
+	return calloc(bytes ? bytes : 1, 1); /* zero pages, untouched */
+}
+
 float *
 tf_device_alloc(struct tf_device *d, size_t n)
 {
 	if (d->m != NULL) {
 		return d->m->alloc(n, 1);
 	}
-	size_t bytes = n * sizeof(float);
-#ifdef MADV_HUGEPAGE
-	if (n < SIZE_MAX / sizeof(float) - HUGE_PAGE && bytes >= HUGE_TABLE) {
-		bytes = (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-		float *p = aligned_alloc(HUGE_PAGE, bytes);
-		if (p != NULL) {
-			/* advice only: without it the pages are 4 KiB */
-			(void)madvise(p, bytes, MADV_HUGEPAGE);
-			memset(p, 0, bytes);
-			return p;
-		}
-	}
-#endif
-	return calloc(n ? n : 1, sizeof(float)); /* zero pages, untouched */
+	return n < SIZE_MAX / sizeof(float) ? tfi_table_alloc(n * sizeof(float))
+	                                    : NULL;
 }
 
 void

@@ -19,8 +19,7 @@ grow(struct tfi_idset *s, uint64_t cap)
 	if (cap > ((uint64_t)1 << 32) || cap > SIZE_MAX / 12) {
 		return -1;
 	}
-	struct tfi_idset t = {calloc((size_t)cap * 3, sizeof(uint32_t)), cap,
-	                      0};
+	struct tfi_idset t = {tfi_table_alloc((size_t)cap * 12), cap, 0};
 	if (t.slot == NULL) {
 		return -1;
 	}

@@ -439,6 +439,12 @@ void tfi_device_fallback(struct tf_device *d, const char *what);
  * behind in the allocator.  The user makes present what it will write
  * (tfi_device_populate()). */
 float *tfi_device_alloc_step(struct tf_device *d, size_t n);
+/* A host table of bytes zeroed (device.c; free() frees it): from 2 MiB
+ * up on transparent huge pages where the kernel lends them, so that a
+ * table read at random rows reaches them through the TLB (the CPU's
+ * parameters and slots, an id vocabulary's set); NULL when out of
+ * memory. */
+void *tfi_table_alloc(size_t bytes);
 /* tfi_populate() of [p + from, p + to) bytes where d's memory is the
  * host's; nothing on a device with its own memory. */
 void tfi_device_populate(struct tf_device *d, void *p, size_t from, size_t to);
