@@ -2651,12 +2651,8 @@ tf_csv_schema(struct tf_csv *c, struct tf_schema *s)
 	s->skipped = c->skipped;
 	s->max_index = c->max_index;
 	s->max_ids = c->max_ids;
-	/* an id vocabulary when the ids are sparse in their space: a
-	 * quarter of it at most (its lookup's memory is a table row's), and
-	 * the space past a dense row's */
 	size_t n = c->ids_over ? 0 : c->nids;
-	if (n > 0 && c->max_index >= TF_DENSE_IDS_MAX &&
-	    c->max_index / 4 >= n) {
+	if (tfi_id_vocab_wanted(c->max_index, n)) {
 		if ((s->id_vocab = malloc(n * sizeof *s->id_vocab)) == NULL) {
 			return tfi_set_error(c, TF_ENOMEM, "out of memory");
 		}

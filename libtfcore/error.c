@@ -182,6 +182,16 @@ tfi_buf_append(struct tfi_buf *b, const void *p, size_t n)
 	return TF_OK;
 }
 
+int
+tfi_buf_put_le_floats(struct tfi_buf *b, const float *v, size_t n)
+{
+	if (n > SIZE_MAX / 4 || tfi_buf_reserve(b, 4 * n) != TF_OK) {
+		return TF_ENOMEM;
+	}
+	b->len = (size_t)(tfi_put_le_floats(b->data + b->len, v, n) - b->data);
+	return TF_OK;
+}
+
 void
 tfi_buf_free(struct tfi_buf *b)
 {

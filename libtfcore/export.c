@@ -167,12 +167,10 @@ inference_variables(struct tf_model *m, const struct infer *inf,
 				}
 			} else {
 				bin->len = off;
-				if (tfi_buf_reserve(bin, n * 4) != 0) {
+				if (tfi_buf_put_le_floats(bin, p, n) != TF_OK) {
 					return tfi_set_error(m, TF_ENOMEM,
 					                     "out of memory");
 				}
-				tfi_put_le_floats(bin->data + bin->len, p, n);
-				bin->len += 4 * n;
 			}
 			json_t *v = json_pack("{s:s,s:s,s:[I,I]}", "node",
 			                      tf_graph_node_name(g, i), "name",
@@ -1196,13 +1194,8 @@ put_weights_shape(struct tfi_buf *bin, json_t *manifest, const char *layer,
 	json_array_append_new(manifest,
 	                      json_pack("{s:s,s:o,s:s}", "name", full, "shape",
 	                                shape, "dtype", "float32"));
-	size_t n = (size_t)((rows > 0 ? rows : 1) * cols);
-	if (tfi_buf_reserve(bin, n * 4) != 0) {
-		return TF_ENOMEM;
-	}
-	tfi_put_le_floats(bin->data + bin->len, p, n);
-	bin->len += 4 * n;
-	return TF_OK;
+	return tfi_buf_put_le_floats(bin, p,
+	                             (size_t)((rows > 0 ? rows : 1) * cols));
 }
 
 /* rows x cols values (cols alone when rows is 0) as one named weight. */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "tf/columns.h"
 
 /* The set moved into cap slots. */
 static int
@@ -25,14 +26,10 @@ grow(struct tfi_idset *s, uint64_t cap)
 	}
 	for (uint64_t i = 0; i < s->cap; i++) {
 		const uint32_t *e = &s->slot[3 * i];
-		if (e[2] == 0) {
-			continue;
+		if (e[2] != 0) {
+			memcpy(tfi_idset_probe(&t, (uint64_t)e[1] << 32 | e[0]),
+			       e, 12);
 		}
-		uint64_t h = tfi_idset_home(&t, (uint64_t)e[1] << 32 | e[0]);
-		while (t.slot[3 * h + 2] != 0) {
-			h = h + 1 == cap ? 0 : h + 1;
-		}
-		memcpy(&t.slot[3 * h], e, 12);
 	}
 	free(s->slot);
 	s->slot = t.slot;
@@ -55,16 +52,13 @@ tfi_idset_add(struct tfi_idset *s, uint64_t id)
 	    grow(s, s->cap < 512 ? 1024 : 2 * s->cap) != 0) {
 		return -1;
 	}
-	uint64_t h = tfi_idset_home(s, id);
-	for (; s->slot[3 * h + 2] != 0; h = h + 1 == s->cap ? 0 : h + 1) {
-		if (s->slot[3 * h] == (uint32_t)id &&
-		    s->slot[3 * h + 1] == (uint32_t)(id >> 32)) {
-			return 0;
-		}
+	uint32_t *e = tfi_idset_probe(s, id);
+	if (e[2] != 0) {
+		return 0;
 	}
-	s->slot[3 * h] = (uint32_t)id;
-	s->slot[3 * h + 1] = (uint32_t)(id >> 32);
-	s->slot[3 * h + 2] = (uint32_t)++s->n;
+	e[0] = (uint32_t)id;
+	e[1] = (uint32_t)(id >> 32);
+	e[2] = (uint32_t)++s->n;
 	return 1;
 }
 
@@ -86,6 +80,13 @@ tfi_idset_free(struct tfi_idset *s)
 	s->slot = NULL;
 	s->cap = 0;
 	s->n = 0;
+}
+
+int
+tfi_id_vocab_wanted(uint64_t max_index, size_t n)
+{
+	return n > 0 && n <= TFI_ID_VOCAB_MAX &&
+	       max_index >= TF_DENSE_IDS_MAX && max_index / 4 >= n;
 }
 
 /* The vocabulary's text: each id's difference from the one before (the

@@ -49,6 +49,8 @@ struct tfi_buf {
 };
 int tfi_buf_reserve(struct tfi_buf *b, size_t extra);
 int tfi_buf_append(struct tfi_buf *b, const void *p, size_t n);
+/* n floats appended as little-endian bytes (tfi_put_le_floats()). */
+int tfi_buf_put_le_floats(struct tfi_buf *b, const float *v, size_t n);
 void tfi_buf_free(struct tfi_buf *b);
 
 /* Base64 (error.c): n bytes as 4 * ceil(n / 3) characters of the
@@ -334,9 +336,10 @@ struct tf_schema {
 	 * (0: none, ids index its table) */
 	uint64_t max_index, max_ids, id_buckets;
 	int sparse_bag; /* a model's copy: its rows hold a bag of ids */
-	/* the distinct ids of the data (increasing) when tf-csv2record
-	 * found them fewer than half the id space: a model's table has a
-	 * row for each, the i-th id's row i (NULL: none) */
+	/* the distinct ids of the data (increasing) when they make an id
+	 * vocabulary (tfi_id_vocab_wanted(): tf-csv2record's, the survey's):
+	 * a model's table has a row for each, the i-th id's row i (NULL:
+	 * none) */
 	uint64_t *id_vocab;
 	size_t id_count;
 	char *packed_name; /* packed */
@@ -383,26 +386,33 @@ tfi_idset_home(const struct tfi_idset *s, uint64_t id)
 {
 	return (tfi_mix64(id) >> 32) * s->cap >> 32;
 }
+/* The slot holding id, or the empty one where it would go (s has
+ * slots). */
+static inline uint32_t *
+tfi_idset_probe(const struct tfi_idset *s, uint64_t id)
+{
+	for (uint64_t h = tfi_idset_home(s, id);;
+	     h = h + 1 == s->cap ? 0 : h + 1) {
+		uint32_t *e = &s->slot[3 * h];
+		if (e[2] == 0 ||
+		    (e[0] == (uint32_t)id && e[1] == (uint32_t)(id >> 32))) {
+			return e;
+		}
+	}
+}
 /* id's number, or -1 when it is not in the set. */
 static inline int64_t
 tfi_idset_row(const struct tfi_idset *s, uint64_t id)
 {
-	if (s->slot == NULL) {
-		return -1;
-	}
-	for (uint64_t h = tfi_idset_home(s, id);;
-	     h = h + 1 == s->cap ? 0 : h + 1) {
-		const uint32_t *e = &s->slot[3 * h];
-		if (e[2] == 0) {
-			return -1;
-		}
-		if (e[0] == (uint32_t)id && e[1] == (uint32_t)(id >> 32)) {
-			return (int64_t)e[2] - 1;
-		}
-	}
+	return s->slot != NULL ? (int64_t)tfi_idset_probe(s, id)[2] - 1 : -1;
 }
 /* The most ids an id vocabulary holds (the schema's, tf-csv2record's). */
 #define TFI_ID_VOCAB_MAX ((size_t)1 << 22)
+/* Whether n distinct ids whose largest is max_index (2^63-1: any) make
+ * an id vocabulary: sparse in their space, a quarter of it at most (the
+ * lookup's memory is a table row's), the space past a dense row's
+ * (TF_DENSE_IDS_MAX), and at most TFI_ID_VOCAB_MAX of them. */
+int tfi_id_vocab_wanted(uint64_t max_index, size_t n);
 /* An id vocabulary as the schema's text: the n ids (increasing) as
  * varints of their differences, in base64, appended to b; and that text
  * back into *ids (malloc'd), which must hold count of them: TF_EFORMAT

@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "tf/columns.h"
 #include "tf/example.h"
 #include "tf/file.h"
 #include "tf/image.h"
@@ -1326,12 +1325,10 @@ survey_sparse(const struct tf_survey *sv, struct tf_schema *s)
 	s->layout = TFI_LAYOUT_LIBSVM;
 	s->max_ids = t->max_len;
 	s->max_index = any || mx >= 0x1p63 ? (uint64_t)INT64_MAX : (uint64_t)mx;
-	/* the id vocabulary, as tf-csv2record's: ids sparse in their space
-	 * (any: an id past 2^63-1, or past the positions counted, whose
-	 * largest the survey does not know, is past every vocabulary's) */
+	/* the id vocabulary, as tf-csv2record's (an id the survey cannot
+	 * place made max_index 2^63-1: any) */
 	size_t n = t->ids_over ? 0 : t->ids.n;
-	if (n > 0 && (any || (s->max_index >= TF_DENSE_IDS_MAX &&
-	                      s->max_index / 4 >= n))) {
+	if (tfi_id_vocab_wanted(s->max_index, n)) {
 		if ((s->id_vocab = malloc(n * sizeof *s->id_vocab)) == NULL) {
 			return -1;
 		}
