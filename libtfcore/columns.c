@@ -966,8 +966,10 @@ use_sparse(struct tf_columns *cols, const char *origin)
 	                     : sc->max_index + 1;
 	int64_t buckets = cols->want_buckets > 0 ? cols->want_buckets
 	                                         : (int64_t)sc->id_buckets;
+	int64_t oov =
+	    cols->want_oov > 0 ? cols->want_oov : (int64_t)sc->oov_buckets;
 	/* (a schema from before max_ids: dense rows as then, up to 2^20) */
-	if (!cols->want_bag && buckets == 0 && !sc->sparse_bag &&
+	if (!cols->want_bag && buckets == 0 && oov == 0 && !sc->sparse_bag &&
 	    (space <= TF_DENSE_IDS_MAX ||
 	     (sc->max_ids == 0 && space <= ((uint64_t)1 << 20)))) {
 		cols->sparse = TFI_SPARSE_DENSE;
@@ -1001,17 +1003,36 @@ use_sparse(struct tf_columns *cols, const char *origin)
 	}
 	if (buckets == 0 && sc->id_count == 0 && space > ((uint64_t)1 << 24)) {
 		buckets = (int64_t)1 << 20;
+		if (oov > 0) {
+			return tfi_set_error(
+			    cols, TF_EINVAL,
+			    "%s: out-of-vocabulary buckets are for a table of "
+			    "ids (an id vocabulary, or ids below max_index + 1 "
+			    "<= 2^24); these ids go up to %llu and are hashed "
+			    "into 2^20 buckets, where every id has a row",
+			    origin, (unsigned long long)sc->max_index);
+		}
+	}
+	if (buckets > 0 && oov > 0) {
+		return tfi_set_error(cols, TF_EINVAL,
+		                     "%s: out-of-vocabulary buckets and hash "
+		                     "buckets: hashed ids all have a row; give "
+		                     "one or the other",
+		                     origin);
 	}
 	cols->sparse = TFI_SPARSE_BAG;
 	cols->bag = (int64_t)sc->max_ids;
 	cols->bag_hash = buckets > 0;
-	cols->bag_vocab = buckets > 0        ? buckets
+	cols->bag_known = buckets > 0        ? buckets
 	                  : sc->id_count > 0 ? (int64_t)sc->id_count
 	                                     : (int64_t)space;
+	cols->bag_oov = oov;
+	cols->bag_vocab = cols->bag_known + oov;
 	cols->width = cols->bag;
 	cols->nids = cols->bag;
 	sc->sparse_bag = 1;
 	sc->id_buckets = (uint64_t)buckets;
+	sc->oov_buckets = (uint64_t)oov;
 	if (tf_schema_write(sc, NULL) != TF_OK) {
 		return tfi_set_error(cols, TF_ENOMEM, "out of memory");
 	}
@@ -1325,6 +1346,19 @@ tf_columns_set_sparse(struct tf_columns *cols, int bag, int64_t buckets)
 }
 
 int
+tf_columns_set_oov(struct tf_columns *cols, int64_t buckets)
+{
+	if (buckets < 0 || buckets > INT32_MAX) {
+		return tfi_set_error(cols, TF_EINVAL,
+		                     "out-of-vocabulary ids are hashed into 1 "
+		                     "to 2^31-1 buckets");
+	}
+	cols->want_oov = buckets;
+	cols->want_bag = cols->want_bag || buckets > 0;
+	return TF_OK;
+}
+
+int
 tf_columns_bag(const struct tf_columns *cols, int64_t *width, int64_t *vocab)
 {
 	if (cols->sparse != TFI_SPARSE_BAG) {
@@ -1345,6 +1379,12 @@ int
 tf_columns_bag_vocabulary(const struct tf_columns *cols)
 {
 	return cols->sparse == TFI_SPARSE_BAG && cols->bag_ids.n > 0;
+}
+
+int64_t
+tf_columns_bag_oov(const struct tf_columns *cols)
+{
+	return cols->sparse == TFI_SPARSE_BAG ? cols->bag_oov : 0;
 }
 
 int64_t

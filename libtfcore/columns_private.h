@@ -82,13 +82,16 @@ struct tf_columns {
 	 * of max_index + 1 floats; TFI_SPARSE_BAG, a row's ids and values
 	 * as they are (at most bag of each: values in the floats, ids in
 	 * the ids), ids in 0..bag_vocab-1 (hashed when bag_hash, the
-	 * rows of the schema's id vocabulary when bag_ids holds it) */
+	 * rows of the schema's id vocabulary when bag_ids holds it); the
+	 * table's first bag_known rows are the ids', its last bag_oov the
+	 * buckets of the ids it has no row for (tf_columns_set_oov()) */
 	int sparse;
-	int64_t bag, bag_vocab;
+	int64_t bag, bag_vocab, bag_known, bag_oov;
 	int bag_hash;
 	struct tfi_idset bag_ids;
 	int want_bag;         /* tf_columns_set_sparse() */
 	int64_t want_buckets; /* ... */
+	int64_t want_oov;     /* tf_columns_set_oov() */
 	int image;            /* image layout: in[0] is the image, decoded */
 	int img_h, img_w, img_c, img_scale; /* tf_columns_set_image() */
 	/* The label's classes when they are not 0..K-1 as they stand:
@@ -131,22 +134,34 @@ int tfi_columns_cat_index(const struct tf_columns *cols, const char *name);
 int64_t tfi_columns_category_id(const struct cat *c, const void *s, size_t n);
 /* The id of an int64 token: its decimal text's (the vocabulary's form). */
 int64_t tfi_columns_int_token_id(const struct cat *c, int64_t v);
+/* The out-of-vocabulary bucket of id u, an id a bag's table has no row
+ * of its own for: one of the rows after the ids' own, by u's hash; -1
+ * when the table has no such buckets. */
+static inline int64_t
+tfi_bag_oov(const struct tf_columns *cols, uint64_t u)
+{
+	uint64_t n = (uint64_t)cols->bag_oov;
+	return n == 0 ? -1 : cols->bag_known + (int64_t)(tfi_mix64(u) % n);
+}
+
 /* A bag's table row of id u (tf_columns_bag_id()'s rule, inline for the
  * fast reader's loop): u below the rows, or hashed into them (by a mask
- * when they are a power of two), or u's row in the id vocabulary; -1
- * when u is past them unhashed or not in the vocabulary. */
+ * when they are a power of two), or u's row in the id vocabulary; an id
+ * past them unhashed or not in the vocabulary, its out-of-vocabulary
+ * bucket (tfi_bag_oov()), or -1 when there are none. */
 static inline int64_t
 tfi_bag_row(const struct tf_columns *cols, uint64_t u)
 {
-	uint64_t v = (uint64_t)cols->bag_vocab;
-	if (cols->bag_ids.slot != NULL) {
-		return tfi_idset_row(&cols->bag_ids, u);
+	uint64_t v = (uint64_t)cols->bag_known;
+	if (cols->bag_hash) {
+		return (int64_t)((v & (v - 1)) == 0 ? tfi_mix64(u) & (v - 1)
+		                                    : tfi_mix64(u) % v);
 	}
-	if (!cols->bag_hash) {
-		return u < v ? (int64_t)u : -1;
-	}
-	return (int64_t)((v & (v - 1)) == 0 ? tfi_mix64(u) & (v - 1)
-	                                    : tfi_mix64(u) % v);
+	int64_t r = cols->bag_ids.slot != NULL
+	                ? tfi_idset_row(&cols->bag_ids, u)
+	            : u < v ? (int64_t)u
+	                    : -1;
+	return r >= 0 ? r : tfi_bag_oov(cols, u);
 }
 
 #endif

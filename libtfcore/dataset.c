@@ -502,8 +502,9 @@ decode_bag(struct tf_dataset *ds, const struct tf_feature *sids,
 			        ? "%s: record %llu: id %llu is not one of "
 			          "the model's %lld ids (its id vocabulary, "
 			          "the schema's of the data it was first "
-			          "trained on; --hash-buckets N takes any "
-			          "id, in a model trained afresh)"
+			          "trained on; in a model trained afresh, "
+			          "--oov-buckets N hashes such ids into N "
+			          "rows more, --hash-buckets N hashes all)"
 			        : "%s: record %llu: id %llu is beyond the "
 			          "schema's max_index %lld",
 			    file, (unsigned long long)rec,

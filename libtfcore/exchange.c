@@ -67,6 +67,7 @@ struct tf_ps_client {
 	double timeout;
 	uint32_t rank;
 	uint64_t nparams;
+	uint64_t model; /* tfi_model_key() */
 	/* what the exchange cost */
 	uint64_t bytes, rounds, stale, dropped;
 	uint64_t steps, step_bytes; /* of the pushes alone */
@@ -345,6 +346,7 @@ round_trip(struct tf_ps_client *cl, Tfkit__Ps__Request *q)
 		q[k].token = cl->token;
 		q[k].worker = cl->rank;
 		q[k].n = cl->nparams;
+		q[k].model = cl->model;
 		q[k].session = cl->session;
 		q[k].seq = ++cl->c[k].seq;
 		todo[k] = 1;
@@ -529,6 +531,7 @@ own_request(const struct tf_ps_client *cl, int kind)
 	q.kind = kind;
 	q.worker = cl->rank;
 	q.n = cl->nparams;
+	q.model = cl->model;
 	q.session = cl->session;
 	return q;
 }
@@ -632,10 +635,11 @@ tfi_ps_aside(struct tf_ps_client *cl, int on)
 
 int
 tfi_ps_client_setup(struct tf_ps_client *cl, uint32_t rank, uint64_t nparams,
-                    double every)
+                    uint64_t model, double every)
 {
 	cl->rank = rank;
 	cl->nparams = nparams;
+	cl->model = model;
 	if (every <= 0 || cl->alive_on || cl->n == 0) {
 		return TF_OK;
 	}

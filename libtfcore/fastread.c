@@ -836,9 +836,11 @@ tfi_ds_fast_bag(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		ids[k++] = id;
 	}
 	for (int64_t j = 0; iv != NULL && j < k; j++) {
-		if ((ids[j] = tfi_idset_row(iv, (uint64_t)ids[j])) < 0) {
+		int64_t r = tfi_idset_row(iv, (uint64_t)ids[j]);
+		if (r < 0 && (r = tfi_bag_oov(cols, (uint64_t)ids[j])) < 0) {
 			return 0;
 		}
+		ids[j] = r;
 	}
 	if (nv > 0 && nv != (size_t)k) {
 		return 0;

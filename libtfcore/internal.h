@@ -333,8 +333,9 @@ struct tf_schema {
 	size_t nfeatures;
 	/* libsvm: the largest id (2^63-1 stands for any of 2^64), the most
 	 * ids a row; a model's copy, the buckets its ids are hashed into
-	 * (0: none, ids index its table) */
-	uint64_t max_index, max_ids, id_buckets;
+	 * (0: none, ids index its table), and the out-of-vocabulary buckets
+	 * after its ids' rows (0: none) */
+	uint64_t max_index, max_ids, id_buckets, oov_buckets;
 	int sparse_bag; /* a model's copy: its rows hold a bag of ids */
 	/* the distinct ids of the data (increasing) when they make an id
 	 * vocabulary (tfi_id_vocab_wanted(): tf-csv2record's, the survey's):
@@ -628,7 +629,14 @@ struct tfi_ps_mode {
  * trainer, a ps paused) tells the ps tasks, each every seconds, that
  * this trainer is still here (ALIVE), so they do not go on without it. */
 int tfi_ps_client_setup(struct tf_ps_client *cl, uint32_t rank,
-                        uint64_t nparams, double every);
+                        uint64_t nparams, uint64_t model, double every);
+/* What a model's parameters stand for, as a key the ps tasks compare
+ * (model, in their protocol): from the model's copy of its schema, its
+ * inputs in order (the features, a packed list's columns), the rows of
+ * its tables (an id vocabulary's ids, hash and out-of-vocabulary
+ * buckets, each string vocabulary's values) and its label's classes;
+ * not the statistics.  Never 0.  TF_EFORMAT when schema is none. */
+int tfi_model_key(const char *schema, uint64_t *key);
 /* A local phase (on: validating, writing a checkpoint) begins or ends.
  * One that goes on past `every` tells the ps tasks this trainer is idle
  * (DONE, take set: a sync step stops waiting for it, its chunks stay its

@@ -94,6 +94,7 @@ struct ps {
 	/* the shard */
 	int init;
 	uint64_t n, lo, hi, step;
+	uint64_t model; /* what the parameters stand for (INIT's; 0: unsaid) */
 	float *params;
 	struct tf_optim *o;
 	struct tf_hparams *h;
@@ -565,6 +566,7 @@ init_shard(struct ps *ps, const Tfkit__Ps__Request *q, char *err, size_t errlen)
 	tf_optim_set_steps(ps->o, q->step);
 	snprintf(ps->optimizer, sizeof ps->optimizer, "%s", q->optimizer);
 	ps->n = n;
+	ps->model = q->model;
 	ps->lo = lo;
 	ps->hi = hi;
 	ps->step = q->step;
@@ -1027,7 +1029,7 @@ handle(struct ps *ps, struct slot *s, const uint8_t *d, size_t len)
 		             "malformed request", UINT32_MAX);
 		return;
 	}
-	char err[256];
+	char err[512];
 	uint32_t wk = q->worker;
 	if (q->version != TF_PS_PROTOCOL) {
 		snprintf(err, sizeof err,
@@ -1073,6 +1075,19 @@ handle(struct ps *ps, struct slot *s, const uint8_t *d, size_t len)
 		         "%u trainers and %llu values",
 		         wk, (unsigned long long)q->n, ps->trainers,
 		         (unsigned long long)ps->n);
+		note(ps, "a request refused: %s", err);
+		reply_status(ps, s, TFKIT__PS__REPLY__STATUS__ERROR, err,
+		             UINT32_MAX);
+	} else if (q->model != 0 && ps->model != 0 && q->model != ps->model) {
+		snprintf(
+		    err, sizeof err,
+		    "trainer %u's model is not the chief's: its parameters "
+		    "stand for other rows (its data's schema has other "
+		    "inputs, another id vocabulary, or other vocabularies "
+		    "or classes); convert all the data in one "
+		    "tf-csv2record run (-n N for a file a trainer), or give "
+		    "each trainer the same --schema",
+		    wk);
 		note(ps, "a request refused: %s", err);
 		reply_status(ps, s, TFKIT__PS__REPLY__STATUS__ERROR, err,
 		             UINT32_MAX);
@@ -1349,6 +1364,10 @@ restore_shard(struct ps *ps)
 	if (rc == TF_OK) {
 		Tfkit__Ps__Request q = TFKIT__PS__REQUEST__INIT;
 		q.n = n;
+		if (h.schema != NULL &&
+		    tfi_model_key(h.schema, &q.model) != TF_OK) {
+			q.model = 0; /* (the trainers' checked against none) */
+		}
 		q.step = h.step;
 		q.values.data = (uint8_t *)params;
 		q.values.len = wd * sizeof(float);

@@ -349,6 +349,16 @@ parse_root(struct tf_schema *s, json_t *root, const char *origin)
 		json_int_t hb =
 		    json_integer_value(json_object_get(sparse, "hash_buckets"));
 		s->id_buckets = hb > 0 ? (uint64_t)hb : 0;
+		json_t *oj = json_object_get(sparse, "oov_buckets");
+		json_int_t ob = json_integer_value(oj);
+		if (oj != NULL &&
+		    (!json_is_integer(oj) || ob < 1 || ob > INT32_MAX)) {
+			return tfi_set_error(s, TF_EFORMAT,
+			                     "%s: sparse oov_buckets is not an "
+			                     "integer from 1 to 2^31-1",
+			                     origin);
+		}
+		s->oov_buckets = oj != NULL ? (uint64_t)ob : 0;
 		s->sparse_bag = json_is_true(json_object_get(sparse, "bag"));
 		json_t *iv = json_object_get(sparse, "id_vocab");
 		json_int_t ic =
@@ -404,6 +414,77 @@ parse_root(struct tf_schema *s, json_t *root, const char *origin)
 		}
 	}
 	return TF_OK;
+}
+
+/* A running 64-bit key of words and bytes (tfi_model_key()). */
+static uint64_t
+key_word(uint64_t k, uint64_t w)
+{
+	return tfi_mix64(k ^ w) + 0x9e3779b97f4a7c15ull;
+}
+
+static uint64_t
+key_text(uint64_t k, const char *t)
+{
+	size_t n = t != NULL ? strlen(t) : 0;
+	k = key_word(k, n);
+	for (size_t i = 0; i < n; i += 8) {
+		uint64_t w = 0;
+		memcpy(&w, t + i, n - i < 8 ? n - i : 8);
+		k = key_word(k, w);
+	}
+	return k;
+}
+
+int
+tfi_model_key(const char *schema, uint64_t *key)
+{
+	struct tf_schema *s = tf_schema_new();
+	if (s == NULL) {
+		return TF_ENOMEM;
+	}
+	int rc = tf_schema_parse(s, schema, "model");
+	uint64_t k = 1;
+	/* the inputs in their order, and what each row of a table is */
+	k = key_word(k, (uint64_t)s->layout);
+	for (size_t i = 0; rc == TF_OK && i < s->nfeatures; i++) {
+		k = key_text(k, s->features[i].name);
+		k = key_word(k, (uint64_t)s->features[i].type);
+		k = key_word(k, (uint64_t)s->features[i].hash_buckets);
+	}
+	k = key_text(k, s->packed_name);
+	for (size_t i = 0; rc == TF_OK && i < s->npacked; i++) {
+		k = key_text(k, s->packed_columns[i]);
+	}
+	int sparse = rc == TF_OK && s->layout == TFI_LAYOUT_LIBSVM;
+	k = key_word(k, sparse ? s->id_buckets : 0);
+	k = key_word(k, sparse ? s->oov_buckets : 0);
+	k = key_word(k, sparse ? s->id_count : 0);
+	for (size_t i = 0; sparse && i < s->id_count; i++) {
+		k = key_word(k, s->id_vocab[i]);
+	}
+	for (size_t i = 0; rc == TF_OK && i < s->nvocabs; i++) {
+		const struct tfi_vocab *v = &s->vocabs[i];
+		k = key_text(k, v->name);
+		k = key_word(k, (uint64_t)v->over * 2 + 1);
+		for (size_t j = 0; j < v->n; j++) {
+			k = key_text(k, v->values[j]);
+		}
+	}
+	/* the outputs: the label's classes (an int64 label's, as written),
+	 * and their names */
+	int classes = rc == TF_OK && s->has_label &&
+	              s->label.type == TF_COL_INT64 && !s->classes_over;
+	k = key_text(k, s->has_label ? s->label.name : NULL);
+	for (size_t i = 0; classes && i < s->nclasses; i++) {
+		k = key_word(k, (uint64_t)s->classes[i]);
+	}
+	for (size_t i = 0; classes && i < s->nclass_names; i++) {
+		k = key_text(k, s->class_names[i]);
+	}
+	tf_schema_free(s);
+	*key = k != 0 ? k : 1;
+	return rc;
 }
 
 int
@@ -610,14 +691,20 @@ tf_schema_write(struct tf_schema *s, const char *path)
 			     tfi_id_vocab_put(&b, s->id_vocab, s->id_count) ||
 			     tfi_json_put(&b, "\"", 1);
 		}
-		snprintf(t, sizeof t, "%s,\"hash_buckets\":%llu}",
+		snprintf(t, sizeof t, "%s,\"hash_buckets\":%llu",
 		         s->sparse_bag ? ",\"bag\":true" : "",
 		         (unsigned long long)s->id_buckets);
 		if (s->id_buckets == 0) {
-			snprintf(t, sizeof t, "%s}",
+			snprintf(t, sizeof t, "%s",
 			         s->sparse_bag ? ",\"bag\":true" : "");
 		}
 		rc = rc || tfi_json_put(&b, t, strlen(t));
+		if (s->oov_buckets > 0) {
+			snprintf(t, sizeof t, ",\"oov_buckets\":%llu",
+			         (unsigned long long)s->oov_buckets);
+			rc = rc || tfi_json_put(&b, t, strlen(t));
+		}
+		rc = rc || tfi_json_put(&b, "}", 1);
 	}
 	if (s->layout == TFI_LAYOUT_IMAGE) {
 		rc = rc || tfi_json_put(&b, ",", 1) || jkey(&b, "image") ||

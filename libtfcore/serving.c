@@ -573,8 +573,9 @@ tfi_request_bag_id(struct tf_request *q, const struct tf_model *m,
 		return in_vocab ? tfi_request_bad(q,
 		                                  "%s: id %llu is not one of "
 		                                  "the model's %lld ids (its "
-		                                  "id vocabulary): it cannot "
-		                                  "learn it",
+		                                  "id vocabulary, without "
+		                                  "out-of-vocabulary buckets): "
+		                                  "it cannot learn it",
 		                                  what, (unsigned long long)id,
 		                                  (long long)vocab)
 		                : tfi_request_bad(

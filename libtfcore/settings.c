@@ -72,6 +72,7 @@ static const struct def defs[] = {
     {"crosses", K_STR, MODEL, WIDE, "", NONE},
     {"hash-buckets", K_INT, MODEL, WIDE, "1000", I(1, INT32_MAX)},
     {"sparse", K_BOOL, MODEL, IF_SET, "false", NONE},
+    {"oov-buckets", K_INT, MODEL, IF_SET, NULL, I(1, INT32_MAX)},
     {"embedding-dim", K_INT, MODEL, WIDE, "8", I(1, 4096)},
     {"optimizer", K_STR, MODEL, ALWAYS, "adam", NONE},
     {"learning-rate", K_REAL, RESUME, ALWAYS, "0.001", R(0, 1, INFINITY)},
@@ -927,6 +928,7 @@ fill(const struct tf_settings *s, struct tf_train_config *cfg)
 	cfg->crosses = text(s, "crosses");
 	cfg->hash_buckets = num(s, "hash-buckets");
 	cfg->sparse = flag(s, "sparse");
+	cfg->oov_buckets = num(s, "oov-buckets");
 	int hb = find("hash-buckets");
 	cfg->sparse_buckets = s != NULL && s->value[hb].src != TF_FROM_DEFAULT
 	                          ? cfg->hash_buckets

@@ -904,12 +904,24 @@ infer(struct run *r)
 			    (long long)sv.steps,
 			    sv.tokens ? "tokens" : "steps");
 		} else if (tf_columns_bag(r->cols, &bw, &bv)) {
+			int64_t oov = tf_columns_bag_oov(r->cols);
+			char more[64] = "";
+			if (oov > 0) {
+				snprintf(more, sizeof more,
+				         ", %lld out-of-vocabulary buckets",
+				         (long long)oov);
+			}
 			snprintf(what, sizeof what,
-			         "sparse ids, up to %lld a row, %s %lld",
+			         "sparse ids, up to %lld a row, %s %lld%s%s",
 			         (long long)bw,
 			         tf_columns_bag_hashed(r->cols) ? "hashed into"
-			                                        : "below",
-			         (long long)bv);
+			         : tf_columns_bag_vocabulary(r->cols) ? "the"
+			                                              : "below",
+			         (long long)(bv - oov),
+			         tf_columns_bag_vocabulary(r->cols)
+			             ? " ids seen in them"
+			             : "",
+			         more);
 		} else {
 			snprintf(what, sizeof what, "%lld features",
 			         (long long)tf_columns_width(r->cols));
@@ -1023,7 +1035,8 @@ same_features(struct run *r, const char *schema, const char *ckpt)
 		rc = fail(r, TF_EFORMAT,
 		          "%s has no row for %lld of the ids of the data (%s), "
 		          "id %llu the first: its table has %s (use "
-		          "--from-scratch or another --checkpoint-dir)",
+		          "--from-scratch or another --checkpoint-dir; one "
+		          "trained with --oov-buckets N takes such ids)",
 		          ckpt, (long long)unknown, schema,
 		          (unsigned long long)first,
 		          tf_columns_bag_vocabulary(r->cols)
@@ -1033,7 +1046,7 @@ same_features(struct run *r, const char *schema, const char *ckpt)
 	} else if (bag && tf_columns_bag(now, &nw, &nv) &&
 	           (nw > bw ||
 	            (unknown < 0 && !tf_columns_bag_vocabulary(r->cols) &&
-	             nv > bv))) {
+	             tf_columns_bag_oov(r->cols) == 0 && nv > bv))) {
 		rc = fail(r, TF_EFORMAT,
 		          "%s reads up to %lld sparse ids a row, ids below "
 		          "%lld; the data (%s) has up to %lld a row, ids below "
@@ -1042,7 +1055,8 @@ same_features(struct run *r, const char *schema, const char *ckpt)
 		          ckpt, (long long)bw, (long long)bv, schema,
 		          (long long)nw, (long long)nv,
 		          nv > bv && !tf_columns_bag_hashed(r->cols)
-		              ? "; --hash-buckets N bounds the ids"
+		              ? "; --hash-buckets N bounds the ids, "
+		                "--oov-buckets N takes ids past the table"
 		              : "");
 	} else if (bag && tf_columns_bag(now, &nw, &nv)) {
 		rc =
@@ -1368,6 +1382,9 @@ start(struct run *r)
 		    r->cols,
 		    cfg->sparse || strcmp(cfg->model, "wide_and_deep") == 0,
 		    cfg->sparse_buckets);
+	}
+	if (rc == TF_OK) {
+		rc = tf_columns_set_oov(r->cols, cfg->oov_buckets);
 	}
 	if (rc != TF_OK) {
 		return fail(r, rc, "%s", tf_errmsg(r->cols));
@@ -1760,7 +1777,14 @@ join_cluster(struct run *r, const char *ckpt)
 	/* ALIVE to the ps tasks while a round waits on one of them or a
 	 * local phase lasts (tfi_ps_aside()): a few times within the peer
 	 * timeout (their clock), at least each second */
-	rc = tfi_ps_client_setup(r->cl, r->rank, tf_graph_nparams(r->g),
+	/* what the parameters stand for: a trainer of other tables' rows
+	 * (another id vocabulary) is refused by the ps */
+	uint64_t key = 0;
+	if (r->h.schema != NULL && tfi_model_key(r->h.schema, &key) != TF_OK) {
+		return fail(r, TF_EINTERNAL,
+		            "the model's schema cannot be read");
+	}
+	rc = tfi_ps_client_setup(r->cl, r->rank, tf_graph_nparams(r->g), key,
 	                         pt / 4 < 1 ? pt / 4 : 1);
 	if (rc != TF_OK) {
 		return fail(r, rc, "%s", tf_errmsg(r->cl));

@@ -231,6 +231,61 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
 	[[ "$stderr" == *"odd2.tfrecord: record 0: id 5 is not one of the model's $(distinct_ids wide.svm) ids"* ]]
 }
 
+@test "--oov-buckets N: the ids a table has no row for hash into N rows more (TensorFlow's num_oov_buckets): new data's, a stream's past its inferred vocabulary, served, evaluated and learned online; the schema says so; not with hashed ids" {
+	clicks 2000 997 3 > wide.svm
+	clicks 400 997 5 > new.svm # ids f * 997 + 5: none of wide's
+	tf-csv2record -q -f libsvm -o wide.tfrecord wide.svm
+	tf-csv2record -q -f libsvm -o new.tfrecord new.svm
+	tf-train -q --model lr --oov-buckets 1 -e 2 --checkpoint-dir ck wide.tfrecord > /dev/null
+	# the model's table: a row for each of wide's ids, and the bucket
+	n=$(distinct_ids wide.svm)
+	ckpt_schema "$(ls ck/model.ckpt-* | head -1)" | jq -e ".sparse.id_count == $n and .sparse.oov_buckets == 1"
+	# resumed on data of none of its ids (refused without: above)
+	run -0 tf-train -q --model lr -e 1 --checkpoint-dir ck new.tfrecord
+	[[ "$output" == *'"examples":400,'* && "$output" == *'"oov-buckets":1'* ]]
+	# ... and with another count of buckets, refused
+	run -64 --separate-stderr tf-train -q --model lr --oov-buckets 2 -e 1 --checkpoint-dir ck new.tfrecord
+	[[ "$stderr" == *"was trained with --oov-buckets 1, not 2"* ]]
+	# served: ids 5 and 7 (no id of wide's) are the one bucket's weight,
+	# each time it is named: logits 0, w, w and 2w past the bias's
+	tf-export --checkpoint-dir ck --export-base exp > /dev/null
+	start_server --model-base exp --model-name w --train-queue q
+	curl -sf -d '{"instances": [{"ids": []}, {"ids": [5]}, {"ids": [7]}, {"ids": [5, 7]}]}' "$URL/v1/models/w:predict" > served.json
+	jq -e '[.predictions[].probabilities[1] | (. / (1 - .) | log)] as $l
+		| ($l[1] - $l[0]) as $w
+		| ($w | fabs) > 1e-3 and ($l[2] - $l[0] - $w | fabs) < 1e-4 and ($l[3] - $l[0] - 2 * $w | fabs) < 1e-4' served.json
+	p5=$(jq '.predictions[1].probabilities[1]' served.json)
+	# evaluated the same
+	echo "1 5:1" > five.svm
+	tf-csv2record -q -f libsvm -o five.tfrecord five.svm
+	run -0 tf-eval -d ck -p five.tfrecord
+	jq -e --argjson p "$p5" '(.probabilities[1] - $p | fabs) < 1e-6' <<< "$output"
+	# learned online: an id the model has no row of its own for trains
+	run -0 curl -s -w ' %{http_code}' -d '{"instances": [{"ids": [5, 11]}], "labels": [1]}' "$URL/v1/models/w:train"
+	[[ "$output" == *" 200" ]]
+	# a stream: its schema inferred from its first 10,000 records (their
+	# ids its vocabulary), the rows after with ids of their own
+	clicks 10000 997 3 > first.svm
+	cat first.svm new.svm | tf-csv2record -q -f libsvm > stream.tfrecord
+	run -65 --separate-stderr tf-train -q --model lr -e 1 --checkpoint-dir s0 - < stream.tfrecord
+	[[ "$stderr" == *"-: record 100"*": id "*" is not one of the model's $(distinct_ids first.svm) ids"*"--oov-buckets N hashes such ids into N rows more"* ]]
+	run -0 --separate-stderr tf-train --model lr --oov-buckets 64 -e 1 --checkpoint-dir s1 - < stream.tfrecord
+	[[ "$output" == *'"examples":10400,'* ]]
+	[[ "$stderr" == *"inferred from its first 10000 records (sparse ids, up to 8 a row, the $(distinct_ids first.svm) ids seen in them, 64 out-of-vocabulary buckets,"* ]]
+	# a table of a row for each id below max_index + 1: ids past it too
+	jq -c 'del(.sparse.id_vocab, .sparse.id_count)' wide.tfrecord.schema.json > flat.schema.json
+	tf-train -q --model lr --oov-buckets 3 -e 1 --schema flat.schema.json --checkpoint-dir flat wide.tfrecord > /dev/null
+	clicks 200 997 1000003 > past.svm
+	tf-csv2record -q -f libsvm -o past.tfrecord past.svm
+	run -0 tf-train -q --model lr -e 1 --checkpoint-dir flat past.tfrecord
+	[[ "$output" == *'"examples":200,'* ]]
+	# hashed ids all have a row: not with buckets for the others
+	run -64 --separate-stderr tf-train -q --model lr --oov-buckets 4 --hash-buckets 1024 -e 1 --checkpoint-dir h wide.tfrecord
+	[[ "$stderr" == *"out-of-vocabulary buckets and hash buckets"* ]]
+	run -64 --separate-stderr tf-train -q --model lr --oov-buckets 0 -e 1 --checkpoint-dir h0 wide.tfrecord
+	[[ "$stderr" == *"--oov-buckets: '0' is not a whole number from 1 to"* ]]
+}
+
 @test "the row-sparse steps (sgd, adagrad, ftrl, lazy_adam: only the rows a batch touched) are the dense steps' model bit for bit (the device path steps densely), with -j 2 too" {
 	heart
 	export TFKIT_CUDA_MODULE="$TFKIT_BUILD/tests/fake-gpu.so"

@@ -1004,6 +1004,68 @@ import json, sys
 assert json.load(open("two.json"))["accuracy"] > 0.9, open("two.json").read()'
 }
 
+@test "a sparse model's out-of-vocabulary rows (--oov-buckets) travel as its others: one worker and one ps give one process's model, and learn the ids of new data through them" {
+	# ids f * 65537 + 1 (an id vocabulary), then new data's + 2
+	gen() {
+		awk -v rows="$1" -v add="$2" 'BEGIN { s = 11
+			for (r = 0; r < rows; r++) { line = ""; delete seen
+				for (k = 0; k < 5; k++) {
+					do { s = (s * 1103515245 + 12345) % 2147483648; f = s % 300 } while (f in seen)
+					seen[f] = 1; line = line " " f * 65537 + add ":1" }
+				print (f % 3 == 0 ? 1 : 0) line } }'
+	}
+	gen 1500 1 > a.svm
+	gen 300 2 > b.svm
+	tf-csv2record -q -f libsvm -o a.tfrecord a.svm
+	tf-csv2record -q -f libsvm -o b.tfrecord b.svm
+	jq -e '.sparse.id_count > 50' a.tfrecord.schema.json # an id vocabulary
+	A="-q --model lr --optimizer ftrl --learning-rate 0.5 --oov-buckets 8 --batch-size 32 --seed 3"
+	for data in a b; do
+		tf-train $A -e 2 --checkpoint-dir single $data.tfrecord > /dev/null
+		cluster 1 1
+		start_ps 1
+		tf-train $C --job-name worker --task-index 0 $A -e 2 --checkpoint-dir dist $data.tfrecord > /dev/null
+		wait_all
+		cmp <(tf-eval -d single --predict b.tfrecord) <(tf-eval -d dist --predict b.tfrecord)
+	done
+	# the new ids moved the buckets: b's predictions changed with b
+	tf-train $A -e 2 --checkpoint-dir a-only a.tfrecord > /dev/null
+	! cmp -s <(tf-eval -d a-only --predict b.tfrecord) <(tf-eval -d single --predict b.tfrecord)
+}
+
+@test "a trainer whose table rows stand for other ids (its data converted apart: another id vocabulary, as many ids) is refused by the ps, saying how to convert; one schema for all trains" {
+	awk 'BEGIN { s = 5; for (r = 0; r < 600; r++) { line = ""; delete seen
+		for (k = 0; k < 4; k++) { do { s = (s * 69069 + 1) % 4294967296; f = int(s / 65536) % 500 } while (f in seen)
+			seen[f] = 1; line = line " " f * 40009 + 7 ":1" }
+		print (f % 2) line } }' > a.svm
+	# the same rows, each id one more: as many ids, none the same
+	awk '{ printf "%s", $1; for (i = 2; i <= NF; i++) { split($i, a, ":"); printf " %d:1", a[1] + 1 } print "" }' a.svm > b.svm
+	tf-csv2record -q -f libsvm -o a.tfrecord a.svm
+	tf-csv2record -q -f libsvm -o b.tfrecord b.svm
+	jq -e --slurpfile b b.tfrecord.schema.json '.sparse.id_count == $b[0].sparse.id_count and .sparse.id_vocab != $b[0].sparse.id_vocab' a.tfrecord.schema.json
+	A="-q --model lr --optimizer ftrl --batch-size 32 --peer-timeout 1"
+	cluster 1 2
+	start_ps 1
+	tf-train $C --job-name worker --task-index 1 $A b.tfrecord > w1.out 2> w1.err 3>&- &
+	W1=$!
+	run -0 --separate-stderr tf-train $C --job-name worker --task-index 0 $A --checkpoint-dir ck a.tfrecord
+	run -64 wait "$W1" # (a cluster that does not hold together)
+	wait_all
+	grep -q "trainer 1's model is not the chief's: its parameters stand for other rows" w1.err
+	grep -q "convert all the data in one tf-csv2record run (-n N for a file a trainer), or give each trainer the same --schema" w1.err
+	grep -q "a request refused: trainer 1's model is not the chief's" ps-0.log
+	# both files under one schema (as tf-csv2record -n writes): trained
+	cat a.svm b.svm > ab.svm
+	tf-csv2record -q -f libsvm -n 2 -o ab.tfrecord ab.svm
+	cluster 1 2
+	start_ps 1
+	tf-train $C --job-name worker --task-index 1 $A --schema ab.tfrecord.schema.json ab.tfrecord-00001-of-00002 > /dev/null 3>&- &
+	PIDS+=" $!"
+	tf-train $C --job-name worker --task-index 0 $A --schema ab.tfrecord.schema.json --checkpoint-dir ck2 ab.tfrecord-00000-of-00002 > /dev/null
+	wait_all
+	! grep -q "refused" ps-0.log
+}
+
 @test "the protocol, row-sparse: a push of some ranges, the reply of the ranges asked for, bad ranges refused and counted" {
 	cluster 1 1
 	start_ps 1

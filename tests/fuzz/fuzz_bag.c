@@ -4,8 +4,10 @@
  * the same ids, values and label, or the same error.  The first byte
  * picks the table: ids below 1000 as they are, hashed into 1024 or 1000
  * buckets, or the rows of an id vocabulary (3, 70, 999 and 1000000; the
- * others add nothing, as when evaluating); the rest is the record,
- * framed as a TFRecord. */
+ * others add nothing, as when evaluating); its bit 2, 5 out-of-
+ * vocabulary buckets after the rows of a table unhashed (the ids it has
+ * no row for hashed into them); the rest is the record, framed as a
+ * TFRecord. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +38,8 @@ struct got {
 };
 
 static void
-read_bag(const char *path, int64_t buckets, int fast, struct got *g)
+read_bag(const char *path, int64_t buckets, int64_t oov, int fast,
+         struct got *g)
 {
 	memset(g, 0, sizeof *g);
 	struct tf_dataset *ds = tf_dataset_new();
@@ -46,6 +49,7 @@ read_bag(const char *path, int64_t buckets, int fast, struct got *g)
 	struct tf_columns *cols = tf_dataset_columns(ds);
 	if (tf_columns_set_sparse(cols, 1, buckets > 0 ? buckets : 0) !=
 	        TF_OK ||
+	    tf_columns_set_oov(cols, oov) != TF_OK ||
 	    tf_columns_parse_schema(cols, buckets < 0 ? vocab_schema : schema,
 	                            "schema") != TF_OK) {
 		abort();
@@ -78,6 +82,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	                  : data[0] % 4 == 1 ? 1024
 	                  : data[0] % 4 == 2 ? 1000
 	                                     : -1;
+	int64_t oov = buckets <= 0 && (data[0] & 4) != 0 ? 5 : 0;
 	size_t n = size - 1;
 	uint8_t *rec = malloc(n + 16);
 	if (rec == NULL) {
@@ -94,8 +99,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *path = fuzz_file(rec, n + 16);
 	free(rec);
 	static struct got a, b;
-	read_bag(path, buckets, 1, &a);
-	read_bag(path, buckets, 0, &b);
+	read_bag(path, buckets, oov, 1, &a);
+	read_bag(path, buckets, oov, 0, &b);
 	if (a.rc != b.rc || a.rows != b.rows || strcmp(a.msg, b.msg) != 0 ||
 	    memcmp(a.x, b.x, a.rows * 4 * sizeof(float)) != 0 ||
 	    memcmp(a.ids, b.ids, a.rows * 4 * sizeof(int64_t)) != 0 ||

@@ -1,7 +1,8 @@
 /*
  * Fuzz target: the schema between stages (RECORDS.schema.json, and the
  * copy a checkpoint holds).  Parsing never crashes; a schema that parses
- * is written back and that text parses to the same text again.
+ * is written back and that text parses to the same text again, and to
+ * the same model key (what the ps compares).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,6 +11,8 @@
 #include "tf/tf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* (the library's own: schema.c) */
+int tfi_model_key(const char *schema, uint64_t *key);
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -34,6 +37,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    tf_schema_parse(t, once, "again") != TF_OK ||
 		    tf_schema_write(t, NULL) != TF_OK ||
 		    strcmp(tf_schema_text(t), once) != 0) {
+			abort();
+		}
+		/* what a model's parameters stand for: the same from the
+		 * text read back */
+		uint64_t k1, k2;
+		if (tfi_model_key(text, &k1) != TF_OK ||
+		    tfi_model_key(once, &k2) != TF_OK || k1 != k2 || k1 == 0) {
 			abort();
 		}
 		free(once);

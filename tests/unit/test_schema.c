@@ -176,6 +176,132 @@ TEST(an_id_vocabulary_is_its_ids_differences_in_base64)
 	tf_schema_free(s);
 }
 
+/* A table's out-of-vocabulary buckets: the vocabulary's ids keep their
+ * rows, any other id hashes into the rows after them (all of them used,
+ * the same each time), the model's schema says so and its copy maps ids
+ * the same; not with hashed ids; a bad count is refused. */
+TEST(ids_without_a_row_hash_into_out_of_vocabulary_buckets)
+{
+	const uint64_t ids[] = {0, 1, 127, 128, (uint64_t)1 << 63, UINT64_MAX};
+	char buf[1024];
+	snprintf(buf, sizeof buf,
+	         "{\"format\":\"tfkit-schema\",\"version\":1,\"layout\":"
+	         "\"libsvm\",\"label\":{\"name\":\"y\",\"type\":\"int64\","
+	         "\"classes\":[0,1]},\"features\":[],\"sparse\":{\"ids\":"
+	         "\"ids\",\"values\":\"values\",\"max_index\":"
+	         "9223372036854775807,\"max_ids\":3,\"id_count\":6,"
+	         "\"id_vocab\":\"AAF+AYD/////////f///////////fw==\"}}");
+	struct tf_columns *c = tf_columns_new();
+	CHECK_STATUS(tf_columns_set_oov(c, 3), TF_OK, c);
+	CHECK_STATUS(tf_columns_parse_schema(c, buf, "m.json"), TF_OK, c);
+	int64_t width, vocab;
+	REQUIRE(tf_columns_bag(c, &width, &vocab));
+	CHECK_EQ_INT(vocab, 9);
+	CHECK_EQ_INT(tf_columns_bag_oov(c), 3);
+	for (size_t i = 0; i < 6; i++) {
+		CHECK_EQ_INT(tf_columns_bag_id(c, (int64_t)ids[i]), (int64_t)i);
+	}
+	long long per[3] = {0, 0, 0};
+	for (int64_t id = 2; id < 3002; id++) { /* (none of the six) */
+		int64_t r = tf_columns_bag_id(c, id * 1000003);
+		REQUIRE(r >= 6 && r < 9);
+		CHECK_EQ_INT(tf_columns_bag_id(c, id * 1000003), r);
+		per[r - 6]++;
+	}
+	CHECK(per[0] > 800 && per[1] > 800 && per[2] > 800);
+	const char *text = tf_columns_schema_text(c);
+	CHECK_CONTAINS(text, "\"oov_buckets\":3}");
+	/* the model's copy, read back: the same rows */
+	struct tf_columns *m = tf_columns_new();
+	CHECK_STATUS(tf_columns_parse_schema(m, text, "ck"), TF_OK, m);
+	CHECK_EQ_INT(tf_columns_bag_oov(m), 3);
+	for (int64_t id = 1000; id < 1100; id++) {
+		CHECK_EQ_INT(tf_columns_bag_id(m, id),
+		             tf_columns_bag_id(c, id));
+	}
+	tf_columns_free(m);
+	tf_columns_free(c);
+	/* hashed ids: every id has a row */
+	c = tf_columns_new();
+	CHECK_STATUS(tf_columns_set_sparse(c, 1, 1024), TF_OK, c);
+	CHECK_STATUS(tf_columns_set_oov(c, 3), TF_OK, c);
+	CHECK_STATUS(tf_columns_parse_schema(c, buf, "m.json"), TF_EINVAL, c);
+	CHECK_CONTAINS(tf_errmsg(c), "m.json: out-of-vocabulary buckets and "
+	                             "hash buckets");
+	tf_columns_free(c);
+	/* a count that is none */
+	const char *bad[] = {"0", "-3", "2147483648", "\"3\"", "1.5"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char t[1200];
+		snprintf(t, sizeof t, "%.*s,\"oov_buckets\":%s}}",
+		         (int)(strlen(buf) - 2), buf, bad[i]);
+		struct tf_schema *s = tf_schema_new();
+		CHECK_STATUS(tf_schema_parse(s, t, "b.json"), TF_EFORMAT, s);
+		CHECK_CONTAINS(tf_errmsg(s), "b.json: sparse oov_buckets is "
+		                             "not an integer from 1 to");
+		tf_schema_free(s);
+	}
+}
+
+/* What a model's parameters stand for (the key the ps compares): the
+ * same for schemas of other statistics, another for another id
+ * vocabulary, other buckets, other features or classes. */
+TEST(a_model_key_follows_what_its_parameters_stand_for)
+{
+	uint64_t a, b;
+	struct tf_schema *s = tf_schema_new();
+	CHECK_STATUS(sparse_schema(s, "6", "AAF+AYD/////////f///////////fw=="),
+	             TF_OK, s);
+	CHECK_STATUS(tf_schema_write(s, NULL), TF_OK, s);
+	char *text = strdup(tf_schema_text(s));
+	REQUIRE(text != NULL);
+	tf_schema_free(s);
+	REQUIRE(tfi_model_key(text, &a) == TF_OK);
+	CHECK(a != 0);
+	const struct {
+		const char *from, *to;
+		int same;
+	} edits[] = {
+	    {"\"rows\":0", "\"rows\":99", 1},
+	    /* 0, 1, 127, 128, ... against 0, 2, 127, 128, ... */
+	    {"AAF+AYD", "AAJ9AYD", 0},
+	    {"\"max_ids\":3", "\"max_ids\":3,\"hash_buckets\":64", 0},
+	    {"\"max_ids\":3", "\"max_ids\":3,\"oov_buckets\":4", 0},
+	};
+	for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+		const char *at = strstr(text, edits[i].from);
+		REQUIRE(at != NULL);
+		char t[2048];
+		snprintf(t, sizeof t, "%.*s%s%s", (int)(at - text), text,
+		         edits[i].to, at + strlen(edits[i].from));
+		REQUIRE(tfi_model_key(t, &b) == TF_OK);
+		CHECK_EQ_INT(a == b, edits[i].same);
+	}
+	/* features and classes: csv_schema's, its stats or its order */
+	REQUIRE(tfi_model_key(csv_schema, &a) == TF_OK);
+	char t[2048];
+	snprintf(t, sizeof t, "%s", csv_schema);
+	char *m = strstr(t, "\"mean\":2,");
+	REQUIRE(m != NULL);
+	m[7] = '3'; /* feature a's mean */
+	REQUIRE(tfi_model_key(t, &b) == TF_OK);
+	CHECK(a == b);
+	snprintf(t, sizeof t, "%s", csv_schema);
+	m = strstr(t, "\"classes\":[0,1]");
+	REQUIRE(m != NULL);
+	m[13] = '2'; /* classes 0 and 2 */
+	REQUIRE(tfi_model_key(t, &b) == TF_OK);
+	CHECK(a != b);
+	snprintf(t, sizeof t, "%s", csv_schema);
+	m = strstr(t, "{\"name\":\"a\"");
+	REQUIRE(m != NULL);
+	m[9] = 'c'; /* feature a is called c */
+	REQUIRE(tfi_model_key(t, &b) == TF_OK);
+	CHECK(a != b);
+	CHECK(tfi_model_key("{", &b) == TF_EFORMAT);
+	free(text);
+}
+
 /* The set a model looks its vocabulary's ids up in: every id of 2^64 a
  * member (0 and 2^64-1 too), numbered as added, through its growths. */
 TEST(an_id_set_numbers_its_ids_as_added)
@@ -229,5 +355,7 @@ main(void)
 	RUN(carried_to_an_output_of_the_same_data);
 	RUN(an_id_vocabulary_is_its_ids_differences_in_base64);
 	RUN(an_id_set_numbers_its_ids_as_added);
+	RUN(ids_without_a_row_hash_into_out_of_vocabulary_buckets);
+	RUN(a_model_key_follows_what_its_parameters_stand_for);
 	DONE();
 }

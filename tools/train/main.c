@@ -88,6 +88,11 @@ usage(void)
 	    "      --model-file=SPEC      a model of your own: a spec of "
 	    "ops (tf-plugin(7))\n"
 	    "      --no-normalize         do not standardise features\n"
+	    "      --oov-buckets=N        sparse ids: N rows more, for the "
+	    "ids the table has\n"
+	    "                             none of their own for, hashed "
+	    "(default: none;\n"
+	    "                             such an id is refused)\n"
 	    "      --rnn-units=N          lstm, bidirectional_lstm, gru: "
 	    "the recurrent layer's\n"
 	    "                             units (default 64)\n"
@@ -353,6 +358,7 @@ static const struct option options[] = {
     {"seed", required_argument, NULL, OPT_SEED},
     {"shuffle-buffer", required_argument, NULL, OPT_SHUFFLE},
     {"sparse", no_argument, NULL, OPT_SETTING},
+    {"oov-buckets", required_argument, NULL, OPT_SETTING},
     {"staleness", required_argument, NULL, OPT_SETTING},
     {"startup-timeout", required_argument, NULL, OPT_SETTING},
     {"status", no_argument, NULL, OPT_STATUS},

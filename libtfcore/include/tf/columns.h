@@ -115,8 +115,21 @@ TF_API int tf_columns_sequence(const struct tf_columns *cols,
 #define TF_DENSE_IDS_MAX 4096
 TF_API int tf_columns_set_sparse(struct tf_columns *cols, int bag,
                                  int64_t buckets);
+/*
+ * Out-of-vocabulary buckets (TensorFlow's num_oov_buckets): a bag's
+ * table gains buckets rows after the ids' own (an id vocabulary's, or
+ * max_index + 1), and an id it has no row for is hashed into them
+ * instead of being refused (training) or left out (evaluation,
+ * serving); ids beyond the conversion's then train.  0: none.  Not with
+ * hashed ids (every one has a row).  Reads the ids as a bag
+ * (tf_columns_set_sparse()'s bag).  Set before the schema is loaded; the
+ * schema's text then says so ("oov_buckets").
+ */
+TF_API int tf_columns_set_oov(struct tf_columns *cols, int64_t buckets);
+/* A bag's out-of-vocabulary buckets (the last rows of its table), or 0. */
+TF_API int64_t tf_columns_bag_oov(const struct tf_columns *cols);
 /* Whether rows hold a bag of ids; if so, how many a row and the rows of
- * the table they index. */
+ * the table they index (out-of-vocabulary buckets included). */
 TF_API int tf_columns_bag(const struct tf_columns *cols, int64_t *width,
                           int64_t *vocab);
 /* Whether a bag's ids are hashed into its table's rows. */
@@ -130,7 +143,8 @@ TF_API int64_t tf_columns_bag_unknown(const struct tf_columns *model,
                                       const struct tf_columns *data,
                                       uint64_t *first);
 /* The table row of sparse id id (its uint64 bits), or -1 for an id
- * outside the table that is not hashed (not in an id vocabulary). */
+ * outside the table that is not hashed (not in an id vocabulary) when
+ * the table has no out-of-vocabulary buckets. */
 TF_API int64_t tf_columns_bag_id(const struct tf_columns *cols, int64_t id);
 
 /* The schema loaded (tf/schema.h), or NULL before one is. */

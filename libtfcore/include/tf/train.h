@@ -95,6 +95,9 @@ struct tf_train_config {
 	 * given) */
 	int sparse;
 	int64_t sparse_buckets;
+	/* ids the table has no row for hashed into this many rows after
+	 * the others' (tf_columns_set_oov(); 0: refused or left out) */
+	int64_t oov_buckets;
 	/* model "custom": a spec file of the user's (tf_model_spec_custom) */
 	const char *model_file;
 	/* Distributed (tf/cluster.h, tf/ps.h): NULL for one process.  A
