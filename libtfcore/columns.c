@@ -1381,6 +1381,15 @@ tf_columns_bag_vocabulary(const struct tf_columns *cols)
 	return cols->sparse == TFI_SPARSE_BAG && cols->bag_ids.n > 0;
 }
 
+const uint64_t *
+tfi_columns_id_vocab(const struct tf_columns *cols, size_t *n)
+{
+	int v = tf_columns_bag_vocabulary(cols) && cols->schema != NULL &&
+	        cols->schema->id_vocab != NULL;
+	*n = v ? cols->schema->id_count : 0;
+	return v ? cols->schema->id_vocab : NULL;
+}
+
 int64_t
 tf_columns_bag_oov(const struct tf_columns *cols)
 {

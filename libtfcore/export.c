@@ -624,7 +624,9 @@ enum {
 	L_CONCAT,
 	L_RNN,     /* lstm, gru (ONNX) */
 	L_COLUMNS, /* columns: a block of a row's columns (ONNX) */
-	L_EMBED    /* embedding, combiner=concat: each id's row (ONNX) */
+	L_EMBED    /* embedding, combiner=concat: each id's row (ONNX); or a
+	              bag (sum or mean of the rows of ids weighted by
+	              values) */
 };
 #define MAX_JOIN 8 /* inputs of a concat */
 
@@ -653,6 +655,7 @@ struct layer {
 	 * read, begin and size (embedding: kernel its table of in rows of
 	 * units values, bias added to each) */
 	int64_t length, begin, size;
+	int bag; /* embedding of a bag: 1 its weighted sum, 2 its mean */
 	/* TensorFlow.js: an lstm and its reverse twin over the same input
 	 * joined by a concat, as one Bidirectional layer: the twin's
 	 * kernels and forget bias */
@@ -872,8 +875,12 @@ block_layer(struct tf_model *m, int i, const char *op, struct layer *L,
 		return TF_OK;
 	}
 	a = tf_graph_node_attr(g, i, "combiner");
-	if (a == NULL || strcmp(a, "concat") != 0 ||
-	    tf_graph_node_ninputs(g, i) != 1) {
+	if (tf_graph_node_ninputs(g, i) == 2 &&
+	    (a == NULL || strcmp(a, "sum") == 0 || strcmp(a, "mean") == 0)) {
+		/* a bag: ids and their values (weights) */
+		L->bag = a != NULL && strcmp(a, "mean") == 0 ? 2 : 1;
+	} else if (a == NULL || strcmp(a, "concat") != 0 ||
+	           tf_graph_node_ninputs(g, i) != 1) {
 		return tfi_set_error(m, TF_EFORMAT,
 		                     "%s export: node '%s' sums or averages "
 		                     "its ids (a bag): only a sequence's "
@@ -942,9 +949,14 @@ stdz_stats(struct tf_model *m, struct chain *c)
 	return TF_OK;
 }
 
+/* The model's inference graph as layers for format: fold, the
+ * standardisation into a first dense layer; images, the image ops
+ * taken; graph, any graph of layers (ONNX, TensorFlow.js's functional
+ * model), not only a chain; bags, a model of sparse ids (an embedding
+ * of ids and values) taken. */
 static int
 chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
-      const char *format)
+      int bags, const char *format)
 {
 	static const char *const image_ops[] = {
 	    "conv2d", "max_pool", "avg_pool", "global_avg_pool", "flatten"};
@@ -956,13 +968,28 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 	 * (tokens, lengths) as a second input */
 	int seqs = tf_columns_sequence(tf_model_columns(m), &sv);
 	int64_t bw, bv;
-	if (tf_columns_bag(tf_model_columns(m), &bw, &bv)) {
-		return tfi_set_error(m, TF_EFORMAT,
-		                     "%s export: the model reads sparse ids "
-		                     "(a bag of up to %lld a row, hashed or "
-		                     "looked up in a table of %lld rows), not "
-		                     "exported yet; the tfkit format serves it",
-		                     format, (long long)bw, (long long)bv);
+	const struct tf_columns *mc = tf_model_columns(m);
+	int bag = tf_columns_bag(mc, &bw, &bv);
+	if (bag && !bags) {
+		return tfi_set_error(
+		    m, TF_EFORMAT,
+		    "%s export: the model reads sparse ids "
+		    "(a bag of up to %lld a row, hashed or "
+		    "looked up in a table of %lld rows), not "
+		    "exported yet; the tfkit format (and ONNX, "
+		    "unless they are hashed) serves it",
+		    format, (long long)bw, (long long)bv);
+	}
+	if (bag && (tf_columns_bag_hashed(mc) || tf_columns_bag_oov(mc) > 0)) {
+		return tfi_set_error(
+		    m, TF_EFORMAT,
+		    "%s export: the model hashes sparse ids into %s (%lld "
+		    "rows; tfkit's 64-bit hash, which %s's operators do not "
+		    "compute), not exported; the tfkit format serves it",
+		    format,
+		    tf_columns_bag_hashed(mc) ? "buckets"
+		                              : "out-of-vocabulary buckets",
+		    (long long)bv, format);
 	}
 	int rc = inference(m, &inf);
 	if (rc != TF_OK) {
@@ -975,7 +1002,7 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 		const char *name = tf_graph_node_name(g, i);
 		if (op == NULL) {
 			if (strcmp(name, "x") != 0 &&
-			    !(seqs && strcmp(name, "ids") == 0)) {
+			    !((seqs || bag) && strcmp(name, "ids") == 0)) {
 				return tfi_set_error(
 				    m, TF_EFORMAT,
 				    "%s export: the model has an input '%s' "
@@ -1009,7 +1036,8 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 			}
 		}
 		if (nin > MAX_JOIN ||
-		    (!join && nin != 1 && !(rnn && nin == 2)) ||
+		    (!join && nin != 1 && !(rnn && nin == 2) &&
+		     !(bag && embed && nin == 2)) ||
 		    (!graph && strcmp(in, prev) != 0)) {
 			return tfi_set_error(m, TF_EFORMAT,
 			                     "%s export: node '%s' is not a "
@@ -1692,7 +1720,7 @@ tfjs_functional(struct tf_model *m, struct tfi_buf *bin, json_t *weights,
 {
 	struct chain c;
 	struct fn *f = calloc(1, sizeof *f);
-	int rc = f ? chain(m, &c, 0, 0, 1, "TensorFlow.js") : TF_ENOMEM;
+	int rc = f ? chain(m, &c, 0, 0, 1, 0, "TensorFlow.js") : TF_ENOMEM;
 	if (rc != TF_OK) {
 		chain_free(&c);
 		free(f);
@@ -1838,7 +1866,7 @@ tfjs_sequential(struct tf_model *m, struct tfi_buf *bin, json_t *weights,
                 json_t **topology)
 {
 	struct chain c;
-	int rc = chain(m, &c, 1, 1, 0, "TensorFlow.js");
+	int rc = chain(m, &c, 1, 1, 0, 0, "TensorFlow.js");
 	if (rc != TF_OK) {
 		chain_free(&c);
 		return rc;
@@ -2028,6 +2056,9 @@ struct onnx {
 	size_t nattrs;
 	int64_t ints[32 * MAX_NODES]; /* the attributes' lists */
 	size_t nints;
+	int64_t *lists[2]; /* ... too long for ints: an id vocabulary's */
+	size_t nlists;
+	int ml;   /* a node of ai.onnx.ml (LabelEncoder): its opset imported */
 	int full; /* something did not fit: no model */
 };
 
@@ -2182,6 +2213,28 @@ node_attr(struct onnx *o, Onnx__NodeProto *n, const char *name, int is_float,
           double v)
 {
 	node_attrs(o, n, name, is_float, v, NULL, 0);
+}
+
+/* An ints attribute of n values of list, a malloc'd array the model
+ * keeps (freed with it, and on failure). */
+static void
+node_attr_list(struct onnx *o, Onnx__NodeProto *n, const char *name,
+               int64_t *list, size_t count)
+{
+	if (o->nlists == sizeof o->lists / sizeof o->lists[0]) {
+		o->full = 1;
+		free(list);
+		return;
+	}
+	o->lists[o->nlists++] = list;
+	node_attrs(o, n, name, 0, 0, NULL, 0);
+	if (n->n_attribute > 0 && !o->full) {
+		Onnx__AttributeProto *a = n->attribute[n->n_attribute - 1];
+		a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+		a->has_i = 0;
+		a->ints = list;
+		a->n_ints = count;
+	}
 }
 
 /* A string attribute (a constant the caller keeps). */
@@ -2425,6 +2478,120 @@ embed_node(struct onnx *o, const struct layer *L, const char *out)
 	           : -1;
 }
 
+/*
+ * An embedding bag (tfkit's weighted lookup: TensorFlow's
+ * embedding_lookup_sparse), named out: ids columns begin to begin + size
+ * (int64 [N, size]) and as many values, vals (float [N, size]); each id's
+ * row of the table (an id vocabulary's through ai.onnx.ml's LabelEncoder,
+ * its ids as keys; the ids themselves below the rows otherwise) times its
+ * value, summed (Gather, Mul, ReduceSum), over the values' sum for a
+ * mean (unless it is 0), then the bias, if any: [N, dim].  An id the
+ * table has no row for adds nothing, as tf-serve gives a vocabulary's;
+ * a row's unused places take any id with the value 0.
+ */
+static int
+bag_node(struct onnx *o, const struct layer *L, const char *out,
+         const char *vals, const uint64_t *vocab, size_t nvocab)
+{
+	int64_t V = L->in;
+	const int64_t td[] = {V, L->units}, zero = 0, one = 1, two = 2;
+	const float fz = 0.0f, f1 = 1.0f;
+	const char *tn = add_init_nd(o, keep_str(o, "%s%s", out, "/table"),
+	                             L->kernel, NULL, td, 2);
+	const char *zn = add_ints(o, tn != NULL, out, "/zero", &zero, 1);
+	const char *vn = add_ints(o, zn != NULL, out, "/vocab", &V, 1);
+	const char *a1 = add_ints(o, vn != NULL, out, "/axis1", &one, 1);
+	const char *a2 = add_ints(o, a1 != NULL, out, "/axis2", &two, 1);
+	const char *fzn =
+	    a2 ? add_init(o, keep_str(o, "%s%s", out, "/fzero"), &fz, 0, 1)
+	       : NULL;
+	const char *f1n =
+	    fzn && L->bag == 2
+	        ? add_init(o, keep_str(o, "%s%s", out, "/fone"), &f1, 0, 1)
+	        : fzn;
+	const char *bn = f1n && L->bias
+	                     ? add_init(o, keep_str(o, "%s%s", out, "/bias"),
+	                                L->bias, 0, L->units)
+	                     : NULL;
+	const char *ids = keep_str(o, "%s%s", out, "/ids");
+	const char *wv = keep_str(o, "%s%s", out, "/values");
+	const char *raw = keep_str(o, "%s%s", out, "/looked_up");
+	const char *ge = keep_str(o, "%s%s", out, "/ids_ge0");
+	const char *lt = keep_str(o, "%s%s", out, "/ids_lt");
+	const char *in = keep_str(o, "%s%s", out, "/ids_in");
+	const char *at = keep_str(o, "%s%s", out, "/rows");
+	const char *w = keep_str(o, "%s%s", out, "/weights");
+	const char *g = keep_str(o, "%s%s", out, "/gathered");
+	const char *wu = keep_str(o, "%s%s", out, "/weights3");
+	const char *p = keep_str(o, "%s%s", out, "/weighted");
+	const char *sum = keep_str(o, "%s%s", out, "/sum");
+	const char *ws = keep_str(o, "%s%s", out, "/weight_sum");
+	const char *nz = keep_str(o, "%s%s", out, "/weight_sum_0");
+	const char *den = keep_str(o, "%s%s", out, "/divisor");
+	const char *mean = keep_str(o, "%s%s", out, "/mean");
+	if (f1n == NULL || (L->bias && bn == NULL) || !ids || !wv || !raw ||
+	    !ge || !lt || !in || !at || !w || !g || !wu || !p || !sum || !ws ||
+	    !nz || !den || !mean ||
+	    slice_cols(o, ids, "ids", L->begin, L->size) == NULL ||
+	    slice_cols(o, wv, vals, L->begin, L->size) == NULL) {
+		return -1;
+	}
+	if (vocab != NULL) {
+		/* the vocabulary's i-th id is row i; any other, -1 */
+		int64_t *keys = malloc((nvocab ? nvocab : 1) * sizeof *keys);
+		int64_t *rows = malloc((nvocab ? nvocab : 1) * sizeof *rows);
+		Onnx__NodeProto *n = keys && rows
+		                         ? add_node(o, "LabelEncoder", raw, ids,
+		                                    NULL, NULL, NULL, NULL)
+		                         : NULL;
+		if (n == NULL) {
+			free(keys);
+			free(rows);
+			return -1;
+		}
+		for (size_t i = 0; i < nvocab; i++) {
+			keys[i] = (int64_t)vocab[i];
+			rows[i] = (int64_t)i;
+		}
+		n->domain = "ai.onnx.ml";
+		o->ml = 1;
+		node_attr_list(o, n, "keys_int64s", keys, nvocab);
+		node_attr_list(o, n, "values_int64s", rows, nvocab);
+		node_attr(o, n, "default_int64", 0, -1);
+	}
+	const char *r = vocab != NULL ? raw : ids;
+	Onnx__NodeProto *sn;
+	if (!add_node(o, "GreaterOrEqual", ge, r, zn, NULL, NULL, NULL) ||
+	    !add_node(o, "Less", lt, r, vn, NULL, NULL, NULL) ||
+	    !add_node(o, "And", in, ge, lt, NULL, NULL, NULL) ||
+	    !add_node(o, "Where", at, in, r, zn, NULL, NULL) ||
+	    !add_node(o, "Where", w, in, wv, fzn, NULL, NULL) ||
+	    !add_node(o, "Gather", g, tn, at, NULL, NULL, NULL) ||
+	    !add_node(o, "Unsqueeze", wu, w, a2, NULL, NULL, NULL) ||
+	    !add_node(o, "Mul", p, g, wu, NULL, NULL, NULL) ||
+	    (sn = add_node(o, "ReduceSum", sum, p, a1, NULL, NULL, NULL)) ==
+	        NULL) {
+		return -1;
+	}
+	node_attr(o, sn, "keepdims", 0, 0);
+	const char *y = sum;
+	if (L->bag == 2) { /* the mean: over the values' sum, unless 0 */
+		sn = add_node(o, "ReduceSum", ws, w, a1, NULL, NULL, NULL);
+		if (sn == NULL ||
+		    !add_node(o, "Equal", nz, ws, fzn, NULL, NULL, NULL) ||
+		    !add_node(o, "Where", den, nz, f1n, ws, NULL, NULL) ||
+		    !add_node(o, "Div", mean, sum, den, NULL, NULL, NULL)) {
+			return -1;
+		}
+		node_attr(o, sn, "keepdims", 0, 1);
+		y = mean;
+	}
+	return add_node(o, bn ? "Add" : "Identity", out, y, bn, NULL, NULL,
+	                NULL)
+	           ? 0
+	           : -1;
+}
+
 /* Everything add_node(), add_init_nd() and keep_str() allocated. */
 static void
 onnx_free(struct onnx *o)
@@ -2441,6 +2608,9 @@ onnx_free(struct onnx *o)
 	}
 	for (size_t i = 0; i < o->nstrs; i++) {
 		free(o->strs[i]);
+	}
+	for (size_t i = 0; i < o->nlists; i++) {
+		free(o->lists[i]);
 	}
 }
 
@@ -2599,7 +2769,7 @@ int
 tf_model_export_onnx(struct tf_model *m, const char *path)
 {
 	struct chain c;
-	int rc = chain(m, &c, 0, 1, 1, "ONNX");
+	int rc = chain(m, &c, 0, 1, 1, 1, "ONNX");
 	struct onnx *o = calloc(1, sizeof *o);
 	if (rc != TF_OK || o == NULL) {
 		chain_free(&c);
@@ -2611,10 +2781,17 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 	int64_t w = tf_columns_width(cols);
 	const char *cur = "x";
 	int ok = 1;
-	/* a model of tokens alone has no x; one of sequences has ids */
+	/* a model of tokens alone has no x; one of sequences has ids; one
+	 * of a bag has ids and their values (x, named so) */
 	int has_x = tf_graph_find(g, "x") >= 0,
 	    has_ids = tf_graph_find(g, "ids") >= 0;
-	if (has_x && tf_model_normalizes(m)) {
+	int64_t bw, bv;
+	int bag = tf_columns_bag(cols, &bw, &bv);
+	size_t nvocab;
+	const uint64_t *vocab = tfi_columns_id_vocab(cols, &nvocab);
+	if (bag) {
+		cur = "values";
+	} else if (has_x && tf_model_normalizes(m)) {
 		/* Standardisation as Sub and Mul nodes, exactly as served. */
 		float *mean = malloc((size_t)w * sizeof *mean);
 		float *inv = malloc((size_t)w * sizeof *inv);
@@ -2731,6 +2908,11 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 			ok = slice_cols(o, name, in, L->begin, L->size) != NULL;
 			t.flat[L->node] = name;
 			continue;
+		} else if (L->dense == L_EMBED && L->bag) {
+			ok = bag_node(o, L, name, as_flat(&t, L->src[1]), vocab,
+			              nvocab) == 0;
+			t.flat[L->node] = name;
+			continue;
 		} else if (L->dense == L_EMBED) {
 			ok = embed_node(o, L, name) == 0;
 			t.flat[L->node] = name;
@@ -2794,7 +2976,7 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 	cur = cur ? cur : "";
 	chain_free(&c);
 	struct vinfo vin, vids, vout;
-	vinfo_init(&vin, "x", w);
+	vinfo_init(&vin, bag ? "values" : "x", w);
 	vinfo_init(&vids, "ids", tf_graph_ids_width(g));
 	vids.tt.elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
 	vinfo_init(&vout, cur, tf_graph_width(g, tf_model_prediction(m)));
@@ -2822,7 +3004,12 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 	opset.domain = "";
 	opset.has_version = 1;
 	opset.version = 13;
-	Onnx__OperatorSetIdProto *opsetp = &opset;
+	Onnx__OperatorSetIdProto ml;
+	onnx__operator_set_id_proto__init(&ml);
+	ml.domain = "ai.onnx.ml";
+	ml.has_version = 1;
+	ml.version = 2; /* LabelEncoder's int64 keys and values */
+	Onnx__OperatorSetIdProto *opsetp[] = {&opset, &ml};
 	Onnx__ModelProto model;
 	onnx__model_proto__init(&model);
 	model.has_ir_version = 1;
@@ -2830,10 +3017,16 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 	model.producer_name = "tf-export";
 	model.producer_version = (char *)tf_version();
 	model.graph = &graph;
-	model.n_opset_import = 1;
-	model.opset_import = &opsetp;
+	model.n_opset_import = o->ml ? 2 : 1;
+	model.opset_import = opsetp;
 	char doc[256];
-	if (has_ids) {
+	if (bag) {
+		snprintf(doc, sizeof doc,
+		         "input ids: int64 [N, %lld], a row's sparse ids (its "
+		         "unused places any id with value 0); values: float "
+		         "[N, %lld], each id's value; output %s",
+		         (long long)bw, (long long)bw, cur);
+	} else if (has_ids) {
 		snprintf(doc, sizeof doc,
 		         "input x: %lld features in schema column order; "
 		         "ids: %lld int64 (a sequence's token ids, then its "

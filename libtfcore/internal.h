@@ -637,6 +637,9 @@ int tfi_ps_client_setup(struct tf_ps_client *cl, uint32_t rank,
  * buckets, each string vocabulary's values) and its label's classes;
  * not the statistics.  Never 0.  TF_EFORMAT when schema is none. */
 int tfi_model_key(const char *schema, uint64_t *key);
+/* A bag's id vocabulary (its i-th id is row i of the table) and its
+ * count, or NULL (0) when its table has none. */
+const uint64_t *tfi_columns_id_vocab(const struct tf_columns *cols, size_t *n);
 /* A local phase (on: validating, writing a checkpoint) begins or ends.
  * One that goes on past `every` tells the ps tasks this trainer is idle
  * (DONE, take set: a sync step stops waiting for it, its chunks stay its

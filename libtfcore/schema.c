@@ -265,10 +265,18 @@ parse_root(struct tf_schema *s, json_t *root, const char *origin)
 		                     "%s: not a tfkit schema (see tfrecord(5))",
 		                     origin);
 	}
-	s->layout = strcmp(layout, "libsvm") == 0   ? TFI_LAYOUT_LIBSVM
-	            : strcmp(layout, "packed") == 0 ? TFI_LAYOUT_PACKED
-	            : strcmp(layout, "image") == 0  ? TFI_LAYOUT_IMAGE
-	                                            : TFI_LAYOUT_COLUMNS;
+	s->layout = strcmp(layout, "libsvm") == 0    ? TFI_LAYOUT_LIBSVM
+	            : strcmp(layout, "packed") == 0  ? TFI_LAYOUT_PACKED
+	            : strcmp(layout, "image") == 0   ? TFI_LAYOUT_IMAGE
+	            : strcmp(layout, "columns") == 0 ? TFI_LAYOUT_COLUMNS
+	                                             : -1;
+	if (s->layout < 0) {
+		return tfi_set_error(
+		    s, TF_EFORMAT,
+		    "%s: layout '%.40s' is none of columns, "
+		    "packed, libsvm and image (see tfrecord(5))",
+		    origin, layout);
+	}
 	if (s->layout == TFI_LAYOUT_IMAGE &&
 	    parse_image(s, json_object_get(root, "image")) != 0) {
 		return tfi_set_error(

@@ -514,15 +514,20 @@ custom_line(struct tfi_buf *b, const char *line, size_t len, int no,
 			want = 1;
 			*has_label = 1;
 		} else if (word_is(w[1], wl[1], "ids")) {
-			want = l->categorical + l->crosses + l->sequence;
+			/* (sparse ids: a bag's, as many as its values) */
+			want = l->bag > 0
+			           ? l->bag
+			           : l->categorical + l->crosses + l->sequence;
 			kind = " int64";
 			*ids = 1;
-			if (l->categorical == 0 && l->sequence == 0) {
-				snprintf(err, errlen,
-				         "%s:%d: input 'ids': the data has no "
-				         "categorical features (bytes columns "
-				         "with a vocabulary) and no sequence",
-				         origin, no);
+			if (want == 0) {
+				snprintf(
+				    err, errlen,
+				    "%s:%d: input 'ids': the data has no "
+				    "categorical features (bytes columns "
+				    "with a vocabulary), no sequence and no "
+				    "sparse ids",
+				    origin, no);
 				return TF_EFORMAT;
 			}
 		} else {

@@ -356,7 +356,7 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
 	run -0 tf-eval -d m few.tfrecord
 }
 
-@test "tf-serve: a sparse model over REST takes {ids, values} instances (values optional), columnar inputs and classify's examples, as tf-eval predicts; metadata says [-1, -1]; bad ids are a 400 naming them; exports to ONNX and TF.js refuse, saying why" {
+@test "tf-serve: a sparse model over REST takes {ids, values} instances (values optional), columnar inputs and classify's examples, as tf-eval predicts; metadata says [-1, -1]; bad ids are a 400 naming them; an export to TF.js refuses, saying why" {
 	heart
 	tf-train -q --sparse --model lr --optimizer adagrad --learning-rate 0.5 -e 3 --checkpoint-dir m hs.tfrecord > /dev/null
 	tf-export --checkpoint-dir m --export-base exp > /dev/null
@@ -381,11 +381,88 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
 	run -0 curl -s -w '%{http_code}' -d '{"instances": [[1, 2]]}' "$URL/v1/models/hs:predict"
 	[[ "$output" == *'expected {\"ids\": [...], \"values\": [...]}'*400 ]]
 	stop_server
-	for f in onnx tfjs; do
-		run -65 --separate-stderr tf-export --checkpoint-dir m --format $f --output out.$f
-		[[ "$stderr" == *"export: the model reads sparse ids (a bag of up to 13 a row, hashed or looked up in a table of 14 rows), not exported yet"* ]]
-		[ ! -e out.$f ]
+	run -65 --separate-stderr tf-export --checkpoint-dir m --format tfjs --output out.tfjs
+	[[ "$stderr" == *"TensorFlow.js export: the model reads sparse ids (a bag of up to 13 a row, hashed or looked up in a table of 14 rows), not exported yet"* ]]
+	[ ! -e out.tfjs ]
+}
+
+# ROWS.json for exportcheck.js from a libsvm FILE: each row's ids and
+# values, padded to WIDTH with id 0 and value 0; DROP=1 leaves each row's
+# last id out, DROP=2 puts id 5 (value 1) in its place.
+bag_rows() {
+	/usr/bin/python3 - "$@" <<'PY'
+import json, sys
+path, width, drop = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+rows = []
+for line in open(path):
+    p = [t.split(":") for t in line.split()[1:]]
+    ids, vals = [int(i) for i, _ in p], [float(v) for _, v in p]
+    if drop:
+        ids, vals = ids[:-1] + ([5] if drop == 2 else []), vals[:-1] + ([1.0] if drop == 2 else [])
+    rows.append({"ids": ids + [0] * (width - len(ids)), "values": vals + [0.0] * (width - len(vals))})
+print(json.dumps(rows))
+PY
+}
+
+# Whether exportcheck.js's probabilities (A, one a line: the positive
+# class's) are tf-eval --predict's (B) within 2e-6.
+same_positive() {
+	/usr/bin/python3 - "$1" "$2" <<'PY'
+import json, sys
+a = [json.loads(l)[-1] for l in open(sys.argv[1])]
+b = [json.loads(l)["probabilities"][1] for l in open(sys.argv[2])]
+assert len(a) == len(b) and len(a) > 0, (len(a), len(b))
+d = max(abs(x - y) for x, y in zip(a, b))
+assert d < 2e-6, d
+PY
+}
+
+@test "ONNX export of a sparse model: ids and values in, Gather, Mul and ReduceSum over its table (an id vocabulary's ids through ai.onnx.ml's LabelEncoder); onnxruntime predicts as tf-eval, sum and mean, and an id without a row adds nothing; hashed ids refuse, saying why" {
+	node_libs onnxruntime-node
+	heart
+	tf-train -q --sparse --model lr --optimizer ftrl --learning-rate 0.5 -e 5 --checkpoint-dir lr hs.tfrecord > /dev/null
+	run -0 tf-export -d lr --format onnx -o lr.onnx
+	bag_rows "$DATA/heart_scale" 13 0 > rows.json
+	node "$TOP/tests/cli/exportcheck.js" onnx lr.onnx rows.json > onnx.out
+	tf-eval -d lr --predict hs.tfrecord > eval.out
+	[ "$(wc -l < onnx.out)" = 270 ]
+	same_positive onnx.out eval.out
+	# a dnn of an id vocabulary (ids f * 997 + 3), the bag summed, and
+	# a spec of the same with its mean
+	clicks 1500 997 3 > wide.svm
+	tf-csv2record -q -f libsvm -o wide.tfrecord wide.svm
+	n=$(jq .sparse.id_count wide.tfrecord.schema.json)
+	cat > mean.spec <<-EOF
+	input x 8
+	input ids 8 int64
+	input label 1
+	node bag embedding ids,x vocab=$n dim=4 combiner=mean
+	node h1 dense bag units=8
+	node a1 relu h1
+	node logits dense a1 units=1
+	EOF
+	tf-train -q --model dnn --embedding-dim 4 --hidden 8 --optimizer adagrad --learning-rate 0.1 -e 2 --checkpoint-dir dnn wide.tfrecord > /dev/null
+	tf-train -q --sparse --model-file mean.spec --optimizer adagrad --learning-rate 0.1 -e 2 --checkpoint-dir mean wide.tfrecord > /dev/null
+	bag_rows wide.svm 8 0 > all.json
+	bag_rows wide.svm 8 1 > fewer.json
+	bag_rows wide.svm 8 2 > odd.json
+	for m in dnn mean; do
+		tf-export -d $m --format onnx -o $m.onnx > /dev/null
+		/usr/bin/python3 -c 'import sys; b = open(sys.argv[1], "rb").read(); assert b"LabelEncoder" in b and b"ai.onnx.ml" in b' $m.onnx
+		node "$TOP/tests/cli/exportcheck.js" onnx $m.onnx all.json > $m.out
+		tf-eval -d $m --predict wide.tfrecord > $m.eval
+		same_positive $m.out $m.eval
+		# id 5 has no row: as if the row had one id fewer
+		node "$TOP/tests/cli/exportcheck.js" onnx $m.onnx fewer.json > $m.fewer
+		node "$TOP/tests/cli/exportcheck.js" onnx $m.onnx odd.json > $m.odd
+		cmp $m.fewer $m.odd
+		! cmp -s $m.out $m.fewer
 	done
+	# hashed ids: tfkit's hash is no ONNX operator
+	tf-train -q --model lr --hash-buckets 1024 --optimizer adagrad -e 1 --checkpoint-dir h wide.tfrecord > /dev/null
+	run -65 --separate-stderr tf-export -d h --format onnx -o h.onnx
+	[[ "$stderr" == *"ONNX export: the model hashes sparse ids into buckets (1024 rows; tfkit's 64-bit hash, which ONNX's operators do not compute)"* ]]
+	[ ! -e h.onnx ]
 }
 
 # The id tf-csv2record --hash-features gives a column (and a cell), as

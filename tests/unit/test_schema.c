@@ -67,6 +67,15 @@ TEST(what_is_not_a_schema_is_refused_naming_its_origin)
 	             TF_EFORMAT, s);
 	CHECK_CONTAINS(tf_errmsg(s), "c.json: feature 0 has no name or type");
 	tf_errclear(s);
+	/* a layout misspelt: not columns by default */
+	CHECK_STATUS(tf_schema_parse(s,
+	                             "{\"format\":\"tfkit-schema\",\"layout\":"
+	                             "\"lIbsvm\",\"features\":[]}",
+	                             "d.json"),
+	             TF_EFORMAT, s);
+	CHECK_CONTAINS(tf_errmsg(s), "d.json: layout 'lIbsvm' is none of "
+	                             "columns, packed, libsvm and image");
+	tf_errclear(s);
 	CHECK_STATUS(tf_schema_load(s, at("missing.json")), TF_ENOENT, s);
 	CHECK_CONTAINS(tf_errmsg(s), "cannot open schema");
 	CHECK(strcmp(tf_schema_text(s), "") == 0);
