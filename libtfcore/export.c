@@ -2427,6 +2427,28 @@ lengths_node(struct onnx *o, const char *out, int64_t col)
 	return n != NULL ? l : NULL;
 }
 
+/* The table rows of ids r (int64), named from out: r where 0 <= r < V
+ * (vn; zn the int64 0), else row els; *inside the mask.  NULL when a
+ * node cannot be made. */
+static const char *
+table_rows(struct onnx *o, const char *out, const char *r, const char *zn,
+           const char *vn, const char *els, const char **inside)
+{
+	const char *ge = keep_str(o, "%s%s", out, "/ids_ge0");
+	const char *lt = keep_str(o, "%s%s", out, "/ids_lt");
+	const char *in = keep_str(o, "%s%s", out, "/ids_in");
+	const char *at = keep_str(o, "%s%s", out, "/rows");
+	*inside = in;
+	return ge && lt && in && at &&
+	               add_node(o, "GreaterOrEqual", ge, r, zn, NULL, NULL,
+	                        NULL) &&
+	               add_node(o, "Less", lt, r, vn, NULL, NULL, NULL) &&
+	               add_node(o, "And", in, ge, lt, NULL, NULL, NULL) &&
+	               add_node(o, "Where", at, in, r, els, NULL, NULL)
+	           ? at
+	           : NULL;
+}
+
 /*
  * An embedding of a sequence's ids (combiner=concat), named out: ids
  * columns begin to begin + size, each id's row of the table in order as
@@ -2456,19 +2478,12 @@ embed_node(struct onnx *o, const struct layer *L, const char *out)
 	        ? add_init(o, keep_str(o, "%s%s", out, "/bias"), L->bias, 0, D)
 	        : NULL;
 	const char *ids = keep_str(o, "%s%s", out, "/ids");
-	const char *ge = keep_str(o, "%s%s", out, "/ids_ge0");
-	const char *lt = keep_str(o, "%s%s", out, "/ids_lt");
-	const char *in = keep_str(o, "%s%s", out, "/ids_in");
-	const char *at = keep_str(o, "%s%s", out, "/rows");
 	const char *g = keep_str(o, "%s%s", out, "/gathered");
 	const char *gb = keep_str(o, "%s%s", out, "/biased");
-	if (sn == NULL || (L->bias && bn == NULL) || !ids || !ge || !lt ||
-	    !in || !at || !g || !gb ||
+	const char *in, *at;
+	if (sn == NULL || (L->bias && bn == NULL) || !ids || !g || !gb ||
 	    slice_cols(o, ids, "ids", L->begin, L->size) == NULL ||
-	    !add_node(o, "GreaterOrEqual", ge, ids, zn, NULL, NULL, NULL) ||
-	    !add_node(o, "Less", lt, ids, vn, NULL, NULL, NULL) ||
-	    !add_node(o, "And", in, ge, lt, NULL, NULL, NULL) ||
-	    !add_node(o, "Where", at, in, ids, vn, NULL, NULL) ||
+	    (at = table_rows(o, out, ids, zn, vn, vn, &in)) == NULL ||
 	    !add_node(o, "Gather", g, tn, at, NULL, NULL, NULL) ||
 	    (bn && !add_node(o, "Add", gb, g, bn, NULL, NULL, NULL))) {
 		return -1;
@@ -2516,10 +2531,6 @@ bag_node(struct onnx *o, const struct layer *L, const char *out,
 	const char *ids = keep_str(o, "%s%s", out, "/ids");
 	const char *wv = keep_str(o, "%s%s", out, "/values");
 	const char *raw = keep_str(o, "%s%s", out, "/looked_up");
-	const char *ge = keep_str(o, "%s%s", out, "/ids_ge0");
-	const char *lt = keep_str(o, "%s%s", out, "/ids_lt");
-	const char *in = keep_str(o, "%s%s", out, "/ids_in");
-	const char *at = keep_str(o, "%s%s", out, "/rows");
 	const char *w = keep_str(o, "%s%s", out, "/weights");
 	const char *g = keep_str(o, "%s%s", out, "/gathered");
 	const char *wu = keep_str(o, "%s%s", out, "/weights3");
@@ -2530,8 +2541,7 @@ bag_node(struct onnx *o, const struct layer *L, const char *out,
 	const char *den = keep_str(o, "%s%s", out, "/divisor");
 	const char *mean = keep_str(o, "%s%s", out, "/mean");
 	if (f1n == NULL || (L->bias && bn == NULL) || !ids || !wv || !raw ||
-	    !ge || !lt || !in || !at || !w || !g || !wu || !p || !sum || !ws ||
-	    !nz || !den || !mean ||
+	    !w || !g || !wu || !p || !sum || !ws || !nz || !den || !mean ||
 	    slice_cols(o, ids, "ids", L->begin, L->size) == NULL ||
 	    slice_cols(o, wv, vals, L->begin, L->size) == NULL) {
 		return -1;
@@ -2559,12 +2569,11 @@ bag_node(struct onnx *o, const struct layer *L, const char *out,
 		node_attr_list(o, n, "values_int64s", rows, nvocab);
 		node_attr(o, n, "default_int64", 0, -1);
 	}
-	const char *r = vocab != NULL ? raw : ids;
+	/* an id without a row: row 0, its weight 0 */
+	const char *in, *at;
 	Onnx__NodeProto *sn;
-	if (!add_node(o, "GreaterOrEqual", ge, r, zn, NULL, NULL, NULL) ||
-	    !add_node(o, "Less", lt, r, vn, NULL, NULL, NULL) ||
-	    !add_node(o, "And", in, ge, lt, NULL, NULL, NULL) ||
-	    !add_node(o, "Where", at, in, r, zn, NULL, NULL) ||
+	if ((at = table_rows(o, out, vocab != NULL ? raw : ids, zn, vn, zn,
+	                     &in)) == NULL ||
 	    !add_node(o, "Where", w, in, wv, fzn, NULL, NULL) ||
 	    !add_node(o, "Gather", g, tn, at, NULL, NULL, NULL) ||
 	    !add_node(o, "Unsqueeze", wu, w, a2, NULL, NULL, NULL) ||
