@@ -420,8 +420,11 @@ static int name_features(struct tf_columns *cols, const struct colref *by,
 static int
 name_columns(struct tf_columns *cols, const char *origin)
 {
-	cols->colname = calloc((size_t)cols->width, sizeof *cols->colname);
-	cols->colint = calloc((size_t)cols->width, 1);
+	/* (a bag's ids are named too: index_columns() takes them) */
+	int64_t bag_ids = cols->sparse == TFI_SPARSE_BAG ? cols->nids : 0;
+	cols->colname =
+	    calloc((size_t)(cols->width + bag_ids), sizeof *cols->colname);
+	cols->colint = calloc((size_t)(cols->width + bag_ids), 1);
 	struct colref *by = malloc((cols->nin + 1) * sizeof *by);
 	if (cols->colname == NULL || cols->colint == NULL || by == NULL) {
 		free(by);
@@ -488,6 +491,21 @@ name_features(struct tf_columns *cols, const struct colref *by, size_t nby,
 				return tfi_set_error(cols, TF_ENOMEM,
 				                     "out of memory");
 			}
+		}
+	}
+	/* sparse ids beside numeric features: the ids' columns first (a
+	 * bag's values, values.K, its ids ids.K after the row; a dense
+	 * row's, ids.ID) */
+	int bag = cols->sparse == TFI_SPARSE_BAG;
+	int64_t ids = cols->sparse && cols->nin > 0 ? cols->in[0].col : 0;
+	for (int64_t c = 0; c < ids + (bag ? cols->nids : 0); c++) {
+		char name[64];
+		snprintf(name, sizeof name, "%s.%lld",
+		         bag && c < ids ? "values" : "ids",
+		         (long long)(c < ids ? c : c - ids));
+		int64_t at = c < ids ? c : cols->width + (c - ids);
+		if ((cols->colname[at] = strdup(name)) == NULL) {
+			return tfi_set_error(cols, TF_ENOMEM, "out of memory");
 		}
 	}
 	for (int64_t c = 0; c < cols->width; c++) {
@@ -1123,7 +1141,7 @@ use_schema(struct tf_columns *cols, const char *origin)
 		}
 		tf_columns_set_label(cols, sc->label.name, task, k);
 	}
-	if (cols->sparse || cols->image) {
+	if ((cols->sparse && cols->nin == 0) || cols->image) {
 		return TF_OK;
 	}
 	return (rc = name_columns(cols, origin)) != TF_OK ? rc

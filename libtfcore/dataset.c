@@ -665,11 +665,13 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 			if (strcmp(f.name, "ids") == 0 &&
 			    f.kind == TF_KIND_INT64) {
 				sids = f;
+				continue;
 			} else if (strcmp(f.name, "values") == 0 &&
 			           f.kind == TF_KIND_FLOAT) {
 				vals = f;
+				continue;
 			}
-			continue;
+			/* else a numeric input beside the ids, or none */
 		}
 		/* Inputs are sorted by name, like the Example's features. */
 		int c = 1;
@@ -723,16 +725,18 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 			                     file, (unsigned long long)rec,
 			                     sids.count, vals.count);
 		}
+		/* the ids' columns, then any numeric inputs' */
+		int64_t space =
+		    ds->cols->nin > 0 ? ds->cols->in[0].col : ds->cols->width;
 		for (size_t k2 = 0; k2 < sids.count; k2++) {
 			int64_t id = sids.ints[k2];
-			if (id < 0 || id >= ds->cols->width) {
+			if (id < 0 || id >= space) {
 				return tfi_set_error(
 				    ds, TF_EFORMAT,
 				    "%s: record %llu: index %lld is beyond the "
 				    "schema's max_index %lld",
 				    file, (unsigned long long)rec,
-				    (long long)id,
-				    (long long)ds->cols->width - 1);
+				    (long long)id, (long long)space - 1);
 			}
 			row[id] = vals.floats[k2];
 		}
@@ -742,8 +746,7 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		                     "%s: record %llu: no label '%s'", file,
 		                     (unsigned long long)rec, ds->cols->label);
 	}
-	if ((found < ds->cols->nin || !have_seq) && !ds->cols->sparse &&
-	    !ds->allow_missing) {
+	if ((found < ds->cols->nin || !have_seq) && !ds->allow_missing) {
 		return missing(ds, file, rec);
 	}
 	if (!key_found) {

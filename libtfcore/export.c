@@ -980,6 +980,13 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 		    "unless they are hashed) serves it",
 		    format, (long long)bw, (long long)bv);
 	}
+	if (bag && tf_columns_width(mc) > bw) {
+		return tfi_set_error(m, TF_EFORMAT,
+		                     "%s export: the model reads numeric "
+		                     "features beside its sparse ids, not "
+		                     "exported yet; the tfkit format serves it",
+		                     format);
+	}
 	if (bag && (tf_columns_bag_hashed(mc) || tf_columns_bag_oov(mc) > 0)) {
 		return tfi_set_error(
 		    m, TF_EFORMAT,

@@ -1505,12 +1505,16 @@ tf_survey_schema(struct tf_survey *sv, const char *label, struct tf_schema *s,
 			rc = survey_label(sv, s, t, type);
 			continue;
 		}
-		if (sparse) {
-			/* the ids and values are the input; nothing else */
-			if (strcmp(f.name, "ids") != 0 &&
-			    strcmp(f.name, "values") != 0) {
-				note_skip(skipped, size, f.name);
-			}
+		if (sparse && (strcmp(f.name, "ids") == 0 ||
+		               strcmp(f.name, "values") == 0)) {
+			continue; /* the ids and their values: the bag */
+		}
+		if (sparse &&
+		    !((type == TF_COL_FLOAT || type == TF_COL_INT64) &&
+		      f.min_len == 1 && f.max_len == 1 &&
+		      t->records == sv->records)) {
+			/* beside the ids, numeric columns alone */
+			note_skip(skipped, size, f.name);
 			continue;
 		}
 		if (s->layout == TFI_LAYOUT_IMAGE) {

@@ -599,13 +599,35 @@ bag_row(struct tf_request *q, const struct tf_model *m, json_t *v,
 {
 	json_t *ids = json_is_object(v) ? json_object_get(v, "ids") : NULL;
 	json_t *vals = json_is_object(v) ? json_object_get(v, "values") : NULL;
+	/* numeric features beside the ids: their columns after the bag's */
+	int64_t bw, bv, width = q->in.width;
+	tf_columns_bag(tf_model_columns((struct tf_model *)m), &bw, &bv);
 	if (!json_is_array(ids) || (vals != NULL && !json_is_array(vals)) ||
-	    json_object_size(v) != 1 + (vals != NULL)) {
-		return tfi_request_bad(q,
-		                       "%s: expected {\"ids\": [...], "
-		                       "\"values\": [...]} (a model of sparse "
-		                       "ids; the values are optional)",
-		                       what);
+	    json_object_size(v) != 1 + (vals != NULL) + (size_t)(width - bw)) {
+		return tfi_request_bad(
+		    q,
+		    "%s: expected {\"ids\": [...], \"values\": [...]%s} (a "
+		    "model of sparse ids%s; the values are optional)",
+		    what, width > bw ? ", NAME: number, ..." : "",
+		    width > bw ? " and numeric features, each named" : "");
+	}
+	const char *key;
+	json_t *val;
+	json_object_foreach(v, key, val)
+	{
+		if (strcmp(key, "ids") == 0 || strcmp(key, "values") == 0) {
+			continue;
+		}
+		int64_t c = tfi_serving_column(m, key);
+		if (c < bw || c >= width || !json_is_number(val)) {
+			return tfi_request_bad(
+			    q,
+			    "%s: '%s' is not one of the model's "
+			    "numeric features, a number",
+			    what, key);
+		}
+		q->in.x[r * (size_t)width + (size_t)c] =
+		    (float)json_number_value(val);
 	}
 	size_t n = json_array_size(ids);
 	if (tfi_request_bag_row(q, m, what, r, n,
@@ -744,35 +766,40 @@ instance(struct tf_request *q, const struct tf_model *m, json_t *v, size_t i)
 }
 
 /* Columnar "inputs" of a sparse model: {"ids": [[...], ...], "values":
- * [[...], ...]}, a list a row. */
+ * [[...], ...]}, a list a row, and any numeric feature's list of a value
+ * a row: each row as bag_row() takes it. */
 static int
 bag_columns(struct tf_request *q, const struct tf_model *m, json_t *in,
             size_t max_rows)
 {
 	json_t *ids = json_is_object(in) ? json_object_get(in, "ids") : NULL;
-	json_t *vals =
-	    json_is_object(in) ? json_object_get(in, "values") : NULL;
 	size_t n = json_array_size(ids);
-	if (!json_is_array(ids) || n == 0 ||
-	    (vals != NULL && json_array_size(vals) != n) ||
-	    json_object_size(in) != 1 + (vals != NULL)) {
+	const char *key;
+	json_t *val;
+	int same = json_is_array(ids) && n > 0;
+	json_object_foreach(in, key, val)
+	{
+		same = same && json_is_array(val) && json_array_size(val) == n;
+	}
+	if (!same) {
 		return tfi_request_bad(q,
 		                       "'inputs': expected {\"ids\": [[...], "
 		                       "...], \"values\": [[...], ...]}, a "
-		                       "list a row (the values optional)");
+		                       "list a row (the values optional), and "
+		                       "any numeric feature's list as long");
 	}
 	int rc = tfi_request_room(q, n, max_rows, "rows");
 	for (size_t r = 0; r < n && rc == TF_OK; r++) {
 		char what[48];
 		snprintf(what, sizeof what, "inputs row %zu", r);
 		json_t *row = json_object();
-		rc = row == NULL ||
-		             json_object_set(row, "ids",
-		                             json_array_get(ids, r)) != 0 ||
-		             (vals != NULL &&
-		              json_object_set(row, "values",
-		                              json_array_get(vals, r)) != 0)
-		         ? tfi_set_error(q, TF_ENOMEM, "out of memory")
+		int oom = row == NULL;
+		json_object_foreach(in, key, val)
+		{
+			oom = oom || json_object_set(
+			                 row, key, json_array_get(val, r)) != 0;
+		}
+		rc = oom ? tfi_set_error(q, TF_ENOMEM, "out of memory")
 		         : bag_row(q, m, row, what, r);
 		json_decref(row);
 	}

@@ -1071,9 +1071,14 @@ seq_values(struct tf_request *q, const struct tf_model *m,
  * int64's bits are a uint64 id's) of shape [n, k], each row's ids first
  * and padding after; "values" (numbers, the same shape; each 1 without
  * it); "lengths" (integers, shape [n]: each row's ids; without it a row's
- * ids end at its first -1, so an id of 2^64-1 needs lengths).  Each row
- * as the REST API's {"ids": [...], "values": [...]}.
+ * ids end at its first -1, so an id of 2^64-1 needs lengths); any
+ * numeric feature beside them, by name, a value a row.  Each row as the
+ * REST API's {"ids": [...], "values": [...], NAME: number}.
  */
+static int predict_bag_rows(struct tf_request *q, const struct tf_model *m,
+                            const Tensorflow__TensorProto *const t[3],
+                            size_t max_rows);
+
 static int
 predict_bag(struct tf_request *q, const struct tf_model *m, size_t max_rows)
 {
@@ -1082,22 +1087,81 @@ predict_bag(struct tf_request *q, const struct tf_model *m, size_t max_rows)
 	static const char *const names[3] = {"ids", "values", "lengths"};
 	static const Tensorflow__TensorProto empty =
 	    TENSORFLOW__TENSOR_PROTO__INIT;
-	for (size_t i = 0; i < pr->n_inputs; i++) {
+	/* numeric features beside the ids: a tensor of a value a row each,
+	 * their columns after the bag's */
+	int64_t bw, bv, width = q->in.width;
+	tf_columns_bag(tf_model_columns((struct tf_model *)m), &bw, &bv);
+	size_t nnum = 0;
+	const Tensorflow__TensorProto **num =
+	    calloc((size_t)(width - bw) + 1, sizeof *num);
+	int64_t *col = calloc((size_t)(width - bw) + 1, sizeof *col);
+	if (num == NULL || col == NULL) {
+		free(num);
+		free(col);
+		return tfi_set_error(q, TF_ENOMEM, "out of memory");
+	}
+	int rc = TF_OK;
+	for (size_t i = 0; rc == TF_OK && i < pr->n_inputs; i++) {
 		const char *name = pr->inputs[i]->key;
+		const Tensorflow__TensorProto *v =
+		    pr->inputs[i]->value ? pr->inputs[i]->value : &empty;
 		int j = 0;
 		while (j < 3 && strcmp(name, names[j]) != 0) {
 			j++;
 		}
-		if (j == 3) {
-			return tfi_request_bad(
+		int64_t c = j == 3 ? tfi_serving_column(m, name) : -1;
+		if (j == 3 && c >= bw && c < width &&
+		    nnum < (size_t)(width - bw)) {
+			col[nnum] = c;
+			num[nnum++] = v;
+		} else if (j == 3) {
+			rc = tfi_request_bad(
 			    q,
 			    "input tensor alias not found in signature: %s. "
 			    "Inputs expected to be in the set {ids, values, "
-			    "lengths} (a model of sparse ids)",
-			    name);
+			    "lengths%s} (a model of sparse ids)",
+			    name, width > bw ? ", its numeric features" : "");
+		} else {
+			t[j] = v;
 		}
-		t[j] = pr->inputs[i]->value ? pr->inputs[i]->value : &empty;
 	}
+	if (rc == TF_OK && nnum != (size_t)(width - bw)) {
+		rc = tfi_request_bad(q,
+		                     "%zu of the model's %lld numeric features "
+		                     "given (a tensor of a value a row each)",
+		                     nnum, (long long)(width - bw));
+	}
+	if (rc == TF_OK) {
+		rc = predict_bag_rows(q, m, t, max_rows);
+	}
+	for (size_t k = 0; rc == TF_OK && k < nnum; k++) {
+		size_t have = 0;
+		if (value_count(q, "a numeric feature", num[k], &have) !=
+		        TF_OK ||
+		    num[k]->dtype == TENSORFLOW__DATA_TYPE__DT_STRING ||
+		    elem_size(num[k]->dtype) == 0 || have != q->in.rows) {
+			rc = tfi_request_bad(
+			    q,
+			    "a numeric feature takes a number a "
+			    "row (%zu); got %zu of %s",
+			    q->in.rows, have, dtype_name(num[k]->dtype));
+			break;
+		}
+		for (size_t r = 0; r < q->in.rows; r++) {
+			q->in.x[r * (size_t)width + (size_t)col[k]] =
+			    element(num[k], r);
+		}
+	}
+	free(num);
+	free(col);
+	return rc;
+}
+
+/* The ids (values, lengths) of a sparse model's Predict: t. */
+static int
+predict_bag_rows(struct tf_request *q, const struct tf_model *m,
+                 const Tensorflow__TensorProto *const t[3], size_t max_rows)
+{
 	const Tensorflow__TensorProto *ids = t[0], *vals = t[1], *lens = t[2];
 	if (ids == NULL) {
 		return tfi_request_bad(q, "missing input 'ids' (a model of "

@@ -738,33 +738,57 @@ tf_model_spec_sparse(const char *model, const struct tf_layout *l,
 		snprintf(err, errlen, "--embedding-dim must be at least 1");
 		return TF_EINVAL;
 	}
-	/* A row: the ids' values in x, the ids in ids. */
+	/* A row: the ids' values in x, the ids in ids; numeric features
+	 * beside them, after the values in x (num) */
 	struct tfi_buf b = {0};
+	int64_t nnum = l->numeric > l->bag ? l->numeric - l->bag : 0;
 	int rc = put_line(&b, "input x %lld\ninput ids %lld int64\n",
-	                  (long long)l->bag, (long long)l->bag) ||
+	                  (long long)(l->bag + nnum), (long long)l->bag) ||
 	         put_line(&b, "input label 1\n");
+	if (nnum > 0) { /* (an embedding's weights: x's first columns) */
+		rc = rc ||
+		     put_line(&b, "node num columns x begin=%lld size=%lld\n",
+		              (long long)l->bag, (long long)nnum);
+	}
 	const char *linear = "node %s embedding ids,x vocab=%lld dim=%lld "
 	                     "init=zeros bias=1\n";
 	if (lr) {
-		rc = rc || put_line(&b, linear, "logits",
-		                    (long long)l->bag_vocab, (long long)out);
+		rc =
+		    rc || put_line(&b, linear, nnum > 0 ? "wide_ids" : "logits",
+		                   (long long)l->bag_vocab, (long long)out);
+		rc = rc ||
+		     (nnum > 0 &&
+		      (put_line(&b,
+		                "node wide_num dense num units=%lld "
+		                "bias=0\n",
+		                (long long)out) ||
+		       put_line(&b, "node logits add wide_ids,wide_num\n")));
 		return finish_spec(&b, rc, task, spec, err, errlen);
 	}
 	rc =
 	    rc || put_line(&b, "node bag embedding ids,x vocab=%lld dim=%lld\n",
 	                   (long long)l->bag_vocab, (long long)dim);
+	rc = rc || (nnum > 0 && put_line(&b, "node bag_num concat bag,num\n"));
+	const char *in = nnum > 0 ? "bag_num" : "bag";
 	if (!wide) {
-		return dense_head(&b, rc, "bag", hidden, bn_epsilon, keep, out,
+		return dense_head(&b, rc, in, hidden, bn_epsilon, keep, out,
 		                  task, spec, err, errlen);
 	}
 	int hr;
-	rc = deep_part(&b, rc, "bag", "deep", hidden, bn_epsilon, keep, out,
-	               &hr, err, errlen);
+	rc = deep_part(&b, rc, in, "deep", hidden, bn_epsilon, keep, out, &hr,
+	               err, errlen);
 	if (hr != TF_OK) {
 		return hr;
 	}
 	rc = rc || put_line(&b, linear, "wide", (long long)l->bag_vocab,
 	                    (long long)out);
+	if (nnum > 0) {
+		rc = rc ||
+		     put_line(&b, "node wide_num dense num units=%lld bias=0\n",
+		              (long long)out) ||
+		     put_line(&b, "node logits add deep,wide,wide_num\n");
+		return finish_spec(&b, rc, task, spec, err, errlen);
+	}
 	rc = rc || put_line(&b, "node logits add deep,wide\n");
 	return finish_spec(&b, rc, task, spec, err, errlen);
 }

@@ -1058,6 +1058,15 @@ same_features(struct run *r, const char *schema, const char *ckpt)
 		              ? "; --hash-buckets N bounds the ids, "
 		                "--oov-buckets N takes ids past the table"
 		              : "");
+	} else if (bag && tf_columns_bag(now, &nw, &nv) &&
+	           tf_columns_width(now) - nw !=
+	               tf_columns_width(r->cols) - bw) {
+		rc = fail(r, TF_EFORMAT,
+		          "%s reads %lld numeric features beside its sparse "
+		          "ids; the data (%s) has %lld (use --from-scratch or "
+		          "another --checkpoint-dir)",
+		          ckpt, (long long)(tf_columns_width(r->cols) - bw),
+		          schema, (long long)(tf_columns_width(now) - nw));
 	} else if (bag && tf_columns_bag(now, &nw, &nv)) {
 		rc =
 		    strcmp(tf_columns_label_name(now),

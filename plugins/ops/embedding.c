@@ -79,10 +79,11 @@ build(struct tf_node *n)
 		                     (long long)w);
 	}
 	if (nin == 2 && (tf_node_input_dtype(n, 1) != TF_FLOAT32 ||
-	                 tf_node_input_width(n, 1) != w)) {
+	                 tf_node_input_width(n, 1) < w)) {
 		return tf_node_error(n,
-		                     "its weights must be %lld floats, as wide "
-		                     "as its ids",
+		                     "its weights must be %lld floats, the "
+		                     "first of an input as wide as its ids or "
+		                     "wider",
 		                     (long long)w);
 	}
 	if (nin == 2 && comb == TF_COMBINE_CONCAT) {

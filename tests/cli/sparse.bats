@@ -286,6 +286,53 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
 	[[ "$stderr" == *"--oov-buckets: '0' is not a whole number from 1 to"* ]]
 }
 
+@test "sparse ids beside numeric features in one model (TensorFlow's VarLenFeature pair and dense columns): schema --write keeps them, lr, dnn and wide_and_deep read both (the numbers standardised), tf-eval and tf-serve over REST agree (gRPC: tf-serve-grpc.bats); a missing one is named; ONNX refuses" {
+	protoc -I"$TOP/libtfcore/proto" --python_out=. example.proto
+	/usr/bin/python3 "$TOP/tests/cli/mkmixex.py" . mix.tfrecord 1 800
+	run -0 --separate-stderr tf-records schema --write mix.tfrecord
+	[[ "$output" == *"800 records, 2 features, label 'label'"* ]]
+	jq -e '[.features[].name] == ["age", "visits"] and .sparse.max_ids == 4' mix.tfrecord.schema.json
+	# the same records with the ids alone: the age carries the label too
+	jq -c '.features = []' mix.tfrecord.schema.json > ids.tfrecord.schema.json
+	cp mix.tfrecord ids.tfrecord
+	for m in lr dnn wide_and_deep; do
+		tf-train -q --sparse --model $m --optimizer adagrad --learning-rate 0.1 -e 15 --checkpoint-dir $m mix.tfrecord > /dev/null
+		tf-train -q --sparse --model $m --optimizer adagrad --learning-rate 0.1 -e 15 --checkpoint-dir $m-ids ids.tfrecord > /dev/null
+		both=$(tf-eval -d $m mix.tfrecord | jq .auc)
+		alone=$(tf-eval -d $m-ids ids.tfrecord | jq .auc)
+		/usr/bin/python3 -c 'import sys; a, b = map(float, sys.argv[1:]); assert a > b + 0.02 and a > 0.9, (a, b)' "$both" "$alone"
+	done
+	# served: the first two records as instances, columnar inputs,
+	# examples and gRPC tensors, each as tf-eval predicts them
+	tf-records head -n 2 mix.tfrecord > two.jsonl
+	inst=$(jq -sc '[.[] | {ids, values, age: .age[0], visits: .visits[0]}]' two.jsonl)
+	want=$(tf-eval -d dnn -p mix.tfrecord | head -2 | jq -sc '[.[].probabilities[1]]')
+	tf-export -d dnn --export-base exp > /dev/null
+	start_server --model-base exp --model-name mix
+	run -0 curl -s -d "{\"instances\": $inst}" "$URL/v1/models/mix:predict"
+	[ "$(jq -c '[.predictions[].probabilities[1]]' <<< "$output")" = "$want" ]
+	cols=$(jq -c '{ids: map(.ids), values: map(.values), age: map(.age), visits: map(.visits)}' <<< "$inst")
+	run -0 curl -s -d "{\"inputs\": $cols}" "$URL/v1/models/mix:predict"
+	[ "$(jq -c '.outputs.probabilities | map(.[1])' <<< "$output")" = "$want" ]
+	run -0 curl -s -d "{\"examples\": $inst}" "$URL/v1/models/mix:classify"
+	[ "$(jq -c '[.results[][1][1]]' <<< "$output")" = "$want" ]
+	# a missing feature, an unknown one, a column that is not a feature
+	run -0 curl -s -w ' %{http_code}' -d '{"instances": [{"ids": [1, 2], "age": 3}]}' "$URL/v1/models/mix:predict"
+	[[ "$output" == *'expected {\"ids\": [...], \"values\": [...], NAME: number, ...} (a model of sparse ids and numeric features, each named'*" 400" ]]
+	run -0 curl -s -w ' %{http_code}' -d '{"instances": [{"ids": [1, 2], "age": 3, "ids.1": 4}]}' "$URL/v1/models/mix:predict"
+	[[ "$output" == *"'ids.1' is not one of the model's numeric features, a number"*" 400" ]]
+	stop_server
+	run -65 --separate-stderr tf-export -d dnn --format onnx -o m.onnx
+	[[ "$stderr" == *"ONNX export: the model reads numeric features beside its sparse ids, not exported yet"* ]]
+	# resumed on the ids alone: refused, naming both
+	run -65 --separate-stderr tf-train -q --sparse --model dnn -e 1 --checkpoint-dir dnn ids.tfrecord
+	[[ "$stderr" == *"reads 2 numeric features beside its sparse ids; the data (ids.tfrecord.schema.json) has 0"* ]]
+	# and a record without one of them names it
+	jq -c '.features = [.features[0], (.features[0] | .name = "height")]' mix.tfrecord.schema.json > h.schema.json
+	run -65 --separate-stderr tf-train -q --sparse --model lr -e 1 --schema h.schema.json --checkpoint-dir h mix.tfrecord
+	[[ "$stderr" == *"mix.tfrecord: record 0: no feature 'height', one of the model's 2"* ]]
+}
+
 @test "the row-sparse steps (sgd, adagrad, ftrl, lazy_adam: only the rows a batch touched) are the dense steps' model bit for bit (the device path steps densely), with -j 2 too" {
 	heart
 	export TFKIT_CUDA_MODULE="$TFKIT_BUILD/tests/fake-gpu.so"

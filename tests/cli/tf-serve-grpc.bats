@@ -552,6 +552,41 @@ PY
 	stop_server
 }
 
+@test "a model of sparse ids beside numeric features over gRPC Predict: tensors 'ids' and 'values' and one a feature (a value a row), as REST's instances; a missing one named" {
+	/usr/bin/python3 "$TOP/tests/cli/mkmixex.py" "$BATS_FILE_TMPDIR/pb" mix.tfrecord 1 300
+	tf-records schema --write mix.tfrecord > /dev/null 2>&1
+	tf-train -q --sparse --model dnn --optimizer adagrad --learning-rate 0.1 -e 3 --checkpoint-dir m mix.tfrecord > /dev/null
+	tf-export -d m --export-base mix > /dev/null
+	start_ready --model-base mix --model-name mix
+	curl -s -d '{"instances": [{"ids": [1, 3, 12, 40], "age": 30, "visits": 2}, {"ids": [7, 8, 9, 10], "values": [1, 0.5, 1, 1], "age": 4.5, "visits": 9}]}' \
+		"$URL/v1/models/mix:predict" > rest.json
+	/usr/bin/python3 - <<'PY'
+import json, os
+import tfgrpc
+from tfgrpc import types_pb2
+pred, _ = tfgrpc.stubs(os.environ["GPORT"])
+I64 = types_pb2.DT_INT64
+def probs(inputs):
+    r = pred.Predict(tfgrpc.predict("mix", inputs), 5.0)
+    return tfgrpc.values(r.outputs["probabilities"])
+want = [p for row in json.load(open("rest.json"))["predictions"] for p in row["probabilities"]]
+ids = tfgrpc.tensor([[1, 3, 12, 40], [7, 8, 9, 10]], dtype=I64)
+vals = tfgrpc.tensor([[1, 1, 1, 1], [1, 0.5, 1, 1]])
+got = probs({"ids": ids, "values": vals, "age": tfgrpc.tensor([30, 4.5]),
+             "visits": tfgrpc.tensor([2, 9], dtype=I64)})
+assert tfgrpc.close(got, want), (got, want)
+bad = [
+    ({"ids": ids, "age": tfgrpc.tensor([30, 4.5])}, "1 of the model's 2 numeric features given"),
+    ({"ids": ids, "age": tfgrpc.tensor([30.0]), "visits": tfgrpc.tensor([2, 9], dtype=I64)}, "a numeric feature takes a number a row (2); got 1 of DT_FLOAT"),
+    ({"ids": ids, "x": vals}, "input tensor alias not found in signature: x. Inputs expected to be in the set {ids, values, lengths, its numeric features}"),
+]
+for inputs, text in bad:
+    code, msg = tfgrpc.error(pred.Predict, tfgrpc.predict("mix", inputs), 5.0)
+    assert code == "INVALID_ARGUMENT" and text in msg, (code, msg, text)
+PY
+	stop_server
+}
+
 @test "a model of a sequence over gRPC Predict: a padded tensor of its steps (tokens or numbers) with or without 'lengths', as REST's ragged lists; bad ones named" {
 	sessions_csv sessions.csv 1 300 12 user
 	tf-csv2record -q --sequence pages sessions.csv -o s.tfrecord

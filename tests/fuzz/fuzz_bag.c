@@ -22,6 +22,14 @@ static const char *schema =
     "\"label\":{\"name\":\"label\",\"type\":\"int64\",\"classes\":[0,1]},"
     "\"features\":[],\"sparse\":{\"ids\":\"ids\",\"values\":\"values\","
     "\"max_index\":999,\"max_ids\":4}}";
+/* (bit 3 of the first byte: a numeric feature beside the ids, read by
+ * the general parser alone) */
+static const char *mixed_schema =
+    "{\"format\":\"tfkit-schema\",\"version\":1,\"layout\":\"libsvm\","
+    "\"label\":{\"name\":\"label\",\"type\":\"int64\",\"classes\":[0,1]},"
+    "\"features\":[{\"name\":\"age\",\"type\":\"float\",\"mean\":2,"
+    "\"std\":4}],\"sparse\":{\"ids\":\"ids\",\"values\":\"values\","
+    "\"max_index\":999,\"max_ids\":4}}";
 static const char *vocab_schema =
     "{\"format\":\"tfkit-schema\",\"version\":1,\"layout\":\"libsvm\","
     "\"label\":{\"name\":\"label\",\"type\":\"int64\",\"classes\":[0,1]},"
@@ -32,13 +40,13 @@ static const char *vocab_schema =
 struct got {
 	int rc;
 	size_t rows;
-	float x[8], y[2];
+	float x[10], y[2]; /* rows of 4 values (and one number, mixed) */
 	int64_t ids[8];
 	char msg[512];
 };
 
 static void
-read_bag(const char *path, int64_t buckets, int64_t oov, int fast,
+read_bag(const char *path, int64_t buckets, int64_t oov, int mixed, int fast,
          struct got *g)
 {
 	memset(g, 0, sizeof *g);
@@ -50,7 +58,10 @@ read_bag(const char *path, int64_t buckets, int64_t oov, int fast,
 	if (tf_columns_set_sparse(cols, 1, buckets > 0 ? buckets : 0) !=
 	        TF_OK ||
 	    tf_columns_set_oov(cols, oov) != TF_OK ||
-	    tf_columns_parse_schema(cols, buckets < 0 ? vocab_schema : schema,
+	    tf_columns_parse_schema(cols,
+	                            buckets < 0 ? vocab_schema
+	                            : mixed     ? mixed_schema
+	                                        : schema,
 	                            "schema") != TF_OK) {
 		abort();
 	}
@@ -60,10 +71,10 @@ read_bag(const char *path, int64_t buckets, int64_t oov, int fast,
 	const char *files[] = {path};
 	int rc = tf_dataset_open(ds, files, 1, 1, 1, 0);
 	size_t n;
-	while (
-	    rc == TF_OK && g->rows < 2 &&
-	    (rc = tf_dataset_next(ds, g->x + g->rows * 4, g->ids + g->rows * 4,
-	                          g->y + g->rows, 1, &n)) == TF_OK) {
+	while (rc == TF_OK && g->rows < 2 &&
+	       (rc = tf_dataset_next(ds, g->x + g->rows * (size_t)(4 + mixed),
+	                             g->ids + g->rows * 4, g->y + g->rows, 1,
+	                             &n)) == TF_OK) {
 		g->rows += n;
 	}
 	g->rc = rc;
@@ -99,10 +110,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *path = fuzz_file(rec, n + 16);
 	free(rec);
 	static struct got a, b;
-	read_bag(path, buckets, oov, 1, &a);
-	read_bag(path, buckets, oov, 0, &b);
+	int mixed = (data[0] & 8) != 0;
+	read_bag(path, buckets, oov, mixed, 1, &a);
+	read_bag(path, buckets, oov, mixed, 0, &b);
 	if (a.rc != b.rc || a.rows != b.rows || strcmp(a.msg, b.msg) != 0 ||
-	    memcmp(a.x, b.x, a.rows * 4 * sizeof(float)) != 0 ||
+	    memcmp(a.x, b.x, a.rows * (size_t)(4 + mixed) * sizeof(float)) !=
+	        0 ||
 	    memcmp(a.ids, b.ids, a.rows * 4 * sizeof(int64_t)) != 0 ||
 	    (a.rows > 0 && memcmp(a.y, b.y, a.rows * sizeof(float)) != 0)) {
 		abort();

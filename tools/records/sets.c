@@ -59,8 +59,8 @@ write_schema(struct tf_survey *s)
 	       (unsigned long long)tf_schema_rows(sc), tf_schema_nfeatures(sc),
 	       tf_schema_label(sc));
 	if (skipped[0] != '\0') {
-		warnx_("left out (not one fixed-length value in every record, "
-		       "or beside sparse ids, read alone as yet): %s",
+		warnx_("left out (not one fixed-length value in every record; "
+		       "beside sparse ids, not one number): %s",
 		       skipped);
 	}
 	tf_schema_free(sc);
