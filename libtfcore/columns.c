@@ -413,6 +413,7 @@ last_named(const struct colref *by, size_t n, const char *name)
 
 static int name_features(struct tf_columns *cols, const struct colref *by,
                          size_t nby, const char *origin);
+static int name_column(struct tf_columns *cols, int64_t c, const char *name);
 
 /* Name each column of a row after the schema feature it holds (the
  * inputs of one value looked up by name in a sorted copy: a schema of
@@ -494,18 +495,22 @@ name_features(struct tf_columns *cols, const struct colref *by, size_t nby,
 		}
 	}
 	/* sparse ids beside numeric features: the ids' columns first (a
-	 * bag's values, values.K, its ids ids.K after the row; a dense
-	 * row's, ids.ID) */
+	 * bag's values, values.K, and its ids, ids.K, after the row; a
+	 * dense row's, ids.ID) */
 	int bag = cols->sparse == TFI_SPARSE_BAG;
-	int64_t ids = cols->sparse && cols->nin > 0 ? cols->in[0].col : 0;
-	for (int64_t c = 0; c < ids + (bag ? cols->nids : 0); c++) {
-		char name[64];
-		snprintf(name, sizeof name, "%s.%lld",
-		         bag && c < ids ? "values" : "ids",
-		         (long long)(c < ids ? c : c - ids));
-		int64_t at = c < ids ? c : cols->width + (c - ids);
-		if ((cols->colname[at] = strdup(name)) == NULL) {
-			return tfi_set_error(cols, TF_ENOMEM, "out of memory");
+	int64_t ids = cols->sparse ? tfi_columns_id_width(cols) : 0;
+	char name[64];
+	for (int64_t c = 0; c < ids; c++) {
+		snprintf(name, sizeof name, "%s.%lld", bag ? "values" : "ids",
+		         (long long)c);
+		if (name_column(cols, c, name) != TF_OK) {
+			return TF_ENOMEM;
+		}
+	}
+	for (int64_t k = 0; bag && k < cols->nids; k++) {
+		snprintf(name, sizeof name, "ids.%lld", (long long)k);
+		if (name_column(cols, cols->width + k, name) != TF_OK) {
+			return TF_ENOMEM;
 		}
 	}
 	for (int64_t c = 0; c < cols->width; c++) {
@@ -1045,7 +1050,6 @@ use_sparse(struct tf_columns *cols, const char *origin)
 	                  : sc->id_count > 0 ? (int64_t)sc->id_count
 	                                     : (int64_t)space;
 	cols->bag_oov = oov;
-	cols->bag_vocab = cols->bag_known + oov;
 	cols->width = cols->bag;
 	cols->nids = cols->bag;
 	sc->sparse_bag = 1;
@@ -1347,7 +1351,9 @@ tf_columns_layout(const struct tf_columns *cols, struct tf_layout *l)
 	l->buckets = cols->buckets;
 	l->sequence = seq_ids(cols);
 	l->bag = cols->sparse == TFI_SPARSE_BAG ? cols->bag : 0;
-	l->bag_vocab = cols->sparse == TFI_SPARSE_BAG ? cols->bag_vocab : 0;
+	l->bag_vocab = cols->sparse == TFI_SPARSE_BAG
+	                   ? cols->bag_known + cols->bag_oov
+	                   : 0;
 }
 
 int
@@ -1383,7 +1389,7 @@ tf_columns_bag(const struct tf_columns *cols, int64_t *width, int64_t *vocab)
 		return 0;
 	}
 	*width = cols->bag;
-	*vocab = cols->bag_vocab;
+	*vocab = cols->bag_known + cols->bag_oov;
 	return 1;
 }
 

@@ -81,12 +81,12 @@ struct tf_columns {
 	/* libsvm layout: TFI_SPARSE_DENSE, ids/values scattered into a row
 	 * of max_index + 1 floats; TFI_SPARSE_BAG, a row's ids and values
 	 * as they are (at most bag of each: values in the floats, ids in
-	 * the ids), ids in 0..bag_vocab-1 (hashed when bag_hash, the
+	 * the ids), ids in 0..bag_known+bag_oov-1 (hashed when bag_hash, the
 	 * rows of the schema's id vocabulary when bag_ids holds it); the
 	 * table's first bag_known rows are the ids', its last bag_oov the
 	 * buckets of the ids it has no row for (tf_columns_set_oov()) */
 	int sparse;
-	int64_t bag, bag_vocab, bag_known, bag_oov;
+	int64_t bag, bag_known, bag_oov;
 	int bag_hash;
 	struct tfi_idset bag_ids;
 	int want_bag;         /* tf_columns_set_sparse() */
@@ -134,6 +134,14 @@ int tfi_columns_cat_index(const struct tf_columns *cols, const char *name);
 int64_t tfi_columns_category_id(const struct cat *c, const void *s, size_t n);
 /* The id of an int64 token: its decimal text's (the vocabulary's form). */
 int64_t tfi_columns_int_token_id(const struct cat *c, int64_t v);
+/* The row columns a libsvm layout's ids take (a bag's values, a dense
+ * row's ids) before any numeric inputs beside them. */
+static inline int64_t
+tfi_columns_id_width(const struct tf_columns *cols)
+{
+	return cols->nin > 0 ? cols->in[0].col : cols->width;
+}
+
 /* The out-of-vocabulary bucket of id u, an id a bag's table has no row
  * of its own for: one of the rows after the ids' own, by u's hash; -1
  * when the table has no such buckets. */

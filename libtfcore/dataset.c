@@ -726,8 +726,7 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 			                     sids.count, vals.count);
 		}
 		/* the ids' columns, then any numeric inputs' */
-		int64_t space =
-		    ds->cols->nin > 0 ? ds->cols->in[0].col : ds->cols->width;
+		int64_t space = tfi_columns_id_width(ds->cols);
 		for (size_t k2 = 0; k2 < sids.count; k2++) {
 			int64_t id = sids.ints[k2];
 			if (id < 0 || id >= space) {

@@ -1075,6 +1075,12 @@ seq_values(struct tf_request *q, const struct tf_model *m,
  * numeric feature beside them, by name, a value a row.  Each row as the
  * REST API's {"ids": [...], "values": [...], NAME: number}.
  */
+static int tensor_rows(struct tf_request *q, const char *name,
+                       const struct tfi_input *in,
+                       const Tensorflow__TensorProto *t, size_t *rows);
+static int tensor_values(struct tf_request *q, const struct tf_model *m,
+                         const char *name, const struct tfi_input *in,
+                         const Tensorflow__TensorProto *t, size_t rows);
 static int predict_bag_rows(struct tf_request *q, const struct tf_model *m,
                             const Tensorflow__TensorProto *const t[3],
                             size_t max_rows);
@@ -1094,10 +1100,10 @@ predict_bag(struct tf_request *q, const struct tf_model *m, size_t max_rows)
 	size_t nnum = 0;
 	const Tensorflow__TensorProto **num =
 	    calloc((size_t)(width - bw) + 1, sizeof *num);
-	int64_t *col = calloc((size_t)(width - bw) + 1, sizeof *col);
-	if (num == NULL || col == NULL) {
+	struct tfi_input *in = calloc((size_t)(width - bw) + 1, sizeof *in);
+	if (num == NULL || in == NULL) {
 		free(num);
-		free(col);
+		free(in);
 		return tfi_set_error(q, TF_ENOMEM, "out of memory");
 	}
 	int rc = TF_OK;
@@ -1109,10 +1115,10 @@ predict_bag(struct tf_request *q, const struct tf_model *m, size_t max_rows)
 		while (j < 3 && strcmp(name, names[j]) != 0) {
 			j++;
 		}
-		int64_t c = j == 3 ? tfi_serving_column(m, name) : -1;
-		if (j == 3 && c >= bw && c < width &&
-		    nnum < (size_t)(width - bw)) {
-			col[nnum] = c;
+		if (j == 3 && nnum < (size_t)(width - bw) &&
+		    tfi_columns_input(tf_model_columns((struct tf_model *)m),
+		                      name, &in[nnum]) &&
+		    in[nnum].col >= bw && in[nnum].col < width) {
 			num[nnum++] = v;
 		} else if (j == 3) {
 			rc = tfi_request_bad(
@@ -1134,26 +1140,24 @@ predict_bag(struct tf_request *q, const struct tf_model *m, size_t max_rows)
 	if (rc == TF_OK) {
 		rc = predict_bag_rows(q, m, t, max_rows);
 	}
+	/* each as a Predict of numeric columns reads it */
 	for (size_t k = 0; rc == TF_OK && k < nnum; k++) {
-		size_t have = 0;
-		if (value_count(q, "a numeric feature", num[k], &have) !=
-		        TF_OK ||
-		    num[k]->dtype == TENSORFLOW__DATA_TYPE__DT_STRING ||
-		    elem_size(num[k]->dtype) == 0 || have != q->in.rows) {
+		size_t got = 0;
+		if (tensor_rows(q, in[k].name, &in[k], num[k], &got) != TF_OK) {
+			rc = TF_EINVAL;
+		} else if (got != q->in.rows) {
 			rc = tfi_request_bad(
 			    q,
 			    "a numeric feature takes a number a "
 			    "row (%zu); got %zu of %s",
-			    q->in.rows, have, dtype_name(num[k]->dtype));
-			break;
-		}
-		for (size_t r = 0; r < q->in.rows; r++) {
-			q->in.x[r * (size_t)width + (size_t)col[k]] =
-			    element(num[k], r);
+			    q->in.rows, got, dtype_name(num[k]->dtype));
+		} else if ((rc = tensor_values(q, m, in[k].name, &in[k], num[k],
+		                               q->in.rows)) != TF_OK) {
+			rc = rc == TF_ENOMEM ? rc : TF_EINVAL;
 		}
 	}
 	free(num);
-	free(col);
+	free(in);
 	return rc;
 }
 
