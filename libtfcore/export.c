@@ -976,8 +976,8 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 		    "%s export: the model reads sparse ids "
 		    "(a bag of up to %lld a row, hashed or "
 		    "looked up in a table of %lld rows), not "
-		    "exported yet; the tfkit format (and ONNX, "
-		    "unless they are hashed) serves it",
+		    "exported yet; the tfkit format (and ONNX) "
+		    "serves it",
 		    format, (long long)bw, (long long)bv);
 	}
 	if (bag && tf_columns_width(mc) > bw) {
@@ -986,17 +986,6 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 		                     "features beside its sparse ids, not "
 		                     "exported yet; the tfkit format serves it",
 		                     format);
-	}
-	if (bag && (tf_columns_bag_hashed(mc) || tf_columns_bag_oov(mc) > 0)) {
-		return tfi_set_error(
-		    m, TF_EFORMAT,
-		    "%s export: the model hashes sparse ids into %s (%lld "
-		    "rows; tfkit's 64-bit hash, which %s's operators do not "
-		    "compute), not exported; the tfkit format serves it",
-		    format,
-		    tf_columns_bag_hashed(mc) ? "buckets"
-		                              : "out-of-vocabulary buckets",
-		    (long long)bv, format);
 	}
 	int rc = inference(m, &inf);
 	if (rc != TF_OK) {
@@ -2066,6 +2055,7 @@ struct onnx {
 	int64_t *lists[2]; /* ... too long for ints: an id vocabulary's */
 	size_t nlists;
 	int ml;   /* a node of ai.onnx.ml (LabelEncoder): its opset imported */
+	int bits; /* a bitwise node (a hashed id's): opset 18, not 13 */
 	int full; /* something did not fit: no model */
 };
 
@@ -2500,22 +2490,120 @@ embed_node(struct onnx *o, const struct layer *L, const char *out)
 	           : -1;
 }
 
+/* A uint64 constant of one value, named out + suffix. */
+static const char *
+add_u64(struct onnx *o, int ok, const char *out, const char *suffix, uint64_t v)
+{
+	const int64_t one = 1, q = (int64_t)v;
+	const char *n = ok ? add_init_nd(o, keep_str(o, "%s%s", out, suffix),
+	                                 NULL, &q, &one, 1)
+	                   : NULL;
+	if (n != NULL) {
+		o->inits[o->ninits - 1]->data_type =
+		    ONNX__TENSOR_PROTO__DATA_TYPE__UINT64;
+	}
+	return n;
+}
+
+/* A Cast of in to type, named out: out, or NULL. */
+static const char *
+cast_node(struct onnx *o, const char *out, const char *in, int type)
+{
+	Onnx__NodeProto *n =
+	    out ? add_node(o, "Cast", out, in, NULL, NULL, NULL, NULL) : NULL;
+	if (n != NULL) {
+		node_attr(o, n, "to", 0, type);
+	}
+	return n != NULL ? out : NULL;
+}
+
+/*
+ * Each of ids (int64) hashed into n buckets, plus base, named from out
+ * (int64, ids' shape): tfkit's rule (tf_columns_bag_id(), tfi_mix64():
+ * splitmix64's finaliser, z ^= z >> 30, z *= K1, z ^= z >> 27, z *= K2,
+ * z ^= z >> 31, then z mod n) as ONNX computes it: shifts and xors of
+ * uint64 (BitShift, BitwiseXor: opset 18), the products of int64 (the
+ * low 64 bits are the same; onnxruntime multiplies int64, not uint64),
+ * Mod of uint64.  NULL when a node cannot be made.
+ */
+static const char *
+hash_rows(struct onnx *o, const char *out, const char *ids, uint64_t n,
+          int64_t base)
+{
+	static const int sh[3] = {30, 27, 31};
+	static const uint64_t mul[2] = {0xbf58476d1ce4e5b9ull,
+	                                0x94d049bb133111ebull};
+	static const char *const step[3] = {"/hash1", "/hash2", "/hash3"};
+	const int U64 = ONNX__TENSOR_PROTO__DATA_TYPE__UINT64;
+	const int I64 = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
+	o->bits = 1;
+	const char *z =
+	    cast_node(o, keep_str(o, "%s%s", out, "/hash_u"), ids, U64);
+	for (int k = 0; k < 3 && z != NULL; k++) {
+		const char *st = keep_str(o, "%s%s", out, step[k]);
+		const char *c =
+		    add_u64(o, st != NULL, st, "_shift", (uint64_t)sh[k]);
+		const char *r = keep_str(o, "%s%s", st, "_shifted");
+		const char *x = keep_str(o, "%s%s", st, "_xor");
+		Onnx__NodeProto *bs =
+		    c && r && x
+		        ? add_node(o, "BitShift", r, z, c, NULL, NULL, NULL)
+		        : NULL;
+		if (bs == NULL) {
+			return NULL;
+		}
+		node_attr_str(o, bs, "direction", "RIGHT");
+		z = add_node(o, "BitwiseXor", x, z, r, NULL, NULL, NULL) ? x
+		                                                         : NULL;
+		if (k == 2 || z == NULL) {
+			break;
+		}
+		const int64_t m = (int64_t)mul[k];
+		const char *mn = add_ints(o, 1, st, "_k", &m, 1);
+		const char *si =
+		    cast_node(o, keep_str(o, "%s%s", st, "_signed"), z, I64);
+		const char *p = keep_str(o, "%s%s", st, "_product");
+		z = mn && si && p &&
+		            add_node(o, "Mul", p, si, mn, NULL, NULL, NULL)
+		        ? cast_node(o, keep_str(o, "%s%s", st, "_u"), p, U64)
+		        : NULL;
+	}
+	const char *nn = add_u64(o, z != NULL, out, "/buckets", n);
+	const char *md = keep_str(o, "%s%s", out, "/bucket_u");
+	const char *b =
+	    nn && md && add_node(o, "Mod", md, z, nn, NULL, NULL, NULL)
+	        ? cast_node(o, keep_str(o, "%s%s", out, "/bucket"), md, I64)
+	        : NULL;
+	if (b == NULL || base == 0) {
+		return b;
+	}
+	const char *bn = add_ints(o, 1, out, "/bucket_base", &base, 1);
+	const char *at = keep_str(o, "%s%s", out, "/oov_rows");
+	return bn && at && add_node(o, "Add", at, b, bn, NULL, NULL, NULL)
+	           ? at
+	           : NULL;
+}
+
 /*
  * An embedding bag (tfkit's weighted lookup: TensorFlow's
  * embedding_lookup_sparse), named out: ids columns begin to begin + size
  * (int64 [N, size]) and as many values, vals (float [N, size]); each id's
  * row of the table (an id vocabulary's through ai.onnx.ml's LabelEncoder,
- * its ids as keys; the ids themselves below the rows otherwise) times its
- * value, summed (Gather, Mul, ReduceSum), over the values' sum for a
- * mean (unless it is 0), then the bias, if any: [N, dim].  An id the
- * table has no row for adds nothing, as tf-serve gives a vocabulary's;
- * a row's unused places take any id with the value 0.
+ * its ids as keys; the ids themselves below the rows otherwise; hashed
+ * into buckets, hash_rows(), for --hash-buckets, and for an id of none
+ * of the rows with --oov-buckets) times its value, summed (Gather, Mul,
+ * ReduceSum), over the values' sum for a mean (unless it is 0), then the
+ * bias, if any: [N, dim].  An id the table has no row for adds nothing,
+ * as tf-serve gives a vocabulary's; a row's unused places take any id
+ * with the value 0.
  */
 static int
 bag_node(struct onnx *o, const struct layer *L, const char *out,
-         const char *vals, const uint64_t *vocab, size_t nvocab)
+         const char *vals, const struct tf_columns *cols)
 {
-	int64_t V = L->in;
+	size_t nvocab;
+	const uint64_t *vocab = tfi_columns_id_vocab(cols, &nvocab);
+	int64_t V = L->in, oov = tf_columns_bag_oov(cols);
 	const int64_t td[] = {V, L->units}, zero = 0, one = 1, two = 2;
 	const float fz = 0.0f, f1 = 1.0f;
 	const char *tn = add_init_nd(o, keep_str(o, "%s%s", out, "/table"),
@@ -2576,11 +2664,34 @@ bag_node(struct onnx *o, const struct layer *L, const char *out,
 		node_attr_list(o, n, "values_int64s", rows, nvocab);
 		node_attr(o, n, "default_int64", 0, -1);
 	}
+	/* hashed, every id a bucket; with oov buckets, an id of no row
+	 * one of them */
+	const char *r = vocab != NULL ? raw : ids;
+	if (tf_columns_bag_hashed(cols)) {
+		r = hash_rows(o, out, ids, (uint64_t)V, 0);
+	} else if (oov > 0) {
+		const int64_t known = V - oov, none = -1;
+		const char *kn = add_ints(o, 1, out, "/known_count", &known, 1);
+		const char *mn =
+		    add_ints(o, kn != NULL, out, "/none", &none, 1);
+		const char *hn =
+		    mn ? hash_rows(o, out, ids, (uint64_t)oov, known) : NULL;
+		const char *inside, *known_at;
+		const char *rn = keep_str(o, "%s%s", out, "/oov_or_row");
+		r = hn && rn &&
+		            (known_at = table_rows(
+		                 o, keep_str(o, "%s%s", out, "/known"), r, zn,
+		                 kn, mn, &inside)) &&
+		            add_node(o, "Where", rn, inside, known_at, hn, NULL,
+		                     NULL)
+		        ? rn
+		        : NULL;
+	}
 	/* an id without a row: row 0, its weight 0 */
 	const char *in, *at;
 	Onnx__NodeProto *sn;
-	if ((at = table_rows(o, out, vocab != NULL ? raw : ids, zn, vn, zn,
-	                     &in)) == NULL ||
+	if (r == NULL ||
+	    (at = table_rows(o, out, r, zn, vn, zn, &in)) == NULL ||
 	    !add_node(o, "Where", w, in, wv, fzn, NULL, NULL) ||
 	    !add_node(o, "Gather", g, tn, at, NULL, NULL, NULL) ||
 	    !add_node(o, "Unsqueeze", wu, w, a2, NULL, NULL, NULL) ||
@@ -2803,8 +2914,6 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 	    has_ids = tf_graph_find(g, "ids") >= 0;
 	int64_t bw, bv;
 	int bag = tf_columns_bag(cols, &bw, &bv);
-	size_t nvocab;
-	const uint64_t *vocab = tfi_columns_id_vocab(cols, &nvocab);
 	if (bag) {
 		cur = "values";
 	} else if (has_x && tf_model_normalizes(m)) {
@@ -2925,8 +3034,8 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 			t.flat[L->node] = name;
 			continue;
 		} else if (L->dense == L_EMBED && L->bag) {
-			ok = bag_node(o, L, name, as_flat(&t, L->src[1]), vocab,
-			              nvocab) == 0;
+			ok = bag_node(o, L, name, as_flat(&t, L->src[1]),
+			              cols) == 0;
 			t.flat[L->node] = name;
 			continue;
 		} else if (L->dense == L_EMBED) {
@@ -3019,7 +3128,7 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 	onnx__operator_set_id_proto__init(&opset);
 	opset.domain = "";
 	opset.has_version = 1;
-	opset.version = 13;
+	opset.version = o->bits ? 18 : 13;
 	Onnx__OperatorSetIdProto ml;
 	onnx__operator_set_id_proto__init(&ml);
 	ml.domain = "ai.onnx.ml";
@@ -3029,7 +3138,7 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 	Onnx__ModelProto model;
 	onnx__model_proto__init(&model);
 	model.has_ir_version = 1;
-	model.ir_version = 7;
+	model.ir_version = o->bits ? 8 : 7; /* (opset 18 needs IR 8) */
 	model.producer_name = "tf-export";
 	model.producer_version = (char *)tf_version();
 	model.graph = &graph;
