@@ -624,11 +624,13 @@ enum {
 	L_CONCAT,
 	L_RNN,     /* lstm, gru (ONNX) */
 	L_COLUMNS, /* columns: a block of a row's columns (ONNX) */
-	L_EMBED    /* embedding, combiner=concat: each id's row (ONNX); or a
+	L_EMBED,   /* embedding, combiner=concat: each id's row (ONNX); or a
 	              bag (sum or mean of the rows of ids weighted by
 	              values) */
+	L_ADD      /* add: the sum of its inputs (a graph: ONNX, and
+	              TensorFlow.js's functional model) */
 };
-#define MAX_JOIN 8 /* inputs of a concat */
+#define MAX_JOIN 8 /* inputs of a concat or an add */
 
 struct layer {
 	int node;  /* graph node */
@@ -980,13 +982,6 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 		    "serves it",
 		    format, (long long)bw, (long long)bv);
 	}
-	if (bag && tf_columns_width(mc) > bw) {
-		return tfi_set_error(m, TF_EFORMAT,
-		                     "%s export: the model reads numeric "
-		                     "features beside its sparse ids, not "
-		                     "exported yet; the tfkit format serves it",
-		                     format);
-	}
 	int rc = inference(m, &inf);
 	if (rc != TF_OK) {
 		return rc;
@@ -1011,7 +1006,8 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 		 * before; ONNX (graph) any graph of one-input layers and
 		 * concats */
 		int nin = tf_graph_node_ninputs(g, i), src[MAX_JOIN];
-		int join = graph && strcmp(op, "concat") == 0;
+		int join = graph && (strcmp(op, "concat") == 0 ||
+		                     strcmp(op, "add") == 0);
 		for (int k = 0; k < nin && k < MAX_JOIN; k++) {
 			src[k] = inf.source[tf_graph_find(
 			    g, tf_graph_node_input(g, i, k))];
@@ -1045,21 +1041,24 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 		enum act a;
 		int64_t r, cols;
 		struct layer *L = &c->l[c->n];
-		int kind = join ? L_CONCAT : 0;
+		int kind = !join                       ? 0
+		           : strcmp(op, "concat") == 0 ? L_CONCAT
+		                                       : L_ADD;
 		for (int k = 0; images && k < 5; k++) {
 			kind =
 			    strcmp(op, image_ops[k]) == 0 ? L_CONV + k : kind;
 		}
 		struct tf_shape js;
-		if (kind == L_CONCAT && tf_graph_shape(g, name, &js) == 2) {
+		if ((kind == L_CONCAT || kind == L_ADD) &&
+		    tf_graph_shape(g, name, &js) == 2) {
 			return tfi_set_error(m, TF_EFORMAT,
 			                     "%s export: node '%s' joins "
 			                     "sequences step by step, which is "
 			                     "not exported yet",
 			                     format, name);
 		}
-		if (kind == L_CONCAT) {
-			*L = (struct layer){.node = i, .dense = L_CONCAT};
+		if (kind == L_CONCAT || kind == L_ADD) {
+			*L = (struct layer){.node = i, .dense = kind};
 		} else if (kind != 0) {
 			rc = image_layer(m, i, in, kind, L, format);
 			if (rc != TF_OK) {
@@ -1778,13 +1777,17 @@ tfjs_functional(struct tf_model *m, struct tfi_buf *bin, json_t *weights,
 			f->len[L->node] = L->length;
 			break;
 		case L_CONCAT:
+		case L_ADD:
 			for (int k = 0; k < L->nsrc; k++) {
 				in[k] = fn_row(f, L->src[k], name);
 			}
 			l = f->rc == TF_OK
-			        ? fn_add(f, "Concatenate", name,
-			                 json_pack("{s:i}", "axis", -1), in,
-			                 L->nsrc)
+			        ? L->dense == L_ADD
+			              ? fn_add(f, "Add", name, json_object(),
+			                       in, L->nsrc)
+			              : fn_add(f, "Concatenate", name,
+			                       json_pack("{s:i}", "axis", -1),
+			                       in, L->nsrc)
 			        : NULL;
 			break;
 		case 1:
@@ -2052,7 +2055,8 @@ struct onnx {
 	size_t nattrs;
 	int64_t ints[32 * MAX_NODES]; /* the attributes' lists */
 	size_t nints;
-	int64_t *lists[2]; /* ... too long for ints: an id vocabulary's */
+	int64_t *lists[8]; /* ... too long for ints: id vocabularies (a
+	                      LabelEncoder's keys and rows, a bag each) */
 	size_t nlists;
 	int ml;   /* a node of ai.onnx.ml (LabelEncoder): its opset imported */
 	int bits; /* a bitwise node (a hashed id's): opset 18, not 13 */
@@ -2914,29 +2918,44 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 	    has_ids = tf_graph_find(g, "ids") >= 0;
 	int64_t bw, bv;
 	int bag = tf_columns_bag(cols, &bw, &bv);
+	/* numeric features beside a bag's ids: their own input, x's
+	 * columns after the values */
+	int64_t nnum = bag && w > bw ? w - bw : 0, first = bag ? bw : 0;
 	if (bag) {
-		cur = "values";
-	} else if (has_x && tf_model_normalizes(m)) {
+		cur = nnum > 0 ? "features" : "values";
+	}
+	if (has_x && tf_model_normalizes(m) && (!bag || nnum > 0)) {
 		/* Standardisation as Sub and Mul nodes, exactly as served. */
-		float *mean = malloc((size_t)w * sizeof *mean);
-		float *inv = malloc((size_t)w * sizeof *inv);
-		for (int64_t i = 0; mean && inv && i < w; i++) {
+		int64_t n = w - first;
+		float *mean = malloc((size_t)n * sizeof *mean);
+		float *inv = malloc((size_t)n * sizeof *inv);
+		for (int64_t i = 0; mean && inv && i < n; i++) {
 			int is_int;
-			tf_columns_column(cols, i, &is_int, &mean[i], &inv[i]);
+			tf_columns_column(cols, first + i, &is_int, &mean[i],
+			                  &inv[i]);
 		}
 		const char *mn =
-		    mean && inv ? add_init(o, "standardize/mean", mean, 0, w)
+		    mean && inv ? add_init(o, "standardize/mean", mean, 0, n)
 		                : NULL;
 		const char *in =
-		    mn ? add_init(o, "standardize/inv_std", inv, 0, w) : NULL;
+		    mn ? add_init(o, "standardize/inv_std", inv, 0, n) : NULL;
 		free(mean);
 		free(inv);
 		ok = in != NULL &&
-		     add_node(o, "Sub", "standardize/centered", "x", mn, NULL,
+		     add_node(o, "Sub", "standardize/centered", cur, mn, NULL,
 		              NULL, NULL) != NULL &&
 		     add_node(o, "Mul", "standardize", "standardize/centered",
 		              in, NULL, NULL, NULL) != NULL;
 		cur = "standardize";
+	}
+	if (nnum > 0) {
+		Onnx__NodeProto *n = add_node(o, "Concat", "values_features",
+		                              "values", cur, NULL, NULL, NULL);
+		if (n != NULL) {
+			node_attr(o, n, "axis", 0, 1);
+		}
+		ok = ok && n != NULL;
+		cur = "values_features";
 	}
 	static const char *const onnx_act[] = {NULL, "Relu", "Sigmoid", "Tanh",
 	                                       "Softmax"};
@@ -2976,6 +2995,7 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 			in = "ids";
 			break;
 		case L_CONCAT:
+		case L_ADD:
 			image_out = tf_graph_shape(g, name, &shape) == 3;
 			break;
 		default: /* batch norm, activations: as the input is */
@@ -2986,28 +3006,30 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 			in = image_out ? as_image(&t, L->src[0])
 			               : as_flat(&t, L->src[0]);
 		}
-		if (L->dense != L_CONCAT && in == NULL) {
+		if (L->dense != L_CONCAT && L->dense != L_ADD && in == NULL) {
 			ok = 0;
 			break;
 		}
 		if (L->dense == L_FLATTEN) {
 			t.flat[L->node] = in; /* the same values */
 			continue;
-		} else if (L->dense == L_CONCAT) {
-			/* channels (axis 1 of N x C x H x W) or columns */
+		} else if (L->dense == L_CONCAT || L->dense == L_ADD) {
+			/* channels (axis 1 of N x C x H x W) or columns; an
+			 * add's Sum, of any count */
 			const char *part[MAX_JOIN];
 			for (int k = 0; k < L->nsrc; k++) {
 				part[k] = image_out ? as_image(&t, L->src[k])
 				                    : as_flat(&t, L->src[k]);
 				ok = ok && part[k] != NULL;
 			}
-			n = ok ? add_node(o, "Concat", out, NULL, NULL, NULL,
-			                  NULL, NULL)
+			n = ok ? add_node(o,
+			                  L->dense == L_ADD ? "Sum" : "Concat",
+			                  out, NULL, NULL, NULL, NULL, NULL)
 			       : NULL;
 			for (int k = 0; n != NULL && k < L->nsrc; k++) {
 				n->input[n->n_input++] = (char *)part[k];
 			}
-			if (n != NULL) {
+			if (n != NULL && L->dense == L_CONCAT) {
 				node_attr(o, n, "axis", 0, 1);
 			}
 		} else if (L->dense == L_GLOBAL_POOL) {
@@ -3100,15 +3122,19 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 	ok = ok && cur != NULL && !o->full;
 	cur = cur ? cur : "";
 	chain_free(&c);
-	struct vinfo vin, vids, vout;
-	vinfo_init(&vin, bag ? "values" : "x", w);
+	struct vinfo vin, vnum, vids, vout;
+	vinfo_init(&vin, bag ? "values" : "x", bag ? bw : w);
+	vinfo_init(&vnum, "features", nnum);
 	vinfo_init(&vids, "ids", tf_graph_ids_width(g));
 	vids.tt.elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
 	vinfo_init(&vout, cur, tf_graph_width(g, tf_model_prediction(m)));
-	Onnx__ValueInfoProto *vinp[2], *voutp = &vout.v;
+	Onnx__ValueInfoProto *vinp[3], *voutp = &vout.v;
 	size_t nin = 0;
 	if (has_x) {
 		vinp[nin++] = &vin.v;
+	}
+	if (nnum > 0) {
+		vinp[nin++] = &vnum.v;
 	}
 	if (has_ids) {
 		vinp[nin++] = &vids.v;
@@ -3144,13 +3170,17 @@ tf_model_export_onnx(struct tf_model *m, const char *path)
 	model.graph = &graph;
 	model.n_opset_import = o->ml ? 2 : 1;
 	model.opset_import = opsetp;
-	char doc[256];
+	char doc[320];
 	if (bag) {
 		snprintf(doc, sizeof doc,
 		         "input ids: int64 [N, %lld], a row's sparse ids (its "
 		         "unused places any id with value 0); values: float "
-		         "[N, %lld], each id's value; output %s",
-		         (long long)bw, (long long)bw, cur);
+		         "[N, %lld], each id's value%s; output %s",
+		         (long long)bw, (long long)bw,
+		         nnum > 0 ? "; features: float [N, numbers], the "
+		                    "numeric features in schema order"
+		                  : "",
+		         cur);
 	} else if (has_ids) {
 		snprintf(doc, sizeof doc,
 		         "input x: %lld features in schema column order; "

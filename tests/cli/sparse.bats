@@ -286,7 +286,7 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
 	[[ "$stderr" == *"--oov-buckets: '0' is not a whole number from 1 to"* ]]
 }
 
-@test "sparse ids beside numeric features in one model (TensorFlow's VarLenFeature pair and dense columns): schema --write keeps them, lr, dnn and wide_and_deep read both (the numbers standardised), tf-eval and tf-serve over REST agree (gRPC: tf-serve-grpc.bats); a missing one is named; ONNX refuses" {
+@test "sparse ids beside numeric features in one model (TensorFlow's VarLenFeature pair and dense columns): schema --write keeps them, lr, dnn and wide_and_deep read both (the numbers standardised), tf-eval and tf-serve over REST agree (gRPC: tf-serve-grpc.bats; ONNX: the next test); a missing one is named" {
 	protoc -I"$TOP/libtfcore/proto" --python_out=. example.proto
 	/usr/bin/python3 "$TOP/tests/cli/mkmixex.py" . mix.tfrecord 1 800
 	run -0 --separate-stderr tf-records schema --write mix.tfrecord
@@ -322,8 +322,6 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
 	run -0 curl -s -w ' %{http_code}' -d '{"instances": [{"ids": [1, 2], "age": 3, "ids.1": 4}]}' "$URL/v1/models/mix:predict"
 	[[ "$output" == *"'ids.1' is not one of the model's numeric features, a number"*" 400" ]]
 	stop_server
-	run -65 --separate-stderr tf-export -d dnn --format onnx -o m.onnx
-	[[ "$stderr" == *"ONNX export: the model reads numeric features beside its sparse ids, not exported yet"* ]]
 	# resumed on the ids alone: refused, naming both
 	run -65 --separate-stderr tf-train -q --sparse --model dnn -e 1 --checkpoint-dir dnn ids.tfrecord
 	[[ "$stderr" == *"reads 2 numeric features beside its sparse ids; the data (ids.tfrecord.schema.json) has 0"* ]]
@@ -331,6 +329,27 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
 	jq -c '.features = [.features[0], (.features[0] | .name = "height")]' mix.tfrecord.schema.json > h.schema.json
 	run -65 --separate-stderr tf-train -q --sparse --model lr -e 1 --schema h.schema.json --checkpoint-dir h mix.tfrecord
 	[[ "$stderr" == *"mix.tfrecord: record 0: no feature 'height', one of the model's 2"* ]]
+}
+
+@test "ONNX export of sparse ids beside numeric features: inputs ids, values and features (the numbers in schema order, standardised in the graph); lr's and wide_and_deep's add a Sum; onnxruntime predicts as tf-eval" {
+	node_libs onnxruntime-node
+	protoc -I"$TOP/libtfcore/proto" --python_out=. example.proto
+	/usr/bin/python3 "$TOP/tests/cli/mkmixex.py" . mix.tfrecord 2 600
+	tf-records schema --write mix.tfrecord > /dev/null
+	tf-records head -n 600 mix.tfrecord | jq -sc '[.[] | {ids, values, features: [.age[0], .visits[0]]}]' > mix.json
+	for m in lr dnn wide_and_deep; do
+		tf-train -q --sparse --model $m --optimizer adagrad --learning-rate 0.1 -e 5 --checkpoint-dir $m mix.tfrecord > /dev/null
+		run -0 tf-export -d $m --format onnx -o $m.onnx
+		/usr/bin/python3 -c 'import sys; b = open(sys.argv[1], "rb").read(); assert b"features" in b and b"standardize" in b' $m.onnx
+		node "$TOP/tests/cli/exportcheck.js" onnx $m.onnx mix.json > $m.out
+		tf-eval -d $m --predict mix.tfrecord > $m.eval
+		[ "$(wc -l < $m.out)" = 600 ]
+		same_positive $m.out $m.eval
+	done
+	# the numbers matter: another age gives other predictions
+	jq -c 'map(.features[0] += 10)' mix.json > older.json
+	node "$TOP/tests/cli/exportcheck.js" onnx dnn.onnx older.json > older.out
+	! cmp -s dnn.out older.out
 }
 
 @test "the row-sparse steps (sgd, adagrad, ftrl, lazy_adam: only the rows a batch touched) are the dense steps' model bit for bit (the device path steps densely), with -j 2 too" {
@@ -466,7 +485,7 @@ assert d < 2e-6, d
 PY
 }
 
-@test "ONNX export of a sparse model: ids and values in, Gather, Mul and ReduceSum over its table (an id vocabulary's ids through ai.onnx.ml's LabelEncoder); onnxruntime predicts as tf-eval, sum and mean, and an id without a row adds nothing; hashed ids and oov buckets hashed in the graph as tfkit hashes them" {
+@test "ONNX export of a sparse model: ids and values in, Gather, Mul and ReduceSum over its table (an id vocabulary's ids through ai.onnx.ml's LabelEncoder); onnxruntime predicts as tf-eval, sum and mean, wide_and_deep (a Sum), and an id without a row adds nothing; hashed ids and oov buckets hashed in the graph as tfkit hashes them" {
 	node_libs onnxruntime-node
 	heart
 	tf-train -q --sparse --model lr --optimizer ftrl --learning-rate 0.5 -e 5 --checkpoint-dir lr hs.tfrecord > /dev/null
@@ -492,10 +511,12 @@ PY
 	EOF
 	tf-train -q --model dnn --embedding-dim 4 --hidden 8 --optimizer adagrad --learning-rate 0.1 -e 2 --checkpoint-dir dnn wide.tfrecord > /dev/null
 	tf-train -q --sparse --model-file mean.spec --optimizer adagrad --learning-rate 0.1 -e 2 --checkpoint-dir mean wide.tfrecord > /dev/null
+	# wide_and_deep: two bags over the vocabulary, their Sum
+	tf-train -q --model wide_and_deep --embedding-dim 4 --hidden 8 --optimizer adagrad --learning-rate 0.1 -e 2 --checkpoint-dir wd wide.tfrecord > /dev/null
 	bag_rows wide.svm 8 0 > all.json
 	bag_rows wide.svm 8 1 > fewer.json
 	bag_rows wide.svm 8 2 > odd.json
-	for m in dnn mean; do
+	for m in dnn mean wd; do
 		tf-export -d $m --format onnx -o $m.onnx > /dev/null
 		/usr/bin/python3 -c 'import sys; b = open(sys.argv[1], "rb").read(); assert b"LabelEncoder" in b and b"ai.onnx.ml" in b' $m.onnx
 		node "$TOP/tests/cli/exportcheck.js" onnx $m.onnx all.json > $m.out

@@ -611,3 +611,28 @@ assert max(abs(p[0] - q[0]) for p, q in zip(a, b)) < 1e-5, (a, b)' onnx.out js.o
 	tf-train -q --model-file tanh.spec --epochs 20 --batch-size 16 --checkpoint-dir sck iris.tfrecord > /dev/null
 	iris_exports_agree sck
 }
+
+@test "a spec that adds two branches exports to ONNX (a Sum), as tf-eval predicts; TensorFlow.js, a chain of layers, refuses it" {
+	node_libs onnxruntime-node
+	tf-csv2record "$DATA/iris.csv" -o iris.tfrecord
+	printf 'input x\nnode a dense x units=8\nnode b dense x units=8\nnode s add a,b\nnode r relu s\nnode logits dense r units=outputs\n' > add.spec
+	tf-train -q --model-file add.spec --epochs 20 --batch-size 16 --checkpoint-dir ack iris.tfrecord > /dev/null
+	run -0 tf-export -d ack --format onnx -o ack.onnx
+	/usr/bin/python3 -c 'import sys; b = open(sys.argv[1], "rb").read(); assert b"Sum" in b' ack.onnx
+	/usr/bin/python3 -c '
+import csv, json, sys
+r = list(csv.reader(open(sys.argv[1])))[1:]
+print(json.dumps([[float(v) for v in row[:-1]] for row in r]))' "$DATA/iris.csv" > rows.json
+	node "$TOP/tests/cli/exportcheck.js" onnx ack.onnx rows.json > a.out
+	tf-eval -d ack --predict iris.tfrecord > c.out
+	/usr/bin/python3 -c '
+import json, sys
+a = [json.loads(l) for l in open(sys.argv[1])]
+c = [json.loads(l)["probabilities"] for l in open(sys.argv[2])]
+assert len(a) == len(c) == 150
+for x, z in zip(a, c):
+    assert max(abs(p - q) for p, q in zip(x, z)) < 2e-6, (x, z)' a.out c.out
+	run -65 --separate-stderr tf-export -d ack --format tfjs -o ack-js
+	[[ "$stderr" == *"TensorFlow.js export: node 'b' is not a layer of a plain chain"* ]]
+	[ ! -e ack-js ]
+}
