@@ -2554,6 +2554,10 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			goto out;
 		}
 	}
+	/* The final line's examples/s: of the training, not of the wait for
+	 * the other trainers, the validation and the checkpoint after it
+	 * (as a line of --steps-to-validate leaves its validation out) */
+	double t_end = tfi_now();
 	int ended = 0; /* the run had ended already: only marked so now */
 	if (r.h.step == first_step && !stopped && r.continued && ran_out) {
 		/* The run had trained to its end when it was stopped (killed
@@ -2649,10 +2653,9 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 	}
 	note_fallbacks(&r, 0);
 	note_truncated(&r);
-	double tn = tfi_now();
 	rc = report(&r, m, lr,
 	            (double)(r.h.examples - ex_mark) /
-	                (tn - t_mark > 1e-9 ? tn - t_mark : 1e-9),
+	                (t_end - t_mark > 1e-9 ? t_end - t_mark : 1e-9),
 	            1);
 	if (rc == TF_OK && r.cl != NULL && !stopped &&
 	    (rc = tfi_ps_finish(r.cl)) != TF_OK) {
