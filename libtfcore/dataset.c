@@ -257,6 +257,7 @@ tf_dataset_open(struct tf_dataset *ds, const char *const *files, size_t nfiles,
 	free(ds->ibuf);
 	ds->ibuf =
 	    malloc(ds->shuffle * (size_t)ds->cols->nids * sizeof(int64_t) + 1);
+	ds->pend_ids = NULL;
 	ds->prefaulted = 0;
 	free(ds->spos);
 	ds->spos = calloc(ds->shuffle, sizeof *ds->spos);
@@ -324,6 +325,7 @@ epoch_start(struct tf_dataset *ds, uint64_t epoch)
 	ds->file = 0;
 	ds->reading = 0;
 	ds->nbuf = 0;
+	ds->pend_ids = NULL; /* (a row no longer held) */
 	ds->at_end = 0;
 	tf_rng_seed(&ds->rng, ds->seed * 0x9e3779b97f4a7c15ull + epoch);
 }
@@ -496,20 +498,8 @@ decode_bag(struct tf_dataset *ds, const struct tf_feature *sids,
 			continue; /* a model's unknown id: nothing */
 		}
 		if (id < 0) {
-			return tfi_set_error(
-			    ds, TF_EFORMAT,
-			    in_vocab
-			        ? "%s: record %llu: id %llu is not one of "
-			          "the model's %lld ids (its id vocabulary, "
-			          "the schema's of the data it was first "
-			          "trained on; in a model trained afresh, "
-			          "--oov-buckets N hashes such ids into N "
-			          "rows more, --hash-buckets N hashes all)"
-			        : "%s: record %llu: id %llu is beyond the "
-			          "schema's max_index %lld",
-			    file, (unsigned long long)rec,
-			    (unsigned long long)sids->ints[k],
-			    (long long)vocab - (in_vocab ? 0 : 1));
+			return tfi_ds_unknown_id(ds, file, rec,
+			                         (uint64_t)sids->ints[k]);
 		}
 		ids[j] = id;
 		row[j++] = vals->count > 0 ? vals->floats[k] : 1.0f;
@@ -519,6 +509,26 @@ decode_bag(struct tf_dataset *ds, const struct tf_feature *sids,
 		row[k] = 0.0f;
 	}
 	return TF_OK;
+}
+
+int
+tfi_ds_unknown_id(struct tf_dataset *ds, const char *file, uint64_t rec,
+                  uint64_t id)
+{
+	int64_t width, vocab;
+	tf_columns_bag(ds->cols, &width, &vocab);
+	int in_vocab = tf_columns_bag_vocabulary(ds->cols);
+	return tfi_set_error(
+	    ds, TF_EFORMAT,
+	    in_vocab ? "%s: record %llu: id %llu is not one of the model's "
+	               "%lld ids (its id vocabulary, the schema's of the "
+	               "data it was first trained on; in a model trained "
+	               "afresh, --oov-buckets N hashes such ids into N rows "
+	               "more, --hash-buckets N hashes all)"
+	             : "%s: record %llu: id %llu is beyond the schema's "
+	               "max_index %lld",
+	    file, (unsigned long long)rec, (unsigned long long)id,
+	    (long long)vocab - (in_vocab ? 0 : 1));
 }
 
 /* A sequence feature into a row: its first steps (numbers into the
@@ -586,6 +596,9 @@ static int
 decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
        int64_t *ids, float *label, char *key)
 {
+	if (ds->pend_ids != NULL && tfi_ds_settle(ds) != TF_OK) {
+		return ds->err.code;
+	}
 	if (ds->fast && key == NULL &&
 	    tfi_ds_fast_record(ds, d, n, row, label)) {
 		ds->fast_hits++;
@@ -1051,6 +1064,7 @@ chunk_start(struct tf_dataset *ds, const struct tfi_chunk *c)
 	ds->chunk_left = c->count;
 	ds->at_end = 0;
 	ds->nbuf = 0;
+	ds->pend_ids = NULL;
 	/* the rows trained already: their place in the chunk's order */
 	for (uint64_t k = 0; k < c->skip; k++) {
 		int rc = next_example(ds, NULL, NULL, NULL, NULL);
@@ -1288,6 +1302,10 @@ next_example(struct tf_dataset *ds, float *x, int64_t *ids, float *label,
 	}
 	if (ds->shuffle > 1 && !ds->at_end && ds->nbuf == ds->shuffle) {
 		ask_picks(ds, w, ni);
+	}
+	/* (the last record read may be the one taken) */
+	if (ds->pend_ids != NULL && tfi_ds_settle(ds) != TF_OK) {
+		return ds->err.code;
 	}
 	size_t i =
 	    ds->shuffle > 1 ? (size_t)tf_rng_below(&ds->rng, ds->nbuf) : 0;

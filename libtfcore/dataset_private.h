@@ -121,6 +121,16 @@ struct tf_dataset {
 	struct tfi_ds_pos *log;
 	size_t nlog, log_cap;
 	int unseekable;
+	/* A record of an id vocabulary's ids read by tfi_ds_fast_bag(): its
+	 * row holds the ids themselves, their table slots asked for, and
+	 * they are looked up (tfi_ds_settle()) before the next record is
+	 * read or a row is taken, the memory's wait behind that record's
+	 * reading.  pend_ids NULL: none. */
+	int64_t *pend_ids;
+	float *pend_row;
+	int64_t pend_n;
+	size_t pend_file;
+	uint64_t pend_rec;
 	int no_fast;         /* tests: never */
 	uint64_t fast_hits;  /* tests: records it read */
 	uint64_t truncated;  /* sequences cut to the columns' steps */
@@ -147,6 +157,14 @@ int tfi_ds_fast_record(struct tf_dataset *ds, const uint8_t *d, size_t n,
  * model of the bag alone): 1 read, 0 to decode(). */
 int tfi_ds_fast_bag(struct tf_dataset *ds, const uint8_t *d, size_t n,
                     float *row, int64_t *ids, float *label);
+/* The ids of the record tfi_ds_fast_bag() left to look up, their rows
+ * (an id of none: an out-of-vocabulary bucket; dropped with its value
+ * when evaluating, a data error naming the record when training, as
+ * decode() gives it); TF_OK when there is none. */
+int tfi_ds_settle(struct tf_dataset *ds);
+/* An id of no row of a bag's table, as a data error naming it. */
+int tfi_ds_unknown_id(struct tf_dataset *ds, const char *file, uint64_t rec,
+                      uint64_t id);
 
 /* A Features map entry for a key of klen bytes holding payload bytes of
  * one kind (TF_COL_FLOAT, TF_COL_INT64 or TF_COL_BYTES): its whole size,

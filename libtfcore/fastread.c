@@ -23,6 +23,7 @@
 #endif
 
 #include "dataset_private.h"
+#include "tf/record.h"
 
 /* Names of inputs whose int64 entries int64_entry() reads are shorter:
  * their entries' lengths are then one varint byte each. */
@@ -822,8 +823,8 @@ tfi_ds_fast_bag(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 			return 0;
 		}
 		if (iv != NULL) {
-			/* an id vocabulary's slots asked for all at once,
-			 * looked up after */
+			/* an id vocabulary's slots asked for now, looked up
+			 * when the next record comes (tfi_ds_settle()) */
 			__builtin_prefetch(
 			    &iv->slot[3 * tfi_idset_home(iv, v)]);
 			ids[k++] = (int64_t)v;
@@ -834,13 +835,6 @@ tfi_ds_fast_bag(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 			return 0;
 		}
 		ids[k++] = id;
-	}
-	for (int64_t j = 0; iv != NULL && j < k; j++) {
-		int64_t r = tfi_idset_row(iv, (uint64_t)ids[j]);
-		if (r < 0 && (r = tfi_bag_oov(cols, (uint64_t)ids[j])) < 0) {
-			return 0;
-		}
-		ids[j] = r;
 	}
 	if (nv > 0 && nv != (size_t)k) {
 		return 0;
@@ -853,5 +847,46 @@ tfi_ds_fast_bag(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		ids[j] = -1;
 		row[j] = 0.0f;
 	}
+	if (iv != NULL) { /* looked up later: tfi_ds_settle() */
+		ds->pend_ids = ids;
+		ds->pend_row = row;
+		ds->pend_n = k;
+		ds->pend_file = ds->file;
+		ds->pend_rec =
+		    (ds->on_pre ? ds->stdin_rec : tf_reader_count(ds->r)) - 1;
+	}
 	return 1;
+}
+
+int
+tfi_ds_settle(struct tf_dataset *ds)
+{
+	int64_t *ids = ds->pend_ids;
+	if (ids == NULL) {
+		return TF_OK;
+	}
+	ds->pend_ids = NULL;
+	const struct tf_columns *cols = ds->cols;
+	const struct tfi_idset *iv = &cols->bag_ids;
+	float *row = ds->pend_row;
+	int64_t j = 0;
+	for (int64_t k = 0; k < ds->pend_n; k++) {
+		uint64_t id = (uint64_t)ids[k];
+		int64_t r = tfi_idset_row(iv, id);
+		if (r < 0 && (r = tfi_bag_oov(cols, id)) < 0) {
+			if (ds->strict_ids) {
+				return tfi_ds_unknown_id(
+				    ds, ds->files[ds->pend_file], ds->pend_rec,
+				    id);
+			}
+			continue; /* a model's unknown id: nothing */
+		}
+		ids[j] = r;
+		row[j++] = row[k];
+	}
+	for (; j < ds->pend_n; j++) {
+		ids[j] = -1;
+		row[j] = 0.0f;
+	}
+	return TF_OK;
 }
