@@ -132,6 +132,7 @@ struct ps {
 static void note(struct ps *ps, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static void set_lost(struct ps *ps, uint32_t k, int on);
+static void lose_refused(struct ps *ps, uint32_t k);
 static void note_pool(struct ps *ps);
 static void answer_takes(struct ps *ps, double t);
 static void drop_takes(struct ps *ps, const struct slot *s, uint32_t wk,
@@ -1078,6 +1079,7 @@ handle(struct ps *ps, struct slot *s, const uint8_t *d, size_t len)
 		note(ps, "a request refused: %s", err);
 		reply_status(ps, s, TFKIT__PS__REPLY__STATUS__ERROR, err,
 		             UINT32_MAX);
+		lose_refused(ps, wk);
 	} else if (q->model != 0 && ps->model != 0 && q->model != ps->model) {
 		snprintf(
 		    err, sizeof err,
@@ -1091,6 +1093,7 @@ handle(struct ps *ps, struct slot *s, const uint8_t *d, size_t len)
 		note(ps, "a request refused: %s", err);
 		reply_status(ps, s, TFKIT__PS__REPLY__STATUS__ERROR, err,
 		             UINT32_MAX);
+		lose_refused(ps, wk);
 	} else if (check_session(ps, s, wk, q)) {
 		/* refused: a process replaced or gone on without */
 	} else {
@@ -1242,6 +1245,44 @@ set_lost(struct ps *ps, uint32_t k, int on)
 	}
 }
 
+/* Trainer k taken for gone at time t, why (a note's words): the run goes
+ * on without it, the records it held back to the pool. */
+static void
+lose(struct ps *ps, uint32_t k, double t, const char *why)
+{
+	struct worker *w = &ps->w[k];
+	set_lost(ps, k, 1);
+	if (!w->done) {
+		w->done = 1;
+		ps->done++;
+	}
+	char what[800], alive[120], tail[900] = "";
+	uint64_t back = give_back(ps, k, what, sizeof what);
+	if (back > 0) {
+		snprintf(tail, sizeof tail,
+		         "; %llu records it held untrained go back to the "
+		         "pool: %s",
+		         (unsigned long long)back, what);
+	}
+	trainers_text(ps, alive, sizeof alive);
+	note(ps, "ps %zu: step %llu: trainer %u %s: going on without it (%s)%s",
+	     ps->cfg->index, (unsigned long long)ps->step, k, why, alive, tail);
+	if (ps->done == ps->trainers) {
+		ps->all_done_at = t;
+	}
+}
+
+/* After trainers were lost: a sync step they held up completes. */
+static void
+after_lost(struct ps *ps)
+{
+	if (ps->sync && ps->nhave > 0 && ps->nhave >= needed(ps)) {
+		complete_step(ps); /* the snapshots answered there too */
+	} else {
+		answer_snapshots(ps);
+	}
+}
+
 /* A trainer that has been silent for the peer timeout (not one held in
  * a sync step here; one held by another ps says ALIVE) is taken for
  * gone: the run goes on without it.  Returns whether one was. */
@@ -1259,37 +1300,31 @@ lose_silent(struct ps *ps, double t)
 		     !(ps->pool != NULL && tfi_pool_holds(ps->pool, k)))) {
 			continue;
 		}
-		set_lost(ps, k, 1);
-		if (!w->done) {
-			w->done = 1;
-			ps->done++;
-		}
+		char why[120];
+		snprintf(why, sizeof why, "%s for %g s (--peer-timeout)",
+		         w->seen ? "silent" : "not heard from since the start",
+		         ps->peer_timeout);
+		lose(ps, k, t, why);
 		any = 1;
-		char what[800], alive[120], tail[900] = "";
-		uint64_t back = give_back(ps, k, what, sizeof what);
-		if (back > 0) {
-			snprintf(tail, sizeof tail,
-			         "; %llu records it held untrained go back to "
-			         "the pool: %s",
-			         (unsigned long long)back, what);
-		}
-		trainers_text(ps, alive, sizeof alive);
-		note(ps,
-		     "ps %zu: step %llu: trainer %u %s for %g s "
-		     "(--peer-timeout): going on without it (%s)%s",
-		     ps->cfg->index, (unsigned long long)ps->step, k,
-		     w->seen ? "silent" : "not heard from since the start",
-		     ps->peer_timeout, alive, tail);
-		if (ps->done == ps->trainers) {
-			ps->all_done_at = t;
-		}
 	}
-	if (any && ps->sync && ps->nhave > 0 && ps->nhave >= needed(ps)) {
-		complete_step(ps); /* the snapshots answered there too */
-	} else if (any) {
-		answer_snapshots(ps);
+	if (any) {
+		after_lost(ps);
 	}
 	return any;
+}
+
+/* A trainer refused for good (a model of another size or of other rows:
+ * it stops, exit 64) is gone now, not after the peer timeout: the
+ * chief's steps do not wait for it.  Not the chief, whose own refusal
+ * ends the run. */
+static void
+lose_refused(struct ps *ps, uint32_t k)
+{
+	if (k == 0 || k >= ps->trainers || ps->w[k].lost || ps->w[k].seen) {
+		return;
+	}
+	lose(ps, k, ps->last_request, "refused (above)");
+	after_lost(ps);
 }
 
 /* When the chief (trainer 0) was last heard from, or all were done. */
