@@ -623,10 +623,11 @@ validate(struct run *r)
 		return TF_OK;
 	}
 	tfi_linear_flush(r->lin, r->g, r->o); /* a sparse lr's rows */
-	/* Row-sparse: this trainer's copy of the rows it did not touch
-	 * lately is stale; take every value first. */
+	/* Row-sparse over ps tasks: this trainer's copy of the rows it did
+	 * not touch lately is stale; take every value first.  (In one
+	 * process, row_steps, the rows are the model's own.) */
 	uint64_t at;
-	if (r->sp != NULL &&
+	if (r->sp != NULL && r->cl != NULL &&
 	    (tfi_ps_pull(r->cl, host_block(r, TFI_PARAMS, 1), &at,
 	                 r->cfg->peer_timeout > 0 ? r->cfg->peer_timeout
 	                                          : 60) != TF_OK ||

@@ -117,6 +117,22 @@ assert j["examples"] == 113 and j["accuracy"] >= 0.95 and j["auc"] >= 0.98, j' "
 	[[ "${lines[2]}" == '{"final":true,"step":46,'* ]]
 }
 
+@test "--validate with a model whose tables are updated row by row (sparse ids; a categorical column's embedding under adagrad or ftrl): the validation metrics are tf-eval's on that file" {
+	# (both stopped with a segmentation fault, a ps's pull asked for
+	# without a ps)
+	tf-csv2record -q -f libsvm -o hs.tfrecord "$DATA/heart_scale"
+	awk 'BEGIN { print "color,size,label"; s = 3; for (i = 0; i < 400; i++) { s = (s * 69069 + 1) % 4294967296
+		c = int(s / 65536) % 5; z = (s % 1000) / 100; print "c" c "," z "," ((c % 2 == 0 && z > 3) ? 1 : 0) } }' > cat.csv
+	tf-csv2record -q cat.csv -o cat.tfrecord
+	for m in "hs lr ftrl" "hs dnn adagrad" "cat wide_and_deep adagrad"; do
+		set -- $m
+		run -0 --separate-stderr tf-train -q --model $2 --optimizer $3 -e 3 --validate $1.tfrecord --checkpoint-dir ck-$2 $1.tfrecord
+		got=$(jq -c '.validation | {examples, auc}' <<< "$output")
+		want=$(tf-eval -d ck-$2 $1.tfrecord | jq -c '{examples, auc}')
+		[ "$got" = "$want" ]
+	done
+}
+
 @test "multiclass (iris) and regression (diabetes) tasks" {
 	tf-csv2record "$DATA/iris.csv" -o iris.tfrecord
 	run -0 tf-train -q --epochs 60 --batch-size 16 --learning-rate 0.01 \
