@@ -2055,10 +2055,10 @@ struct onnx {
 	size_t nattrs;
 	int64_t ints[32 * MAX_NODES]; /* the attributes' lists */
 	size_t nints;
-	int64_t *lists[8]; /* ... too long for ints: id vocabularies (a
-	                      LabelEncoder's keys and rows, a bag each) */
+	int64_t *lists[2]; /* ... too long for ints: an id vocabulary's */
 	size_t nlists;
-	int ml;   /* a node of ai.onnx.ml (LabelEncoder): its opset imported */
+	int ml; /* a node of ai.onnx.ml (LabelEncoder): its opset imported */
+	const char *id_rows; /* the ids' rows in an id vocabulary, once */
 	int bits; /* a bitwise node (a hashed id's): opset 18, not 13 */
 	int full; /* something did not fit: no model */
 };
@@ -2645,14 +2645,17 @@ bag_node(struct onnx *o, const struct layer *L, const char *out,
 	    slice_cols(o, wv, vals, L->begin, L->size) == NULL) {
 		return -1;
 	}
-	if (vocab != NULL) {
-		/* the vocabulary's i-th id is row i; any other, -1 */
+	if (vocab != NULL && o->id_rows == NULL) {
+		/* the vocabulary's i-th id is row i; any other, -1: one
+		 * lookup of every id, the bags' (wide_and_deep's two) each
+		 * taking its columns of it */
 		int64_t *keys = malloc((nvocab ? nvocab : 1) * sizeof *keys);
 		int64_t *rows = malloc((nvocab ? nvocab : 1) * sizeof *rows);
-		Onnx__NodeProto *n = keys && rows
-		                         ? add_node(o, "LabelEncoder", raw, ids,
-		                                    NULL, NULL, NULL, NULL)
-		                         : NULL;
+		Onnx__NodeProto *n =
+		    keys && rows
+		        ? add_node(o, "LabelEncoder", "ids/vocabulary_rows",
+		                   "ids", NULL, NULL, NULL, NULL)
+		        : NULL;
 		if (n == NULL) {
 			free(keys);
 			free(rows);
@@ -2667,6 +2670,11 @@ bag_node(struct onnx *o, const struct layer *L, const char *out,
 		node_attr_list(o, n, "keys_int64s", keys, nvocab);
 		node_attr_list(o, n, "values_int64s", rows, nvocab);
 		node_attr(o, n, "default_int64", 0, -1);
+		o->id_rows = "ids/vocabulary_rows";
+	}
+	if (vocab != NULL &&
+	    slice_cols(o, raw, o->id_rows, L->begin, L->size) == NULL) {
+		return -1;
 	}
 	/* hashed, every id a bucket; with oov buckets, an id of no row
 	 * one of them */
