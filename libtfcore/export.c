@@ -992,6 +992,14 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 		const char *op = tf_graph_node_op(g, i);
 		const char *name = tf_graph_node_name(g, i);
 		if (op == NULL) {
+			if (strcmp(name, "ids") == 0 && !seqs && !bag) {
+				return tfi_set_error(
+				    m, TF_EFORMAT,
+				    "%s export: the model reads categorical "
+				    "features (strings looked up as ids), not "
+				    "exported yet; the tfkit format serves it",
+				    format);
+			}
 			if (strcmp(name, "x") != 0 &&
 			    !((seqs || bag) && strcmp(name, "ids") == 0)) {
 				return tfi_set_error(
