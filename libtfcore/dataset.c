@@ -467,53 +467,9 @@ decode_image(struct tf_dataset *ds, const struct tf_feature *f,
 	return TF_OK;
 }
 
-/* A record's sparse ids and values as a bag: the ids' table rows (no id:
- * -1) and their values (1 for ids without values) in the row's floats,
- * at most the schema's max_ids. */
+/* An id of no row of a bag's table, as a data error naming it. */
 static int
-decode_bag(struct tf_dataset *ds, const struct tf_feature *sids,
-           const struct tf_feature *vals, const char *file, uint64_t rec,
-           float *row, int64_t *ids)
-{
-	const struct tf_columns *cols = ds->cols;
-	int64_t k, width, vocab;
-	tf_columns_bag(cols, &width, &vocab);
-	if (sids->count > (size_t)width) {
-		return tfi_set_error(ds, TF_EFORMAT,
-		                     "%s: record %llu: %zu ids, more than the "
-		                     "%lld a row the schema says (max_ids)",
-		                     file, (unsigned long long)rec, sids->count,
-		                     (long long)width);
-	}
-	if (vals->count > 0 && vals->count != sids->count) {
-		return tfi_set_error(
-		    ds, TF_EFORMAT, "%s: record %llu: %zu ids but %zu values",
-		    file, (unsigned long long)rec, sids->count, vals->count);
-	}
-	int in_vocab = tf_columns_bag_vocabulary(cols);
-	int64_t j = 0;
-	for (k = 0; k < (int64_t)sids->count; k++) {
-		int64_t id = tf_columns_bag_id(cols, sids->ints[k]);
-		if (id < 0 && in_vocab && !ds->strict_ids) {
-			continue; /* a model's unknown id: nothing */
-		}
-		if (id < 0) {
-			return tfi_ds_unknown_id(ds, file, rec,
-			                         (uint64_t)sids->ints[k]);
-		}
-		ids[j] = id;
-		row[j++] = vals->count > 0 ? vals->floats[k] : 1.0f;
-	}
-	for (k = j; k < width; k++) {
-		ids[k] = -1;
-		row[k] = 0.0f;
-	}
-	return TF_OK;
-}
-
-int
-tfi_ds_unknown_id(struct tf_dataset *ds, const char *file, uint64_t rec,
-                  uint64_t id)
+unknown_id(struct tf_dataset *ds, const char *file, uint64_t rec, uint64_t id)
 {
 	int64_t width, vocab;
 	tf_columns_bag(ds->cols, &width, &vocab);
@@ -529,6 +485,85 @@ tfi_ds_unknown_id(struct tf_dataset *ds, const char *file, uint64_t rec,
 	               "max_index %lld",
 	    file, (unsigned long long)rec, (unsigned long long)id,
 	    (long long)vocab - (in_vocab ? 0 : 1));
+}
+
+/* n ids (raw) and their values (vals; NULL: 1 each) as a bag's row: the
+ * ids' table rows in ids, their values in row, then no id (-1) and 0 to
+ * the schema's max_ids.  An id of none of an id vocabulary's rows adds
+ * nothing when evaluating and is a data error naming the record when
+ * training (tf_dataset_set_strict_ids()); any other id past the table
+ * is one.  In place too (raw ids, vals row): the rows only move down. */
+static int
+bag_row(struct tf_dataset *ds, const char *file, uint64_t rec,
+        const int64_t *raw, const float *vals, int64_t n, float *row,
+        int64_t *ids)
+{
+	const struct tf_columns *cols = ds->cols;
+	int64_t width, vocab, j = 0;
+	tf_columns_bag(cols, &width, &vocab);
+	int in_vocab = tf_columns_bag_vocabulary(cols);
+	for (int64_t k = 0; k < n; k++) {
+		uint64_t u = (uint64_t)raw[k];
+		float v = vals != NULL ? vals[k] : 1.0f;
+		int64_t id = tfi_bag_row(cols, u);
+		if (id < 0 && in_vocab && !ds->strict_ids) {
+			continue; /* a model's unknown id: nothing */
+		}
+		if (id < 0) {
+			return unknown_id(ds, file, rec, u);
+		}
+		ids[j] = id;
+		row[j++] = v;
+	}
+	for (; j < width; j++) {
+		ids[j] = -1;
+		row[j] = 0.0f;
+	}
+	return TF_OK;
+}
+
+/* A record's sparse ids and values as a bag (bag_row()), at most the
+ * schema's max_ids. */
+static int
+decode_bag(struct tf_dataset *ds, const struct tf_feature *sids,
+           const struct tf_feature *vals, const char *file, uint64_t rec,
+           float *row, int64_t *ids)
+{
+	int64_t width, vocab;
+	tf_columns_bag(ds->cols, &width, &vocab);
+	if (sids->count > (size_t)width) {
+		return tfi_set_error(ds, TF_EFORMAT,
+		                     "%s: record %llu: %zu ids, more than the "
+		                     "%lld a row the schema says (max_ids)",
+		                     file, (unsigned long long)rec, sids->count,
+		                     (long long)width);
+	}
+	if (vals->count > 0 && vals->count != sids->count) {
+		return tfi_set_error(
+		    ds, TF_EFORMAT, "%s: record %llu: %zu ids but %zu values",
+		    file, (unsigned long long)rec, sids->count, vals->count);
+	}
+	return bag_row(ds, file, rec, sids->ints,
+	               vals->count > 0 ? vals->floats : NULL,
+	               (int64_t)sids->count, row, ids);
+}
+
+int
+tfi_ds_settle(struct tf_dataset *ds)
+{
+	int64_t *ids = ds->pend_ids;
+	if (ids == NULL) {
+		return TF_OK;
+	}
+	ds->pend_ids = NULL;
+	return bag_row(ds, ds->files[ds->pend_file], ds->pend_rec, ids,
+	               ds->pend_row, ds->pend_n, ds->pend_row, ids);
+}
+
+uint64_t
+tfi_ds_record(const struct tf_dataset *ds)
+{
+	return (ds->on_pre ? ds->stdin_rec : tf_reader_count(ds->r)) - 1;
 }
 
 /* A sequence feature into a row: its first steps (numbers into the
@@ -610,9 +645,7 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		return TF_OK;
 	}
 	const char *file = ds->files[ds->file];
-	/* the record's index in its file (standard input's: as given) */
-	uint64_t rec =
-	    (ds->on_pre ? ds->stdin_rec : tf_reader_count(ds->r)) - 1;
+	uint64_t rec = tfi_ds_record(ds);
 	if (tf_example_parse(ds->ex, d, n) != TF_OK) {
 		return tfi_set_error(ds, TF_EFORMAT, "%s: record %llu: %s",
 		                     file, (unsigned long long)rec,

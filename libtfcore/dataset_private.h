@@ -158,13 +158,13 @@ int tfi_ds_fast_record(struct tf_dataset *ds, const uint8_t *d, size_t n,
 int tfi_ds_fast_bag(struct tf_dataset *ds, const uint8_t *d, size_t n,
                     float *row, int64_t *ids, float *label);
 /* The ids of the record tfi_ds_fast_bag() left to look up, their rows
- * (an id of none: an out-of-vocabulary bucket; dropped with its value
- * when evaluating, a data error naming the record when training, as
- * decode() gives it); TF_OK when there is none. */
+ * (dataset.c's bag_row(), as decode() reads them: an unknown one dropped
+ * with its value when evaluating, a data error naming the record when
+ * training); TF_OK when there is none. */
 int tfi_ds_settle(struct tf_dataset *ds);
-/* An id of no row of a bag's table, as a data error naming it. */
-int tfi_ds_unknown_id(struct tf_dataset *ds, const char *file, uint64_t rec,
-                      uint64_t id);
+/* The index in its file of the record read last (standard input's: as
+ * given). */
+uint64_t tfi_ds_record(const struct tf_dataset *ds);
 
 /* A Features map entry for a key of klen bytes holding payload bytes of
  * one kind (TF_COL_FLOAT, TF_COL_INT64 or TF_COL_BYTES): its whole size,

@@ -1789,14 +1789,13 @@ tfjs_functional(struct tf_model *m, struct tfi_buf *bin, json_t *weights,
 			for (int k = 0; k < L->nsrc; k++) {
 				in[k] = fn_row(f, L->src[k], name);
 			}
-			l = f->rc == TF_OK
-			        ? L->dense == L_ADD
-			              ? fn_add(f, "Add", name, json_object(),
-			                       in, L->nsrc)
-			              : fn_add(f, "Concatenate", name,
-			                       json_pack("{s:i}", "axis", -1),
-			                       in, L->nsrc)
-			        : NULL;
+			l = f->rc != TF_OK ? NULL
+			    : L->dense == L_ADD
+			        ? fn_add(f, "Add", name, json_object(), in,
+			                 L->nsrc)
+			        : fn_add(f, "Concatenate", name,
+			                 json_pack("{s:i}", "axis", -1), in,
+			                 L->nsrc);
 			break;
 		case 1:
 			l = fn_row(f, L->src[0], name);
@@ -2400,6 +2399,32 @@ add_ints(struct onnx *o, int ok, const char *out, const char *suffix,
 	          : NULL;
 }
 
+/* A uint64 constant of one value, named out + suffix (add_ints()'s,
+ * its type uint64). */
+static const char *
+add_u64(struct onnx *o, int ok, const char *out, const char *suffix, uint64_t v)
+{
+	const int64_t q = (int64_t)v;
+	const char *n = add_ints(o, ok, out, suffix, &q, 1);
+	if (n != NULL) {
+		o->inits[o->ninits - 1]->data_type =
+		    ONNX__TENSOR_PROTO__DATA_TYPE__UINT64;
+	}
+	return n;
+}
+
+/* A Cast of in to type, named out: out, or NULL. */
+static const char *
+cast_node(struct onnx *o, const char *out, const char *in, int type)
+{
+	Onnx__NodeProto *n =
+	    out ? add_node(o, "Cast", out, in, NULL, NULL, NULL, NULL) : NULL;
+	if (n != NULL) {
+		node_attr(o, n, "to", 0, type);
+	}
+	return n != NULL ? out : NULL;
+}
+
 /* Columns begin to begin + size of a flat [N, W] value in, named out:
  * ONNX's Slice along axis 1. */
 static const char *
@@ -2425,15 +2450,10 @@ lengths_node(struct onnx *o, const char *out, int64_t col)
 	const char *l = keep_str(o, "%s%s", out, "/lengths");
 	const char *sh =
 	    add_ints(o, c && r && l, out, "/length_shape", &flat, 1);
-	Onnx__NodeProto *n =
-	    sh && slice_cols(o, c, "ids", col, 1)
-	        ? add_node(o, "Reshape", r, c, sh, NULL, NULL, NULL)
-	        : NULL;
-	n = n ? add_node(o, "Cast", l, r, NULL, NULL, NULL, NULL) : NULL;
-	if (n != NULL) {
-		node_attr(o, n, "to", 0, ONNX__TENSOR_PROTO__DATA_TYPE__INT32);
-	}
-	return n != NULL ? l : NULL;
+	return sh && slice_cols(o, c, "ids", col, 1) &&
+	               add_node(o, "Reshape", r, c, sh, NULL, NULL, NULL)
+	           ? cast_node(o, l, r, ONNX__TENSOR_PROTO__DATA_TYPE__INT32)
+	           : NULL;
 }
 
 /* The table rows of ids r (int64), named from out: r where 0 <= r < V
@@ -2500,33 +2520,6 @@ embed_node(struct onnx *o, const struct layer *L, const char *out)
 	return add_node(o, "Reshape", out, bn ? gb : g, sn, NULL, NULL, NULL)
 	           ? 0
 	           : -1;
-}
-
-/* A uint64 constant of one value, named out + suffix. */
-static const char *
-add_u64(struct onnx *o, int ok, const char *out, const char *suffix, uint64_t v)
-{
-	const int64_t one = 1, q = (int64_t)v;
-	const char *n = ok ? add_init_nd(o, keep_str(o, "%s%s", out, suffix),
-	                                 NULL, &q, &one, 1)
-	                   : NULL;
-	if (n != NULL) {
-		o->inits[o->ninits - 1]->data_type =
-		    ONNX__TENSOR_PROTO__DATA_TYPE__UINT64;
-	}
-	return n;
-}
-
-/* A Cast of in to type, named out: out, or NULL. */
-static const char *
-cast_node(struct onnx *o, const char *out, const char *in, int type)
-{
-	Onnx__NodeProto *n =
-	    out ? add_node(o, "Cast", out, in, NULL, NULL, NULL, NULL) : NULL;
-	if (n != NULL) {
-		node_attr(o, n, "to", 0, type);
-	}
-	return n != NULL ? out : NULL;
 }
 
 /*
@@ -2690,22 +2683,16 @@ bag_node(struct onnx *o, const struct layer *L, const char *out,
 	if (tf_columns_bag_hashed(cols)) {
 		r = hash_rows(o, out, ids, (uint64_t)V, 0);
 	} else if (oov > 0) {
-		const int64_t known = V - oov, none = -1;
+		/* an id the table's first rows have: its row; any other,
+		 * its bucket after them */
+		const int64_t known = V - oov;
 		const char *kn = add_ints(o, 1, out, "/known_count", &known, 1);
-		const char *mn =
-		    add_ints(o, kn != NULL, out, "/none", &none, 1);
 		const char *hn =
-		    mn ? hash_rows(o, out, ids, (uint64_t)oov, known) : NULL;
-		const char *inside, *known_at;
-		const char *rn = keep_str(o, "%s%s", out, "/oov_or_row");
-		r = hn && rn &&
-		            (known_at = table_rows(
-		                 o, keep_str(o, "%s%s", out, "/known"), r, zn,
-		                 kn, mn, &inside)) &&
-		            add_node(o, "Where", rn, inside, known_at, hn, NULL,
-		                     NULL)
-		        ? rn
-		        : NULL;
+		    kn ? hash_rows(o, out, ids, (uint64_t)oov, known) : NULL;
+		const char *inside;
+		r = hn ? table_rows(o, keep_str(o, "%s%s", out, "/known"), r,
+		                    zn, kn, hn, &inside)
+		       : NULL;
 	}
 	/* an id without a row: row 0, its weight 0 */
 	const char *in, *at;

@@ -23,7 +23,6 @@
 #endif
 
 #include "dataset_private.h"
-#include "tf/record.h"
 
 /* Names of inputs whose int64 entries int64_entry() reads are shorter:
  * their entries' lengths are then one varint byte each. */
@@ -852,41 +851,7 @@ tfi_ds_fast_bag(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		ds->pend_row = row;
 		ds->pend_n = k;
 		ds->pend_file = ds->file;
-		ds->pend_rec =
-		    (ds->on_pre ? ds->stdin_rec : tf_reader_count(ds->r)) - 1;
+		ds->pend_rec = tfi_ds_record(ds);
 	}
 	return 1;
-}
-
-int
-tfi_ds_settle(struct tf_dataset *ds)
-{
-	int64_t *ids = ds->pend_ids;
-	if (ids == NULL) {
-		return TF_OK;
-	}
-	ds->pend_ids = NULL;
-	const struct tf_columns *cols = ds->cols;
-	const struct tfi_idset *iv = &cols->bag_ids;
-	float *row = ds->pend_row;
-	int64_t j = 0;
-	for (int64_t k = 0; k < ds->pend_n; k++) {
-		uint64_t id = (uint64_t)ids[k];
-		int64_t r = tfi_idset_row(iv, id);
-		if (r < 0 && (r = tfi_bag_oov(cols, id)) < 0) {
-			if (ds->strict_ids) {
-				return tfi_ds_unknown_id(
-				    ds, ds->files[ds->pend_file], ds->pend_rec,
-				    id);
-			}
-			continue; /* a model's unknown id: nothing */
-		}
-		ids[j] = r;
-		row[j++] = row[k];
-	}
-	for (; j < ds->pend_n; j++) {
-		ids[j] = -1;
-		row[j] = 0.0f;
-	}
-	return TF_OK;
 }
