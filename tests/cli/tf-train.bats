@@ -94,6 +94,25 @@ assert j["examples"] == 113 and j["accuracy"] >= 0.95 and j["auc"] >= 0.98, j' "
 	[[ "$stderr" == *"was trained with --optimizer adam, not sgd"* ]]
 }
 
+@test "-d DIR is --checkpoint-dir DIR, as in tf-eval, tf-export and tf-ps" {
+	tf-csv2record "$DATA/iris.csv" -o iris.tfrecord
+	tf-train -q -e 2 -b 30 -d ck iris.tfrecord > first.json
+	[ -f ck/model.ckpt-10 ]
+	grep -q '"step":10' first.json
+	# a second run resumes there (two epochs more)
+	tf-train -q -e 2 -b 30 -d ck iris.tfrecord > second.json
+	grep -q '"step":20,"epoch":4' second.json
+	run -0 tf-eval -d ck iris.tfrecord
+	[[ "$output" == *'"examples":150'* ]]
+	run -0 tf-export -d ck --export-base models
+	[[ "$output" == *'"checkpoint":"ck/model.ckpt-20"'* ]]
+	[ -f models/1/model.json ]
+	run -0 tf-ps --help
+	[[ "$output" == *"-d, --checkpoint-dir=DIR"* ]]
+	run -64 --separate-stderr tf-train -q -d
+	[[ "$stderr" == *"requires an argument -- 'd'"* ]]
+}
+
 @test "checkpoints: --save-every, --keep, --from-scratch" {
 	split_bc
 	tf-train -q --schema bc.tfrecord.schema.json --model lr --epochs 2 --batch-size 10 \

@@ -139,7 +139,7 @@ usage(void)
 	    "      --shuffle-buffer=N     records (default 10000; 1 = in "
 	    "order)\n"
 	    "Output and state:\n"
-	    "      --checkpoint-dir=DIR   save and resume checkpoints "
+	    "  -d, --checkpoint-dir=DIR   save and resume checkpoints "
 	    "here\n"
 	    "      --export-base=BASE     publish checkpoints as versions "
 	    "BASE/N/ (tf-serve's)\n"
@@ -247,7 +247,7 @@ ps_usage(void)
 	    "it does not use, so one line serves every task.\n\n"
 	    "      --auth-token=TOKEN     required in every message\n"
 	    "      --auth-token-file=F    ... read from F\n"
-	    "      --checkpoint-dir=DIR   take the shard from the latest "
+	    "  -d, --checkpoint-dir=DIR   take the shard from the latest "
 	    "checkpoint there\n"
 	    "      --chief-hosts=H:P      a chief task\n"
 	    "      --from-scratch         do not take the shard from a "
@@ -584,6 +584,8 @@ long_name(int c, int index)
 	switch (c) {
 	case 'b':
 		return "batch-size";
+	case 'd':
+		return "checkpoint-dir";
 	case 'e':
 		return "epochs";
 	case 'j':
@@ -616,7 +618,7 @@ main(int argc, char **argv)
 	int c, index = 0, list = 0, print_config = 0;
 	struct dist d = {0};
 	tf_cluster_flags_init(&d.f);
-	while ((c = getopt_long(argc, argv, "b:e:hj:qV", options, &index)) !=
+	while ((c = getopt_long(argc, argv, "b:d:e:hj:qV", options, &index)) !=
 	       -1) {
 		if (cluster_option(&d, c)) {
 			continue;
