@@ -548,6 +548,10 @@ int64_t tfi_serving_argmax(const float *p, int64_t n);
 /* A client's mistake: TF_EINVAL with the message. */
 int tfi_request_bad(struct tf_request *q, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* What to add to a JSON parser's error for a model of sparse ids: how
+ * an id past 2^63-1 is sent, when the parser refused one ("too big
+ * integer"); "" otherwise. */
+const char *tfi_request_json_hint(const struct tf_model *m, const char *err);
 /* q->seen for every column, cleared. */
 int tfi_request_seen(struct tf_request *q);
 /* The row column of a signature input named name, or -1; the number of

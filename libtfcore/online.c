@@ -895,8 +895,9 @@ tf_request_train(struct tf_request *q, const struct tf_model *m,
 	    ex == NULL) {
 		rc = tfi_set_error(q, TF_ENOMEM, "out of memory");
 	} else if (root == NULL) {
-		rc = tfi_request_bad(q, "malformed JSON at line %d: %s", e.line,
-		                     e.text);
+		rc = tfi_request_bad(q, "malformed JSON at line %d: %s%s",
+		                     e.line, e.text,
+		                     tfi_request_json_hint(m, e.text));
 	} else if (!json_is_object(root)) {
 		rc = tfi_request_bad(q, "a :train body is a JSON object");
 	} else if (lname == NULL) {

@@ -1351,6 +1351,21 @@ tfi_request_instances(struct tf_request *q, const struct tf_model *m,
 	return rc;
 }
 
+/* A JSON parser's integers are int64s: a uint64 id past them is
+ * refused before the ids are read, so the error says how one is sent. */
+const char *
+tfi_request_json_hint(const struct tf_model *m, const char *err)
+{
+	int64_t bw, bv;
+	if (tf_columns_bag(tf_model_columns((struct tf_model *)m), &bw, &bv) &&
+	    strstr(err, "too big integer") != NULL) {
+		return "; an id past 2^63-1 is sent as a string of its digits "
+		       "(\"18446744073709551615\") or as the int64 of the same "
+		       "bits (-1)";
+	}
+	return "";
+}
+
 int
 tf_request_parse(struct tf_request *q, const struct tf_model *m, int method,
                  const char *body, size_t len, size_t max_rows)
@@ -1368,8 +1383,8 @@ tf_request_parse(struct tf_request *q, const struct tf_model *m, int method,
 	json_t *root = json_loadb(body, len, 0, &je);
 	if (root == NULL) {
 		return tfi_request_bad(
-		    q, "JSON Parse error: %s (line %d, column %d)", je.text,
-		    je.line, je.column);
+		    q, "JSON Parse error: %s (line %d, column %d)%s", je.text,
+		    je.line, je.column, tfi_request_json_hint(m, je.text));
 	}
 	int rc = TF_OK;
 	if (method == TF_METHOD_INSTANCE) {

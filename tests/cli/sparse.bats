@@ -214,6 +214,12 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
 	[[ "$output" == *"id 5 is not one of the model's $(distinct_ids wide.svm) ids"*" 400" ]]
 	run -0 curl -s -w ' %{http_code}' -d "{\"instances\": [{\"ids\": [$ids]}], \"labels\": [$label]}" "$URL/v1/models/w:train"
 	[[ "$output" == *" 200" ]]
+	# an id past 2^63-1 as a bare JSON number: the parser's refusal says
+	# how to send it, on both endpoints
+	for e in predict train; do
+		run -0 curl -s -w ' %{http_code}' -d '{"instances": [{"ids": [18446744073709551615]}], "labels": [1]}' "$URL/v1/models/w:$e"
+		[[ "$output" == *"too big integer"*'an id past 2^63-1 is sent as a string of its digits (\"18446744073709551615\") or as the int64 of the same bits (-1)'*" 400" ]]
+	done
 	# training a checkpoint on data with ids it has no row for
 	run -65 --separate-stderr tf-train -q --model dnn --embedding-dim 4 --hidden 8 -e 1 --checkpoint-dir ck odd.tfrecord
 	[[ "$stderr" == *"ck"*"has no row for 1 of the ids of the data"*"id 5 the first: its table has a row for each id of the data it was first trained on"* ]]
