@@ -791,7 +791,11 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		                     "%s: record %llu: no label '%s'", file,
 		                     (unsigned long long)rec, ds->cols->label);
 	}
-	if ((found < ds->cols->nin || !have_seq) && !ds->allow_missing) {
+	/* (a record of no ids holds an empty list: one without any is of
+	 * other data, or of a writer that leaves an empty list out) */
+	int no_ids = ds->cols->sparse && sids.name == NULL;
+	if ((found < ds->cols->nin || !have_seq || no_ids) &&
+	    !ds->allow_missing) {
 		return missing(ds, file, rec);
 	}
 	if (!key_found) {
@@ -956,8 +960,18 @@ missing(struct tf_dataset *ds, const char *file, uint64_t rec)
 			    file, (unsigned long long)rec, name, ds->cols->nin);
 		}
 	}
-	const struct seqf *q = ds->cols->seq;
 	struct tf_feature f;
+	if (ds->cols->sparse && (tf_example_find(ds->ex, "ids", &f) != TF_OK ||
+	                         f.kind != TF_KIND_INT64)) {
+		return tfi_set_error(
+		    ds, TF_EFORMAT,
+		    "%s: record %llu: no int64 feature 'ids', the model's "
+		    "sparse ids (records of other data?  a record of no ids "
+		    "holds an empty list; --allow-missing reads one without "
+		    "as none)",
+		    file, (unsigned long long)rec);
+	}
+	const struct seqf *q = ds->cols->seq;
 	if (q != NULL && tf_example_find(ds->ex, q->name, &f) != TF_OK) {
 		return tfi_set_error(ds, TF_EFORMAT,
 		                     "%s: record %llu: no sequence '%s' "

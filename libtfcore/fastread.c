@@ -846,7 +846,9 @@ tfi_ds_fast_bag(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 			return 0; /* another feature: the general path */
 		}
 	}
-	if (!have_y || (cols->label != NULL && !is_class(ds, *label))) {
+	/* (no ids at all: the general path says what is wrong) */
+	if (!have_y || is == NULL ||
+	    (cols->label != NULL && !is_class(ds, *label))) {
 		return 0;
 	}
 	int64_t width, vocab, k = 0;

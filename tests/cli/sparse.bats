@@ -415,7 +415,7 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
 	[ "$(stat -c %s small/model.ckpt-32)" -lt 8000 ]
 }
 
-@test "bad sparse records: more ids than the schema's max_ids, or ids and values that do not pair, name the record" {
+@test "bad sparse records: more ids than the schema's max_ids, ids and values that do not pair, no ids at all (other data), name the record" {
 	heart
 	tf-train -q --sparse --model lr --optimizer sgd -e 1 --checkpoint-dir m hs.tfrecord > /dev/null
 	printf '1 1:1 2:1\n-1 3:1\n' > few.svm
@@ -426,6 +426,28 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
 	run -65 --separate-stderr tf-eval -d m many.tfrecord
 	[[ "$stderr" == *"many.tfrecord: record 0: 14 ids, more than the 13 a row the schema says (max_ids)"* ]]
 	run -0 tf-eval -d m few.tfrecord
+	# records of no 'ids' feature at all (other data, labelled alike)
+	# are refused naming the record, not read as rows of no ids; a
+	# record of an empty list is one of no ids
+	printf 'x,label\n0.5,1\n0.2,-1\n' > other.csv
+	tf-csv2record -q -o other.tfrecord other.csv
+	cat few.tfrecord other.tfrecord > mixed.tfrecord
+	msg="no int64 feature 'ids', the model's sparse ids (records of other data?  a record of no ids holds an empty list; --allow-missing reads one without as none)"
+	run -65 --separate-stderr tf-eval -d m mixed.tfrecord
+	[ "$stderr" = "tf-eval: mixed.tfrecord: record 2: $msg" ]
+	run -0 tf-eval -d m --allow-missing mixed.tfrecord
+	[[ "$output" == *'"examples":4,'* ]]
+	run -65 --separate-stderr tf-train -q --schema hs.tfrecord.schema.json -e 1 --checkpoint-dir m other.tfrecord
+	[ "$stderr" = "tf-train: other.tfrecord: record 0: $msg" ]
+	# a label alone (what the fast reader sees first)
+	printf 'label\n1\n' > lab.csv
+	tf-csv2record -q -o lab.tfrecord lab.csv
+	run -65 --separate-stderr tf-eval -d m lab.tfrecord
+	[ "$stderr" = "tf-eval: lab.tfrecord: record 0: $msg" ]
+	printf '1\n' > none.svm
+	tf-csv2record -q -f libsvm -o none.tfrecord none.svm
+	run -0 tf-eval -d m none.tfrecord
+	[[ "$output" == *'"examples":1,'* ]]
 }
 
 @test "tf-serve: a sparse model over REST takes {ids, values} instances (values optional), columnar inputs and classify's examples, as tf-eval predicts; metadata says [-1, -1]; bad ids are a 400 naming them; an export to TF.js refuses, saying why" {
