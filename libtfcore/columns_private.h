@@ -172,4 +172,20 @@ tfi_bag_row(const struct tf_columns *cols, uint64_t u)
 	return r >= 0 ? r : tfi_bag_oov(cols, u);
 }
 
+/* A bag's id u read (a record's, a request's): 1 with its table row in
+ * *row; 0 for an id of none of an id vocabulary's rows outside training
+ * (it adds nothing, as in TensorFlow's vocabulary columns); -1 for an id
+ * the table has no row for that is an error (any, when training), which
+ * the caller names. */
+static inline int
+tfi_bag_take(const struct tf_columns *cols, uint64_t u, int training,
+             int64_t *row)
+{
+	*row = tfi_bag_row(cols, u);
+	if (*row >= 0) {
+		return 1;
+	}
+	return tf_columns_bag_vocabulary(cols) && !training ? 0 : -1;
+}
+
 #endif

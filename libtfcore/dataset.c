@@ -501,19 +501,18 @@ bag_row(struct tf_dataset *ds, const char *file, uint64_t rec,
 	const struct tf_columns *cols = ds->cols;
 	int64_t width, vocab, j = 0;
 	tf_columns_bag(cols, &width, &vocab);
-	int in_vocab = tf_columns_bag_vocabulary(cols);
 	for (int64_t k = 0; k < n; k++) {
 		uint64_t u = (uint64_t)raw[k];
 		float v = vals != NULL ? vals[k] : 1.0f;
-		int64_t id = tfi_bag_row(cols, u);
-		if (id < 0 && in_vocab && !ds->strict_ids) {
-			continue; /* a model's unknown id: nothing */
-		}
-		if (id < 0) {
+		int64_t id;
+		int take = tfi_bag_take(cols, u, ds->strict_ids, &id);
+		if (take < 0) {
 			return unknown_id(ds, file, rec, u);
 		}
-		ids[j] = id;
-		row[j++] = v;
+		if (take > 0) {
+			ids[j] = id;
+			row[j++] = v;
+		}
 	}
 	for (; j < width; j++) {
 		ids[j] = -1;

@@ -564,26 +564,27 @@ tfi_request_bag_id(struct tf_request *q, const struct tf_model *m,
 	struct tf_columns *cols = tf_model_columns((struct tf_model *)m);
 	int64_t width, vocab;
 	tf_columns_bag(cols, &width, &vocab);
-	int64_t t = tf_columns_bag_id(cols, (int64_t)id);
-	int in_vocab = tf_columns_bag_vocabulary(cols);
-	if (t < 0 && in_vocab && !q->training) {
+	int64_t t;
+	int take = tfi_bag_take(cols, id, q->training, &t);
+	if (take == 0) {
 		return TF_OK; /* an id the model never saw: nothing */
 	}
-	if (t < 0) {
-		return in_vocab ? tfi_request_bad(q,
-		                                  "%s: id %llu is not one of "
-		                                  "the model's %lld ids (its "
-		                                  "id vocabulary, without "
-		                                  "out-of-vocabulary buckets): "
-		                                  "it cannot learn it",
-		                                  what, (unsigned long long)id,
-		                                  (long long)vocab)
-		                : tfi_request_bad(
-		                      q,
-		                      "%s: id %llu is beyond the model's (0 "
-		                      "to %lld)",
-		                      what, (unsigned long long)id,
-		                      (long long)vocab - 1);
+	if (take < 0) {
+		return tf_columns_bag_vocabulary(cols)
+		           ? tfi_request_bad(q,
+		                             "%s: id %llu is not one of "
+		                             "the model's %lld ids (its "
+		                             "id vocabulary, without "
+		                             "out-of-vocabulary buckets): "
+		                             "it cannot learn it",
+		                             what, (unsigned long long)id,
+		                             (long long)vocab)
+		           : tfi_request_bad(
+		                 q,
+		                 "%s: id %llu is beyond the model's (0 "
+		                 "to %lld)",
+		                 what, (unsigned long long)id,
+		                 (long long)vocab - 1);
 	}
 	q->in.ids[r * (size_t)q->in.id_width + k] = t;
 	q->in.x[r * (size_t)q->in.width + k] = value;
