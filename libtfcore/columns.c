@@ -1583,10 +1583,7 @@ tfi_columns_category_id(const struct cat *c, const void *s, size_t n)
 {
 	if (c->hashed) {
 		/* FNV-1a, then a 64-bit finaliser for the low bits. */
-		uint64_t h = 0xcbf29ce484222325ULL;
-		for (size_t k = 0; k < n; k++) {
-			h = (h ^ ((const uint8_t *)s)[k]) * 0x100000001b3ULL;
-		}
+		uint64_t h = tfi_fnv1a(TFI_FNV1A_BASIS, s, n);
 		h ^= h >> 33;
 		h *= 0xff51afd7ed558ccdULL;
 		h ^= h >> 33;

@@ -54,12 +54,7 @@ struct strset {
 static uint64_t
 hash_bytes(const void *p, size_t n)
 {
-	const uint8_t *s = p;
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < n; i++) {
-		h = (h ^ s[i]) * 1099511628211ull;
-	}
-	return h;
+	return tfi_fnv1a(TFI_FNV1A_BASIS, p, n);
 }
 
 static void
@@ -1325,15 +1320,9 @@ sparse_example(struct worker *w, size_t n)
 static uint64_t
 feature_id(const struct tf_csv *c, const char *name, const char *v, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (const char *p = name; *p != '\0'; p++) {
-		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
-	}
+	uint64_t h = tfi_fnv1a(TFI_FNV1A_BASIS, name, strlen(name));
 	if (v != NULL) {
-		h = (h ^ '=') * 0x100000001b3ull;
-		for (size_t k = 0; k < n; k++) {
-			h = (h ^ (unsigned char)v[k]) * 0x100000001b3ull;
-		}
+		h = tfi_fnv1a(tfi_fnv1a(h, "=", 1), v, n);
 	}
 	h = tfi_mix64(h);
 	return c->o.hash_buckets ? h % c->o.hash_buckets : h;

@@ -356,6 +356,20 @@ struct tf_schema {
 	int image_scale; /* TF_IMAGE_SCALE_* */
 };
 
+/* FNV-1a (64 bits) of n bytes, going on from h: TFI_FNV1A_BASIS to
+ * start (a categorical column's hashed ids, tf-csv2record's distinct
+ * values and --hash-features' ids). */
+#define TFI_FNV1A_BASIS UINT64_C(0xcbf29ce484222325)
+static inline uint64_t
+tfi_fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *s = p;
+	for (size_t i = 0; i < n; i++) {
+		h = (h ^ s[i]) * UINT64_C(0x100000001b3);
+	}
+	return h;
+}
+
 /* splitmix64's finaliser: every bit of x moves every bit of the result
  * (the generator's seeding, sparse ids' buckets, hashed features). */
 static inline uint64_t
