@@ -72,6 +72,20 @@ tfi_entry_head(uint8_t *p, const char *key, size_t klen, int kind,
 	return p;
 }
 
+/* The 7-bit groups of a varint's first 8 bytes in x (little-endian,
+ * the continuation bits and the bytes after its last cleared) put
+ * together: pairs of groups, then quads, then the two halves. */
+static inline __attribute__((always_inline)) uint64_t
+join_groups(uint64_t x)
+{
+	x = ((x & UINT64_C(0x7f007f007f007f00)) >> 1) |
+	    (x & UINT64_C(0x007f007f007f007f));
+	x = ((x & UINT64_C(0x3fff00003fff0000)) >> 2) |
+	    (x & UINT64_C(0x00003fff00003fff));
+	return ((x & UINT64_C(0x0fffffff00000000)) >> 4) |
+	       (x & UINT64_C(0x000000000fffffff));
+}
+
 /* A varint of up to 10 bytes with 10 to read: the 7-bit groups of its
  * first 8 bytes put together at once, not a byte at a time (ids hashed
  * over 2^64 are 9 or 10 bytes each); tfi_get_varint() where fewer are
@@ -91,12 +105,7 @@ long_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 		x &= (UINT64_C(1) << (8 * len)) - 1;
 	}
 	x &= UINT64_C(0x7f7f7f7f7f7f7f7f);
-	x = ((x & UINT64_C(0x7f007f007f007f00)) >> 1) |
-	    (x & UINT64_C(0x007f007f007f007f));
-	x = ((x & UINT64_C(0x3fff00003fff0000)) >> 2) |
-	    (x & UINT64_C(0x00003fff00003fff));
-	x = ((x & UINT64_C(0x0fffffff00000000)) >> 4) |
-	    (x & UINT64_C(0x000000000fffffff));
+	x = join_groups(x);
 	if (stop == 0) {
 		x |= (uint64_t)(s[8] & 0x7f) << 56;
 		len = 9;
@@ -137,14 +146,8 @@ packed_varint(const uint8_t **p, const uint8_t *le, const uint8_t *end,
 			}
 			/* the bytes up to the stop bit, their 7-bit groups */
 			x &= (stop ^ (stop - 1)) & UINT64_C(0x7f7f7f7f7f7f7f7f);
-			x = ((x & UINT64_C(0x7f007f007f007f00)) >> 1) |
-			    (x & UINT64_C(0x007f007f007f007f));
-			x = ((x & UINT64_C(0x3fff00003fff0000)) >> 2) |
-			    (x & UINT64_C(0x00003fff00003fff));
-			x = ((x & UINT64_C(0x0fffffff00000000)) >> 4) |
-			    (x & UINT64_C(0x000000000fffffff));
 			*p = s + len;
-			*v = x;
+			*v = join_groups(x);
 			return 1;
 		}
 	}
