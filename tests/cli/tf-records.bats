@@ -44,6 +44,13 @@ for line, row in zip(sys.stdin, rows):
 print("ok")' "$DATA/iris.csv"
 }
 
+@test "cat prints an int64 as TensorFlow reads it: a libsvm id past 2^63-1 as the negative number of the same bits" {
+	printf '1 5:1 18446744073709551615:0.5 9223372036854775808:2\n' > big.svm
+	tf-csv2record -q -f libsvm -o big.tfrecord big.svm
+	run -0 tf-records cat big.tfrecord
+	[ "$output" = '{"ids":[5,-1,-9223372036854775808],"label":[1],"values":[1,0.5,2]}' ]
+}
+
 @test "cat --csv writes a header and the values" {
 	iris
 	run -0 tf-records cat --csv iris.tfrecord
