@@ -859,7 +859,7 @@ tfi_ds_fast_bag(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 	size_t nv = vs != NULL ? (size_t)(ve - vs) / 4 : 0;
 	const struct tfi_idset *iv =
 	    cols->bag_ids.slot != NULL ? &cols->bag_ids : NULL;
-	while (is != NULL && is < ie) {
+	while (is < ie) {
 		uint64_t v;
 		if (k == width || !packed_varint(&is, ie, end, &v)) {
 			return 0;
