@@ -1421,6 +1421,12 @@ tfi_dataset_logged(const struct tf_dataset *ds)
 	return ds->nlog;
 }
 
+uint64_t
+tfi_dataset_rows_epoch(const struct tf_dataset *ds)
+{
+	return ds->rows_epoch;
+}
+
 void
 tfi_dataset_mark(const struct tf_dataset *ds, struct tfi_ds_mark *m)
 {
@@ -1734,6 +1740,7 @@ tf_dataset_next(struct tf_dataset *ds, float *x, int64_t *ids, float *y,
 		if (rc != TF_OK) {
 			break;
 		}
+		ds->rows_epoch = ds->epoch;
 		(*rows)++;
 	}
 	if ((rc == TF_EOF || rc == TF_EAGAIN) && *rows > 0) {

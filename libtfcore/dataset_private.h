@@ -72,6 +72,7 @@ struct tf_dataset {
 	size_t shuffle;
 	uint64_t seed;
 	uint64_t epoch, done;
+	uint64_t rows_epoch; /* the epoch of the rows the last read gave */
 	size_t file;
 	int reading; /* a file is open */
 	int at_end;

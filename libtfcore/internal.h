@@ -225,6 +225,10 @@ int tfi_is_pipe(const char *path, struct stat *st);
  * "standard input" or the pipe's path. */
 const char *tfi_dataset_once_name(const struct tf_dataset *ds);
 size_t tfi_dataset_logged(const struct tf_dataset *ds);
+/* The epoch of the rows the last read gave: a batch ending an epoch is
+ * read with the next epoch begun (tf_dataset_epoch() is the position
+ * after it), its rows are of the one before. */
+uint64_t tfi_dataset_rows_epoch(const struct tf_dataset *ds);
 void tfi_dataset_mark(const struct tf_dataset *ds, struct tfi_ds_mark *m);
 /* The state at mark m (a JSON object's text in *json, malloc'd; NULL
  * when the inputs cannot seek), from the live buffer and the logs of the

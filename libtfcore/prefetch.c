@@ -73,6 +73,7 @@ prefetch_main(void *arg)
 		tfi_dataset_log(p->ds, NULL, 0);
 		tfi_dataset_mark(p->ds, &b->mark);
 		b->epoch = tf_dataset_epoch(p->ds);
+		b->rows_epoch = tfi_dataset_rows_epoch(p->ds);
 		b->done = tf_dataset_done(p->ds);
 		keep_spans(p, b);
 		if (b->rc != TF_OK && b->rc != TF_EOF && b->rc != TF_EAGAIN) {

@@ -2287,6 +2287,7 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 	float *params = tf_graph_params(r.g), *grads = tf_graph_grads(r.g);
 	double t0 = tfi_now(), t_mark = t0;
 	uint64_t ex_mark = r.h.examples;
+	uint64_t m_epoch = r.h.epoch; /* the epoch the metrics are of */
 	sc.last_save = sc.last_publish = t0;
 	sc.saved_step = sc.published = r.h.step;
 	uint64_t ex_mark0 = r.h.examples;
@@ -2418,13 +2419,16 @@ tf_trainer_run(struct tf_trainer *t, const struct tf_registry *reg,
 			goto out;
 		}
 		/* The training metrics of a line are those of its epoch:
-		 * a batch that starts one starts them again (the final
-		 * line's are the last epoch's, not the run's). */
-		if (b->epoch != r.h.epoch && tf_metrics_count(m) > 0) {
+		 * a batch of the next epoch's rows starts them again (the
+		 * final line's are the last epoch's, not the run's; a
+		 * short batch ending an epoch is of that epoch, though the
+		 * position after it is the next's). */
+		if (b->rows_epoch != m_epoch && tf_metrics_count(m) > 0) {
 			tf_metrics_reset(m);
 			t_mark = tfi_now();
 			ex_mark = r.h.examples;
 		}
+		m_epoch = b->rows_epoch;
 		/* A sparse linear model's batch without the graph (linear.c);
 		 * one it does not take goes the graph's way, over the model
 		 * its rows hold. */

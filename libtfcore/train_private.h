@@ -52,6 +52,7 @@ tfi_spin(int i)
 struct batch {
 	struct tf_batch b;
 	uint64_t epoch, done; /* dataset position after this batch */
+	uint64_t rows_epoch;  /* the epoch its rows are of */
 	int rc;
 	char msg[TFI_MSG_MAX];
 	_Atomic int full; /* set (under the lock) once read; spun on */

@@ -94,6 +94,23 @@ assert j["examples"] == 113 and j["accuracy"] >= 0.95 and j["auc"] >= 0.98, j' "
 	[[ "$stderr" == *"was trained with --optimizer adam, not sgd"* ]]
 }
 
+@test "the final line's metrics are the last epoch's rows, however its batches end" {
+	tf-csv2record "$DATA/iris.csv" -o iris.tfrecord
+	# 150 rows: a batch of 128 and one of 22 an epoch; the short one
+	# ends its epoch (it was counted in the next one's line).  With a
+	# learning rate too small to move the model, the line's loss and
+	# accuracy are tf-eval's on the same rows.
+	for b in 128 50 7; do
+		rm -rf ck
+		run -0 --separate-stderr tf-train -q -e 3 -b $b --optimizer sgd \
+			--learning-rate 1e-30 -d ck iris.tfrecord
+		[[ "$output" == *'"epoch":3,"examples_total":450,"examples":150,'* ]]
+		train=$(grep -o '"loss":[^,]*,"accuracy":[^,]*' <<< "$output")
+		run -0 tf-eval -d ck iris.tfrecord
+		[[ "$output" == *"$train"* ]]
+	done
+}
+
 @test "-d DIR is --checkpoint-dir DIR, as in tf-eval, tf-export and tf-ps" {
 	tf-csv2record "$DATA/iris.csv" -o iris.tfrecord
 	tf-train -q -e 2 -b 30 -d ck iris.tfrecord > first.json
