@@ -1597,8 +1597,15 @@ libsvm_line(struct worker *w, const char *s, size_t n)
 	int ltype = c->cols[0].type;
 	if ((ltype == TF_COL_INT64 && tf_parse_int64(t, tl, &li) != 0) ||
 	    (ltype != TF_COL_INT64 && tf_parse_float(t, tl, &lf) != 0)) {
-		row_error(w, "label '%.*s' is not %s", (int)(tl > 40 ? 40 : tl),
-		          t, ltype == TF_COL_INT64 ? "an integer" : "a number");
+		/* a number that is no integer: regression data */
+		int num =
+		    ltype == TF_COL_INT64 && tf_parse_float(t, tl, &lf) == 0;
+		row_error(w, "label '%.*s' is not %s%s",
+		          (int)(tl > 40 ? 40 : tl), t,
+		          ltype == TF_COL_INT64 ? "an integer" : "a number",
+		          num ? " (the labels of regression data: --label-type "
+		                "float)"
+		              : "");
 		row_failed(w);
 		return;
 	}

@@ -179,6 +179,17 @@ load helpers
 	printf '1 1:0.5\n1 x:2\n' > bad.svm
 	run -65 --separate-stderr tf-csv2record -f libsvm bad.svm -o b.tfrecord
 	[ "$stderr" = "tf-csv2record: bad.svm:2: expected INDEX:VALUE, found 'x:2'" ]
+	# regression data's labels say the flag they need
+	printf '1.5 1:0.3\n-2.25 2:1\n' > reg.svm
+	run -65 --separate-stderr tf-csv2record -f libsvm reg.svm -o r.tfrecord
+	[ "$stderr" = "tf-csv2record: reg.svm:1: label '1.5' is not an integer (the labels of regression data: --label-type float)" ]
+	[ ! -e r.tfrecord ]
+	tf-csv2record -f libsvm --label-type float reg.svm -o r.tfrecord
+	run -0 tf-records cat r.tfrecord
+	[ "${lines[1]}" = '{"ids":[2],"label":[-2.25],"values":[1]}' ]
+	printf 'x 1:0.3\n' > word.svm
+	run -65 --separate-stderr tf-csv2record -f libsvm word.svm -o w.tfrecord
+	[ "$stderr" = "tf-csv2record: word.svm:1: label 'x' is not an integer" ]
 }
 
 @test "--compress gzip and zlib write what tf-records and gzip read" {
