@@ -954,11 +954,11 @@ stdz_stats(struct tf_model *m, struct chain *c)
 /* The model's inference graph as layers for format: fold, the
  * standardisation into a first dense layer; images, the image ops
  * taken; graph, any graph of layers (ONNX, TensorFlow.js's functional
- * model), not only a chain; bags, a model of sparse ids (an embedding
- * of ids and values) taken. */
+ * model), not only a chain (a model of sparse ids, an embedding of
+ * ids and values, is one). */
 static int
 chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
-      int bags, const char *format)
+      const char *format)
 {
 	static const char *const image_ops[] = {
 	    "conv2d", "max_pool", "avg_pool", "global_avg_pool", "flatten"};
@@ -970,18 +970,7 @@ chain(struct tf_model *m, struct chain *c, int fold, int images, int graph,
 	 * (tokens, lengths) as a second input */
 	int seqs = tf_columns_sequence(tf_model_columns(m), &sv);
 	int64_t bw, bv;
-	const struct tf_columns *mc = tf_model_columns(m);
-	int bag = tf_columns_bag(mc, &bw, &bv);
-	if (bag && !bags) {
-		return tfi_set_error(
-		    m, TF_EFORMAT,
-		    "%s export: the model reads sparse ids "
-		    "(a bag of up to %lld a row, hashed or "
-		    "looked up in a table of %lld rows), not "
-		    "exported yet; the tfkit format (and ONNX) "
-		    "serves it",
-		    format, (long long)bw, (long long)bv);
-	}
+	int bag = tf_columns_bag(tf_model_columns(m), &bw, &bv);
 	int rc = inference(m, &inf);
 	if (rc != TF_OK) {
 		return rc;
@@ -1404,6 +1393,11 @@ tfjs_lstm_layer(const struct layer *L, const char *lstm, const char *name,
  *   adds 1 to each id and a ReLU capped at vocab + 1 sends an id below
  *   the table to the first row and one past it to the last, the rows
  *   of zeros tfkit's lookup reads for them.
+ * A model of sparse ids whose ids are its table's rows takes ids,
+ * values and features (numbers beside them) as its ONNX export, x its
+ * values and standardised features joined; a bag is the same Embedding
+ * without the bias, a Dot of its rows and the values, and a Dense of
+ * the identity adding the bias (fn_bag()).
  */
 struct fn {
 	struct tf_model *m;
@@ -1595,10 +1589,11 @@ fn_row(struct fn *f, int src, const char *reader)
 	return l;
 }
 
-/* A sequence's embedding (block_layer()'s) as described above. */
+/* A sequence's embedding (block_layer()'s) as described above, bias
+ * (NULL: none) added to each row. */
 static const char *
 fn_embedding(struct fn *f, const struct layer *L, const char *name,
-             int64_t ids_width)
+             int64_t ids_width, const float *bias)
 {
 	int64_t V = L->in, D = L->units;
 	char n1[300], n2[300], n3[300], n4[300];
@@ -1626,7 +1621,7 @@ fn_embedding(struct fn *f, const struct layer *L, const char *name,
 		for (int64_t d = 0; d < D; d++) {
 			float v = r >= 1 && r <= V ? L->kernel[(r - 1) * D + d]
 			                           : 0.0f;
-			tab[r * D + d] = v + (L->bias ? L->bias[d] : 0.0f);
+			tab[r * D + d] = v + (bias ? bias[d] : 0.0f);
 		}
 	}
 	int rc = tab ? put_weights(f->bin, f->weights, name, "embeddings", tab,
@@ -1635,6 +1630,47 @@ fn_embedding(struct fn *f, const struct layer *L, const char *name,
 	free(tab);
 	f->rc = f->rc ? f->rc : rc;
 	return rc == TF_OK ? l : NULL;
+}
+
+/* A bag (block_layer()'s, combiner=sum) of the ids in columns begin to
+ * begin + size and their values, the same columns of layer vals (width
+ * wide): each id's row, an id below the table or past it a row of zeros
+ * (fn_embedding()'s, without the bias), the rows weighted by the values
+ * and summed (a Dot over the places), then the bias added by a Dense of
+ * the identity. */
+static const char *
+fn_bag(struct fn *f, const struct layer *L, const char *name, int64_t ids_width,
+       const char *vals, int64_t width)
+{
+	int64_t D = L->units;
+	char n1[300], n2[300], n3[300];
+	snprintf(n1, sizeof n1, "%s/lookup", name);
+	snprintf(n2, sizeof n2, "%s/values", name);
+	snprintf(n3, sizeof n3, "%s/sum", name);
+	const char *in[2];
+	in[0] = fn_embedding(f, L, n1, ids_width, NULL);
+	in[1] = fn_crop(f, n2, vals, width, L->begin, L->size);
+	in[1] = fn_reshape(f, n2, in[1], json_pack("[I]", (json_int_t)L->size));
+	if (in[0] == NULL || in[1] == NULL || f->rc != TF_OK) {
+		return NULL;
+	}
+	const char *sum = fn_add(
+	    f, "Dot", L->bias ? n3 : name,
+	    json_pack("{s:[i,i],s:b}", "axes", 1, 1, "normalize", 0), in, 2);
+	if (sum == NULL || L->bias == NULL) {
+		return sum;
+	}
+	float *eye = calloc((size_t)(D * D), sizeof *eye);
+	if (eye == NULL) {
+		f->rc = TF_ENOMEM;
+		return NULL;
+	}
+	for (int64_t d = 0; d < D; d++) {
+		eye[d * D + d] = 1.0f;
+	}
+	const char *l = fn_dense(f, name, sum, eye, L->bias, D, D, "linear");
+	free(eye);
+	return l;
 }
 
 /* An lstm (L, named name) over node src's steps, masked by its lengths
@@ -1714,16 +1750,48 @@ fn_input(struct fn *f, json_t *inputs, const char *name, int64_t width)
 	              NULL, 0);
 }
 
+/* Whether TensorFlow.js's layers can look a bag's ids up (a table of
+ * rows rows): only ids that are the table's rows (an Embedding), of
+ * float32's exact integers; a hash or an id vocabulary they cannot. */
+static int
+tfjs_bag_check(struct tf_model *m, int64_t rows)
+{
+	const struct tf_columns *cols = tf_model_columns(m);
+	size_t n;
+	const char *how =
+	    tf_columns_bag_hashed(cols)
+	        ? "hashes its ids into buckets (--hash-buckets)"
+	    : tfi_columns_id_vocab(cols, &n) != NULL
+	        ? "looks its ids up in their vocabulary (the schema's)"
+	    : tf_columns_bag_oov(cols) > 0
+	        ? "hashes the ids it has no row for (--oov-buckets)"
+	    : rows > (1 << 24) ? "has more rows than float32 ids can name"
+	                       : NULL;
+	return how == NULL
+	           ? TF_OK
+	           : tfi_set_error(m, TF_EFORMAT,
+	                           "TensorFlow.js export: the model %s, "
+	                           "which TensorFlow.js's layers cannot "
+	                           "do (a model of ids that are its "
+	                           "table's rows exports); ONNX and the "
+	                           "tfkit format serve it",
+	                           how);
+}
+
 /* The functional model (its layers, inputs and output) of a model of
- * sequences of varying length, its weights appended to bin and
- * weights. */
+ * sequences of varying length or of sparse ids, its weights appended
+ * to bin and weights. */
 static int
 tfjs_functional(struct tf_model *m, struct tfi_buf *bin, json_t *weights,
                 json_t **topology)
 {
 	struct chain c;
+	memset(&c, 0, sizeof c); /* chain_free() when it is not made */
 	struct fn *f = calloc(1, sizeof *f);
-	int rc = f ? chain(m, &c, 0, 0, 1, 0, "TensorFlow.js") : TF_ENOMEM;
+	int64_t bw, bv;
+	int bag = tf_columns_bag(tf_model_columns(m), &bw, &bv);
+	int rc = bag ? tfjs_bag_check(m, bv) : TF_OK;
+	rc = rc ? rc : f ? chain(m, &c, 0, 0, 1, "TensorFlow.js") : TF_ENOMEM;
 	if (rc != TF_OK) {
 		chain_free(&c);
 		free(f);
@@ -1739,13 +1807,42 @@ tfjs_functional(struct tf_model *m, struct tfi_buf *bin, json_t *weights,
 	f->weights = weights;
 	f->bin = bin;
 	json_t *inputs = json_array();
-	if (xi >= 0) {
-		f->val[xi] = fn_input(f, inputs, "x", w);
-	}
-	if (ii >= 0) {
+	int64_t nnum = bag && w > bw ? w - bw : 0; /* numbers beside ids */
+	if (bag && xi >= 0 && ii >= 0) {
+		/* ONNX's inputs: ids, their values and the numbers beside
+		 * them (standardised), x their values and numbers joined */
 		f->val[ii] = fn_input(f, inputs, "ids", iw);
+		const char *v = fn_input(f, inputs, "values", bw), *in[2];
+		in[0] = v;
+		in[1] = nnum > 0 ? fn_input(f, inputs, "features", nnum) : NULL;
+		if (nnum > 0 && tf_model_normalizes(m)) {
+			f->rc = stdz_stats(m, &c);
+			f->rc =
+			    f->rc ? f->rc
+			          : put_batchnorm(bin, weights, "standardize",
+			                          NULL, NULL, c.stdz_mean + bw,
+			                          c.stdz_var + bw, nnum);
+			in[1] =
+			    fn_add1(f, "BatchNormalization", "standardize",
+			            json_pack("{s:i,s:f,s:f,s:b,s:b}", "axis",
+			                      -1, "epsilon", 0.0, "momentum",
+			                      0.99, "center", 1, "scale", 1),
+			            in[1]);
+		}
+		f->val[xi] = nnum == 0 ? v
+		             : v && in[1]
+		                 ? fn_add(f, "Concatenate", "values_features",
+		                          json_pack("{s:i}", "axis", -1), in, 2)
+		                 : NULL;
+	} else {
+		if (xi >= 0) {
+			f->val[xi] = fn_input(f, inputs, "x", w);
+		}
+		if (ii >= 0) {
+			f->val[ii] = fn_input(f, inputs, "ids", iw);
+		}
 	}
-	if (xi >= 0 && tf_model_normalizes(m)) {
+	if (xi >= 0 && tf_model_normalizes(m) && !bag) {
 		/* (x - mean) / sqrt(var + 0): the schema's standardisation */
 		f->rc = stdz_stats(m, &c);
 		f->rc = f->rc
@@ -1774,7 +1871,22 @@ tfjs_functional(struct tf_model *m, struct tfi_buf *bin, json_t *weights,
 			               json_pack("[I]", (json_int_t)L->size));
 			break;
 		case L_EMBED:
-			l = fn_embedding(f, L, name, iw);
+			if (L->bag == 2) {
+				f->rc = tfi_set_error(
+				    m, TF_EFORMAT,
+				    "TensorFlow.js export: node '%s' averages "
+				    "its ids (combiner=mean), a division "
+				    "TensorFlow.js's layers do not have; ONNX "
+				    "and the tfkit format serve it",
+				    name);
+				break;
+			}
+			if (L->bag) {
+				l = fn_bag(f, L, name, iw, f->val[L->src[1]],
+				           w);
+				break;
+			}
+			l = fn_embedding(f, L, name, iw, L->bias);
 			form = 1;
 			break;
 		case L_RNN:
@@ -1872,7 +1984,7 @@ tfjs_sequential(struct tf_model *m, struct tfi_buf *bin, json_t *weights,
                 json_t **topology)
 {
 	struct chain c;
-	int rc = chain(m, &c, 1, 1, 0, 0, "TensorFlow.js");
+	int rc = chain(m, &c, 1, 1, 0, "TensorFlow.js");
 	if (rc != TF_OK) {
 		chain_free(&c);
 		return rc;
@@ -1996,7 +2108,9 @@ tf_model_export_tfjs(struct tf_model *m, const char *dir)
 	struct tf_sequence_view sv;
 	json_t *weights = json_array(), *topology = NULL;
 	struct tfi_buf bin = {0};
-	int rc = tf_columns_sequence(tf_model_columns(m), &sv)
+	int64_t bw, bv;
+	int rc = tf_columns_sequence(tf_model_columns(m), &sv) ||
+	                 tf_columns_bag(tf_model_columns(m), &bw, &bv)
 	             ? tfjs_functional(m, &bin, weights, &topology)
 	             : tfjs_sequential(m, &bin, weights, &topology);
 	char gen[64];
@@ -2903,7 +3017,7 @@ int
 tf_model_export_onnx(struct tf_model *m, const char *path)
 {
 	struct chain c;
-	int rc = chain(m, &c, 0, 1, 1, 1, "ONNX");
+	int rc = chain(m, &c, 0, 1, 1, "ONNX");
 	struct onnx *o = calloc(1, sizeof *o);
 	if (rc != TF_OK || o == NULL) {
 		chain_free(&c);

@@ -450,7 +450,7 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
 	[[ "$output" == *'"examples":1,'* ]]
 }
 
-@test "tf-serve: a sparse model over REST takes {ids, values} instances (values optional), columnar inputs and classify's examples, as tf-eval predicts; metadata says [-1, -1]; bad ids are a 400 naming them; an export to TF.js refuses, saying why" {
+@test "tf-serve: a sparse model over REST takes {ids, values} instances (values optional), columnar inputs and classify's examples, as tf-eval predicts; metadata says [-1, -1]; bad ids are a 400 naming them" {
 	heart
 	tf-train -q --sparse --model lr --optimizer adagrad --learning-rate 0.5 -e 3 --checkpoint-dir m hs.tfrecord > /dev/null
 	tf-export --checkpoint-dir m --export-base exp > /dev/null
@@ -475,9 +475,6 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
 	run -0 curl -s -w '%{http_code}' -d '{"instances": [[1, 2]]}' "$URL/v1/models/hs:predict"
 	[[ "$output" == *'expected {\"ids\": [...], \"values\": [...]}'*400 ]]
 	stop_server
-	run -65 --separate-stderr tf-export --checkpoint-dir m --format tfjs --output out.tfjs
-	[[ "$stderr" == *"TensorFlow.js export: the model reads sparse ids (a bag of up to 13 a row, hashed or looked up in a table of 14 rows), not exported yet"* ]]
-	[ ! -e out.tfjs ]
 }
 
 # ROWS.json for exportcheck.js from a libsvm FILE: each row's ids (one of
@@ -578,9 +575,73 @@ PY
 		[ "$(wc -l < $1.out)" = 300 ]
 		same_positive $1.out $1.eval
 	done
-	# TensorFlow.js still refuses a sparse model
-	run -65 --separate-stderr tf-export -d h --format tfjs -o h.tfjs
-	[[ "$stderr" == *"TensorFlow.js export: the model reads sparse ids"*"not exported yet; the tfkit format (and ONNX) serves it"* ]]
+}
+
+@test "TensorFlow.js export of a sparse model whose ids are its table's rows: inputs ids and values (and features), an Embedding, a Dot and a Dense of the identity; TensorFlow.js predicts as tf-eval, lr, dnn and wide_and_deep, numbers beside the ids; an id without a row adds nothing; hashed ids, an id vocabulary, oov buckets and a mean are refused, saying why" {
+	node_libs @tensorflow/tfjs-layers
+	heart
+	bag_rows "$DATA/heart_scale" 13 0 > all.json
+	bag_rows "$DATA/heart_scale" 13 1 > fewer.json
+	# (after one id dropped, the last place is padding in every row)
+	jq -c 'map(.ids[12] = 99 | .values[12] = 1)' fewer.json > past.json
+	jq -c 'map(.ids[12] = -3 | .values[12] = 1)' fewer.json > below.json
+	for m in lr "dnn --embedding-dim 4 --hidden 8" "wide_and_deep --embedding-dim 4 --hidden 8"; do
+		d=${m%% *}
+		tf-train -q --sparse --model $m --optimizer adagrad --learning-rate 0.1 -e 5 -d $d hs.tfrecord > /dev/null
+		run -0 tf-export -d $d --format tfjs -o $d.tfjs
+		jq -e '.modelTopology.config.input_layers == [["ids",0,0],["values",0,0]]' $d.tfjs/model.json
+		jq -e '[.modelTopology.config.layers[].class_name] | index("Dot") != null and index("Embedding") != null' $d.tfjs/model.json
+		node "$TOP/tests/cli/exportcheck.js" tfjs $d.tfjs all.json > $d.out 2> /dev/null
+		tf-eval -d $d --predict hs.tfrecord > $d.eval
+		[ "$(wc -l < $d.out)" = 270 ]
+		same_positive $d.out $d.eval
+		# ids 99 (past the table's 14 rows) and -3: as if not there
+		node "$TOP/tests/cli/exportcheck.js" tfjs $d.tfjs fewer.json > $d.fewer 2> /dev/null
+		node "$TOP/tests/cli/exportcheck.js" tfjs $d.tfjs past.json > $d.past 2> /dev/null
+		node "$TOP/tests/cli/exportcheck.js" tfjs $d.tfjs below.json > $d.below 2> /dev/null
+		cmp $d.fewer $d.past
+		cmp $d.fewer $d.below
+		! cmp -s $d.out $d.fewer
+	done
+	# numbers beside the ids: a third input, standardised in the model
+	protoc -I"$TOP/libtfcore/proto" --python_out=. example.proto
+	/usr/bin/python3 "$TOP/tests/cli/mkmixex.py" . mix.tfrecord 2 600
+	tf-records schema --write mix.tfrecord > /dev/null
+	tf-records head -n 600 mix.tfrecord | jq -sc '[.[] | {ids, values, features: [.age[0], .visits[0]]}]' > mix.json
+	for m in lr dnn wide_and_deep; do
+		tf-train -q --sparse --model $m --optimizer adagrad --learning-rate 0.1 -e 5 -d mix-$m mix.tfrecord > /dev/null
+		run -0 tf-export -d mix-$m --format tfjs -o mix-$m.tfjs
+		jq -e '.modelTopology.config.input_layers == [["ids",0,0],["values",0,0],["features",0,0]]' mix-$m.tfjs/model.json
+		node "$TOP/tests/cli/exportcheck.js" tfjs mix-$m.tfjs mix.json > mix-$m.out 2> /dev/null
+		tf-eval -d mix-$m --predict mix.tfrecord > mix-$m.eval
+		[ "$(wc -l < mix-$m.out)" = 600 ]
+		same_positive mix-$m.out mix-$m.eval
+	done
+	jq -c 'map(.features[0] += 10)' mix.json > older.json
+	node "$TOP/tests/cli/exportcheck.js" tfjs mix-dnn.tfjs older.json > older.out 2> /dev/null
+	! cmp -s mix-dnn.out older.out
+	# what TensorFlow.js's layers cannot do: said, and nothing written
+	tf-train -q --sparse --model lr --hash-buckets 100 -e 1 -d hashed hs.tfrecord > /dev/null
+	clicks 300 997 3 > wide.svm
+	tf-csv2record -q -f libsvm -o wide.tfrecord wide.svm
+	tf-train -q --model lr -e 1 -d vocab wide.tfrecord > /dev/null
+	tf-train -q --model lr --oov-buckets 7 -e 1 -d oov wide.tfrecord > /dev/null
+	cat > mean.spec <<-EOF
+	input x 13
+	input ids 13 int64
+	input label 1
+	node bag embedding ids,x vocab=14 dim=4 combiner=mean
+	node logits dense bag units=1
+	EOF
+	tf-train -q --sparse --model-file mean.spec -e 1 -d mean hs.tfrecord > /dev/null
+	for c in "hashed:hashes its ids into buckets (--hash-buckets)" \
+		"vocab:looks its ids up in their vocabulary (the schema's)" \
+		"oov:looks its ids up in their vocabulary" \
+		"mean:node 'bag' averages its ids (combiner=mean)"; do
+		run -65 --separate-stderr tf-export -d ${c%%:*} --format tfjs -o no.tfjs
+		[[ "$stderr" == "tf-export: TensorFlow.js export: "*"${c#*:}"*"; ONNX and the tfkit format serve it" ]]
+		[ ! -e no.tfjs ]
+	done
 }
 
 # The id tf-csv2record --hash-features gives a column (and a cell), as
