@@ -330,13 +330,27 @@ epoch_start(struct tf_dataset *ds, uint64_t epoch)
 	tf_rng_seed(&ds->rng, ds->seed * 0x9e3779b97f4a7c15ull + epoch);
 }
 
-/* A feature's first value as text (a key to pass through). */
-static void
-key_text(const struct tf_feature *f, char *out)
+/* A feature's value as text (a key to pass through): TF_OK, or a data
+ * error naming the record when it has more than one value or one longer
+ * than a key holds (a key is never cut short). */
+static int
+key_text(struct tf_dataset *ds, const struct tf_feature *f, char *out,
+         const char *file, uint64_t rec)
 {
 	out[0] = '\0';
 	if (f->count == 0) {
-		return;
+		return TF_OK;
+	}
+	if (f->count > 1 ||
+	    (f->kind == TF_KIND_BYTES && f->bytes[0].len > KEYLEN - 1)) {
+		return tfi_set_error(
+		    ds, TF_EFORMAT,
+		    "%s: record %llu: feature '%s' %s %zu %s: --key passes one "
+		    "value of up to %d bytes through",
+		    file, (unsigned long long)rec, f->name,
+		    f->count > 1 ? "has" : "is",
+		    f->count > 1 ? f->count : f->bytes[0].len,
+		    f->count > 1 ? "values" : "bytes long", KEYLEN - 1);
 	}
 	if (f->kind == TF_KIND_INT64) {
 		snprintf(out, KEYLEN, "%lld", (long long)f->ints[0]);
@@ -348,6 +362,7 @@ key_text(const struct tf_feature *f, char *out)
 		memcpy(out, f->bytes[0].data, k);
 		out[k] = '\0';
 	}
+	return TF_OK;
 }
 
 /* A record's label feature as the model's class (or value) in *label;
@@ -677,7 +692,10 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 		struct tf_feature f;
 		tf_example_get(ds->ex, i, &f);
 		if (key != NULL && strcmp(f.name, ds->key) == 0) {
-			key_text(&f, key);
+			int rc = key_text(ds, &f, key, file, rec);
+			if (rc != TF_OK) {
+				return rc;
+			}
 			key_found = 1;
 		}
 		if (!have_label && strcmp(f.name, ds->cols->label) == 0) {

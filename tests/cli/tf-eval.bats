@@ -89,6 +89,21 @@ assert abs(sum(c[i][i] for i in range(3)) / 150 - j["accuracy"]) < 1e-9' "$outpu
 	run -65 --separate-stderr tf-eval -d ck --predict --key nothing keyed.tfrecord
 	[[ "$stderr" == *"keyed.tfrecord: record 0: no feature 'nothing' to pass through (--key)"* ]]
 	run -64 tf-eval -d ck --key id keyed.tfrecord
+	# a key is passed whole or refused, never cut: one of 127 bytes
+	# passes, one of 128 and a list of values name their record
+	long=$(printf 'k%.0s' $(seq 127))
+	printf 'id,sepal_length,sepal_width,petal_length,petal_width\n%s,5.1,3.5,1.4,0.2\n' $long |
+		tf-csv2record --no-label --types id:bytes > long.tfrecord
+	run -0 tf-eval -d ck --predict --key id long.tfrecord
+	[[ "$output" == "{\"id\":\"$long\","* ]]
+	printf 'id,sepal_length,sepal_width,petal_length,petal_width\n%s,5.1,3.5,1.4,0.2\n%sz,6.7,3.0,5.2,2.3\n' $long $long |
+		tf-csv2record --no-label --types id:bytes > long.tfrecord
+	run -65 --separate-stderr tf-eval -d ck --predict --key id long.tfrecord
+	[ "$stderr" = "tf-eval: long.tfrecord: record 1: feature 'id' is 128 bytes long: --key passes one value of up to 127 bytes through" ]
+	tf-csv2record -q -f libsvm "$TFKIT_TOP/share/data/heart_scale" -o hs.tfrecord
+	tf-train -q --sparse --model lr -e 1 -d hs-ck hs.tfrecord > /dev/null 2>&1
+	run -65 --separate-stderr tf-eval -d hs-ck --predict --key ids hs.tfrecord
+	[ "$stderr" = "tf-eval: hs.tfrecord: record 0: feature 'ids' has 12 values: --key passes one value of up to 127 bytes through" ]
 }
 
 @test "binary metrics include an exact AUC" {
