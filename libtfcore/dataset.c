@@ -800,7 +800,8 @@ decode(struct tf_dataset *ds, const uint8_t *d, size_t n, float *row,
 				    file, (unsigned long long)rec,
 				    (long long)id, (long long)space - 1);
 			}
-			row[id] = vals.floats[k2];
+			row[id] += vals.floats[k2]; /* an id twice: summed,
+			                               as a bag sums it */
 		}
 	}
 	if (!have_label && !ds->label_optional) {
