@@ -1750,6 +1750,23 @@ fn_input(struct fn *f, json_t *inputs, const char *name, int64_t width)
 	              NULL, 0);
 }
 
+/* The schema's standardisation of n columns (their means and variances)
+ * as a BatchNormalization layer named name over layer in. */
+static const char *
+fn_standardize(struct fn *f, const char *name, const char *in,
+               const float *mean, const float *var, int64_t n)
+{
+	int rc =
+	    put_batchnorm(f->bin, f->weights, name, NULL, NULL, mean, var, n);
+	f->rc = f->rc ? f->rc : rc;
+	/* (x - mean) / sqrt(var + 0) */
+	return fn_add1(f, "BatchNormalization", name,
+	               json_pack("{s:i,s:f,s:f,s:b,s:b}", "axis", -1, "epsilon",
+	                         0.0, "momentum", 0.99, "center", 1, "scale",
+	                         1),
+	               in);
+}
+
 /* Whether TensorFlow.js's layers can look a bag's ids up (a table of
  * rows rows): only ids that are the table's rows (an Embedding), of
  * float32's exact integers; a hash or an id vocabulary they cannot. */
@@ -1817,17 +1834,10 @@ tfjs_functional(struct tf_model *m, struct tfi_buf *bin, json_t *weights,
 		in[1] = nnum > 0 ? fn_input(f, inputs, "features", nnum) : NULL;
 		if (nnum > 0 && tf_model_normalizes(m)) {
 			f->rc = stdz_stats(m, &c);
-			f->rc =
-			    f->rc ? f->rc
-			          : put_batchnorm(bin, weights, "standardize",
-			                          NULL, NULL, c.stdz_mean + bw,
-			                          c.stdz_var + bw, nnum);
-			in[1] =
-			    fn_add1(f, "BatchNormalization", "standardize",
-			            json_pack("{s:i,s:f,s:f,s:b,s:b}", "axis",
-			                      -1, "epsilon", 0.0, "momentum",
-			                      0.99, "center", 1, "scale", 1),
-			            in[1]);
+			in[1] = f->rc ? NULL
+			              : fn_standardize(f, "standardize", in[1],
+			                               c.stdz_mean + bw,
+			                               c.stdz_var + bw, nnum);
 		}
 		f->val[xi] = nnum == 0 ? v
 		             : v && in[1]
@@ -1843,17 +1853,11 @@ tfjs_functional(struct tf_model *m, struct tfi_buf *bin, json_t *weights,
 		}
 	}
 	if (xi >= 0 && tf_model_normalizes(m) && !bag) {
-		/* (x - mean) / sqrt(var + 0): the schema's standardisation */
 		f->rc = stdz_stats(m, &c);
-		f->rc = f->rc
-		            ? f->rc
-		            : put_batchnorm(bin, weights, "x_standardize", NULL,
-		                            NULL, c.stdz_mean, c.stdz_var, w);
-		f->val[xi] = fn_add1(f, "BatchNormalization", "x_standardize",
-		                     json_pack("{s:i,s:f,s:f,s:b,s:b}", "axis",
-		                               -1, "epsilon", 0.0, "momentum",
-		                               0.99, "center", 1, "scale", 1),
-		                     f->val[xi]);
+		f->val[xi] =
+		    f->rc ? NULL
+		          : fn_standardize(f, "x_standardize", f->val[xi],
+		                           c.stdz_mean, c.stdz_var, w);
 	}
 	for (int i = 0; i < c.n && f->rc == TF_OK; i++) {
 		const struct layer *L = &c.l[i];
