@@ -47,6 +47,7 @@ struct tf_metrics {
 	struct scored *s;           /* binary: every score, */
 	size_t ns, cap;
 	struct bucket *b; /* ... or, past EXACT_SCORES of them, counted */
+	char **names;     /* the classes as the data spells them, or NULL */
 };
 
 struct tf_metrics *
@@ -73,6 +74,10 @@ void
 tf_metrics_free(struct tf_metrics *m)
 {
 	if (m != NULL) {
+		for (int64_t k = 0; m->names != NULL && k < m->classes; k++) {
+			free(m->names[k]);
+		}
+		free(m->names);
 		free(m->confusion);
 		free(m->s);
 		free(m->b);
@@ -403,6 +408,48 @@ tf_metrics_json(struct tf_metrics *m, int confusion, char **out)
 }
 
 int
+tf_metrics_name_classes(struct tf_metrics *m, const char *const *names)
+{
+	if (m->confusion == NULL) {
+		return TF_OK; /* (regression: no classes) */
+	}
+	char **n = calloc((size_t)m->classes, sizeof *n);
+	for (int64_t k = 0; n != NULL && k < m->classes; k++) {
+		n[k] = strdup(names[k]);
+		if (n[k] == NULL) {
+			while (k-- > 0) {
+				free(n[k]);
+			}
+			free(n);
+			n = NULL;
+		}
+	}
+	if (n == NULL) {
+		return tfi_set_error(m, TF_ENOMEM, "out of memory");
+	}
+	for (int64_t k = 0; m->names != NULL && k < m->classes; k++) {
+		free(m->names[k]);
+	}
+	free(m->names);
+	m->names = n;
+	return TF_OK;
+}
+
+/* Class k's name in a table: the data's (tf_metrics_name_classes()), cut
+ * to CLASS_COL bytes, or its number. */
+#define CLASS_COL 24
+static const char *
+class_label(const struct tf_metrics *m, int64_t k, char *buf, size_t size)
+{
+	if (m->names == NULL) {
+		snprintf(buf, size, "%lld", (long long)k);
+	} else {
+		snprintf(buf, size, "%.*s", CLASS_COL, m->names[k]);
+	}
+	return buf;
+}
+
+int
 tf_metrics_text(struct tf_metrics *m, char **out)
 {
 	struct tfi_buf b = {0};
@@ -427,11 +474,31 @@ tf_metrics_text(struct tf_metrics *m, char **out)
 		if (m->task == TF_TASK_BINARY) {
 			LINE("%-10s %.6f\n", "auc", tf_metrics_auc(m));
 		}
-		LINE("confusion (rows: true class, columns: predicted)\n");
+		/* a column as wide as the widest class name or count */
+		char name[CLASS_COL + 1];
+		int w = 7;
 		for (int64_t i = 0; i < m->classes; i++) {
-			LINE("%8lld |", (long long)i);
+			int len =
+			    (int)strlen(class_label(m, i, name, sizeof name));
+			w = len > w ? len : w;
 			for (int64_t j = 0; j < m->classes; j++) {
-				LINE(" %7llu",
+				len = snprintf(
+				    name, sizeof name, "%llu",
+				    (unsigned long long)
+				        m->confusion[i * m->classes + j]);
+				w = len > w ? len : w;
+			}
+		}
+		LINE("confusion (rows: true class, columns: predicted)\n");
+		LINE("%*s |", w, "");
+		for (int64_t j = 0; j < m->classes; j++) {
+			LINE(" %*s", w, class_label(m, j, name, sizeof name));
+		}
+		LINE("\n");
+		for (int64_t i = 0; i < m->classes; i++) {
+			LINE("%*s |", w, class_label(m, i, name, sizeof name));
+			for (int64_t j = 0; j < m->classes; j++) {
+				LINE(" %*llu", w,
 				     (unsigned long long)
 				         m->confusion[i * m->classes + j]);
 			}

@@ -56,6 +56,15 @@ assert abs(sum(c[i][i] for i in range(3)) / 150 - j["accuracy"]) < 1e-9' "$outpu
 	[ "${lines[0]}" = "checkpoint ck/$(sed -n 's/^model_checkpoint_path: "\(.*\)"$/\1/p' ck/checkpoint)" ]
 	[[ "${lines[1]}" == "examples   150" ]]
 	[[ "$output" == *"confusion (rows: true class, columns: predicted)"* ]]
+	[[ "$output" == *$'\n        |       0       1       2\n      0 |      '* ]]
+	# classes named as the data spells them, the columns as wide as
+	# the widest name
+	printf 'a,b,label\n1,2,setosa\n2,3,versicolor\n3,1,virginica\n4,1,virginica\n' > named.csv
+	tf-csv2record -q named.csv -o named.tfrecord
+	tf-train -q -e 1 -d named named.tfrecord > /dev/null 2>&1
+	run -0 tf-eval -d named --human named.tfrecord
+	[[ "$output" == *$'\n           |     setosa versicolor  virginica\n    setosa |'* ]]
+	[[ "$output" == *$'\n virginica |'* ]]
 }
 
 @test "--predict: one line per record, JSON or CSV, labels not needed" {

@@ -1,7 +1,8 @@
 /*
  * test_metrics.c - metrics on hand-computed cases: accuracy, exact AUC
  * with ties, multiclass confusion, regression, the loss from
- * predictions; the AUC of more scores than are kept one by one.
+ * predictions; the AUC of more scores than are kept one by one; the
+ * table for people, its classes named.
  */
 #include "test.h"
 
@@ -22,6 +23,19 @@ TEST(binary_accuracy_and_exact_auc)
 	CHECK_EQ_INT(tf_metrics_json(m, 1, &j), TF_OK);
 	CHECK_CONTAINS(j, "\"examples\":6");
 	CHECK_CONTAINS(j, "\"confusion\":[[2,1],[1,2]]");
+	free(j);
+	/* the table: classes by number, or by the names given, the
+	 * columns as wide as the widest */
+	CHECK_EQ_INT(tf_metrics_text(m, &j), TF_OK);
+	CHECK_CONTAINS(j, "        |       0       1\n"
+	                  "      0 |       2       1\n");
+	free(j);
+	const char *names[] = {"no", "a longer name"};
+	CHECK_EQ_INT(tf_metrics_name_classes(m, names), TF_OK);
+	CHECK_EQ_INT(tf_metrics_text(m, &j), TF_OK);
+	CHECK_CONTAINS(j, "              |            no a longer name\n"
+	                  "           no |             2             1\n"
+	                  "a longer name |             1             2\n");
 	free(j);
 	tf_metrics_reset(m);
 	CHECK_EQ_INT(tf_metrics_count(m), 0);

@@ -46,6 +46,10 @@ TF_API double tf_metrics_auc(struct tf_metrics *m);
 TF_API int tf_metrics_json(struct tf_metrics *m, int confusion, char **out);
 /* A table for people. */
 TF_API int tf_metrics_text(struct tf_metrics *m, char **out);
+/* Name class k names[k] (as the data spells it) in tf_metrics_text()'s
+ * confusion matrix, instead of its number; the names are copied. */
+TF_API int tf_metrics_name_classes(struct tf_metrics *m,
+                                   const char *const *names);
 
 #ifdef __cplusplus
 }
