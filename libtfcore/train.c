@@ -1432,6 +1432,20 @@ start(struct run *r)
 	int categorical = (strcmp(cfg->model, "wide_and_deep") == 0 ||
 	                   (custom && spec_reads_ids(r->user_spec))) &&
 	                  !tf_columns_bag(r->cols, &bw, &bv); /* ids: its own */
+	if (!oom && !categorical && cfg->crosses != NULL &&
+	    cfg->crosses[0] != '\0') {
+		/* crosses the model would not read: said, not dropped */
+		int wide = strcmp(cfg->model, "wide_and_deep") == 0;
+		return fail(
+		    r, TF_EINVAL, "--crosses '%s': %s", cfg->crosses,
+		    !wide && !custom ? "crosses go with --model wide_and_deep"
+		    : tf_columns_bag(r->cols, &bw, &bv)
+		        ? "the data is sparse ids, with no categorical "
+		          "features to cross (wide_and_deep's wide part is a "
+		          "linear model of the ids)"
+		        : "the --model-file spec reads no ids (no categorical "
+		          "features)");
+	}
 	if (!oom && !categorical) {
 		note_unused(r);
 	}

@@ -578,7 +578,7 @@ assert v["serial"] is None and v["color"] == ["black", "blue", "green", "red"], 
 		"$(tf-eval -d ck s.tfrecord | sed 's/"loss":[^,]*,//')" ]
 }
 
-@test "wide_and_deep: bad crosses and data without categorical features" {
+@test "wide_and_deep: bad crosses, crosses no model reads, and data without categorical features" {
 	shapes_csv 50 > shapes.csv
 	tf-csv2record shapes.csv -o s.tfrecord
 	run -64 --separate-stderr tf-train -q --model wide_and_deep --crosses 'colour*shape' s.tfrecord
@@ -588,6 +588,13 @@ assert v["serial"] is None and v["color"] == ["black", "blue", "green", "red"], 
 	[[ "$stderr" == *"wide_and_deep needs categorical features"* ]]
 	run -64 --separate-stderr tf-train -q --model wide iris.tfrecord
 	[[ "$stderr" == *"unknown model 'wide' (lr, dnn, cnn, lstm, bidirectional_lstm, gru or wide_and_deep; a model of your own: --model-file SPEC)"* ]]
+	# crosses a model would not read are refused, not dropped
+	run -64 --separate-stderr tf-train -q --model dnn --crosses 'color*shape' -d dnn s.tfrecord
+	[ "$stderr" = "tf-train: --crosses 'color*shape': crosses go with --model wide_and_deep" ]
+	[ ! -e dnn/checkpoint ]
+	tf-csv2record -q -f libsvm "$DATA/heart_scale" -o hs.tfrecord
+	run -64 --separate-stderr tf-train -q --sparse --model wide_and_deep --crosses 'a*b' hs.tfrecord
+	[ "$stderr" = "tf-train: --crosses 'a*b': the data is sparse ids, with no categorical features to cross (wide_and_deep's wide part is a linear model of the ids)" ]
 }
 
 @test "file patterns: 'bc-0000[0-3]-*' stands for its shards, in name order" {
