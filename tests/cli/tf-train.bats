@@ -111,6 +111,25 @@ assert j["examples"] == 113 and j["accuracy"] >= 0.95 and j["auc"] >= 0.98, j' "
 	done
 }
 
+@test "the dnn's layer settings given to lr are said to be unused; a run's own settings fed back as --config are not" {
+	tf-csv2record "$DATA/iris.csv" -o iris.tfrecord
+	run -0 --separate-stderr tf-train -q -e 4 --model lr --hidden 16 --dropout-keep-prob 0.5 -d a iris.tfrecord
+	[[ "$stderr" == *"tf-train: note: --model lr is a linear model, with no hidden layers or embeddings: --hidden, --dropout-keep-prob are not used"* ]]
+	run -0 --separate-stderr tf-train -q -e 4 --model lr --embedding-dim 4 -d b iris.tfrecord
+	[[ "$stderr" == *"--embedding-dim is not used"* ]]
+	# the same model as without them
+	run -0 --separate-stderr tf-train -q -e 4 --model lr -d c iris.tfrecord
+	[[ "$stderr" != *"not used"* ]]
+	same_state a/model.ckpt-8 c/model.ckpt-8
+	tf-train --model lr --print-config > lr.json
+	grep -q '"hidden"' lr.json
+	run -0 --separate-stderr tf-train -q -e 4 --config lr.json -d d iris.tfrecord
+	[[ "$stderr" != *"not used"* ]]
+	# a dnn uses them: nothing said
+	run -0 --separate-stderr tf-train -q -e 4 --model dnn --hidden 16 -d e iris.tfrecord
+	[[ "$stderr" != *"not used"* ]]
+}
+
 @test "-d DIR is --checkpoint-dir DIR, as in tf-eval, tf-export and tf-ps" {
 	tf-csv2record "$DATA/iris.csv" -o iris.tfrecord
 	tf-train -q -e 2 -b 30 -d ck iris.tfrecord > first.json

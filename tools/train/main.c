@@ -395,6 +395,38 @@ print_note(void *ctx, const char *msg)
 	warnx_("%s%s", strncmp(msg, "warning: ", 9) == 0 ? "" : "note: ", msg);
 }
 
+/* The dnn's layer settings given on the command line to lr (a linear
+ * model, no hidden layers): said, as they change nothing.  (Not from a
+ * --config file: a run's own settings, fed back, list them all.) */
+static void
+note_unused_layers(const struct tf_settings *set)
+{
+	static const char *const layers[] = {"hidden", "enable-bn",
+	                                     "bn-epsilon", "dropout-keep-prob",
+	                                     "embedding-dim"};
+	const char *model = tf_settings_get(set, "model");
+	if (model == NULL || strcmp(model, "lr") != 0) {
+		return;
+	}
+	char names[160] = "";
+	size_t len = 0, n = 0;
+	for (size_t i = 0; i < sizeof layers / sizeof *layers; i++) {
+		if (tf_settings_source(set, layers[i]) == TF_FROM_FLAG) {
+			len += (size_t)snprintf(names + len, sizeof names - len,
+			                        "%s--%s", n++ ? ", " : "",
+			                        layers[i]);
+		}
+	}
+	if (n > 0) {
+		char msg[300];
+		snprintf(msg, sizeof msg,
+		         "--model lr is a linear model, with no hidden layers "
+		         "or embeddings: %s %s not used",
+		         names, n == 1 ? "is" : "are");
+		print_note(NULL, msg);
+	}
+}
+
 /* SIGINT or SIGTERM: the run checkpoints where it stands, then the
  * signal is raised again. */
 volatile sig_atomic_t stop_signal;
@@ -715,6 +747,7 @@ main(int argc, char **argv)
 	}
 	struct tf_train_config cfg;
 	tf_settings_config(set, &cfg);
+	note_unused_layers(set);
 	if (tf_cluster_distributed(cl)) {
 		cfg.cluster = cl;
 		cfg.auth_token = d.token;
