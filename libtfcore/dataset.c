@@ -356,11 +356,9 @@ key_text(struct tf_dataset *ds, const struct tf_feature *f, char *out,
 		snprintf(out, KEYLEN, "%lld", (long long)f->ints[0]);
 	} else if (f->kind == TF_KIND_FLOAT) {
 		tf_format_float(out, KEYLEN, f->floats[0]);
-	} else if (f->kind == TF_KIND_BYTES) {
-		size_t k =
-		    f->bytes[0].len < KEYLEN - 1 ? f->bytes[0].len : KEYLEN - 1;
-		memcpy(out, f->bytes[0].data, k);
-		out[k] = '\0';
+	} else if (f->kind == TF_KIND_BYTES) { /* (it fits: checked above) */
+		memcpy(out, f->bytes[0].data, f->bytes[0].len);
+		out[f->bytes[0].len] = '\0';
 	}
 	return TF_OK;
 }

@@ -70,14 +70,21 @@ tf_metrics_new(int task, int64_t classes)
 	return m;
 }
 
+/* n class names (NULL: none) */
+static void
+free_names(char **names, int64_t n)
+{
+	for (int64_t k = 0; names != NULL && k < n; k++) {
+		free(names[k]);
+	}
+	free(names);
+}
+
 void
 tf_metrics_free(struct tf_metrics *m)
 {
 	if (m != NULL) {
-		for (int64_t k = 0; m->names != NULL && k < m->classes; k++) {
-			free(m->names[k]);
-		}
-		free(m->names);
+		free_names(m->names, m->classes);
 		free(m->confusion);
 		free(m->s);
 		free(m->b);
@@ -407,6 +414,9 @@ tf_metrics_json(struct tf_metrics *m, int confusion, char **out)
 	return TF_OK;
 }
 
+/* A class name's bytes in the table (a longer one is cut there). */
+#define CLASS_COL 24
+
 int
 tf_metrics_name_classes(struct tf_metrics *m, const char *const *names)
 {
@@ -414,39 +424,29 @@ tf_metrics_name_classes(struct tf_metrics *m, const char *const *names)
 		return TF_OK; /* (regression: no classes) */
 	}
 	char **n = calloc((size_t)m->classes, sizeof *n);
-	for (int64_t k = 0; n != NULL && k < m->classes; k++) {
-		n[k] = strdup(names[k]);
-		if (n[k] == NULL) {
-			while (k-- > 0) {
-				free(n[k]);
-			}
-			free(n);
-			n = NULL;
-		}
+	int ok = n != NULL;
+	for (int64_t k = 0; ok && k < m->classes; k++) {
+		ok = (n[k] = strndup(names[k], CLASS_COL)) != NULL;
 	}
-	if (n == NULL) {
+	if (!ok) {
+		free_names(n, m->classes);
 		return tfi_set_error(m, TF_ENOMEM, "out of memory");
 	}
-	for (int64_t k = 0; m->names != NULL && k < m->classes; k++) {
-		free(m->names[k]);
-	}
-	free(m->names);
+	free_names(m->names, m->classes);
 	m->names = n;
 	return TF_OK;
 }
 
-/* Class k's name in a table: the data's (tf_metrics_name_classes()), cut
- * to CLASS_COL bytes, or its number. */
-#define CLASS_COL 24
+/* Class k's name in a table: the data's (tf_metrics_name_classes()), or
+ * its number. */
 static const char *
 class_label(const struct tf_metrics *m, int64_t k, char *buf, size_t size)
 {
 	if (m->names == NULL) {
 		snprintf(buf, size, "%lld", (long long)k);
-	} else {
-		snprintf(buf, size, "%.*s", CLASS_COL, m->names[k]);
+		return buf;
 	}
-	return buf;
+	return m->names[k];
 }
 
 int
@@ -475,7 +475,7 @@ tf_metrics_text(struct tf_metrics *m, char **out)
 			LINE("%-10s %.6f\n", "auc", tf_metrics_auc(m));
 		}
 		/* a column as wide as the widest class name or count */
-		char name[CLASS_COL + 1];
+		char name[32];
 		int w = 7;
 		for (int64_t i = 0; i < m->classes; i++) {
 			int len =

@@ -1429,17 +1429,17 @@ start(struct run *r)
 		return rc;
 	}
 	int64_t bw, bv;
-	int categorical = (strcmp(cfg->model, "wide_and_deep") == 0 ||
-	                   (custom && spec_reads_ids(r->user_spec))) &&
-	                  !tf_columns_bag(r->cols, &bw, &bv); /* ids: its own */
+	int wide = strcmp(cfg->model, "wide_and_deep") == 0;
+	int bag = tf_columns_bag(r->cols, &bw, &bv); /* ids: its own */
+	int categorical =
+	    (wide || (custom && spec_reads_ids(r->user_spec))) && !bag;
 	if (!oom && !categorical && cfg->crosses != NULL &&
 	    cfg->crosses[0] != '\0') {
 		/* crosses the model would not read: said, not dropped */
-		int wide = strcmp(cfg->model, "wide_and_deep") == 0;
 		return fail(
 		    r, TF_EINVAL, "--crosses '%s': %s", cfg->crosses,
 		    !wide && !custom ? "crosses go with --model wide_and_deep"
-		    : tf_columns_bag(r->cols, &bw, &bv)
+		    : bag
 		        ? "the data is sparse ids, with no categorical "
 		          "features to cross (wide_and_deep's wide part is a "
 		          "linear model of the ids)"

@@ -221,30 +221,23 @@ predict_all(struct tf_model *model, struct tf_dataset *ds, size_t bs,
 
 /* The table's classes as the data spells them ("-1", "setosa"). */
 static void
-name_classes(struct tf_metrics *m, const struct tf_columns *cols, int task,
+name_classes(struct tf_metrics *m, const struct tf_columns *cols,
              int64_t classes)
 {
-	if (task == TF_TASK_REGRESSION) {
-		return;
-	}
-	int64_t n = task == TF_TASK_BINARY ? 2 : classes;
-	char **names = calloc((size_t)n, sizeof *names);
-	for (int64_t k = 0; names != NULL && k < n; k++) {
+	char **names = calloc((size_t)classes, sizeof *names);
+	int ok = names != NULL;
+	for (int64_t k = 0; ok && k < classes; k++) {
 		char buf[256];
 		if (tf_columns_class_name(cols, k, buf, sizeof buf) != TF_OK) {
 			snprintf(buf, sizeof buf, "%lld", (long long)k);
 		}
-		names[k] = strdup(buf);
-	}
-	int ok = names != NULL;
-	for (int64_t k = 0; ok && k < n; k++) {
-		ok = names[k] != NULL;
+		ok = (names[k] = strdup(buf)) != NULL;
 	}
 	if (!ok ||
 	    tf_metrics_name_classes(m, (const char *const *)names) != TF_OK) {
 		die(EX_SOFTWARE, "out of memory");
 	}
-	for (int64_t k = 0; k < n; k++) {
+	for (int64_t k = 0; k < classes; k++) {
 		free(names[k]);
 	}
 	free(names);
@@ -363,7 +356,10 @@ main(int argc, char **argv)
 	if (!predict) {
 		char *out = NULL;
 		if (human) {
-			name_classes(m, tf_model_columns(model), task, classes);
+			if (task != TF_TASK_REGRESSION) {
+				name_classes(m, tf_model_columns(model),
+				             classes);
+			}
 			tf_metrics_text(m, &out);
 			printf("checkpoint %s\n%s", tf_model_checkpoint(model),
 			       out);
